@@ -1,0 +1,30 @@
+#include "central/cluster/config_push.h"
+
+namespace meshwork::central {
+
+v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config, const std::string& node_id,
+                                   uint64_t since_revision) {
+  v1::ConfigUpdate update;
+  update.set_revision(config.revision);
+  bool full = since_revision == 0 || since_revision > config.revision;
+  update.set_full(full);
+  if (full || config.trusted_proxies_revision > since_revision) {
+    for (const auto& c : config.trusted_proxies) update.mutable_trusted_proxies()->add_cidrs(c);
+    // An empty list must still be distinguishable from "unchanged".
+    update.mutable_trusted_proxies();
+  }
+  auto it = config.streamers.find(node_id);
+  if (it != config.streamers.end() && (full || it->second.revision > since_revision)) {
+    *update.mutable_node() = it->second.settings;
+  }
+  return update;
+}
+
+bool IsEmptyUpdate(const v1::ConfigUpdate& update, uint64_t since_revision) {
+  return !update.full() && !update.has_trusted_proxies() && !update.has_node() &&
+         !update.has_streams() && !update.has_ott_groups() && !update.has_viewing_keys() &&
+         !update.has_masks() && !update.has_cache_versions() &&
+         update.revision() == since_revision;
+}
+
+}  // namespace meshwork::central

@@ -1,0 +1,22 @@
+// What central sends a node over its Session: the sections of the configuration that
+// changed after the revision the node holds (C-2, C-3).
+#pragma once
+
+#include <string>
+
+#include "central/model/config_service.h"
+#include "meshwork/v1/control.pb.h"
+
+namespace meshwork::central {
+
+// A full snapshot when `since_revision` is 0 or ahead of `config` (the node knew another
+// history); otherwise only the sections changed after `since_revision`. An update with no
+// section and `revision == since_revision` means "nothing to send".
+meshwork::v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config,
+                                             const std::string& node_id,
+                                             uint64_t since_revision);
+
+// True when the update carries nothing the node does not have.
+bool IsEmptyUpdate(const meshwork::v1::ConfigUpdate& update, uint64_t since_revision);
+
+}  // namespace meshwork::central

@@ -1,0 +1,228 @@
+#include "central/cluster/node_registry.h"
+
+#include <algorithm>
+#include <ctime>
+
+#include "absl/strings/str_format.h"
+#include "central/model/streamer_codec.h"
+#include "common/log/log.h"
+
+namespace meshwork::central {
+namespace {
+
+std::string Rfc3339(Clock::TimePoint t) {
+  auto ms = UnixMillis(t);
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm;
+  gmtime_r(&secs, &tm);
+  return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+}
+
+nlohmann::json StreamsJson(const v1::LoadReport& report) {
+  nlohmann::json streams = nlohmann::json::array();
+  for (const auto& s : report.streams()) {
+    nlohmann::json renditions = nlohmann::json::array();
+    for (const auto& r : s.renditions()) {
+      renditions.push_back(
+          {{"name", r.name()}, {"codecs", r.codecs()}, {"bitrate_kbit", r.bitrate_kbit()}});
+    }
+    streams.push_back({{"name", s.name()},
+                       {"working", s.working()},
+                       {"live_window_age_s", s.live_window_age_s()},
+                       {"timeline_fingerprint", s.timeline_fingerprint()},
+                       {"play_sessions", s.play_sessions()},
+                       {"publish_sessions", s.publish_sessions()},
+                       {"renditions", renditions}});
+  }
+  return streams;
+}
+
+}  // namespace
+
+NodeRegistry::NodeRegistry(const Clock& clock, std::chrono::milliseconds offline_after,
+                           Store* store, prometheus::Registry* metrics)
+    : clock_(clock), offline_after_(offline_after), store_(store) {
+  if (metrics) {
+    heartbeats_ = &prometheus::BuildCounter()
+                       .Name("meshwork_heartbeats_total")
+                       .Help("Load reports received from nodes")
+                       .Register(*metrics)
+                       .Add({});
+    auto& nodes = prometheus::BuildGauge()
+                      .Name("meshwork_nodes")
+                      .Help("Known nodes by state (C-4)")
+                      .Register(*metrics);
+    online_gauge_ = &nodes.Add({{"state", "online"}});
+    offline_gauge_ = &nodes.Add({{"state", "offline"}});
+    auto& transitions = prometheus::BuildCounter()
+                            .Name("meshwork_node_transitions_total")
+                            .Help("Node state changes, by the state entered")
+                            .Register(*metrics);
+    went_online_ = &transitions.Add({{"to", "online"}});
+    went_offline_ = &transitions.Add({{"to", "offline"}});
+    sessions_gauge_ = &prometheus::BuildGauge()
+                           .Name("meshwork_control_sessions")
+                           .Help("Attached control sessions")
+                           .Register(*metrics)
+                           .Add({});
+  }
+}
+
+NodeRegistry::~NodeRegistry() {
+  {
+    absl::MutexLock lock(&stop_mu_);
+    stop_ = true;
+  }
+  if (sweeper_.joinable()) sweeper_.join();
+}
+
+void NodeRegistry::StartSweeper(std::chrono::milliseconds period) {
+  sweeper_ = std::thread([this, period] {
+    while (true) {
+      {
+        absl::MutexLock lock(&stop_mu_);
+        auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(stop_mu_) { return stop_; };
+        if (stop_mu_.AwaitWithTimeout(absl::Condition(&stopped),
+                                      absl::Milliseconds(period.count()))) {
+          return;
+        }
+      }
+      Sweep();
+    }
+  });
+}
+
+void NodeRegistry::Registered(const v1::RegisterRequest& request) {
+  absl::MutexLock lock(&mu_);
+  Node& node = nodes_[request.node_id()];
+  node.registration = request;
+  node.registered = true;
+}
+
+void NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel) {
+  absl::MutexLock lock(&mu_);
+  nodes_[node_id].channels.push_back(std::move(channel));
+  if (sessions_gauge_) sessions_gauge_->Increment();
+}
+
+void NodeRegistry::Detach(const std::string& node_id, const NodeChannel* channel) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return;
+  auto& channels = it->second.channels;
+  auto removed = std::remove_if(channels.begin(), channels.end(),
+                                [channel](const auto& c) { return c.get() == channel; });
+  if (removed != channels.end()) {
+    channels.erase(removed, channels.end());
+    if (sessions_gauge_) sessions_gauge_->Decrement();
+  }
+}
+
+void NodeRegistry::Report(const std::string& node_id, const v1::LoadReport& report) {
+  {
+    absl::MutexLock lock(&mu_);
+    Node& node = nodes_[node_id];
+    node.report = report;
+    node.has_report = true;
+    node.report_at = clock_.Monotonic();
+    node.report_wall = clock_.Now();
+  }
+  if (heartbeats_) heartbeats_->Increment();
+  if (store_) {
+    auto status = store_->PutReport(node_id, report.SerializeAsString());
+    if (!status.ok()) {
+      log::Warn("report_store_failed", {{"node", node_id}, {"error", status.ToString()}});
+    }
+  }
+}
+
+bool NodeRegistry::OnlineLocked(const Node& node) const {
+  return !node.channels.empty() && node.has_report &&
+         clock_.Monotonic() - node.report_at < offline_after_;
+}
+
+bool NodeRegistry::IsOnline(const std::string& node_id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = nodes_.find(node_id);
+  return it != nodes_.end() && OnlineLocked(it->second);
+}
+
+nlohmann::json NodeRegistry::StatusJson(const std::string& node_id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  nlohmann::json status = {{"online", false}, {"report", nullptr}};
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return status;
+  const Node& node = it->second;
+  status["online"] = OnlineLocked(node);
+  if (node.registered) {
+    const auto& r = node.registration;
+    status["version"] = r.version();
+    status["protocol_version"] = r.protocol_version();
+    status["addresses"] = r.addresses();
+    nlohmann::json listeners = nlohmann::json::array();
+    for (const auto& l : r.listeners()) {
+      listeners.push_back({{"name", l.name()}, {"scheme", l.scheme()}, {"port", l.port()}});
+    }
+    status["listeners"] = listeners;
+  }
+  if (node.has_report) {
+    const auto& rep = node.report;
+    status["revision"] = rep.config_revision();
+    double age = std::chrono::duration<double>(clock_.Monotonic() - node.report_at).count();
+    status["report"] = {{"at", Rfc3339(node.report_wall)},
+                        {"age_s", age},
+                        {"node_clock", Rfc3339(Clock::TimePoint(
+                                           std::chrono::milliseconds(rep.node_clock_unix_ms())))},
+                        {"play_sessions", rep.play_sessions()},
+                        {"publish_sessions", rep.publish_sessions()},
+                        {"out_kbit", rep.out_kbit()},
+                        {"in_kbit", rep.in_kbit()},
+                        {"cpu_percent", rep.cpu_percent()},
+                        {"backup_sessions", rep.backup_sessions()},
+                        {"refusals", rep.refusals()},
+                        {"streams", StreamsJson(rep)}};
+  }
+  return status;
+}
+
+void NodeRegistry::ConfigChanged(std::shared_ptr<const ClusterConfig> config) {
+  std::vector<std::shared_ptr<NodeChannel>> channels;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    for (const auto& [id, node] : nodes_) {
+      channels.insert(channels.end(), node.channels.begin(), node.channels.end());
+    }
+  }
+  for (auto& c : channels) c->ConfigChanged(config);
+}
+
+void NodeRegistry::Sweep() {
+  absl::MutexLock lock(&mu_);
+  double online = 0, offline = 0;
+  for (auto& [id, node] : nodes_) {
+    bool now_online = OnlineLocked(node);
+    if (now_online != node.online) {
+      node.online = now_online;
+      if (now_online) {
+        log::Info("node_online", {{"node", id}});
+        if (went_online_) went_online_->Increment();
+      } else {
+        log::Warn("node_offline",
+                  {{"node", id},
+                   {"session", node.channels.empty() ? "down" : "up"},
+                   {"last_report_age_ms",
+                    node.has_report ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          clock_.Monotonic() - node.report_at)
+                                          .count()
+                                    : -1}});
+        if (went_offline_) went_offline_->Increment();
+      }
+    }
+    (now_online ? online : offline) += 1;
+  }
+  if (online_gauge_) online_gauge_->Set(online);
+  if (offline_gauge_) offline_gauge_->Set(offline);
+}
+
+}  // namespace meshwork::central

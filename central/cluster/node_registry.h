@@ -1,0 +1,91 @@
+// Central's live view of the nodes: registrations, sessions, latest load reports and
+// online/offline state (C-4).
+//
+// A node is online while at least one Session of it is attached and its last report is
+// younger than `offline_after`. Sweep() turns that rule into transitions (logged, counted);
+// IsOnline() answers it directly from the clock, so routing never sees a stale "online".
+// All methods are thread-safe; none blocks on I/O except Report(), which writes the report
+// to the store unsynced.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "central/model/config_service.h"
+#include "central/store/store.h"
+#include "common/time/clock.h"
+#include "meshwork/v1/control.pb.h"
+#include "nlohmann/json.hpp"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
+
+namespace meshwork::central {
+
+// One attached Session as the registry sees it: something config changes are pushed to.
+class NodeChannel {
+ public:
+  virtual ~NodeChannel() = default;
+  // Must not block; called with no registry lock held.
+  virtual void ConfigChanged(std::shared_ptr<const ClusterConfig> config) = 0;
+};
+
+class NodeRegistry {
+ public:
+  NodeRegistry(const Clock& clock, std::chrono::milliseconds offline_after, Store* store,
+               prometheus::Registry* metrics);
+  ~NodeRegistry();
+
+  void Registered(const meshwork::v1::RegisterRequest& request);
+  void Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel);
+  void Detach(const std::string& node_id, const NodeChannel* channel);
+  void Report(const std::string& node_id, const meshwork::v1::LoadReport& report);
+
+  bool IsOnline(const std::string& node_id) const;
+  // The read-only `status` member of a streamer object (M-1).
+  nlohmann::json StatusJson(const std::string& node_id) const;
+
+  // Pushes a new configuration to every attached channel.
+  void ConfigChanged(std::shared_ptr<const ClusterConfig> config);
+
+  // Applies the online rule: logs and counts transitions, updates gauges.
+  void Sweep();
+  // Runs Sweep() every `period` on a thread of its own until destruction.
+  void StartSweeper(std::chrono::milliseconds period);
+
+ private:
+  struct Node {
+    meshwork::v1::RegisterRequest registration;
+    bool registered = false;
+    std::vector<std::shared_ptr<NodeChannel>> channels;
+    bool has_report = false;
+    meshwork::v1::LoadReport report;
+    std::chrono::steady_clock::time_point report_at;
+    Clock::TimePoint report_wall;
+    bool online = false;  // as of the last Sweep()
+  };
+  bool OnlineLocked(const Node& node) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
+  const Clock& clock_;
+  const std::chrono::milliseconds offline_after_;
+  Store* store_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Node> nodes_ ABSL_GUARDED_BY(mu_);
+
+  prometheus::Counter* heartbeats_ = nullptr;
+  prometheus::Gauge* online_gauge_ = nullptr;
+  prometheus::Gauge* offline_gauge_ = nullptr;
+  prometheus::Counter* went_online_ = nullptr;
+  prometheus::Counter* went_offline_ = nullptr;
+  prometheus::Gauge* sessions_gauge_ = nullptr;
+
+  absl::Mutex stop_mu_;
+  bool stop_ ABSL_GUARDED_BY(stop_mu_) = false;
+  std::thread sweeper_;
+};
+
+}  // namespace meshwork::central

@@ -1,0 +1,136 @@
+// central: the control plane. Wiring only; the parts live in store/, model/, cluster/, rpc/,
+// api/.
+#include <memory>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "boost/asio/thread_pool.hpp"
+#include "central/api/admin_api.h"
+#include "central/cluster/node_registry.h"
+#include "central/model/config_service.h"
+#include "central/rpc/control_service.h"
+#include "central/store/store.h"
+#include "common/http/metrics_handler.h"
+#include "common/http/server.h"
+#include "common/log/log.h"
+#include "common/process/process.h"
+#include "grpcpp/grpcpp.h"
+#include "prometheus/gauge.h"
+
+ABSL_FLAG(std::string, data_dir, "", "directory of central's RocksDB store (required)");
+ABSL_FLAG(std::string, http_listen, "127.0.0.1:8080", "ADDR:PORT of the HTTP listener");
+ABSL_FLAG(std::string, grpc_listen, "127.0.0.1:9090", "ADDR:PORT of the gRPC listener");
+ABSL_FLAG(std::string, https_listen, "", "ADDR:PORT of the HTTPS listener (later capability)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain for --https-listen");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key for --https-listen");
+ABSL_FLAG(std::string, api_token_file, "", "file holding the admin API bearer token (M-3)");
+ABSL_FLAG(int, http_threads, 2, "worker threads of the HTTP listener");
+ABSL_FLAG(int, offline_after_ms, 3000, "a node without a report for this long is offline (C-4)");
+
+namespace meshwork::central {
+namespace {
+
+int Run() {
+  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  if (data_dir.empty()) {
+    log::Error("startup_failed", {{"error", "--data-dir is required"}});
+    return 2;
+  }
+  if (!absl::GetFlag(FLAGS_https_listen).empty() || !absl::GetFlag(FLAGS_api_token_file).empty()) {
+    log::Error("startup_failed",
+               {{"error", "--https-listen and --api-token-file are not supported by this build"}});
+    return 2;
+  }
+  BlockShutdownSignals();
+
+  auto store = OpenRocksDbStore(data_dir);
+  if (!store.ok()) {
+    log::Error("startup_failed", {{"error", store.status().ToString()}});
+    return 1;
+  }
+  auto config = ConfigService::Load(store->get());
+  if (!config.ok()) {
+    log::Error("startup_failed", {{"error", config.status().ToString()}});
+    return 1;
+  }
+  auto metrics = std::make_shared<prometheus::Registry>();
+  auto& revision_gauge = prometheus::BuildGauge()
+                             .Name("meshwork_config_revision")
+                             .Help("Revision of central's configuration")
+                             .Register(*metrics)
+                             .Add({});
+  revision_gauge.Set(static_cast<double>((*config)->Current()->revision));
+
+  NodeRegistry registry(RealClock::Get(),
+                        std::chrono::milliseconds(absl::GetFlag(FLAGS_offline_after_ms)),
+                        store->get(), metrics.get());
+  (*config)->Subscribe([&registry, &revision_gauge](std::shared_ptr<const ClusterConfig> next) {
+    revision_gauge.Set(static_cast<double>(next->revision));
+    registry.ConfigChanged(std::move(next));
+  });
+  registry.StartSweeper(std::chrono::milliseconds(200));
+
+  boost::asio::thread_pool blocking_pool(2);
+  ControlService control(config->get(), &registry, &blocking_pool);
+  grpc::ServerBuilder builder;
+  int grpc_port = 0;
+  builder.AddListeningPort(absl::GetFlag(FLAGS_grpc_listen), grpc::InsecureServerCredentials(),
+                           &grpc_port);
+  builder.RegisterService(&control);
+  // Nodes ping every 2 s to notice a dead link; allow it.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.SetMaxReceiveMessageSize(4 << 20);
+  std::unique_ptr<grpc::Server> grpc_server = builder.BuildAndStart();
+  if (!grpc_server || grpc_port == 0) {
+    log::Error("startup_failed",
+               {{"error", "cannot listen for gRPC on " + absl::GetFlag(FLAGS_grpc_listen)}});
+    return 1;
+  }
+  log::Info("grpc_listening", {{"port", grpc_port}});
+
+  http::Router router;
+  AdminApi api(config->get(), &registry, &blocking_pool);
+  api.AddRoutes(router);
+  router.Add({http::Verb::get}, "/metrics", http::MetricsHandler(metrics.get()));
+
+  http::ServerOptions options;
+  options.name = "http";
+  options.listen = absl::GetFlag(FLAGS_http_listen);
+  options.threads = absl::GetFlag(FLAGS_http_threads);
+  options.registry = metrics.get();
+  ConfigService* config_ptr = config->get();
+  options.trusted_proxies = [config_ptr] { return config_ptr->Current()->trusted_set; };
+  auto http_server = http::Server::Start(options, std::move(router));
+  if (!http_server.ok()) {
+    log::Error("startup_failed", {{"error", http_server.status().ToString()}});
+    return 1;
+  }
+
+  std::string grpc_host = absl::GetFlag(FLAGS_grpc_listen);
+  grpc_host = grpc_host.substr(0, grpc_host.rfind(':'));
+  AnnounceReady({{"http", (*http_server)->bound_address()},
+                 {"grpc", grpc_host + ":" + std::to_string(grpc_port)}});
+  log::Info("central_started", {{"data_dir", data_dir},
+                                {"revision", (*config)->Current()->revision}});
+
+  int sig = WaitForShutdownSignal();
+  log::Info("central_stopping", {{"signal", sig}});
+  (*http_server)->Stop();
+  grpc_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  blocking_pool.join();
+  log::Info("central_stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace meshwork::central
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("Meshwork central: control plane, routing and configuration");
+  meshwork::NormalizeFlagNames(argc, argv);
+  absl::ParseCommandLine(argc, argv);
+  return meshwork::central::Run();
+}

@@ -1,0 +1,179 @@
+#include "central/model/config_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "central/model/json_fields.h"
+#include "central/model/streamer_codec.h"
+#include "meshwork/v1/role_names.h"
+#include "common/log/log.h"
+#include "common/status/status_macros.h"
+#include "common/status/status_map.h"
+
+namespace meshwork::central {
+namespace {
+
+constexpr char kTrustedProxiesKey[] = "trusted_proxies";
+
+std::string Envelope(uint64_t revision, const json& value) {
+  return json{{"revision", revision}, {"value", value}}.dump();
+}
+
+absl::StatusOr<std::pair<uint64_t, json>> OpenEnvelope(const std::string& text,
+                                                       std::string_view what) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("revision") || !j.contains("value")) {
+    return absl::DataLossError(absl::StrCat("stored ", std::string(what), " is unreadable"));
+  }
+  return std::make_pair(j["revision"].get<uint64_t>(), j["value"]);
+}
+
+// Validates a trusted_proxies value (array of CIDR strings, or null = empty).
+absl::StatusOr<std::vector<std::string>> ValidateTrustedProxies(const json& value) {
+  std::vector<std::string> out;
+  if (value.is_null()) return out;
+  if (!value.is_array()) return InvalidField("trusted_proxies", "must be an array of CIDRs or null");
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < value.size(); ++i) {
+    std::string field = absl::StrCat("trusted_proxies[", i, "]");
+    if (!value[i].is_string()) return InvalidField(field, "must be a CIDR string");
+    auto cidr = net::Cidr::Parse(value[i].get<std::string>());
+    if (!cidr.ok()) return InvalidField(field, std::string(cidr.status().message()));
+    out.push_back(cidr->ToString());
+  }
+  return out;
+}
+
+std::shared_ptr<const net::CidrSet> MakeSet(const std::vector<std::string>& cidrs) {
+  std::vector<net::Cidr> parsed;
+  for (const auto& c : cidrs) {
+    auto p = net::Cidr::Parse(c);
+    if (p.ok()) parsed.push_back(*p);
+  }
+  return std::make_shared<const net::CidrSet>(std::move(parsed));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ConfigService>> ConfigService::Load(Store* store) {
+  std::unique_ptr<ConfigService> service(new ConfigService(store));
+  auto config = std::make_shared<ClusterConfig>();
+  config->revision = store->revision();
+  ASSIGN_OR_RETURN(auto tp, store->Get(Kind::kConfig, kTrustedProxiesKey));
+  if (tp) {
+    ASSIGN_OR_RETURN(auto env, OpenEnvelope(*tp, "trusted_proxies"));
+    ASSIGN_OR_RETURN(config->trusted_proxies, ValidateTrustedProxies(env.second));
+    config->trusted_proxies_revision = env.first;
+    config->trusted_set = MakeSet(config->trusted_proxies);
+  }
+  ASSIGN_OR_RETURN(auto rows, store->Scan(Kind::kStreamers));
+  for (auto& [id, text] : rows) {
+    ASSIGN_OR_RETURN(auto env, OpenEnvelope(text, absl::StrCat("streamer ", id)));
+    StreamerRecord record;
+    ASSIGN_OR_RETURN(record.object, ValidateStreamer(env.second, id));
+    record.settings = StreamerToProto(record.object);
+    record.revision = env.first;
+    config->streamers.emplace(id, std::move(record));
+  }
+  service->snapshot_.Set(std::move(config));
+  return service;
+}
+
+void ConfigService::Subscribe(std::function<void(std::shared_ptr<const ClusterConfig>)> listener) {
+  absl::MutexLock lock(&write_mu_);
+  listeners_.push_back(std::move(listener));
+}
+
+json ConfigService::ConfigJson(const ClusterConfig& config) {
+  return {{"trusted_proxies", config.trusted_proxies}, {"revision", config.revision}};
+}
+
+void ConfigService::Publish(std::shared_ptr<const ClusterConfig> next) {
+  snapshot_.Set(next);
+  for (auto& listener : listeners_) listener(next);
+}
+
+absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::PatchConfig(
+    const json& patch) {
+  if (!patch.is_object()) return InvalidField("body", "a merge patch must be a JSON object");
+  RETURN_IF_ERROR(RejectUnknownMembers(patch, {"trusted_proxies", "revision"}, ""));
+  absl::MutexLock lock(&write_mu_);
+  auto current = snapshot_.Get();
+  auto next = std::make_shared<ClusterConfig>(*current);
+  std::vector<Mutation> mutations;
+  uint64_t revision = store_->revision() + 1;
+  if (auto it = patch.find("trusted_proxies"); it != patch.end()) {
+    ASSIGN_OR_RETURN(next->trusted_proxies, ValidateTrustedProxies(*it));
+    next->trusted_set = MakeSet(next->trusted_proxies);
+    next->trusted_proxies_revision = revision;
+    mutations.push_back(
+        {Kind::kConfig, kTrustedProxiesKey, Envelope(revision, next->trusted_proxies)});
+  }
+  if (mutations.empty()) return current;  // nothing to change: no new revision
+  ASSIGN_OR_RETURN(next->revision, store_->Commit(mutations));
+  log::Info("config_changed", {{"revision", next->revision},
+                               {"trusted_proxies", json(next->trusted_proxies).dump()}});
+  Publish(next);
+  return std::shared_ptr<const ClusterConfig>(next);
+}
+
+absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitStreamer(
+    const std::string& id, const json& canonical) {
+  auto next = std::make_shared<ClusterConfig>(*snapshot_.Get());
+  uint64_t revision = store_->revision() + 1;
+  StreamerRecord record{canonical, StreamerToProto(canonical), revision};
+  ASSIGN_OR_RETURN(next->revision,
+                   store_->Commit({{Kind::kStreamers, id, Envelope(revision, canonical)}}));
+  next->streamers[id] = std::move(record);
+  Publish(next);
+  return std::shared_ptr<const ClusterConfig>(next);
+}
+
+absl::StatusOr<ConfigService::PutResult> ConfigService::PutStreamer(const std::string& id,
+                                                                    const json& body) {
+  ASSIGN_OR_RETURN(json canonical, ValidateStreamer(body, id));
+  absl::MutexLock lock(&write_mu_);
+  bool created = !snapshot_.Get()->streamers.contains(id);
+  RETURN_IF_ERROR(CommitStreamer(id, canonical).status());
+  log::Info("streamer_saved", {{"id", id}, {"created", created}});
+  return PutResult{created, canonical};
+}
+
+absl::StatusOr<json> ConfigService::PatchStreamer(const std::string& id, const json& patch) {
+  absl::MutexLock lock(&write_mu_);
+  auto current = snapshot_.Get();
+  auto it = current->streamers.find(id);
+  if (it == current->streamers.end()) {
+    return absl::NotFoundError(absl::StrCat("streamer \"", id, "\" does not exist"));
+  }
+  ASSIGN_OR_RETURN(json canonical, central::PatchStreamer(it->second.object, patch, id));
+  if (canonical == it->second.object) return canonical;
+  RETURN_IF_ERROR(CommitStreamer(id, canonical).status());
+  log::Info("streamer_saved", {{"id", id}, {"created", false}});
+  return canonical;
+}
+
+absl::Status ConfigService::DeleteStreamer(const std::string& id) {
+  absl::MutexLock lock(&write_mu_);
+  auto current = snapshot_.Get();
+  if (!current->streamers.contains(id)) {
+    return absl::NotFoundError(absl::StrCat("streamer \"", id, "\" does not exist"));
+  }
+  auto next = std::make_shared<ClusterConfig>(*current);
+  ASSIGN_OR_RETURN(next->revision, store_->Commit({{Kind::kStreamers, id, std::nullopt}}));
+  next->streamers.erase(id);
+  log::Info("streamer_deleted", {{"id", id}, {"revision", next->revision}});
+  Publish(next);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> ConfigService::EnsureStreamer(const std::string& id,
+                                                   const std::string& hostname, v1::Role role) {
+  absl::MutexLock lock(&write_mu_);
+  if (snapshot_.Get()->streamers.contains(id)) return false;
+  json body = {{"hostname", hostname}, {"role", std::string(v1::RoleName(role))}};
+  ASSIGN_OR_RETURN(json canonical, ValidateStreamer(body, id));
+  RETURN_IF_ERROR(CommitStreamer(id, canonical).status());
+  log::Info("streamer_registered_new", {{"id", id}, {"hostname", hostname}});
+  return true;
+}
+
+}  // namespace meshwork::central

@@ -1,0 +1,84 @@
+// Central's configuration: the validated objects, their durable writes and the immutable
+// snapshot everyone else reads.
+//
+// Writes are serialized, validated, committed to the Store (synced) and only then made
+// visible by swapping the snapshot; a rejected write changes nothing. Writes block on disk:
+// call them from a blocking pool, never from an HTTP worker or a gRPC reactor. Current() is
+// cheap and lock-free for readers in practice (a shared_ptr copy).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "central/store/store.h"
+#include "common/net/cidr.h"
+#include "common/sync/snapshot.h"
+#include "meshwork/v1/types.pb.h"
+#include "nlohmann/json.hpp"
+
+namespace meshwork::central {
+
+struct StreamerRecord {
+  nlohmann::json object;  // canonical REST form, without status
+  meshwork::v1::StreamerSettings settings;
+  uint64_t revision = 0;  // the revision at which this streamer last changed
+};
+
+// One immutable view of the whole configuration.
+struct ClusterConfig {
+  uint64_t revision = 0;
+  std::vector<std::string> trusted_proxies;  // canonical CIDR strings
+  std::shared_ptr<const net::CidrSet> trusted_set = std::make_shared<const net::CidrSet>();
+  uint64_t trusted_proxies_revision = 0;
+  std::map<std::string, StreamerRecord> streamers;  // by id
+};
+
+class ConfigService {
+ public:
+  // Reads everything from `store` (which must outlive the service).
+  static absl::StatusOr<std::unique_ptr<ConfigService>> Load(Store* store);
+
+  std::shared_ptr<const ClusterConfig> Current() const { return snapshot_.Get(); }
+
+  // Called after every successful change with the new snapshot, on the writer's thread.
+  void Subscribe(std::function<void(std::shared_ptr<const ClusterConfig>)> listener);
+
+  // GET /config body.
+  static nlohmann::json ConfigJson(const ClusterConfig& config);
+
+  // PATCH /config (T-5, T-7). Returns the new snapshot.
+  absl::StatusOr<std::shared_ptr<const ClusterConfig>> PatchConfig(const nlohmann::json& patch);
+
+  struct PutResult {
+    bool created = false;
+    nlohmann::json object;
+  };
+  absl::StatusOr<PutResult> PutStreamer(const std::string& id, const nlohmann::json& body);
+  absl::StatusOr<nlohmann::json> PatchStreamer(const std::string& id,
+                                               const nlohmann::json& patch);
+  absl::Status DeleteStreamer(const std::string& id);
+  // Registration of a node central has not seen: creates it with its reported hostname and
+  // role. A known node is left as the operator configured it. Returns true when created.
+  absl::StatusOr<bool> EnsureStreamer(const std::string& id, const std::string& hostname,
+                                      meshwork::v1::Role role);
+
+ private:
+  explicit ConfigService(Store* store) : store_(store) {}
+  absl::StatusOr<std::shared_ptr<const ClusterConfig>> CommitStreamer(
+      const std::string& id, const nlohmann::json& canonical)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void Publish(std::shared_ptr<const ClusterConfig> next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+
+  Store* store_;
+  absl::Mutex write_mu_;
+  Snapshot<ClusterConfig> snapshot_;
+  std::vector<std::function<void(std::shared_ptr<const ClusterConfig>)>> listeners_
+      ABSL_GUARDED_BY(write_mu_);
+};
+
+}  // namespace meshwork::central

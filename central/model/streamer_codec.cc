@@ -1,0 +1,153 @@
+#include "central/model/streamer_codec.h"
+
+#include "central/model/json_fields.h"
+#include "meshwork/v1/role_names.h"
+#include "common/status/status_macros.h"
+#include "common/status/status_map.h"
+
+namespace meshwork::central {
+namespace {
+
+constexpr std::string_view kTopMembers[] = {
+    "id", "hostname", "role", "zone", "cdn", "backup_session_limit", "alert_thresholds",
+    "status"};
+constexpr std::string_view kCdnMembers[] = {
+    "playback_session_limit", "playback_bandwidth_kbit", "network_bandwidth_kbit"};
+constexpr std::string_view kThresholdMembers[] = {"cpu_percent_error",
+                                                                       "network_percent_error"};
+
+json LimitJson(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+absl::StatusOr<json> ValidateCdn(const json& body) {
+  json cdn = {{"playback_session_limit", nullptr},
+              {"playback_bandwidth_kbit", nullptr},
+              {"network_bandwidth_kbit", nullptr}};
+  auto it = body.find("cdn");
+  if (it == body.end() || it->is_null()) return cdn;
+  if (!it->is_object()) return InvalidField("cdn", "must be an object or null");
+  RETURN_IF_ERROR(RejectUnknownMembers(*it, kCdnMembers, "cdn"));
+  for (std::string_view key : kCdnMembers) {
+    ASSIGN_OR_RETURN(auto limit, OptionalLimit(*it, key, "cdn"));
+    cdn[std::string(key)] = LimitJson(limit);
+  }
+  return cdn;
+}
+
+absl::StatusOr<json> ValidateThresholds(const json& body) {
+  json out = {{"cpu_percent_error", nullptr}, {"network_percent_error", nullptr}};
+  auto it = body.find("alert_thresholds");
+  if (it == body.end() || it->is_null()) return out;
+  if (!it->is_object()) return InvalidField("alert_thresholds", "must be an object or null");
+  RETURN_IF_ERROR(RejectUnknownMembers(*it, kThresholdMembers, "alert_thresholds"));
+  for (std::string_view key : kThresholdMembers) {
+    auto v = it->find(std::string(key));
+    if (v == it->end() || v->is_null()) continue;
+    std::string field = FieldPath("alert_thresholds", key);
+    if (!v->is_number()) return InvalidField(field, "must be a number from 0 to 100 or null");
+    double d = v->get<double>();
+    if (d < 0 || d > 100) return InvalidField(field, "must be between 0 and 100");
+    out[std::string(key)] = *v;
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<json> ValidateStreamer(const json& body, std::string_view id) {
+  if (!body.is_object()) return InvalidField("body", "must be a JSON object");
+  RETURN_IF_ERROR(RejectUnknownMembers(body, kTopMembers, ""));
+  if (!IsValidName(id)) {
+    return InvalidField("id", "must match [a-z0-9][a-z0-9._-]{0,63}");
+  }
+  if (auto it = body.find("id"); it != body.end()) {
+    if (!it->is_string() || it->get<std::string>() != id) {
+      return InvalidField("id", "must equal the id in the path");
+    }
+  }
+  json out;
+  out["id"] = std::string(id);
+
+  auto host = body.find("hostname");
+  if (host == body.end() || host->is_null()) return InvalidField("hostname", "is required");
+  if (!host->is_string() || !IsValidHostname(host->get<std::string>())) {
+    return InvalidField("hostname", "must be a host name or an IP address");
+  }
+  out["hostname"] = *host;
+
+  auto role = body.find("role");
+  v1::Role parsed_role;
+  if (role == body.end() || role->is_null()) return InvalidField("role", "is required");
+  if (!role->is_string() || !v1::ParseRole(role->get<std::string>(), &parsed_role)) {
+    return InvalidField("role", "must be one of ingest, origin, edge");
+  }
+  out["role"] = *role;
+
+  auto zone = body.find("zone");
+  if (zone == body.end() || zone->is_null()) {
+    out["zone"] = nullptr;
+  } else if (!zone->is_string() || !IsValidName(zone->get<std::string>())) {
+    return InvalidField("zone", "must be a zone name ([a-z0-9][a-z0-9._-]{0,63}) or null");
+  } else {
+    out["zone"] = *zone;
+  }
+
+  ASSIGN_OR_RETURN(out["cdn"], ValidateCdn(body));
+  ASSIGN_OR_RETURN(auto backup, OptionalLimit(body, "backup_session_limit", ""));
+  out["backup_session_limit"] = LimitJson(backup);
+  ASSIGN_OR_RETURN(out["alert_thresholds"], ValidateThresholds(body));
+  return out;
+}
+
+absl::StatusOr<json> PatchStreamer(const json& current, const json& patch, std::string_view id) {
+  if (!patch.is_object()) return InvalidField("body", "a merge patch must be a JSON object");
+  RETURN_IF_ERROR(RejectUnknownMembers(patch, kTopMembers, ""));
+  if (auto it = patch.find("cdn"); it != patch.end() && it->is_object()) {
+    RETURN_IF_ERROR(RejectUnknownMembers(*it, kCdnMembers, "cdn"));
+  }
+  if (auto it = patch.find("alert_thresholds"); it != patch.end() && it->is_object()) {
+    RETURN_IF_ERROR(RejectUnknownMembers(*it, kThresholdMembers, "alert_thresholds"));
+  }
+  json merged = current;
+  json effective = patch;
+  effective.erase("status");
+  merged.merge_patch(effective);
+  return ValidateStreamer(merged, id);
+}
+
+v1::StreamerSettings StreamerToProto(const json& c) {
+  v1::StreamerSettings s;
+  s.set_id(c.value("id", ""));
+  s.set_hostname(c.value("hostname", ""));
+  v1::Role role = v1::ROLE_UNSPECIFIED;
+  v1::ParseRole(c.value("role", ""), &role);
+  s.set_role(role);
+  if (c.contains("zone") && c["zone"].is_string()) s.set_zone(c["zone"].get<std::string>());
+  const json& cdn = c.at("cdn");
+  if (cdn["playback_session_limit"].is_number()) {
+    s.mutable_cdn()->mutable_playback_session_limit()->set_value(
+        cdn["playback_session_limit"].get<uint64_t>());
+  }
+  if (cdn["playback_bandwidth_kbit"].is_number()) {
+    s.mutable_cdn()->mutable_playback_bandwidth_kbit()->set_value(
+        cdn["playback_bandwidth_kbit"].get<uint64_t>());
+  }
+  if (cdn["network_bandwidth_kbit"].is_number()) {
+    s.mutable_cdn()->mutable_network_bandwidth_kbit()->set_value(
+        cdn["network_bandwidth_kbit"].get<uint64_t>());
+  }
+  if (c["backup_session_limit"].is_number()) {
+    s.mutable_backup_session_limit()->set_value(c["backup_session_limit"].get<uint64_t>());
+  }
+  const json& t = c.at("alert_thresholds");
+  if (t["cpu_percent_error"].is_number()) {
+    s.mutable_alert_thresholds()->mutable_cpu_percent_error()->set_value(
+        static_cast<uint64_t>(t["cpu_percent_error"].get<double>()));
+  }
+  if (t["network_percent_error"].is_number()) {
+    s.mutable_alert_thresholds()->mutable_network_percent_error()->set_value(
+        static_cast<uint64_t>(t["network_percent_error"].get<double>()));
+  }
+  return s;
+}
+
+}  // namespace meshwork::central

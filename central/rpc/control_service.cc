@@ -1,0 +1,214 @@
+#include "central/rpc/control_service.h"
+
+#include <deque>
+
+#include "absl/strings/str_cat.h"
+#include "boost/asio/post.hpp"
+#include "central/cluster/config_push.h"
+#include "central/model/json_fields.h"
+#include "common/log/log.h"
+#include "common/status/status_map.h"
+
+namespace meshwork::central {
+namespace {
+
+// Write queue bound: a node that stops reading gets its session closed instead of letting
+// central buffer without limit.
+constexpr size_t kMaxQueuedUpdates = 64;
+
+class SessionReactor;
+
+// The registry's handle on a reactor. The reactor may finish at any time; `alive` guards
+// every call into it.
+class ReactorChannel final : public NodeChannel {
+ public:
+  explicit ReactorChannel(SessionReactor* reactor) : reactor_(reactor) {}
+  void ConfigChanged(std::shared_ptr<const ClusterConfig> config) override;
+  void Orphan() {
+    absl::MutexLock lock(&mu_);
+    reactor_ = nullptr;
+  }
+
+ private:
+  absl::Mutex mu_;
+  SessionReactor* reactor_ ABSL_GUARDED_BY(mu_);
+};
+
+class SessionReactor final
+    : public grpc::ServerBidiReactor<v1::SessionMessage, v1::ConfigUpdate> {
+ public:
+  SessionReactor(ConfigService* config, NodeRegistry* registry)
+      : config_(config), registry_(registry) {
+    channel_ = std::make_shared<ReactorChannel>(this);
+    StartRead(&in_);
+  }
+
+  // Pushes what changed since the last revision sent. Any thread; never blocks.
+  void Push(const ClusterConfig& config) {
+    absl::MutexLock lock(&mu_);
+    if (finished_ || node_id_.empty()) return;
+    v1::ConfigUpdate update = BuildConfigUpdate(config, node_id_, sent_revision_);
+    if (IsEmptyUpdate(update, sent_revision_)) return;
+    if (config.revision <= sent_revision_ && !update.full()) return;
+    sent_revision_ = config.revision;
+    if (queue_.size() >= kMaxQueuedUpdates) {
+      log::Warn("session_overflow", {{"node", node_id_}});
+      FinishLocked(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "config queue overflow"));
+      return;
+    }
+    queue_.push_back(std::move(update));
+    if (!writing_) {
+      writing_ = true;
+      StartWrite(&queue_.front());
+    }
+  }
+
+  // grpc::ServerBidiReactor
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the node closed its side or the connection broke
+      absl::MutexLock lock(&mu_);
+      FinishLocked(grpc::Status::OK);
+      return;
+    }
+    if (in_.has_hello()) {
+      if (!OnHello(in_.hello())) return;
+    } else if (in_.has_report()) {
+      std::string node;
+      {
+        absl::MutexLock lock(&mu_);
+        node = node_id_;
+      }
+      if (node.empty()) {
+        absl::MutexLock lock(&mu_);
+        FinishLocked(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                  "the first Session message must be a hello"));
+        return;
+      }
+      registry_->Report(node, in_.report());
+    }
+    StartRead(&in_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    queue_.pop_front();
+    if (!ok) {
+      FinishLocked(grpc::Status::OK);
+      return;
+    }
+    if (!queue_.empty() && !finished_) {
+      StartWrite(&queue_.front());
+    } else {
+      writing_ = false;
+    }
+  }
+
+  void OnDone() override {
+    std::string node;
+    {
+      absl::MutexLock lock(&mu_);
+      node = node_id_;
+    }
+    channel_->Orphan();
+    if (!node.empty()) {
+      registry_->Detach(node, channel_.get());
+      log::Info("session_closed", {{"node", node}});
+    }
+    delete this;
+  }
+
+  void OnCancel() override {
+    absl::MutexLock lock(&mu_);
+    FinishLocked(grpc::Status::CANCELLED);
+  }
+
+ private:
+  bool OnHello(const v1::SessionHello& hello) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!node_id_.empty()) {
+        FinishLocked(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "hello sent twice"));
+        return false;
+      }
+      if (!IsValidName(hello.node_id())) {
+        FinishLocked(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                  "node_id must match [a-z0-9][a-z0-9._-]{0,63}"));
+        return false;
+      }
+      node_id_ = hello.node_id();
+      sent_revision_ = hello.revision();
+    }
+    registry_->Attach(hello.node_id(), channel_);
+    log::Info("session_open", {{"node", hello.node_id()}, {"revision", hello.revision()}});
+    Push(*config_->Current());
+    return true;
+  }
+
+  void FinishLocked(grpc::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finished_) return;
+    finished_ = true;
+    Finish(std::move(status));
+  }
+
+  ConfigService* config_;
+  NodeRegistry* registry_;
+  std::shared_ptr<ReactorChannel> channel_;
+  v1::SessionMessage in_;
+  absl::Mutex mu_;
+  std::string node_id_ ABSL_GUARDED_BY(mu_);
+  uint64_t sent_revision_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<v1::ConfigUpdate> queue_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+void ReactorChannel::ConfigChanged(std::shared_ptr<const ClusterConfig> config) {
+  absl::MutexLock lock(&mu_);
+  if (reactor_) reactor_->Push(*config);
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* ControlService::Register(grpc::CallbackServerContext* context,
+                                                   const v1::RegisterRequest* request,
+                                                   v1::RegisterResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  if (!IsValidName(request->node_id())) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                 "node_id must match [a-z0-9][a-z0-9._-]{0,63}"));
+    return reactor;
+  }
+  if (request->role() == v1::ROLE_UNSPECIFIED) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "role is required"));
+    return reactor;
+  }
+  if (request->protocol_version() != kProtocolVersion) {
+    log::Warn("register_protocol_mismatch", {{"node", request->node_id()},
+                                             {"protocol_version", request->protocol_version()}});
+  }
+  boost::asio::post(*pool_, [this, reactor, request, response] {
+    auto created = config_->EnsureStreamer(request->node_id(), request->hostname(),
+                                           request->role());
+    if (!created.ok()) {
+      reactor->Finish(ToGrpcStatus(created.status()));
+      return;
+    }
+    registry_->Registered(*request);
+    auto config = config_->Current();
+    *response->mutable_snapshot() = BuildConfigUpdate(*config, request->node_id(), 0);
+    response->set_report_interval_ms(kReportIntervalMs);
+    log::Info("node_registered", {{"node", request->node_id()},
+                                  {"hostname", request->hostname()},
+                                  {"version", request->version()},
+                                  {"revision", config->revision}});
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerBidiReactor<v1::SessionMessage, v1::ConfigUpdate>* ControlService::Session(
+    grpc::CallbackServerContext* context) {
+  return new SessionReactor(config_, registry_);
+}
+
+}  // namespace meshwork::central

@@ -1,0 +1,63 @@
+// Central's durable storage (C-6, C-10). One interface, RocksDB embedded by default; an etcd
+// implementation for several centrals can sit behind the same calls later.
+//
+// Every configuration write goes through Commit(): all its mutations apply atomically, are
+// on disk (WAL fsync) when it returns OK, and advance the store-wide revision by one. Load
+// reports are kept separately and unsynced: losing the last few on a crash is fine, they are
+// replaced every second.
+//
+// Implementations are safe for concurrent use from several threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace meshwork::central {
+
+// The kinds of object central stores; each is a column family of its own.
+enum class Kind { kConfig, kStreamers, kZones, kStreams, kOttGroups, kVod, kMasks, kKeys };
+inline constexpr Kind kAllKinds[] = {Kind::kConfig,    Kind::kStreamers, Kind::kZones,
+                                     Kind::kStreams,   Kind::kOttGroups, Kind::kVod,
+                                     Kind::kMasks,     Kind::kKeys};
+std::string_view KindName(Kind kind);  // "config", "streamers", ...
+
+struct Mutation {
+  Kind kind;
+  std::string key;
+  std::optional<std::string> value;  // nullopt deletes the key
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Applies `mutations` atomically and durably; returns the new revision (previous + 1).
+  // On error nothing is applied and the revision is unchanged.
+  virtual absl::StatusOr<uint64_t> Commit(const std::vector<Mutation>& mutations) = 0;
+
+  // The value under (kind, key), or nullopt when absent.
+  virtual absl::StatusOr<std::optional<std::string>> Get(Kind kind, std::string_view key) = 0;
+
+  // Every (key, value) of one kind, sorted by key.
+  virtual absl::StatusOr<std::vector<std::pair<std::string, std::string>>> Scan(Kind kind) = 0;
+
+  // The revision of the last successful Commit (0 for a new store).
+  virtual uint64_t revision() const = 0;
+
+  // Latest load report of a node: written without sync, read back at start.
+  virtual absl::Status PutReport(std::string_view node_id, std::string_view report) = 0;
+  virtual absl::Status DeleteReport(std::string_view node_id) = 0;
+  virtual absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ScanReports() = 0;
+};
+
+// Opens (creating if needed) a RocksDB store in `directory`.
+absl::StatusOr<std::unique_ptr<Store>> OpenRocksDbStore(const std::string& directory);
+
+}  // namespace meshwork::central

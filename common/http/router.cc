@@ -1,0 +1,92 @@
+#include "common/http/router.h"
+
+#include <algorithm>
+
+namespace meshwork::http {
+namespace {
+
+std::vector<std::string_view> SplitPath(std::string_view path) {
+  std::vector<std::string_view> out;
+  if (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  while (true) {
+    size_t slash = path.find('/');
+    out.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return out;
+}
+
+bool IsCapture(std::string_view s) { return s.size() >= 2 && s.front() == '{' && s.back() == '}'; }
+
+}  // namespace
+
+void Router::Add(std::vector<Verb> methods, std::string_view pattern, Handler handler) {
+  Route route;
+  route.methods = std::move(methods);
+  for (std::string_view seg : SplitPath(pattern)) route.segments.emplace_back(seg);
+  if (!route.segments.empty()) {
+    const std::string& last = route.segments.back();
+    route.rest = IsCapture(last) && last.size() > 5 && last.substr(last.size() - 4) == "...}";
+  }
+  route.handler = std::move(handler);
+  routes_.push_back(std::move(route));
+}
+
+bool Router::MatchPath(const Route& route, std::string_view path,
+                       std::vector<std::string>& params) {
+  std::vector<std::string_view> parts = SplitPath(path);
+  params.clear();
+  size_t fixed = route.rest ? route.segments.size() - 1 : route.segments.size();
+  if (route.rest ? parts.size() <= fixed : parts.size() != fixed) return false;
+  for (size_t i = 0; i < fixed; ++i) {
+    const std::string& seg = route.segments[i];
+    if (IsCapture(seg)) {
+      if (parts[i].empty()) return false;
+      params.emplace_back(parts[i]);
+    } else if (seg != parts[i]) {
+      return false;
+    }
+  }
+  if (route.rest) {
+    std::string rest;
+    for (size_t i = fixed; i < parts.size(); ++i) {
+      if (parts[i].empty()) return false;
+      if (!rest.empty()) rest.push_back('/');
+      rest.append(parts[i]);
+    }
+    params.push_back(std::move(rest));
+  }
+  return true;
+}
+
+Router::Match Router::Find(Verb method, std::string_view path) const {
+  Match match;
+  std::vector<std::string> params;
+  std::vector<Verb> allowed;
+  for (const Route& route : routes_) {
+    if (!MatchPath(route, path, params)) continue;
+    auto takes = [&](Verb v) {
+      return std::find(route.methods.begin(), route.methods.end(), v) != route.methods.end();
+    };
+    if (takes(method) || (method == Verb::head && takes(Verb::get))) {
+      match.result = MatchResult::kFound;
+      match.handler = &route.handler;
+      match.params = std::move(params);
+      return match;
+    }
+    for (Verb v : route.methods) {
+      if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) allowed.push_back(v);
+    }
+  }
+  if (!allowed.empty()) {
+    match.result = MatchResult::kNoMethod;
+    for (Verb v : allowed) {
+      if (!match.allow.empty()) match.allow += ", ";
+      match.allow += std::string(beast_http::to_string(v));
+    }
+  }
+  return match;
+}
+
+}  // namespace meshwork::http

@@ -1,0 +1,41 @@
+// Maps (method, path) to a handler. Patterns are '/'-separated; a `{name}` segment captures
+// one path segment, a final `{name...}` captures the rest (one or more segments, joined by
+// '/'). Routes are tried in the order they were added; the first match wins. Built once
+// before the server starts, then read-only (safe to share between workers).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/http/types.h"
+
+namespace meshwork::http {
+
+class Router {
+ public:
+  // `methods` lists the verbs the handler takes; HEAD is accepted wherever GET is.
+  void Add(std::vector<Verb> methods, std::string_view pattern, Handler handler);
+
+  enum class MatchResult { kFound, kNoPath, kNoMethod };
+  struct Match {
+    MatchResult result = MatchResult::kNoPath;
+    const Handler* handler = nullptr;
+    std::vector<std::string> params;
+    std::string allow;  // for kNoMethod: the Allow header value
+  };
+  Match Find(Verb method, std::string_view path) const;
+
+ private:
+  struct Route {
+    std::vector<Verb> methods;
+    std::vector<std::string> segments;
+    bool rest = false;  // last segment is {name...}
+    Handler handler;
+  };
+  static bool MatchPath(const Route& route, std::string_view path,
+                        std::vector<std::string>& params);
+  std::vector<Route> routes_;
+};
+
+}  // namespace meshwork::http

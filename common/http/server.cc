@@ -1,0 +1,599 @@
+#include "common/http/server.h"
+
+#include <charconv>
+#include <list>
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "boost/asio.hpp"
+#include "boost/beast/core.hpp"
+#include "common/http/response.h"
+#include "common/log/log.h"
+#include "common/metrics/metrics.h"
+#include "common/net/client_address.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+
+namespace meshwork::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+net::IpAddress ToIpAddress(const asio::ip::address& a) {
+  if (a.is_v4()) return net::IpAddress::V4(a.to_v4().to_uint());
+  return net::IpAddress::V6(a.to_v6().to_bytes());
+}
+
+// The canned answer for a connection above max_connections, written without a session.
+const std::string& BusyResponse() {
+  static const std::string text = [] {
+    std::string body =
+        R"({"error":{"status":503,"code":"unavailable","message":"too many connections"}})";
+    return absl::StrCat(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+        "Retry-After: 1\r\nConnection: close\r\nContent-Length: ",
+        body.size(), "\r\n\r\n", body);
+  }();
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<std::pair<std::string, uint16_t>> SplitHostPort(std::string_view listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == listen.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", std::string(listen), "\" is not ADDR:PORT"));
+  }
+  std::string_view host = listen.substr(0, colon);
+  std::string_view port_text = listen.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  unsigned port = 0;
+  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port > 65535 ||
+      host.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", std::string(listen), "\" is not ADDR:PORT"));
+  }
+  return std::make_pair(std::string(host), static_cast<uint16_t>(port));
+}
+
+std::string RequestContext::ViewerScheme() const {
+  if (peer_trusted) {
+    auto it = request.find("X-Forwarded-Proto");
+    if (it != request.end() && absl::AsciiStrToLower(absl::string_view(
+                                   it->value().data(), it->value().size())) == "https") {
+      return "https";
+    }
+  }
+  return scheme;
+}
+
+std::optional<std::string> RequestContext::QueryParam(std::string_view name) const {
+  std::string_view q = query;
+  while (!q.empty()) {
+    size_t amp = q.find('&');
+    std::string_view pair = q.substr(0, amp);
+    size_t eq = pair.find('=');
+    std::string_view key = pair.substr(0, eq);
+    if (key == name) {
+      std::string_view raw = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
+      std::string out;
+      for (size_t i = 0; i < raw.size(); ++i) {
+        if (raw[i] == '+') {
+          out.push_back(' ');
+        } else if (raw[i] == '%' && i + 2 < raw.size() + 0 && std::isxdigit(raw[i + 1]) &&
+                   std::isxdigit(raw[i + 2])) {
+          out.push_back(static_cast<char>(std::stoi(std::string(raw.substr(i + 1, 2)), nullptr, 16)));
+          i += 2;
+        } else {
+          out.push_back(raw[i]);
+        }
+      }
+      return out;
+    }
+    if (amp == std::string_view::npos) break;
+    q.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
+}
+
+Responder::~Responder() {
+  if (sink_) {
+    sink_->Complete(ErrorResponse(Status::internal_server_error, "internal",
+                                  "the request was dropped without an answer"));
+  }
+}
+
+void Responder::Send(Response response) {
+  if (!sink_) return;  // already answered; a second answer is a no-op
+  auto sink = std::move(sink_);
+  sink_ = nullptr;
+  sink->Complete(std::move(response));
+}
+
+class Session;
+
+class Server::Impl {
+ public:
+  Impl(ServerOptions options, Router router)
+      : options(std::move(options)), router(std::move(router)) {}
+
+  // Declared first so they outlive the io_contexts (sessions still queued there touch them
+  // while the contexts are destroyed).
+  ServerOptions options;
+  const Router router;
+  ServerCounters counters;
+  absl::Mutex mu;
+  std::list<std::weak_ptr<Session>> sessions ABSL_GUARDED_BY(mu);
+  size_t active ABSL_GUARDED_BY(mu) = 0;
+  std::atomic<bool> stopping{false};
+
+  prometheus::Family<prometheus::Counter>* requests = nullptr;
+  prometheus::Histogram* latency = nullptr;
+  prometheus::Gauge* connections_gauge = nullptr;
+  prometheus::Counter* bytes_in_counter = nullptr;
+  prometheus::Counter* bytes_out_counter = nullptr;
+  prometheus::Counter* refused_counter = nullptr;
+
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+  size_t next_worker = 0;
+
+  void SetUpMetrics();
+  void Accept();
+  void CountRequest(std::string_view method, unsigned status, double seconds) {
+    if (!requests) return;
+    requests
+        ->Add({{"listener", options.name}, {"method", std::string(method)},
+               {"status", std::to_string(status)}})
+        .Increment();
+    latency->Observe(seconds);
+  }
+  void AddBytesIn(uint64_t n) {
+    counters.bytes_in.fetch_add(n, std::memory_order_relaxed);
+    if (bytes_in_counter) bytes_in_counter->Increment(static_cast<double>(n));
+  }
+  void AddBytesOut(uint64_t n) {
+    counters.bytes_out.fetch_add(n, std::memory_order_relaxed);
+    if (bytes_out_counter) bytes_out_counter->Increment(static_cast<double>(n));
+  }
+};
+
+// One connection. Lives on one worker's io_context; every member function below runs there.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(Server::Impl* server, tcp::socket socket)
+      : server_(server), stream_(std::move(socket)) {
+    boost::system::error_code ec;
+    auto remote = stream_.socket().remote_endpoint(ec);
+    if (!ec) peer_ = ToIpAddress(remote.address());
+    auto local = stream_.socket().local_endpoint(ec);
+    if (!ec) local_port_ = local.port();
+  }
+  ~Session() {
+    absl::MutexLock lock(&server_->mu);
+    --server_->active;
+    server_->counters.connections.fetch_sub(1, std::memory_order_relaxed);
+    if (server_->connections_gauge) server_->connections_gauge->Decrement();
+  }
+
+  void Start() {
+    asio::dispatch(stream_.get_executor(),
+                   [self = shared_from_this()] { self->ReadHeader(); });
+  }
+
+  // Called (on this session's executor) when the server stops.
+  void Shutdown() {
+    close_after_response_ = true;
+    if (idle_) {
+      boost::system::error_code ec;
+      stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+      stream_.close();
+    }
+  }
+
+  void Complete(Response response);
+
+  asio::any_io_executor executor() { return stream_.get_executor(); }
+
+ private:
+  void ReadHeader();
+  void OnHeader(beast::error_code ec, size_t n);
+  void ReadBody();
+  void OnBody(beast::error_code ec, size_t n);
+  void Dispatch();
+  void WriteFinal(Response response);  // answers a transport error and closes
+  void Write(Response response);
+  void Close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.close();
+  }
+
+  Server::Impl* server_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<beast_http::request_parser<beast_http::string_body>> parser_;
+  std::shared_ptr<RequestContext> ctx_;
+  std::shared_ptr<Response> out_;
+  net::IpAddress peer_;
+  uint16_t local_port_ = 0;
+  bool idle_ = false;
+  bool close_after_response_ = false;
+  bool keep_alive_ = true;
+  Verb method_ = Verb::unknown;
+  std::string method_text_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+namespace {
+
+// The Responder's sink: hops back onto the session's worker.
+class SessionSink final : public Responder::Sink {
+ public:
+  explicit SessionSink(std::shared_ptr<Session> session) : session_(std::move(session)) {}
+  void Complete(Response response) override {
+    auto session = session_;
+    asio::post(session->executor(), [session, r = std::move(response)]() mutable {
+      session->Complete(std::move(r));
+    });
+  }
+
+ private:
+  std::shared_ptr<Session> session_;
+};
+
+}  // namespace
+
+void Session::ReadHeader() {
+  if (close_after_response_ || server_->stopping.load()) {
+    Close();
+    return;
+  }
+  parser_.emplace();
+  parser_->header_limit(static_cast<uint32_t>(server_->options.header_limit_bytes));
+  parser_->body_limit(server_->options.body_limit_bytes);
+  idle_ = true;
+  stream_.expires_after(server_->options.idle_timeout);
+  beast_http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t n) { self->OnHeader(ec, n); });
+}
+
+void Session::OnHeader(beast::error_code ec, size_t n) {
+  idle_ = false;
+  server_->AddBytesIn(n);
+  if (ec == beast_http::error::header_limit) {
+    WriteFinal(ErrorResponse(Status::request_header_fields_too_large, "invalid_argument",
+                             "request header exceeds " +
+                                 std::to_string(server_->options.header_limit_bytes) + " bytes"));
+    return;
+  }
+  if (ec == beast_http::error::end_of_stream || ec == beast::error::timeout ||
+      ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
+      ec == asio::error::eof || ec == asio::error::bad_descriptor) {
+    Close();
+    return;
+  }
+  if (ec) {
+    WriteFinal(ErrorResponse(Status::bad_request, "invalid_argument",
+                             "malformed request: " + ec.message()));
+    return;
+  }
+  const auto& req = parser_->get();
+  auto length = parser_->content_length();
+  if (length && *length > server_->options.body_limit_bytes) {
+    WriteFinal(ErrorResponse(Status::payload_too_large, "invalid_argument",
+                             "request body exceeds " +
+                                 std::to_string(server_->options.body_limit_bytes) + " bytes"));
+    return;
+  }
+  auto expect = req.find(beast_http::field::expect);
+  if (expect != req.end() && beast::iequals(expect->value(), "100-continue")) {
+    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+                      [self = shared_from_this()](beast::error_code ec, size_t n) {
+                        self->server_->AddBytesOut(n);
+                        if (ec) return self->Close();
+                        self->ReadBody();
+                      });
+    return;
+  }
+  ReadBody();
+}
+
+void Session::ReadBody() {
+  stream_.expires_after(server_->options.read_timeout);
+  beast_http::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t n) { self->OnBody(ec, n); });
+}
+
+void Session::OnBody(beast::error_code ec, size_t n) {
+  server_->AddBytesIn(n);
+  if (ec == beast_http::error::body_limit) {
+    WriteFinal(ErrorResponse(Status::payload_too_large, "invalid_argument",
+                             "request body exceeds " +
+                                 std::to_string(server_->options.body_limit_bytes) + " bytes"));
+    return;
+  }
+  if (ec == beast::error::timeout || ec == beast_http::error::end_of_stream ||
+      ec == asio::error::eof || ec == asio::error::connection_reset ||
+      ec == asio::error::operation_aborted) {
+    Close();
+    return;
+  }
+  if (ec) {
+    WriteFinal(ErrorResponse(Status::bad_request, "invalid_argument",
+                             "malformed request body: " + ec.message()));
+    return;
+  }
+  Dispatch();
+}
+
+void Session::Dispatch() {
+  started_ = std::chrono::steady_clock::now();
+  stream_.expires_never();
+  ctx_ = std::make_shared<RequestContext>();
+  RequestContext& ctx = *ctx_;
+  ctx.request = parser_->release();
+  parser_.reset();
+  method_ = ctx.request.method();
+  method_text_ = std::string(ctx.request.method_string());
+  keep_alive_ = ctx.request.keep_alive();
+  std::string_view target = ctx.request.target();
+  size_t q = target.find('?');
+  ctx.path = target.substr(0, q);
+  ctx.query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+  ctx.peer = peer_;
+  ctx.listener = server_->options.name;
+  ctx.scheme = server_->options.scheme;
+  ctx.local_port = local_port_;
+  std::shared_ptr<const net::CidrSet> trusted;
+  if (server_->options.trusted_proxies) trusted = server_->options.trusted_proxies();
+  if (trusted) {
+    ctx.peer_trusted = trusted->Contains(peer_.Unmapped());
+    std::vector<std::string_view> xff;
+    auto [first, last] = ctx.request.equal_range("X-Forwarded-For");
+    for (auto it = first; it != last; ++it) xff.push_back(it->value());
+    ctx.client = net::ResolveClientAddress(peer_, *trusted, xff);
+  } else {
+    ctx.client = peer_.Unmapped();
+  }
+  if (ctx.path.empty() || ctx.path.front() != '/') {
+    Write(ErrorResponse(Status::bad_request, "invalid_argument", "request target must be a path"));
+    return;
+  }
+  Router::Match match = server_->router.Find(method_, ctx.path);
+  if (match.result == Router::MatchResult::kNoPath) {
+    Write(ErrorResponse(Status::not_found, "not_found",
+                        "no such resource: " + std::string(ctx.path)));
+    return;
+  }
+  if (match.result == Router::MatchResult::kNoMethod) {
+    Response res = ErrorResponse(Status::method_not_allowed, "method_not_allowed",
+                                 method_text_ + " is not allowed here; allowed: " + match.allow);
+    res.set(beast_http::field::allow, match.allow);
+    Write(std::move(res));
+    return;
+  }
+  ctx.params = std::move(match.params);
+  Responder responder(std::make_shared<SessionSink>(shared_from_this()));
+  try {
+    (*match.handler)(ctx, std::move(responder));
+  } catch (const std::exception& e) {
+    log::Error("http_handler_exception", {{"listener", server_->options.name},
+                                          {"path", ctx.path}, {"what", e.what()}});
+    // The responder (if still held) answers 500 when it is dropped.
+  }
+}
+
+void Session::Complete(Response response) {
+  Write(std::move(response));
+}
+
+void Session::Write(Response response) {
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_)
+                       .count();
+  server_->CountRequest(method_text_, static_cast<unsigned>(response.result_int()), seconds);
+  response.version(11);
+  if (!response.has_content_length() && !response.chunked()) response.prepare_payload();
+  response.set(beast_http::field::server, "meshwork");
+  bool keep = keep_alive_ && !close_after_response_ && !server_->stopping.load();
+  response.keep_alive(keep);
+  if (method_ == Verb::head) {
+    auto length = response.body().size();
+    response.body().clear();
+    response.content_length(length);
+  }
+  out_ = std::make_shared<Response>(std::move(response));
+  ctx_.reset();
+  stream_.expires_after(server_->options.read_timeout);
+  beast_http::async_write(stream_, *out_,
+                          [self = shared_from_this(), keep](beast::error_code ec, size_t n) {
+                            self->server_->AddBytesOut(n);
+                            self->out_.reset();
+                            if (ec || !keep) return self->Close();
+                            self->ReadHeader();
+                          });
+}
+
+void Session::WriteFinal(Response response) {
+  keep_alive_ = false;
+  method_ = Verb::unknown;
+  method_text_ = "INVALID";
+  started_ = std::chrono::steady_clock::now();
+  Write(std::move(response));
+}
+
+void Server::Impl::SetUpMetrics() {
+  if (!options.registry) return;
+  auto& reg = *options.registry;
+  requests = &prometheus::BuildCounter()
+                  .Name("meshwork_http_requests_total")
+                  .Help("HTTP requests answered, by listener, method and status")
+                  .Register(reg);
+  latency = &prometheus::BuildHistogram()
+                 .Name("meshwork_http_request_duration_seconds")
+                 .Help("Time from a complete request to its response, by listener")
+                 .Register(reg)
+                 .Add({{"listener", options.name}}, metrics::LatencyBuckets());
+  connections_gauge = &prometheus::BuildGauge()
+                           .Name("meshwork_http_connections")
+                           .Help("Open HTTP connections, by listener")
+                           .Register(reg)
+                           .Add({{"listener", options.name}});
+  bytes_in_counter = &prometheus::BuildCounter()
+                          .Name("meshwork_http_received_bytes_total")
+                          .Help("Bytes received on HTTP listeners")
+                          .Register(reg)
+                          .Add({{"listener", options.name}});
+  bytes_out_counter = &prometheus::BuildCounter()
+                           .Name("meshwork_http_sent_bytes_total")
+                           .Help("Bytes sent on HTTP listeners")
+                           .Register(reg)
+                           .Add({{"listener", options.name}});
+  refused_counter = &prometheus::BuildCounter()
+                         .Name("meshwork_http_refused_connections_total")
+                         .Help("Connections refused with 503 above max_connections")
+                         .Register(reg)
+                         .Add({{"listener", options.name}});
+}
+
+void Server::Impl::Accept() {
+  auto& worker = *contexts[next_worker];
+  next_worker = (next_worker + 1) % contexts.size();
+  acceptor->async_accept(worker, [this](beast::error_code ec, tcp::socket socket) {
+    if (ec) {
+      if (ec == asio::error::operation_aborted || stopping.load()) return;
+      log::Warn("http_accept_failed", {{"listener", options.name}, {"error", ec.message()}});
+    } else {
+      bool admit = false;
+      std::shared_ptr<Session> session;
+      {
+        absl::MutexLock lock(&mu);
+        if (active < options.max_connections) {
+          admit = true;
+          ++active;
+        }
+      }
+      if (admit) {
+        counters.connections.fetch_add(1, std::memory_order_relaxed);
+        if (connections_gauge) connections_gauge->Increment();
+        session = std::make_shared<Session>(this, std::move(socket));
+        {
+          absl::MutexLock lock(&mu);
+          // Drop registry entries of finished sessions as we go.
+          for (auto it = sessions.begin(); it != sessions.end();) {
+            it = it->expired() ? sessions.erase(it) : std::next(it);
+          }
+          sessions.push_back(session);
+        }
+        session->Start();
+      } else {
+        if (refused_counter) refused_counter->Increment();
+        auto sock = std::make_shared<tcp::socket>(std::move(socket));
+        asio::async_write(*sock, asio::buffer(BusyResponse()),
+                          [sock](beast::error_code, size_t) {
+                            beast::error_code ignored;
+                            sock->shutdown(tcp::socket::shutdown_both, ignored);
+                            sock->close(ignored);
+                          });
+      }
+    }
+    if (!stopping.load()) Accept();
+  });
+}
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options, Router router) {
+  auto host_port = SplitHostPort(options.listen);
+  if (!host_port.ok()) return host_port.status();
+  beast::error_code ec;
+  auto address = asio::ip::make_address(host_port->first, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("listen address \"", options.listen, "\": ", ec.message()));
+  }
+  std::unique_ptr<Server> server(new Server());
+  server->options_ = options;
+  auto impl = std::make_shared<Impl>(std::move(options), std::move(router));
+  int threads = std::max(1, impl->options.threads);
+  for (int i = 0; i < threads; ++i) {
+    impl->contexts.push_back(std::make_unique<asio::io_context>(1));
+    impl->guards.push_back(asio::make_work_guard(*impl->contexts.back()));
+  }
+  impl->acceptor = std::make_unique<tcp::acceptor>(*impl->contexts[0]);
+  tcp::endpoint endpoint(address, host_port->second);
+  impl->acceptor->open(endpoint.protocol(), ec);
+  if (!ec) impl->acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl->acceptor->bind(endpoint, ec);
+  if (!ec) impl->acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", impl->options.listen, ": ", ec.message()));
+  }
+  auto bound = impl->acceptor->local_endpoint();
+  server->port_ = bound.port();
+  server->bound_ = bound.address().is_v6() ? absl::StrCat("[", bound.address().to_string(), "]:",
+                                                          bound.port())
+                                           : absl::StrCat(bound.address().to_string(), ":",
+                                                          bound.port());
+  impl->SetUpMetrics();
+  impl->Accept();
+  for (auto& ctx : impl->contexts) {
+    impl->threads.emplace_back([c = ctx.get()] { c->run(); });
+  }
+  server->impl_ = std::move(impl);
+  log::Info("http_listening", {{"listener", server->options_.name},
+                               {"scheme", server->options_.scheme},
+                               {"address", server->bound_}});
+  return server;
+}
+
+const ServerCounters& Server::counters() const { return impl_->counters; }
+
+void Server::Stop(std::chrono::milliseconds grace) {
+  if (!impl_ || impl_->stopping.exchange(true)) return;
+  Impl& impl = *impl_;
+  asio::post(*impl.contexts[0], [&impl] {
+    beast::error_code ec;
+    impl.acceptor->close(ec);
+  });
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    absl::MutexLock lock(&impl.mu);
+    for (auto& weak : impl.sessions) {
+      if (auto s = weak.lock()) live.push_back(std::move(s));
+    }
+  }
+  for (auto& s : live) {
+    asio::post(s->executor(), [s] { s->Shutdown(); });
+  }
+  live.clear();
+  {
+    absl::MutexLock lock(&impl.mu);
+    auto drained = [&impl]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(impl.mu) { return impl.active == 0; };
+    impl.mu.AwaitWithTimeout(absl::Condition(&drained),
+                             absl::Milliseconds(static_cast<int64_t>(grace.count())));
+  }
+  for (auto& g : impl.guards) g.reset();
+  for (auto& c : impl.contexts) c->stop();
+  for (auto& t : impl.threads) t.join();
+  impl.threads.clear();
+  log::Info("http_stopped", {{"listener", options_.name}});
+}
+
+Server::~Server() { Stop(std::chrono::milliseconds(0)); }
+
+}  // namespace meshwork::http

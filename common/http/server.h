@@ -1,0 +1,82 @@
+// An HTTP/1.1 server on Boost.Beast.
+//
+// Threading: a listener owns `threads` workers, each running its own io_context. The
+// acceptor runs on worker 0 and hands each new connection to the next worker in turn; a
+// connection then lives on that worker for its whole life, so its handlers run there and
+// must never block (blocking work goes to a pool and answers through the Responder, which
+// posts back). Shared inputs (router, trusted proxies) are immutable or snapshots.
+//
+// Limits (all with clear answers): header bytes → 431, body bytes → 413, connections above
+// `max_connections` → 503 and close, a client idle between requests past `idle_timeout` or
+// slower than `read_timeout` to send a request is disconnected.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/http/router.h"
+#include "common/net/cidr.h"
+#include "prometheus/registry.h"
+
+namespace meshwork::http {
+
+// Returns the cluster's current trusted proxies (T-1); called once per request.
+using TrustedProxiesFn = std::function<std::shared_ptr<const net::CidrSet>()>;
+
+struct ServerOptions {
+  std::string name = "http";      // listener name in metrics and logs
+  std::string scheme = "http";    // public scheme of this listener
+  std::string listen = "127.0.0.1:0";  // ADDR:PORT; port 0 picks a free port
+  int threads = 2;
+  size_t header_limit_bytes = 16 * 1024;
+  uint64_t body_limit_bytes = 1024 * 1024;
+  std::chrono::milliseconds idle_timeout{30'000};
+  std::chrono::milliseconds read_timeout{15'000};
+  size_t max_connections = 10'000;
+  TrustedProxiesFn trusted_proxies;        // optional; none = trust no proxy
+  prometheus::Registry* registry = nullptr;  // optional; where request metrics go
+};
+
+// Byte counters of a listener, for load reports.
+struct ServerCounters {
+  std::atomic<uint64_t> bytes_in{0};
+  std::atomic<uint64_t> bytes_out{0};
+  std::atomic<uint64_t> connections{0};
+};
+
+class Server {
+ public:
+  // Binds and starts serving. Errors: InvalidArgument for a malformed `listen`,
+  // Unavailable when the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(ServerOptions options, Router router);
+  ~Server();  // Stop()s if still running
+
+  uint16_t port() const { return port_; }
+  const std::string& bound_address() const { return bound_; }  // "127.0.0.1:PORT"
+  const ServerOptions& options() const { return options_; }
+  const ServerCounters& counters() const;
+
+  // Graceful shutdown: stops accepting, lets in-flight requests finish and closes idle
+  // connections, waits up to `grace`, then stops the workers. Idempotent.
+  void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
+
+  class Impl;
+
+ private:
+  Server() = default;
+  ServerOptions options_;
+  uint16_t port_ = 0;
+  std::string bound_;
+  std::shared_ptr<Impl> impl_;
+};
+
+// Splits "ADDR:PORT" / "[V6]:PORT".
+absl::StatusOr<std::pair<std::string, uint16_t>> SplitHostPort(std::string_view listen);
+
+}  // namespace meshwork::http

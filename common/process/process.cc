@@ -1,0 +1,48 @@
+#include "common/process/process.h"
+
+#include <csignal>
+#include <cstdio>
+
+namespace meshwork {
+
+namespace {
+sigset_t ShutdownSet() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+}  // namespace
+
+void BlockShutdownSignals() {
+  sigset_t set = ShutdownSet();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+int WaitForShutdownSignal() {
+  sigset_t set = ShutdownSet();
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+void AnnounceReady(const nlohmann::json& listeners) {
+  std::printf("READY %s\n", listeners.dump().c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace meshwork
+
+namespace meshwork {
+void NormalizeFlagNames(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    char* a = argv[i];
+    if (a[0] != '-' || a[1] != '-') continue;
+    for (char* p = a + 2; *p && *p != '='; ++p) {
+      if (*p == '-') *p = '_';
+    }
+  }
+}
+}  // namespace meshwork

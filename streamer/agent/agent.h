@@ -1,0 +1,80 @@
+// The streamer's side of the control channel (C-1…C-5).
+//
+// One thread runs the loop: Register (3 s deadline) → apply the snapshot → Session: a hello
+// with the revision held, then a load report every interval while a second thread reads
+// config updates and applies them. Any failure closes the session and retries after a
+// jittered exponential backoff from 100 ms to 4 s (so a returning central sees every node
+// again within 5 s). Config is only ever replaced whole (Snapshot), so serving threads keep
+// working on the last configuration while central is away (C-5).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "common/sync/snapshot.h"
+#include "meshwork/v1/control.grpc.pb.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
+#include "streamer/agent/node_config.h"
+
+namespace grpc {
+class ClientContext;
+}
+
+namespace meshwork::streamer {
+
+struct AgentOptions {
+  std::string central;  // HOST:PORT of central's gRPC listener
+  meshwork::v1::RegisterRequest registration;  // identity, listeners, addresses
+  std::chrono::milliseconds report_interval{1000};
+  std::chrono::milliseconds rpc_deadline{3000};
+  std::chrono::milliseconds backoff_min{100};
+  std::chrono::milliseconds backoff_max{4000};
+};
+
+// Fills the parts of a load report only the node's other modules know (sessions, streams,
+// listener bytes). Called on the agent thread.
+using ReportFiller = std::function<void(meshwork::v1::LoadReport&)>;
+
+class Agent {
+ public:
+  Agent(AgentOptions options, Snapshot<NodeConfig>* config, ReportFiller filler,
+        prometheus::Registry* metrics);
+  ~Agent();  // Stop()s
+
+  void Start();
+  void Stop();
+  bool connected() const { return connected_.load(); }
+
+ private:
+  void Loop();
+  // One Register + Session; returns when the session ends. True when it got as far as an
+  // open session (the backoff then starts again from its minimum).
+  bool RunOnce();
+  void Apply(const meshwork::v1::ConfigUpdate& update);
+  meshwork::v1::LoadReport BuildReport();
+  bool WaitFor(std::chrono::milliseconds d);  // false when stopping
+
+  AgentOptions options_;
+  Snapshot<NodeConfig>* config_;
+  ReportFiller filler_;
+  std::atomic<bool> connected_{false};
+
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* active_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::thread thread_;
+
+  prometheus::Gauge* revision_gauge_ = nullptr;
+  prometheus::Gauge* connected_gauge_ = nullptr;
+  prometheus::Counter* reports_ = nullptr;
+  prometheus::Counter* reconnects_ = nullptr;
+};
+
+}  // namespace meshwork::streamer

@@ -1,0 +1,133 @@
+// streamer: one node of the cluster (ingest, origin or edge). Wiring only.
+#include <memory>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "common/http/server.h"
+#include "common/log/log.h"
+#include "common/process/process.h"
+#include "meshwork/v1/role_names.h"
+#include "streamer/agent/agent.h"
+#include "streamer/delivery/node_routes.h"
+
+ABSL_FLAG(std::string, central, "127.0.0.1:9090", "HOST:PORT of central's gRPC listener");
+ABSL_FLAG(std::string, node_id, "", "this node's id (required)");
+ABSL_FLAG(std::string, hostname, "", "public host name of this node (default: the listen host)");
+ABSL_FLAG(std::string, role, "edge", "ingest, origin or edge");
+ABSL_FLAG(std::string, listen, "127.0.0.1:8081", "ADDR:PORT of the viewer listener");
+ABSL_FLAG(std::string, publish_listen, "127.0.0.1:8082", "ADDR:PORT of the publish listener");
+ABSL_FLAG(int, public_port, 0, "public port of the viewer listener when port-forwarded");
+ABSL_FLAG(int, http_threads, 2, "worker threads of the viewer listener");
+ABSL_FLAG(int, publish_threads, 1, "worker threads of the publish listener");
+
+namespace meshwork::streamer {
+namespace {
+
+constexpr char kVersion[] = "0.1.0";
+constexpr uint32_t kProtocolVersion = 1;
+
+int Run() {
+  const std::string node_id = absl::GetFlag(FLAGS_node_id);
+  v1::Role role;
+  if (node_id.empty() || !v1::ParseRole(absl::GetFlag(FLAGS_role), &role)) {
+    log::Error("startup_failed", {{"error", "--node-id and --role=ingest|origin|edge are required"}});
+    return 2;
+  }
+  BlockShutdownSignals();
+  auto metrics = std::make_shared<prometheus::Registry>();
+  Snapshot<NodeConfig> config;
+  auto trusted = [&config] { return config.Get()->trusted_proxies; };
+
+  std::unique_ptr<Agent> agent;
+  NodeIdentity identity{node_id, absl::GetFlag(FLAGS_hostname), absl::GetFlag(FLAGS_role),
+                        kVersion};
+  if (identity.hostname.empty()) {
+    auto hp = http::SplitHostPort(absl::GetFlag(FLAGS_listen));
+    identity.hostname = hp.ok() ? hp->first : "localhost";
+  }
+  auto connected = [&agent] { return agent && agent->connected(); };
+
+  http::Router viewer_router;
+  AddNodeRoutes(viewer_router, identity, &config, metrics.get(), connected);
+  http::ServerOptions viewer;
+  viewer.name = "http";
+  viewer.listen = absl::GetFlag(FLAGS_listen);
+  viewer.threads = absl::GetFlag(FLAGS_http_threads);
+  viewer.registry = metrics.get();
+  viewer.trusted_proxies = trusted;
+  auto viewer_server = http::Server::Start(viewer, std::move(viewer_router));
+  if (!viewer_server.ok()) {
+    log::Error("startup_failed", {{"error", viewer_server.status().ToString()}});
+    return 1;
+  }
+
+  http::Router publish_router;
+  AddNodeRoutes(publish_router, identity, &config, metrics.get(), connected);
+  http::ServerOptions publish;
+  publish.name = "publish";
+  publish.listen = absl::GetFlag(FLAGS_publish_listen);
+  publish.threads = absl::GetFlag(FLAGS_publish_threads);
+  publish.registry = metrics.get();
+  publish.trusted_proxies = trusted;
+  auto publish_server = http::Server::Start(publish, std::move(publish_router));
+  if (!publish_server.ok()) {
+    log::Error("startup_failed", {{"error", publish_server.status().ToString()}});
+    return 1;
+  }
+
+  AgentOptions agent_options;
+  agent_options.central = absl::GetFlag(FLAGS_central);
+  auto& reg = agent_options.registration;
+  reg.set_node_id(node_id);
+  reg.set_version(kVersion);
+  reg.set_protocol_version(kProtocolVersion);
+  reg.set_role(role);
+  reg.set_hostname(identity.hostname);
+  reg.set_public_port(absl::GetFlag(FLAGS_public_port));
+  auto bound_host = http::SplitHostPort((*viewer_server)->bound_address());
+  if (bound_host.ok()) reg.add_addresses(bound_host->first);
+  auto* l = reg.add_listeners();
+  l->set_name("http");
+  l->set_scheme("http");
+  l->set_port((*viewer_server)->port());
+  l = reg.add_listeners();
+  l->set_name("publish");
+  l->set_scheme("http");
+  l->set_port((*publish_server)->port());
+
+  const http::Server* servers[] = {viewer_server->get(), publish_server->get()};
+  auto filler = [servers](v1::LoadReport& report) {
+    uint64_t in = 0, out = 0;
+    for (const auto* s : servers) {
+      in += s->counters().bytes_in.load();
+      out += s->counters().bytes_out.load();
+    }
+    report.set_listener_bytes_in(in);
+    report.set_listener_bytes_out(out);
+  };
+  agent = std::make_unique<Agent>(agent_options, &config, filler, metrics.get());
+  agent->Start();
+
+  AnnounceReady({{"http", (*viewer_server)->bound_address()},
+                 {"publish", (*publish_server)->bound_address()}});
+  log::Info("streamer_started", {{"node", node_id}, {"role", identity.role},
+                                 {"central", agent_options.central}});
+  int sig = WaitForShutdownSignal();
+  log::Info("streamer_stopping", {{"signal", sig}});
+  (*viewer_server)->Stop();
+  (*publish_server)->Stop();
+  agent->Stop();
+  log::Info("streamer_stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace meshwork::streamer
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("Meshwork streamer: ingest, origin or edge node");
+  meshwork::NormalizeFlagNames(argc, argv);
+  absl::ParseCommandLine(argc, argv);
+  return meshwork::streamer::Run();
+}

@@ -1,0 +1,175 @@
+#include "tests/integration/harness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "common/http/client.h"
+#include "common/http/server.h"
+
+namespace meshwork::testing {
+
+std::unique_ptr<Process> Process::Start(const std::vector<std::string>& argv,
+                                        const std::string& log_path) {
+  int out[2];
+  REQUIRE(pipe2(out, O_CLOEXEC) == 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (log >= 0) dup2(log, STDERR_FILENO);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(out[1]);
+  auto p = std::unique_ptr<Process>(new Process());
+  p->pid_ = pid;
+  p->stdout_fd_ = out[0];
+  p->log_path_ = log_path;
+  return p;
+}
+
+Process::~Process() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  if (stdout_fd_ >= 0) close(stdout_fd_);
+}
+
+nlohmann::json Process::WaitReady(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    size_t nl;
+    while ((nl = pending_.find('\n')) != std::string::npos) {
+      std::string line = pending_.substr(0, nl);
+      pending_.erase(0, nl + 1);
+      if (line.rfind("READY ", 0) == 0) return nlohmann::json::parse(line.substr(6));
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) FAIL("process did not become ready; log: " << log_path_);
+    pollfd pfd{stdout_fd_, POLLIN, 0};
+    int r = poll(&pfd, 1, static_cast<int>(left.count()));
+    if (r <= 0) continue;
+    char buf[4096];
+    ssize_t n = read(stdout_fd_, buf, sizeof buf);
+    if (n <= 0) FAIL("process exited before it was ready; log: " << log_path_);
+    pending_.append(buf, static_cast<size_t>(n));
+  }
+}
+
+void Process::Signal(int sig) {
+  if (pid_ > 0) kill(pid_, sig);
+}
+
+int Process::Wait() {
+  int status = 0;
+  if (pid_ > 0) {
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  return status;
+}
+
+std::string MakeTempDir(const std::string& tag) {
+  static std::atomic<int> counter{0};
+  auto base = std::filesystem::temp_directory_path() / "meshwork-tests";
+  std::filesystem::create_directories(base);
+  auto dir = base / (tag + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+nlohmann::json HttpResult::Json() const {
+  return nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+}
+
+HttpResult Http(const std::string& method, const std::string& address, const std::string& target,
+                const std::string& body,
+                const std::vector<std::pair<std::string, std::string>>& headers) {
+  HttpResult result;
+  auto hp = http::SplitHostPort(address);
+  if (!hp.ok()) {
+    result.error = std::string(hp.status().message());
+    return result;
+  }
+  http::ClientRequest req;
+  req.host = hp->first;
+  req.port = hp->second;
+  req.method = http::beast_http::string_to_verb(method);
+  req.target = target;
+  req.body = body;
+  req.headers = headers;
+  if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+  req.timeout = 5s;
+  auto res = http::Fetch(std::move(req));
+  if (!res.ok()) {
+    result.error = std::string(res.status().message());
+    return result;
+  }
+  result.status = res->result_int();
+  result.body = res->body();
+  for (const auto& f : *res) {
+    result.headers[std::string(f.name_string())] = std::string(f.value());
+  }
+  return result;
+}
+
+bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds* elapsed) {
+  auto start = std::chrono::steady_clock::now();
+  while (true) {
+    if (condition()) {
+      if (elapsed) {
+        *elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - start);
+      }
+      return true;
+    }
+    if (std::chrono::steady_clock::now() - start > timeout) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+Central StartCentral(const std::string& data_dir, const std::string& http,
+                     const std::string& grpc, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {MESHWORK_CENTRAL_BIN, "--data-dir=" + data_dir,
+                                   "--http-listen=" + http, "--grpc-listen=" + grpc};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  Central c;
+  c.process = Process::Start(argv, data_dir + ".central.log");
+  auto ready = c.process->WaitReady();
+  c.http = ready["http"].get<std::string>();
+  c.grpc = ready["grpc"].get<std::string>();
+  return c;
+}
+
+Streamer StartStreamer(const std::string& central_grpc, const std::string& id,
+                       const std::string& role, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {MESHWORK_STREAMER_BIN, "--central=" + central_grpc,
+                                   "--node-id=" + id, "--role=" + role,
+                                   "--listen=127.0.0.1:0", "--publish-listen=127.0.0.1:0"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  Streamer s;
+  s.process = Process::Start(argv, MakeTempDir("streamer-" + id) + ".log");
+  auto ready = s.process->WaitReady();
+  s.http = ready["http"].get<std::string>();
+  s.publish = ready["publish"].get<std::string>();
+  return s;
+}
+
+}  // namespace meshwork::testing

@@ -1,0 +1,84 @@
+// Integration-test harness: real central and streamer processes on port 0 of loopback,
+// their READY lines, and a small HTTP client.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+
+namespace meshwork::testing {
+
+using namespace std::chrono_literals;
+
+// A child process whose stdout is read for the `READY {json}` line; stderr goes to a log
+// file kept for failure diagnosis. Killed with SIGKILL when destroyed while running.
+class Process {
+ public:
+  static std::unique_ptr<Process> Start(const std::vector<std::string>& argv,
+                                        const std::string& log_path);
+  ~Process();
+
+  // Blocks until the READY line (returns its JSON) or the timeout/exit (fails the test).
+  nlohmann::json WaitReady(std::chrono::milliseconds timeout = 20s);
+  void Signal(int sig);
+  // Waits for exit; returns the exit status as from waitpid.
+  int Wait();
+  bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  const std::string& log_path() const { return log_path_; }
+
+ private:
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  std::string log_path_;
+  std::string pending_;
+};
+
+// A fresh directory under the build's temp area.
+std::string MakeTempDir(const std::string& tag);
+
+struct HttpResult {
+  int status = 0;  // 0 when the request failed at the transport level
+  std::string body;
+  std::map<std::string, std::string> headers;
+  std::string error;
+  nlohmann::json Json() const;
+};
+
+HttpResult Http(const std::string& method, const std::string& address, const std::string& target,
+                const std::string& body = "",
+                const std::vector<std::pair<std::string, std::string>>& headers = {});
+
+// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held
+// and, through `elapsed`, how long it took. For waiting on other processes' state, which
+// no in-process event can signal.
+bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds* elapsed = nullptr);
+
+struct Central {
+  std::unique_ptr<Process> process;
+  std::string http;  // 127.0.0.1:PORT
+  std::string grpc;
+};
+// Starts central on `data_dir`; ports 0 unless given (to restart on the same ports).
+Central StartCentral(const std::string& data_dir, const std::string& http = "127.0.0.1:0",
+                     const std::string& grpc = "127.0.0.1:0",
+                     const std::vector<std::string>& extra = {});
+
+struct Streamer {
+  std::unique_ptr<Process> process;
+  std::string http;
+  std::string publish;
+};
+Streamer StartStreamer(const std::string& central_grpc, const std::string& id,
+                       const std::string& role = "edge",
+                       const std::vector<std::string>& extra = {});
+
+}  // namespace meshwork::testing
