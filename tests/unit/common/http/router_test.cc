@@ -1,0 +1,158 @@
+#include "common/http/router.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+namespace meshwork::http {
+namespace {
+
+// A handler that records its name in `*hit` when called.
+Handler Tag(std::string* hit, std::string name) {
+  return [hit, name](RequestContext&, Responder) { *hit = name; };
+}
+
+// Runs the matched handler and returns the tag it recorded.
+std::string Call(const Router::Match& match, std::string* hit) {
+  REQUIRE(match.result == Router::MatchResult::kFound);
+  REQUIRE(match.handler != nullptr);
+  hit->clear();
+  RequestContext ctx;
+  (*match.handler)(ctx, Responder(nullptr));
+  return *hit;
+}
+
+using Params = std::vector<std::string>;
+
+TEST_CASE("Router: {name} captures one path segment") {
+  std::string hit;
+  Router router;
+  router.Add({Verb::get}, "/central/api-v4/streamers/{id}", Tag(&hit, "streamer"));
+  router.Add({Verb::get}, "/central/api-v4/zones/{name}/nodes/{node}", Tag(&hit, "node"));
+
+  auto m = router.Find(Verb::get, "/central/api-v4/streamers/edge-1");
+  CHECK(Call(m, &hit) == "streamer");
+  CHECK(m.params == Params{"edge-1"});
+
+  m = router.Find(Verb::get, "/central/api-v4/zones/spb/nodes/edge-2");
+  CHECK(Call(m, &hit) == "node");
+  CHECK(m.params == Params{"spb", "edge-2"});
+
+  // A capture needs exactly one non-empty segment.
+  CHECK(router.Find(Verb::get, "/central/api-v4/streamers/").result ==
+        Router::MatchResult::kNoPath);
+  CHECK(router.Find(Verb::get, "/central/api-v4/streamers").result ==
+        Router::MatchResult::kNoPath);
+  CHECK(router.Find(Verb::get, "/central/api-v4/streamers/a/b").result ==
+        Router::MatchResult::kNoPath);
+  // Literal segments must match exactly.
+  CHECK(router.Find(Verb::get, "/central/api-v4/streamer/edge-1").result ==
+        Router::MatchResult::kNoPath);
+}
+
+TEST_CASE("Router: a final {name...} captures the rest of the path") {
+  std::string hit;
+  Router router;
+  router.Add({Verb::get}, "/static/{path...}", Tag(&hit, "static"));
+
+  auto m = router.Find(Verb::get, "/static/css/site.css");
+  CHECK(Call(m, &hit) == "static");
+  CHECK(m.params == Params{"css/site.css"});
+
+  m = router.Find(Verb::get, "/static/index.html");
+  CHECK(Call(m, &hit) == "static");
+  CHECK(m.params == Params{"index.html"});
+
+  // One or more segments, none of them empty.
+  CHECK(router.Find(Verb::get, "/static").result == Router::MatchResult::kNoPath);
+  CHECK(router.Find(Verb::get, "/static/").result == Router::MatchResult::kNoPath);
+  CHECK(router.Find(Verb::get, "/static/a//b").result == Router::MatchResult::kNoPath);
+  CHECK(router.Find(Verb::get, "/static/a/").result == Router::MatchResult::kNoPath);
+}
+
+TEST_CASE("Router: captures and rest combine") {
+  std::string hit;
+  Router router;
+  router.Add({Verb::get}, "/live/{stream}/{file...}", Tag(&hit, "live"));
+  auto m = router.Find(Verb::get, "/live/news/720p/index.m3u8");
+  CHECK(Call(m, &hit) == "live");
+  CHECK(m.params == Params{"news", "720p/index.m3u8"});
+}
+
+TEST_CASE("Router: an unknown path is kNoPath and a known path with another verb is kNoMethod") {
+  std::string hit;
+  Router router;
+  router.Add({Verb::get, Verb::put, Verb::patch}, "/zones/{name}", Tag(&hit, "zone"));
+  router.Add({Verb::delete_}, "/zones/{name}", Tag(&hit, "zone-delete"));
+  router.Add({Verb::get}, "/zones", Tag(&hit, "zones"));
+
+  auto none = router.Find(Verb::get, "/nowhere");
+  CHECK(none.result == Router::MatchResult::kNoPath);
+  CHECK(none.handler == nullptr);
+  CHECK(none.allow.empty());
+
+  auto no_method = router.Find(Verb::post, "/zones/spb");
+  CHECK(no_method.result == Router::MatchResult::kNoMethod);
+  CHECK(no_method.handler == nullptr);
+  CHECK(no_method.allow == "GET, PUT, PATCH, DELETE");
+
+  auto list = router.Find(Verb::delete_, "/zones");
+  CHECK(list.result == Router::MatchResult::kNoMethod);
+  CHECK(list.allow == "GET");
+
+  CHECK(Call(router.Find(Verb::delete_, "/zones/spb"), &hit) == "zone-delete");
+  CHECK(Call(router.Find(Verb::patch, "/zones/spb"), &hit) == "zone");
+}
+
+TEST_CASE("Router: HEAD is accepted wherever GET is") {
+  std::string hit;
+  Router router;
+  router.Add({Verb::get}, "/metrics", Tag(&hit, "metrics"));
+  router.Add({Verb::post}, "/publish", Tag(&hit, "publish"));
+
+  CHECK(Call(router.Find(Verb::head, "/metrics"), &hit) == "metrics");
+  auto head_post = router.Find(Verb::head, "/publish");
+  CHECK(head_post.result == Router::MatchResult::kNoMethod);
+  CHECK(head_post.allow == "POST");
+}
+
+TEST_CASE("Router: the first matching route wins") {
+  std::string hit;
+  Router router;
+  router.Add({Verb::get}, "/streams/special", Tag(&hit, "special"));
+  router.Add({Verb::get}, "/streams/{name}", Tag(&hit, "generic"));
+  router.Add({Verb::get}, "/streams/{name}", Tag(&hit, "shadowed"));
+  router.Add({Verb::get}, "/files/{rest...}", Tag(&hit, "files-rest"));
+  router.Add({Verb::get}, "/files/{name}", Tag(&hit, "files-one"));
+
+  auto special = router.Find(Verb::get, "/streams/special");
+  CHECK(Call(special, &hit) == "special");
+  CHECK(special.params.empty());
+  auto generic = router.Find(Verb::get, "/streams/other");
+  CHECK(Call(generic, &hit) == "generic");
+  CHECK(generic.params == Params{"other"});
+  CHECK(Call(router.Find(Verb::get, "/files/a"), &hit) == "files-rest");
+}
+
+TEST_CASE("Router: a later route with the method is found after an earlier one without it") {
+  std::string hit;
+  Router router;
+  router.Add({Verb::get}, "/config", Tag(&hit, "get"));
+  router.Add({Verb::patch}, "/config", Tag(&hit, "patch"));
+  CHECK(Call(router.Find(Verb::patch, "/config"), &hit) == "patch");
+  CHECK(Call(router.Find(Verb::get, "/config"), &hit) == "get");
+  auto put = router.Find(Verb::put, "/config");
+  CHECK(put.result == Router::MatchResult::kNoMethod);
+  CHECK(put.allow == "GET, PATCH");
+}
+
+TEST_CASE("Router: the root path") {
+  std::string hit;
+  Router router;
+  router.Add({Verb::get}, "/", Tag(&hit, "root"));
+  CHECK(Call(router.Find(Verb::get, "/"), &hit) == "root");
+  CHECK(router.Find(Verb::get, "/x").result == Router::MatchResult::kNoPath);
+}
+
+}  // namespace
+}  // namespace meshwork::http
