@@ -7,6 +7,9 @@
 #include "absl/flags/usage.h"
 #include "boost/asio/thread_pool.hpp"
 #include "central/api/admin_api.h"
+#include "central/api/viewer_api.h"
+#include "central/routing/routing_service.h"
+#include "central/rpc/routing_rpc.h"
 #include "central/cluster/node_registry.h"
 #include "central/model/config_service.h"
 #include "central/rpc/control_service.h"
@@ -65,10 +68,14 @@ int Run() {
   NodeRegistry registry(RealClock::Get(),
                         std::chrono::milliseconds(absl::GetFlag(FLAGS_offline_after_ms)),
                         store->get(), metrics.get());
-  (*config)->Subscribe([&registry, &revision_gauge](std::shared_ptr<const ClusterConfig> next) {
-    revision_gauge.Set(static_cast<double>(next->revision));
-    registry.ConfigChanged(std::move(next));
-  });
+  RoutingService routing(&registry, metrics.get());
+  routing.ConfigChanged(*(*config)->Current());
+  (*config)->Subscribe(
+      [&registry, &routing, &revision_gauge](std::shared_ptr<const ClusterConfig> next) {
+        revision_gauge.Set(static_cast<double>(next->revision));
+        routing.ConfigChanged(*next);
+        registry.ConfigChanged(std::move(next));
+      });
   registry.StartSweeper(std::chrono::milliseconds(200));
 
   boost::asio::thread_pool blocking_pool(2);
@@ -78,6 +85,8 @@ int Run() {
   builder.AddListeningPort(absl::GetFlag(FLAGS_grpc_listen), grpc::InsecureServerCredentials(),
                            &grpc_port);
   builder.RegisterService(&control);
+  RoutingRpc routing_rpc(&routing);
+  builder.RegisterService(&routing_rpc);
   // Nodes ping every 2 s to notice a dead link; allow it.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
@@ -92,9 +101,10 @@ int Run() {
   log::Info("grpc_listening", {{"port", grpc_port}});
 
   http::Router router;
-  AdminApi api(config->get(), &registry, &blocking_pool);
+  AdminApi api(config->get(), &registry, &routing, &blocking_pool);
   api.AddRoutes(router);
   router.Add({http::Verb::get}, "/metrics", http::MetricsHandler(metrics.get()));
+  AddViewerRoutes(router, config->get(), &routing);
 
   http::ServerOptions options;
   options.name = "http";

@@ -4,6 +4,8 @@
 #include "boost/asio/post.hpp"
 #include "central/model/json_fields.h"
 #include "common/http/response.h"
+#include "common/net/ip_address.h"
+#include "common/status/status_map.h"
 
 namespace meshwork::central {
 
@@ -24,8 +26,117 @@ json AdminApi::StreamerJson(const StreamerRecord& record) const {
   return out;
 }
 
+void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collection,
+                               ObjectKind kind) {
+  const std::string path = std::string(kApiPrefix) + "/" + collection;
+  router.Add({Verb::get}, path, [this, kind, collection](RequestContext&, Responder r) {
+    json list = json::array();
+    for (const auto& [name, record] : config_->Current()->Objects(kind)) {
+      list.push_back(record.object);  // std::map: sorted by name (M-1)
+    }
+    r.Send(http::JsonResponse(http::Status::ok, {{collection, list}}));
+  });
+  const std::string item = path + "/{name...}";
+  router.Add({Verb::get}, item, [this, kind](RequestContext& ctx, Responder r) {
+    auto config = config_->Current();
+    auto it = config->Objects(kind).find(ctx.params[0]);
+    if (it == config->Objects(kind).end()) {
+      return r.Send(http::ErrorResponse(
+          absl::NotFoundError(absl::StrCat("\"", ctx.params[0], "\" does not exist"))));
+    }
+    r.Send(http::JsonResponse(http::Status::ok, it->second.object));
+  });
+  router.Add({Verb::put}, item, [this, kind](RequestContext& ctx, Responder r) {
+    auto body = ParseObjectBody(ctx.request.body());
+    if (!body.ok()) return r.Send(http::ErrorResponse(body.status()));
+    OnPool(std::move(r), [this, kind, name = ctx.params[0], body = std::move(*body)] {
+      auto result = config_->PutObject(kind, name, body);
+      if (!result.ok()) return http::ErrorResponse(result.status());
+      return http::JsonResponse(result->created ? http::Status::created : http::Status::ok,
+                                result->object);
+    });
+  });
+  router.Add({Verb::patch}, item, [this, kind](RequestContext& ctx, Responder r) {
+    auto body = ParseObjectBody(ctx.request.body());
+    if (!body.ok()) return r.Send(http::ErrorResponse(body.status()));
+    OnPool(std::move(r), [this, kind, name = ctx.params[0], patch = std::move(*body)] {
+      auto result = config_->PatchObject(kind, name, patch);
+      if (!result.ok()) return http::ErrorResponse(result.status());
+      return http::JsonResponse(http::Status::ok, *result);
+    });
+  });
+  router.Add({Verb::delete_}, item, [this, kind](RequestContext& ctx, Responder r) {
+    OnPool(std::move(r), [this, kind, name = ctx.params[0]] {
+      absl::Status status = config_->DeleteObject(kind, name);
+      if (!status.ok()) return http::ErrorResponse(status);
+      return http::MakeResponse(http::Status::no_content, "", "application/json");
+    });
+  });
+}
+
+namespace {
+
+// The client a route query is for: `?client=IP` (an operator testing a route) or the
+// request's own client address (T-2).
+absl::StatusOr<std::optional<net::IpAddress>> QueryClient(const RequestContext& ctx) {
+  auto param = ctx.QueryParam("client");
+  if (!param) return std::optional<net::IpAddress>(ctx.client);
+  auto ip = net::IpAddress::Parse(*param);
+  if (!ip.ok()) return InvalidField("client", std::string(ip.status().message()));
+  return std::optional<net::IpAddress>(ip->Unmapped());
+}
+
+}  // namespace
+
+void AdminApi::AddRouteQueries(http::Router& router) {
+  const std::string api = kApiPrefix;
+  // Z-21: candidate zones in chain order with their eligible nodes by load.
+  router.Add({Verb::get}, api + "/routes/{stream...}", [this](RequestContext& ctx, Responder r) {
+    auto client = QueryClient(ctx);
+    if (!client.ok()) return r.Send(http::ErrorResponse(client.status()));
+    std::string scheme = ctx.QueryParam("scheme").value_or(ctx.scheme);
+    auto snapshot = routing_->snapshot();
+    auto decision = routing_->Route(*snapshot, ctx.params[0], *client, RouteMode::kListAll);
+    if (!decision.ok()) {
+      auto res = http::ErrorResponse(decision.status());
+      if (decision.status().code() == absl::StatusCode::kUnavailable) {
+        res.set(http::beast_http::field::retry_after, "2");
+      }
+      return r.Send(std::move(res));
+    }
+    json body = routing_->DecisionJson(*snapshot, *decision, scheme);
+    body["stream"] = ctx.params[0];
+    body["client"] = *client ? json((*client)->ToString()) : json();
+    r.Send(http::JsonResponse(http::Status::ok, body));
+  });
+  // Z-24: which replica of a VOD asset a client gets.
+  router.Add({Verb::get}, api + "/vod-routes/{name...}", [this](RequestContext& ctx,
+                                                                Responder r) {
+    auto client = QueryClient(ctx);
+    if (!client.ok()) return r.Send(http::ErrorResponse(client.status()));
+    auto config = config_->Current();
+    auto it = config->vod.find(ctx.params[0]);
+    if (it == config->vod.end()) {
+      return r.Send(http::ErrorResponse(absl::NotFoundError(
+          absl::StrCat("VOD asset \"", ctx.params[0], "\" does not exist"))));
+    }
+    auto snapshot = routing_->snapshot();
+    auto node = routing_->selector().ChooseVod(*snapshot, it->second.object, *client);
+    if (!node.ok()) return r.Send(http::ErrorResponse(node.status()));
+    const RouteNode& chosen = snapshot->nodes()[*node];
+    r.Send(http::JsonResponse(
+        http::Status::ok,
+        {{"name", ctx.params[0]},
+         {"selected", {{"id", chosen.id}, {"url", RoutingService::NodeUrl(chosen, ctx.scheme)}}}}));
+  });
+}
+
 void AdminApi::AddRoutes(http::Router& router) {
   const std::string api = kApiPrefix;
+  AddObjectRoutes(router, "zones", ObjectKind::kZone);
+  AddObjectRoutes(router, "streams", ObjectKind::kStream);
+  AddObjectRoutes(router, "vod", ObjectKind::kVod);
+  AddRouteQueries(router);
 
   router.Add({Verb::get}, api + "/config", [this](RequestContext&, Responder r) {
     r.Send(http::JsonResponse(http::Status::ok, ConfigService::ConfigJson(*config_->Current())));

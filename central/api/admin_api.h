@@ -1,4 +1,5 @@
-// The REST API under /central/api-v4/ (M-1): config (T-1…T-7) and streamers. Reads answer
+// The REST API under /central/api-v4/ (M-1): config (T-1…T-7), streamers, zones, streams,
+// VOD assets, and the read-only route queries (Z-21, Z-24). Reads answer
 // from the snapshot on the HTTP worker; writes run on the blocking pool (they wait for the
 // synced store) and answer from there.
 #pragma once
@@ -6,6 +7,7 @@
 #include "boost/asio/thread_pool.hpp"
 #include "central/cluster/node_registry.h"
 #include "central/model/config_service.h"
+#include "central/routing/routing_service.h"
 #include "common/http/router.h"
 
 namespace meshwork::central {
@@ -15,18 +17,23 @@ inline constexpr char kApiPrefix[] = "/central/api-v4";
 class AdminApi {
  public:
   // All pointers must outlive the API and the server it is routed on.
-  AdminApi(ConfigService* config, NodeRegistry* registry, boost::asio::thread_pool* pool)
-      : config_(config), registry_(registry), pool_(pool) {}
+  AdminApi(ConfigService* config, NodeRegistry* registry, RoutingService* routing,
+           boost::asio::thread_pool* pool)
+      : config_(config), registry_(registry), routing_(routing), pool_(pool) {}
 
   void AddRoutes(http::Router& router);
 
  private:
   nlohmann::json StreamerJson(const StreamerRecord& record) const;
+  // GET/PUT/PATCH/DELETE of zones, streams or VOD assets under `collection`.
+  void AddObjectRoutes(http::Router& router, const std::string& collection, ObjectKind kind);
+  void AddRouteQueries(http::Router& router);
   // Runs `work` on the blocking pool and sends its response.
   void OnPool(http::Responder responder, std::function<http::Response()> work);
 
   ConfigService* config_;
   NodeRegistry* registry_;
+  RoutingService* routing_;
   boost::asio::thread_pool* pool_;
 };
 

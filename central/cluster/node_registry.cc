@@ -98,11 +98,37 @@ void NodeRegistry::Registered(const v1::RegisterRequest& request) {
   Node& node = nodes_[request.node_id()];
   node.registration = request;
   node.registered = true;
+  NodeEndpoints endpoints;
+  endpoints.public_port = request.public_port();
+  for (const auto& l : request.listeners()) {
+    if (l.name() == "publish") continue;
+    if (l.scheme() == "https" && endpoints.https_port == 0) endpoints.https_port = l.port();
+    if (l.scheme() == "http" && endpoints.http_port == 0) endpoints.http_port = l.port();
+  }
+  node.live->SetEndpoints(endpoints);
+}
+
+std::shared_ptr<LiveNode> NodeRegistry::Live(const std::string& node_id) {
+  absl::MutexLock lock(&mu_);
+  return nodes_[node_id].live;
+}
+
+void NodeRegistry::RefreshLiveStreamsLocked() {
+  auto now = clock_.Monotonic();
+  auto next = std::make_shared<StreamSet>();
+  for (const auto& [id, node] : nodes_) {
+    if (!node.live->Online(now, offline_after_)) continue;
+    auto working = node.live->working_streams();
+    if (working) next->insert(working->begin(), working->end());
+  }
+  if (*next != *live_streams_.Get()) live_streams_.Set(std::move(next));
 }
 
 void NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel) {
   absl::MutexLock lock(&mu_);
-  nodes_[node_id].channels.push_back(std::move(channel));
+  Node& node = nodes_[node_id];
+  node.channels.push_back(std::move(channel));
+  node.live->AddSession();
   if (sessions_gauge_) sessions_gauge_->Increment();
 }
 
@@ -115,6 +141,7 @@ void NodeRegistry::Detach(const std::string& node_id, const NodeChannel* channel
                                 [channel](const auto& c) { return c.get() == channel; });
   if (removed != channels.end()) {
     channels.erase(removed, channels.end());
+    it->second.live->RemoveSession();
     if (sessions_gauge_) sessions_gauge_->Decrement();
   }
 }
@@ -127,6 +154,21 @@ void NodeRegistry::Report(const std::string& node_id, const v1::LoadReport& repo
     node.has_report = true;
     node.report_at = clock_.Monotonic();
     node.report_wall = clock_.Now();
+    std::vector<std::string> working;
+    for (const auto& s : report.streams()) {
+      if (s.working()) working.push_back(s.name());
+    }
+    std::sort(working.begin(), working.end());
+    working.erase(std::unique(working.begin(), working.end()), working.end());
+    auto live = live_streams_.Get();
+    bool new_stream = std::any_of(working.begin(), working.end(),
+                                  [&live](const std::string& s) { return !live->contains(s); });
+    node.live->SetReport(
+        node.report_at,
+        report.has_play_sessions() ? std::optional<uint64_t>(report.play_sessions()) : std::nullopt,
+        report.has_out_kbit() ? std::optional<uint64_t>(report.out_kbit()) : std::nullopt,
+        std::move(working));
+    if (new_stream) RefreshLiveStreamsLocked();
   }
   if (heartbeats_) heartbeats_->Increment();
   if (store_) {
@@ -138,8 +180,7 @@ void NodeRegistry::Report(const std::string& node_id, const v1::LoadReport& repo
 }
 
 bool NodeRegistry::OnlineLocked(const Node& node) const {
-  return !node.channels.empty() && node.has_report &&
-         clock_.Monotonic() - node.report_at < offline_after_;
+  return node.live->Online(clock_.Monotonic(), offline_after_);
 }
 
 bool NodeRegistry::IsOnline(const std::string& node_id) const {
@@ -174,11 +215,11 @@ nlohmann::json NodeRegistry::StatusJson(const std::string& node_id) const {
                         {"age_s", age},
                         {"node_clock", Rfc3339(Clock::TimePoint(
                                            std::chrono::milliseconds(rep.node_clock_unix_ms())))},
-                        {"play_sessions", rep.play_sessions()},
-                        {"publish_sessions", rep.publish_sessions()},
-                        {"out_kbit", rep.out_kbit()},
-                        {"in_kbit", rep.in_kbit()},
-                        {"cpu_percent", rep.cpu_percent()},
+                        {"play_sessions", rep.has_play_sessions() ? nlohmann::json(rep.play_sessions()) : nlohmann::json()},
+                        {"publish_sessions", rep.has_publish_sessions() ? nlohmann::json(rep.publish_sessions()) : nlohmann::json()},
+                        {"out_kbit", rep.has_out_kbit() ? nlohmann::json(rep.out_kbit()) : nlohmann::json()},
+                        {"in_kbit", rep.has_in_kbit() ? nlohmann::json(rep.in_kbit()) : nlohmann::json()},
+                        {"cpu_percent", rep.has_cpu_percent() ? nlohmann::json(rep.cpu_percent()) : nlohmann::json()},
                         {"backup_sessions", rep.backup_sessions()},
                         {"refusals", rep.refusals()},
                         {"streams", StreamsJson(rep)}};
@@ -221,6 +262,7 @@ void NodeRegistry::Sweep() {
     }
     (now_online ? online : offline) += 1;
   }
+  RefreshLiveStreamsLocked();
   if (online_gauge_) online_gauge_->Set(online);
   if (offline_gauge_) offline_gauge_->Set(offline);
 }

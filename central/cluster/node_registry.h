@@ -15,7 +15,10 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/container/flat_hash_set.h"
+#include "central/cluster/live_node.h"
 #include "central/model/config_service.h"
+#include "common/sync/snapshot.h"
 #include "central/store/store.h"
 #include "common/time/clock.h"
 #include "meshwork/v1/control.pb.h"
@@ -46,6 +49,16 @@ class NodeRegistry {
   void Report(const std::string& node_id, const meshwork::v1::LoadReport& report);
 
   bool IsOnline(const std::string& node_id) const;
+
+  // The lock-free state of a node for routing; created on first use and kept for the life of
+  // the registry.
+  std::shared_ptr<LiveNode> Live(const std::string& node_id);
+  // Streams some online node reports working ("live somewhere", Z-13). Refreshed when a
+  // report names a stream not yet in it and on every Sweep().
+  using StreamSet = absl::flat_hash_set<std::string>;
+  std::shared_ptr<const StreamSet> live_streams() const { return live_streams_.Get(); }
+  std::chrono::milliseconds offline_after() const { return offline_after_; }
+  const Clock& clock() const { return clock_; }
   // The read-only `status` member of a streamer object (M-1).
   nlohmann::json StatusJson(const std::string& node_id) const;
 
@@ -67,7 +80,9 @@ class NodeRegistry {
     std::chrono::steady_clock::time_point report_at;
     Clock::TimePoint report_wall;
     bool online = false;  // as of the last Sweep()
+    std::shared_ptr<LiveNode> live = std::make_shared<LiveNode>();
   };
+  void RefreshLiveStreamsLocked() ABSL_SHARED_LOCKS_REQUIRED(mu_);
   bool OnlineLocked(const Node& node) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const Clock& clock_;
@@ -75,6 +90,7 @@ class NodeRegistry {
   Store* store_;
   mutable absl::Mutex mu_;
   std::map<std::string, Node> nodes_ ABSL_GUARDED_BY(mu_);
+  Snapshot<StreamSet> live_streams_;
 
   prometheus::Counter* heartbeats_ = nullptr;
   prometheus::Gauge* online_gauge_ = nullptr;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "central/model/json_fields.h"
+#include "central/model/object_codecs.h"
 #include "central/model/streamer_codec.h"
 #include "meshwork/v1/role_names.h"
 #include "common/log/log.h"
@@ -51,7 +52,132 @@ std::shared_ptr<const net::CidrSet> MakeSet(const std::vector<std::string>& cidr
   return std::make_shared<const net::CidrSet>(std::move(parsed));
 }
 
+struct KindInfo {
+  Kind store_kind;
+  const char* noun;
+  ObjectMap ClusterConfig::*records;
+};
+
+const KindInfo& Info(ObjectKind kind) {
+  static const KindInfo kZone{Kind::kZones, "zone", &ClusterConfig::zones};
+  static const KindInfo kStream{Kind::kStreams, "stream", &ClusterConfig::streams};
+  static const KindInfo kVod{Kind::kVod, "VOD asset", &ClusterConfig::vod};
+  switch (kind) {
+    case ObjectKind::kZone: return kZone;
+    case ObjectKind::kStream: return kStream;
+    case ObjectKind::kVod: return kVod;
+  }
+  return kZone;
+}
+
+std::span<const std::string_view> Members(ObjectKind kind) {
+  switch (kind) {
+    case ObjectKind::kZone: return ZoneMembers();
+    case ObjectKind::kStream: return StreamMembers();
+    case ObjectKind::kVod: return VodMembers();
+  }
+  return {};
+}
+
+absl::Status NotFound(ObjectKind kind, const std::string& name) {
+  return absl::NotFoundError(absl::StrCat(Info(kind).noun, " \"", name, "\" does not exist"));
+}
+
+// Z-3: every route of `zone` must be free or already this zone's.
+absl::Status CheckRouteOwnership(const json& zone, const ClusterConfig& config) {
+  const std::string name = zone["name"].get<std::string>();
+  std::map<std::string, std::string> owner;
+  for (const auto& [other, record] : config.zones) {
+    if (other == name) continue;
+    for (const auto& r : record.object["routes"]) owner.emplace(r.get<std::string>(), other);
+  }
+  const json& routes = zone["routes"];
+  for (size_t i = 0; i < routes.size(); ++i) {
+    auto it = owner.find(routes[i].get<std::string>());
+    if (it != owner.end()) {
+      return WithField(
+          absl::AlreadyExistsError(absl::StrCat("routes[", i, "]: ", it->first,
+                                                " already belongs to zone \"", it->second, "\"")),
+          absl::StrCat("routes[", i, "]"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+const ObjectMap& ClusterConfig::Objects(ObjectKind kind) const { return this->*Info(kind).records; }
+
+absl::StatusOr<json> ConfigService::ValidateObject(ObjectKind kind, const json& body,
+                                                   const std::string& name,
+                                                   const ClusterConfig& current) const {
+  switch (kind) {
+    case ObjectKind::kZone: {
+      ASSIGN_OR_RETURN(json zone, ValidateZone(body, name));
+      RETURN_IF_ERROR(CheckRouteOwnership(zone, current));
+      return zone;
+    }
+    case ObjectKind::kStream:
+      return ValidateStream(body, name);
+    case ObjectKind::kVod:
+      return ValidateVod(body, name);
+  }
+  return absl::InternalError("unknown kind");
+}
+
+absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitObject(
+    ObjectKind kind, const std::string& name, std::optional<json> canonical) {
+  const KindInfo& info = Info(kind);
+  auto next = std::make_shared<ClusterConfig>(*snapshot_.Get());
+  uint64_t revision = store_->revision() + 1;
+  std::optional<std::string> value;
+  if (canonical) value = Envelope(revision, *canonical);
+  ASSIGN_OR_RETURN(next->revision, store_->Commit({{info.store_kind, name, value}}));
+  ObjectMap& records = (*next).*info.records;
+  if (canonical) {
+    records[name] = ObjectRecord{std::move(*canonical), revision};
+  } else {
+    records.erase(name);
+  }
+  if (kind == ObjectKind::kZone) next->zones_revision = revision;
+  log::Info(canonical ? "object_saved" : "object_deleted",
+            {{"kind", info.noun}, {"name", name}, {"revision", next->revision}});
+  Publish(next);
+  return std::shared_ptr<const ClusterConfig>(next);
+}
+
+absl::StatusOr<ConfigService::PutResult> ConfigService::PutObject(ObjectKind kind,
+                                                                  const std::string& name,
+                                                                  const json& body) {
+  absl::MutexLock lock(&write_mu_);
+  auto current = snapshot_.Get();
+  ASSIGN_OR_RETURN(json canonical, ValidateObject(kind, body, name, *current));
+  bool created = !current->Objects(kind).contains(name);
+  RETURN_IF_ERROR(CommitObject(kind, name, canonical).status());
+  return PutResult{created, canonical};
+}
+
+absl::StatusOr<json> ConfigService::PatchObject(ObjectKind kind, const std::string& name,
+                                                const json& patch) {
+  if (!patch.is_object()) return InvalidField("body", "a merge patch must be a JSON object");
+  RETURN_IF_ERROR(RejectUnknownMembers(patch, Members(kind), ""));
+  absl::MutexLock lock(&write_mu_);
+  auto current = snapshot_.Get();
+  auto it = current->Objects(kind).find(name);
+  if (it == current->Objects(kind).end()) return NotFound(kind, name);
+  json merged = it->second.object;
+  merged.merge_patch(patch);
+  ASSIGN_OR_RETURN(json canonical, ValidateObject(kind, merged, name, *current));
+  if (canonical == it->second.object) return canonical;
+  RETURN_IF_ERROR(CommitObject(kind, name, canonical).status());
+  return canonical;
+}
+
+absl::Status ConfigService::DeleteObject(ObjectKind kind, const std::string& name) {
+  absl::MutexLock lock(&write_mu_);
+  if (!snapshot_.Get()->Objects(kind).contains(name)) return NotFound(kind, name);
+  return CommitObject(kind, name, std::nullopt).status();
+}
 
 absl::StatusOr<std::unique_ptr<ConfigService>> ConfigService::Load(Store* store) {
   std::unique_ptr<ConfigService> service(new ConfigService(store));
@@ -72,6 +198,18 @@ absl::StatusOr<std::unique_ptr<ConfigService>> ConfigService::Load(Store* store)
     record.settings = StreamerToProto(record.object);
     record.revision = env.first;
     config->streamers.emplace(id, std::move(record));
+  }
+  for (ObjectKind kind : {ObjectKind::kZone, ObjectKind::kStream, ObjectKind::kVod}) {
+    const KindInfo& info = Info(kind);
+    ASSIGN_OR_RETURN(auto objects, store->Scan(info.store_kind));
+    for (auto& [name, text] : objects) {
+      ASSIGN_OR_RETURN(auto env, OpenEnvelope(text, absl::StrCat(info.noun, " ", name)));
+      // Stored objects were valid when written; read them back as they are.
+      ((*config).*info.records)[name] = ObjectRecord{std::move(env.second), env.first};
+      if (kind == ObjectKind::kZone) {
+        config->zones_revision = std::max(config->zones_revision, env.first);
+      }
+    }
   }
   service->snapshot_.Set(std::move(config));
   return service;

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,16 @@ struct StreamerRecord {
   uint64_t revision = 0;  // the revision at which this streamer last changed
 };
 
+// A zone, stream or VOD asset: its canonical REST form and the revision at which it last
+// changed.
+struct ObjectRecord {
+  nlohmann::json object;
+  uint64_t revision = 0;
+};
+using ObjectMap = std::map<std::string, ObjectRecord>;
+
+enum class ObjectKind { kZone, kStream, kVod };
+
 // One immutable view of the whole configuration.
 struct ClusterConfig {
   uint64_t revision = 0;
@@ -36,6 +47,12 @@ struct ClusterConfig {
   std::shared_ptr<const net::CidrSet> trusted_set = std::make_shared<const net::CidrSet>();
   uint64_t trusted_proxies_revision = 0;
   std::map<std::string, StreamerRecord> streamers;  // by id
+  ObjectMap zones;    // by name
+  ObjectMap streams;  // by name
+  ObjectMap vod;      // by name
+  uint64_t zones_revision = 0;  // last change to any zone
+
+  const ObjectMap& Objects(ObjectKind kind) const;
 };
 
 class ConfigService {
@@ -62,6 +79,14 @@ class ConfigService {
   absl::StatusOr<nlohmann::json> PatchStreamer(const std::string& id,
                                                const nlohmann::json& patch);
   absl::Status DeleteStreamer(const std::string& id);
+  // Zones, streams and VOD assets: the same contract as the streamer calls. A zone route
+  // already owned by another zone is AlreadyExists naming `routes[i]` and the owner (Z-3).
+  absl::StatusOr<PutResult> PutObject(ObjectKind kind, const std::string& name,
+                                      const nlohmann::json& body);
+  absl::StatusOr<nlohmann::json> PatchObject(ObjectKind kind, const std::string& name,
+                                             const nlohmann::json& patch);
+  absl::Status DeleteObject(ObjectKind kind, const std::string& name);
+
   // Registration of a node central has not seen: creates it with its reported hostname and
   // role. A known node is left as the operator configured it. Returns true when created.
   absl::StatusOr<bool> EnsureStreamer(const std::string& id, const std::string& hostname,
@@ -73,6 +98,12 @@ class ConfigService {
       const std::string& id, const nlohmann::json& canonical)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void Publish(std::shared_ptr<const ClusterConfig> next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::StatusOr<nlohmann::json> ValidateObject(ObjectKind kind, const nlohmann::json& body,
+                                                const std::string& name,
+                                                const ClusterConfig& current) const;
+  absl::StatusOr<std::shared_ptr<const ClusterConfig>> CommitObject(
+      ObjectKind kind, const std::string& name, std::optional<nlohmann::json> canonical)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   Store* store_;
   absl::Mutex write_mu_;

@@ -171,6 +171,8 @@ v1::LoadReport Agent::BuildReport() {
   v1::LoadReport report;
   report.set_node_clock_unix_ms(UnixMillis(RealClock::Get().Now()));
   report.set_config_revision(config_->Get()->revision);
+  report.set_play_sessions(0);  // no viewers are served yet by this build
+  report.set_publish_sessions(0);
   if (filler_) filler_(report);
   return report;
 }

@@ -1,0 +1,17 @@
+// Viewer redirects on central's viewer listeners (Z-20, T-6): `GET /{stream}/{path}` → 302
+// to the chosen node with the scheme of the listener the request came in on; 503 with
+// Retry-After when no node is eligible (or restricted mode cannot place the client); 404
+// for a stream unknown to the cluster. `GET /vod/{asset}/{path}` does the same for VOD
+// replicas (Z-24).
+#pragma once
+
+#include "central/model/config_service.h"
+#include "central/routing/routing_service.h"
+#include "common/http/router.h"
+
+namespace meshwork::central {
+
+// Adds the catch-all viewer routes; add them after every other route of the listener.
+void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService* routing);
+
+}  // namespace meshwork::central

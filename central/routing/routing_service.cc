@@ -1,0 +1,130 @@
+#include "central/routing/routing_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/log/log.h"
+#include "common/metrics/metrics.h"
+#include "common/net/ip_address.h"
+#include "meshwork/v1/role_names.h"
+
+namespace meshwork::central {
+
+RoutingService::RoutingService(NodeRegistry* registry, prometheus::Registry* metrics)
+    : registry_(registry),
+      selector_(registry->clock(), registry->offline_after()),
+      snapshot_(RoutingSnapshot::Build(ClusterConfig(), [](const std::string&) {
+        return std::shared_ptr<const LiveNode>();
+      })) {
+  if (metrics) {
+    build_seconds_ = &prometheus::BuildHistogram()
+                          .Name("meshwork_routing_snapshot_build_seconds")
+                          .Help("Time to rebuild the routing snapshot after a config change")
+                          .Register(*metrics)
+                          .Add({}, metrics::LatencyBuckets());
+    decision_seconds_ = &prometheus::BuildHistogram()
+                             .Name("meshwork_routing_decision_seconds")
+                             .Help("Time to make one viewer routing decision")
+                             .Register(*metrics)
+                             .Add({}, metrics::LatencyBuckets());
+  }
+}
+
+void RoutingService::ConfigChanged(const ClusterConfig& config) {
+  auto start = std::chrono::steady_clock::now();
+  auto next = RoutingSnapshot::Build(
+      config, [this](const std::string& id) -> std::shared_ptr<const LiveNode> {
+        return registry_->Live(id);
+      });
+  snapshot_.Set(next);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (build_seconds_) build_seconds_->Observe(seconds);
+  log::Debug("routing_snapshot_built", {{"revision", config.revision},
+                                        {"zones", next->zones().size()},
+                                        {"nodes", next->nodes().size()},
+                                        {"seconds", seconds}});
+}
+
+absl::StatusOr<RouteDecision> RoutingService::Route(std::string_view stream,
+                                                    const std::optional<net::IpAddress>& client,
+                                                    RouteMode mode) const {
+  auto snapshot = snapshot_.Get();
+  return Route(*snapshot, stream, client, mode);
+}
+
+absl::StatusOr<RouteDecision> RoutingService::Route(const RoutingSnapshot& snapshot,
+                                                    std::string_view stream,
+                                                    const std::optional<net::IpAddress>& client,
+                                                    RouteMode mode) const {
+  auto start = std::chrono::steady_clock::now();
+  auto live = registry_->live_streams();
+  auto decision = selector_.Route(snapshot, *live, stream, client, mode);
+  if (decision_seconds_) {
+    decision_seconds_->Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return decision;
+}
+
+std::string RoutingService::NodeUrl(const RouteNode& node, std::string_view scheme) {
+  uint32_t port = 0;
+  if (node.live) {
+    auto endpoints = node.live->endpoints();
+    port = scheme == "https" && endpoints->https_port ? endpoints->https_port
+                                                      : endpoints->http_port;
+    if (endpoints->public_port) port = endpoints->public_port;
+  }
+  std::string host = node.hostname;
+  auto ip = net::IpAddress::Parse(host);
+  if (ip.ok() && !ip->is_v4()) host = absl::StrCat("[", host, "]");
+  bool default_port = port == 0 || (scheme == "http" && port == 80) ||
+                      (scheme == "https" && port == 443);
+  std::string url = absl::StrCat(std::string(scheme), "://", host);
+  if (!default_port) absl::StrAppend(&url, ":", port);
+  return url;
+}
+
+nlohmann::json RoutingService::DecisionJson(const RoutingSnapshot& snapshot,
+                                            const RouteDecision& decision,
+                                            std::string_view scheme) const {
+  nlohmann::json zones = nlohmann::json::array();
+  for (const auto& zc : decision.zones) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const auto& c : zc.nodes) {
+      const RouteNode& node = snapshot.nodes()[c.node];
+      nodes.push_back({{"id", node.id},
+                       {"role", std::string(v1::RoleName(node.role))},
+                       {"url", NodeUrl(node, scheme)},
+                       {"play_sessions", c.play_sessions ? nlohmann::json(*c.play_sessions)
+                                                         : nlohmann::json()}});
+    }
+    zones.push_back({{"name", zc.zone >= 0 ? nlohmann::json(snapshot.zones()[zc.zone].name)
+                                           : nlohmann::json()},
+                     {"nodes", nodes}});
+  }
+  nlohmann::json out = {{"restricted", decision.restricted}, {"zones", zones}};
+  out["client_zone"] = decision.client_zone >= 0
+                           ? nlohmann::json(snapshot.zones()[decision.client_zone].name)
+                           : nlohmann::json();
+  if (decision.selected >= 0) {
+    const RouteNode& node = snapshot.nodes()[decision.selected];
+    out["selected"] = {{"id", node.id}, {"url", NodeUrl(node, scheme)}};
+  }
+  return out;
+}
+
+std::optional<std::pair<std::string, std::string>> RoutingService::SplitStreamPath(
+    const RoutingSnapshot& snapshot, std::string_view path) const {
+  if (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  auto live = registry_->live_streams();
+  // Longest known prefix first: "a/b/c/file" tries "a/b/c", then "a/b", then "a".
+  size_t end = path.rfind('/');
+  while (end != std::string_view::npos && end > 0) {
+    std::string candidate(path.substr(0, end));
+    if (snapshot.StreamConfigured(candidate) || live->contains(candidate)) {
+      return std::make_pair(candidate, std::string(path.substr(end + 1)));
+    }
+    end = path.rfind('/', end - 1);
+  }
+  return std::nullopt;
+}
+
+}  // namespace meshwork::central

@@ -1,0 +1,60 @@
+// Central's routing front: keeps the current RoutingSnapshot (rebuilt on every config
+// change, swapped atomically, C-7), answers decisions through the Selector, and turns them
+// into node URLs and the JSON of Z-21. Thread-safe; decisions never block.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "central/cluster/node_registry.h"
+#include "central/routing/routing_snapshot.h"
+#include "central/routing/selector.h"
+#include "common/sync/snapshot.h"
+#include "nlohmann/json.hpp"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace meshwork::central {
+
+class RoutingService {
+ public:
+  // `registry` must outlive the service; `metrics` may be null.
+  RoutingService(NodeRegistry* registry, prometheus::Registry* metrics);
+
+  // Rebuilds and swaps the snapshot. Called on the config writer's thread.
+  void ConfigChanged(const ClusterConfig& config);
+  std::shared_ptr<const RoutingSnapshot> snapshot() const { return snapshot_.Get(); }
+
+  absl::StatusOr<RouteDecision> Route(std::string_view stream,
+                                      const std::optional<net::IpAddress>& client,
+                                      RouteMode mode = RouteMode::kDecide) const;
+  // The same with the snapshot the caller already holds (one snapshot per request).
+  absl::StatusOr<RouteDecision> Route(const RoutingSnapshot& snapshot, std::string_view stream,
+                                      const std::optional<net::IpAddress>& client,
+                                      RouteMode mode) const;
+
+  // C-1: {scheme}://{hostname}[:{port}], the port left out when it is the scheme's default.
+  static std::string NodeUrl(const RouteNode& node, std::string_view scheme);
+
+  // Z-21 body for a decision made in kListAll mode.
+  nlohmann::json DecisionJson(const RoutingSnapshot& snapshot, const RouteDecision& decision,
+                              std::string_view scheme) const;
+
+  // Splits a viewer path "/a/b/c/file" into the longest leading stream name that the cluster
+  // knows and the rest ("a/b", "c/file"). nullopt when no prefix is a known stream.
+  std::optional<std::pair<std::string, std::string>> SplitStreamPath(
+      const RoutingSnapshot& snapshot, std::string_view path) const;
+
+  const Selector& selector() const { return selector_; }
+  NodeRegistry& registry() const { return *registry_; }
+
+ private:
+  NodeRegistry* registry_;
+  Selector selector_;
+  Snapshot<RoutingSnapshot> snapshot_;
+  prometheus::Histogram* build_seconds_ = nullptr;
+  prometheus::Histogram* decision_seconds_ = nullptr;
+};
+
+}  // namespace meshwork::central

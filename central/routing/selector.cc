@@ -1,0 +1,156 @@
+#include "central/routing/selector.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "common/status/absl_view.h"
+
+namespace meshwork::central {
+namespace {
+
+// Unknown session counts sort after every known one.
+uint64_t SortKey(const Candidate& c) {
+  return c.play_sessions.value_or(std::numeric_limits<uint64_t>::max());
+}
+
+}  // namespace
+
+bool Selector::OnlineWithinLimits(const RouteNode& node) const {
+  if (!node.live || !node.live->Online(clock_.Monotonic(), offline_after_)) return false;
+  // Z-16/Z-17: a limit excludes the node at or above it, or when the metric is missing.
+  if (node.session_limit) {
+    auto v = node.live->play_sessions();
+    if (!v || *v >= *node.session_limit) return false;
+  }
+  if (node.bandwidth_limit) {
+    auto v = node.live->out_kbit();
+    if (!v || *v >= *node.bandwidth_limit) return false;
+  }
+  return true;
+}
+
+bool Selector::Eligible(const RoutingSnapshot& snapshot, const LiveStreams& live, int index,
+                        std::string_view stream) const {
+  const RouteNode& node = snapshot.nodes()[index];
+  if (!OnlineWithinLimits(node)) return false;
+  if (node.role == v1::ROLE_EDGE) return live.contains(AbslView(stream));
+  return snapshot.PlacedOn(stream, index) || node.live->Serves(stream);
+}
+
+void Selector::Collect(const RoutingSnapshot& snapshot, const LiveStreams& live,
+                       const std::vector<int>& nodes, std::string_view stream,
+                       std::vector<Candidate>& out) const {
+  out.clear();
+  for (int i : nodes) {
+    if (Eligible(snapshot, live, i, stream)) {
+      out.push_back(Candidate{i, snapshot.nodes()[i].live->play_sessions()});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+    return SortKey(a) < SortKey(b);
+  });
+}
+
+int Selector::Pick(const std::vector<Candidate>& sorted, std::atomic<uint64_t>* rotation) {
+  if (sorted.empty()) return -1;
+  size_t tied = 1;
+  while (tied < sorted.size() && SortKey(sorted[tied]) == SortKey(sorted[0])) ++tied;
+  if (tied == 1 || rotation == nullptr) return sorted[0].node;
+  uint64_t turn = rotation->fetch_add(1, std::memory_order_relaxed);
+  return sorted[turn % tied].node;
+}
+
+absl::StatusOr<RouteDecision> Selector::Route(const RoutingSnapshot& snapshot,
+                                              const LiveStreams& live, std::string_view stream,
+                                              const std::optional<net::IpAddress>& client,
+                                              RouteMode mode) const {
+  if (!snapshot.StreamConfigured(stream) && !live.contains(AbslView(stream))) {
+    return absl::NotFoundError(absl::StrCat("stream \"", std::string(stream),
+                                            "\" is unknown to the cluster"));
+  }
+  RouteDecision decision;
+  decision.restricted = snapshot.restricted();
+  bool rotate = mode == RouteMode::kDecide;
+  if (decision.restricted) {
+    // Z-8/Z-9: the client's zone and its fallback chain; nothing else.
+    if (!client) {
+      return absl::UnavailableError("restricted mode: the client address is unknown");
+    }
+    decision.client_zone = snapshot.ZoneOf(*client);
+    if (decision.client_zone < 0) {
+      return absl::UnavailableError(
+          absl::StrCat("restricted mode: no route matches the client ", client->ToString()));
+    }
+    for (int zone : snapshot.Chain(decision.client_zone)) {
+      ZoneCandidates zc{zone, {}};
+      Collect(snapshot, live, snapshot.zones()[zone].nodes, stream, zc.nodes);
+      if (decision.selected < 0 && !zc.nodes.empty()) {
+        decision.selected = Pick(zc.nodes, rotate ? &snapshot.Rotation(zone) : nullptr);
+      }
+      decision.zones.push_back(std::move(zc));
+      if (decision.selected >= 0 && mode == RouteMode::kDecide) break;  // Z-12
+    }
+  } else {
+    // Z-10: edges first; ingest only when no edge is eligible; never origin.
+    for (v1::Role role : {v1::ROLE_EDGE, v1::ROLE_INGEST}) {
+      ZoneCandidates zc{-1, {}};
+      Collect(snapshot, live, snapshot.nodes_with_role(role), stream, zc.nodes);
+      if (zc.nodes.empty()) continue;
+      decision.selected = Pick(zc.nodes, rotate ? &snapshot.RoleRotation(role) : nullptr);
+      decision.zones.push_back(std::move(zc));
+      break;
+    }
+  }
+  if (decision.selected < 0) {
+    return absl::UnavailableError(
+        absl::StrCat("no eligible node for stream \"", std::string(stream), "\""));
+  }
+  return decision;
+}
+
+absl::StatusOr<int> Selector::ChooseVod(const RoutingSnapshot& snapshot, const nlohmann::json& vod,
+                                        const std::optional<net::IpAddress>& client) const {
+  std::vector<int> chain;
+  if (snapshot.restricted()) {
+    if (!client) return absl::UnavailableError("restricted mode: the client address is unknown");
+    int zone = snapshot.ZoneOf(*client);
+    if (zone < 0) {
+      return absl::UnavailableError(
+          absl::StrCat("restricted mode: no route matches the client ", client->ToString()));
+    }
+    chain = snapshot.Chain(zone);
+  }
+  struct Option {
+    int node;
+    uint64_t revision;
+    size_t chain_position;
+    uint64_t sessions;
+  };
+  std::vector<Option> options;
+  for (const auto& p : vod["placements"]) {
+    if (!p["available"].get<bool>()) continue;
+    int node = snapshot.NodeIndex(p["streamer"].get<std::string>());
+    if (node < 0) continue;
+    const RouteNode& n = snapshot.nodes()[node];
+    size_t position = 0;
+    if (snapshot.restricted()) {
+      auto it = std::find(chain.begin(), chain.end(), n.zone);
+      if (n.zone < 0 || it == chain.end()) continue;  // a forbidden node: never (Z-24)
+      position = static_cast<size_t>(it - chain.begin());
+    }
+    if (!OnlineWithinLimits(n)) continue;
+    options.push_back({node, p["revision"].get<uint64_t>(), position,
+                       n.live->play_sessions().value_or(std::numeric_limits<uint64_t>::max())});
+  }
+  if (options.empty()) return absl::UnavailableError("no allowed node holds an available replica");
+  // Highest revision, then chain order, then load.
+  std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
+    if (a.revision != b.revision) return a.revision > b.revision;
+    if (a.chain_position != b.chain_position) return a.chain_position < b.chain_position;
+    return a.sessions < b.sessions;
+  });
+  return options.front().node;
+}
+
+}  // namespace meshwork::central
