@@ -44,7 +44,14 @@ absl::StatusOr<std::optional<uint64_t>> OptionalLimit(const json& object, std::s
     if (v > (uint64_t{1} << 53)) return InvalidField(field, "must be at most 2^53");
     return std::optional<uint64_t>(v);
   }
-  if (it->is_number_integer()) return InvalidField(field, "must not be negative");
+  if (it->is_number_integer()) {  // signed storage: negative, or built in C++ from an int
+    int64_t v = it->get<int64_t>();
+    if (v < 0) return InvalidField(field, "must not be negative");
+    if (static_cast<uint64_t>(v) > (uint64_t{1} << 53)) {
+      return InvalidField(field, "must be at most 2^53");
+    }
+    return std::optional<uint64_t>(static_cast<uint64_t>(v));
+  }
   if (it->is_number_float()) {
     double d = it->get<double>();
     if (d < 0) return InvalidField(field, "must not be negative");

@@ -10,7 +10,7 @@ namespace {
 
 std::optional<uint64_t> LimitOf(const nlohmann::json& cdn, const char* key) {
   auto it = cdn.find(key);
-  if (it == cdn.end() || !it->is_number_unsigned()) return std::nullopt;
+  if (it == cdn.end() || !it->is_number_integer() || it->get<int64_t>() < 0) return std::nullopt;
   return it->get<uint64_t>();
 }
 

@@ -280,6 +280,12 @@ void Session::OnHeader(beast::error_code ec, size_t n) {
                                  std::to_string(server_->options.header_limit_bytes) + " bytes"));
     return;
   }
+  if (ec == beast_http::error::body_limit) {  // Beast checks Content-Length with the header
+    WriteFinal(ErrorResponse(Status::payload_too_large, "invalid_argument",
+                             "request body exceeds " +
+                                 std::to_string(server_->options.body_limit_bytes) + " bytes"));
+    return;
+  }
   if (ec == beast_http::error::end_of_stream || ec == beast::error::timeout ||
       ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
       ec == asio::error::eof || ec == asio::error::bad_descriptor) {

@@ -149,8 +149,7 @@ TEST_CASE("T-5 an invalid CIDR in a PATCH is rejected naming the element and not
 
 TEST_CASE("T-3 null and [] both give an empty trusted-proxy list") {
   Fixture f;
-  for (std::string_view empty :
-       {R"({"trusted_proxies": null})", R"({"trusted_proxies": []})"}) {
+  for (std::string_view empty : {R"({"trusted_proxies": null})", R"({"trusted_proxies": []})"}) {
     INFO(std::string(empty));
     REQUIRE(f.service->PatchConfig(J(R"({"trusted_proxies": ["10.0.0.0/8"]})")).ok());
     REQUIRE_FALSE(f.service->Current()->trusted_proxies.empty());
@@ -303,7 +302,8 @@ TEST_CASE("T-7 a streamer PATCH merges, and an unchanged result creates no revis
   CHECK((*patched)["cdn"]["playback_session_limit"].is_null());
   CHECK((*patched)["hostname"] == "h");
   CHECK(f.store->revision() == 2);
-  CHECK_FALSE(f.service->Current()->streamers.at("edge-1").settings.cdn().has_playback_session_limit());
+  CHECK_FALSE(
+      f.service->Current()->streamers.at("edge-1").settings.cdn().has_playback_session_limit());
 
   auto same = f.service->PatchStreamer("edge-1", J(R"({"role": "edge"})"));
   REQUIRE(same.ok());

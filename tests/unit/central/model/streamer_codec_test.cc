@@ -117,16 +117,14 @@ TEST_CASE("Z-15 the settings message carries each limit independently") {
   CHECK(s.cdn().network_bandwidth_kbit().value() == 7);
   CHECK(s.alert_thresholds().cpu_percent_error().value() == 80);
   CHECK_FALSE(s.alert_thresholds().has_network_percent_error());
-  CHECK(StreamerToProto(Valid(R"({"hostname": "h", "role": "ingest"})")).role() ==
-        v1::ROLE_INGEST);
+  CHECK(StreamerToProto(Valid(R"({"hostname": "h", "role": "ingest"})")).role() == v1::ROLE_INGEST);
   CHECK(StreamerToProto(Valid(R"({"hostname": "h", "role": "origin"})")).zone().empty());
 }
 
 TEST_CASE("M-1 unknown members are rejected naming them, nested ones with their path") {
   CHECK(RejectedField(R"({"hostname": "h", "role": "edge", "colour": "red"})") == "colour");
   CHECK(RejectedField(R"({"hostname": "h", "role": "edge", "cdn": {"foo": 1}})") == "cdn.foo");
-  CHECK(RejectedField(R"({"hostname": "h", "role": "edge", "cdn": {"foo": null}})") ==
-        "cdn.foo");
+  CHECK(RejectedField(R"({"hostname": "h", "role": "edge", "cdn": {"foo": null}})") == "cdn.foo");
   CHECK(RejectedField(R"({"hostname": "h", "role": "edge",
                           "alert_thresholds": {"disk_percent_error": 5}})") ==
         "alert_thresholds.disk_percent_error");
@@ -178,7 +176,7 @@ TEST_CASE("Z-16 limits must be non-negative integers of at most 2^53") {
     CHECK(RejectedField(body("-1")) == field);
     CHECK(RejectedField(body("1.5")) == field);
     CHECK(RejectedField(body("-0.5")) == field);
-    CHECK(RejectedField(body("9007199254740993")) == field);     // 2^53 + 1
+    CHECK(RejectedField(body("9007199254740993")) == field);      // 2^53 + 1
     CHECK(RejectedField(body("18446744073709551615")) == field);  // 2^64 - 1
     CHECK(RejectedField(body("1e300")) == field);
     CHECK(Valid(body("9007199254740992"))["cdn"][std::string(key)] ==
@@ -232,8 +230,7 @@ TEST_CASE("M-1 the hostname is required and must be a host name or an IP address
         "Edge-1.Example.NET");
   CHECK(Valid(R"({"hostname": "203.0.113.7", "role": "edge"})")["hostname"] == "203.0.113.7");
   CHECK(Valid(R"({"hostname": "2001:db8::1", "role": "edge"})")["hostname"] == "2001:db8::1");
-  CHECK(Valid(R"({"hostname": "[2001:db8::1]", "role": "edge"})")["hostname"] ==
-        "[2001:db8::1]");
+  CHECK(Valid(R"({"hostname": "[2001:db8::1]", "role": "edge"})")["hostname"] == "[2001:db8::1]");
 }
 
 TEST_CASE("M-1 an id in the body must equal the id in the path") {
@@ -255,8 +252,7 @@ TEST_CASE("T-7 a merge patch leaves absent members unchanged") {
   json current = Valid(R"({"hostname": "h", "role": "edge", "zone": "spb",
                            "cdn": {"playback_session_limit": 100, "playback_bandwidth_kbit": 200},
                            "backup_session_limit": 3})");
-  auto patched = PatchStreamer(current, J(R"({"cdn": {"network_bandwidth_kbit": 300}})"),
-                               "edge-1");
+  auto patched = PatchStreamer(current, J(R"({"cdn": {"network_bandwidth_kbit": 300}})"), "edge-1");
   REQUIRE(patched.ok());
   json expected = current;
   expected["cdn"]["network_bandwidth_kbit"] = 300;
@@ -277,9 +273,8 @@ TEST_CASE("T-7 null in a merge patch clears a member") {
   json current = Valid(R"({"hostname": "h", "role": "edge", "zone": "spb",
                            "cdn": {"playback_session_limit": 100, "playback_bandwidth_kbit": 200},
                            "backup_session_limit": 3})");
-  auto patched =
-      PatchStreamer(current, J(R"({"cdn": {"playback_session_limit": null}, "zone": null})"),
-                    "edge-1");
+  auto patched = PatchStreamer(
+      current, J(R"({"cdn": {"playback_session_limit": null}, "zone": null})"), "edge-1");
   REQUIRE(patched.ok());
   CHECK((*patched)["cdn"]["playback_session_limit"].is_null());
   CHECK((*patched)["cdn"]["playback_bandwidth_kbit"] == 200);
@@ -325,11 +320,30 @@ TEST_CASE("T-7 a merge patch producing an invalid streamer is rejected") {
 
 TEST_CASE("T-7 a status member in a merge patch is ignored") {
   json current = Valid(kMinimal);
-  auto patched = PatchStreamer(current, J(R"({"status": {"online": false}, "zone": "z"})"),
-                               "edge-1");
+  auto patched =
+      PatchStreamer(current, J(R"({"status": {"online": false}, "zone": "z"})"), "edge-1");
   REQUIRE(patched.ok());
   CHECK_FALSE(patched->contains("status"));
   CHECK((*patched)["zone"] == "z");
+}
+
+}  // namespace
+}  // namespace meshwork::central
+
+namespace meshwork::central {
+namespace {
+
+// A non-negative value held as a signed integer (what nlohmann::json stores for C++ `int`
+// literals) is a valid limit; the parser stores positive integers as unsigned, code may not.
+TEST_CASE("Z-16 a non-negative limit held as a signed integer is accepted") {
+  nlohmann::json body = {{"hostname", "h"},
+                         {"role", "edge"},
+                         {"cdn", {{"playback_session_limit", 100}}},
+                         {"backup_session_limit", 0}};
+  auto result = ValidateStreamer(body, "edge-1");
+  INFO(result.status().ToString());
+  REQUIRE(result.ok());
+  CHECK((*result)["cdn"]["playback_session_limit"] == 100);
 }
 
 }  // namespace

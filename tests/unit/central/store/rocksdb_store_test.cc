@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -7,8 +9,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <unistd.h>
 
 #include "central/store/store.h"
 
@@ -117,10 +117,11 @@ TEST_CASE("C-6 the same key in different kinds holds different values") {
 TEST_CASE("C-6 scan returns one kind sorted by key") {
   TempDir dir;
   auto store = Open(dir);
-  REQUIRE(store->Commit({{Kind::kStreamers, "edge-2", "b"},
-                         {Kind::kStreamers, "edge-10", "c"},
-                         {Kind::kStreamers, "aaa", "a"},
-                         {Kind::kZones, "zone", "z"}})
+  REQUIRE(store
+              ->Commit({{Kind::kStreamers, "edge-2", "b"},
+                        {Kind::kStreamers, "edge-10", "c"},
+                        {Kind::kStreamers, "aaa", "a"},
+                        {Kind::kZones, "zone", "z"}})
               .ok());
   CHECK(ScanRows(*store, Kind::kStreamers) ==
         Rows{{"aaa", "a"}, {"edge-10", "c"}, {"edge-2", "b"}});

@@ -41,8 +41,7 @@ TEST_CASE("Router: {name} captures one path segment") {
   // A capture needs exactly one non-empty segment.
   CHECK(router.Find(Verb::get, "/central/api-v4/streamers/").result ==
         Router::MatchResult::kNoPath);
-  CHECK(router.Find(Verb::get, "/central/api-v4/streamers").result ==
-        Router::MatchResult::kNoPath);
+  CHECK(router.Find(Verb::get, "/central/api-v4/streamers").result == Router::MatchResult::kNoPath);
   CHECK(router.Find(Verb::get, "/central/api-v4/streamers/a/b").result ==
         Router::MatchResult::kNoPath);
   // Literal segments must match exactly.
