@@ -1,5 +1,6 @@
 // central: the control plane. Wiring only; the parts live in store/, model/, cluster/, rpc/,
 // api/.
+#include <csignal>
 #include <memory>
 
 #include "absl/flags/flag.h"
@@ -8,11 +9,11 @@
 #include "boost/asio/thread_pool.hpp"
 #include "central/api/admin_api.h"
 #include "central/api/viewer_api.h"
-#include "central/routing/routing_service.h"
-#include "central/rpc/routing_rpc.h"
 #include "central/cluster/node_registry.h"
 #include "central/model/config_service.h"
+#include "central/routing/routing_service.h"
 #include "central/rpc/control_service.h"
+#include "central/rpc/routing_rpc.h"
 #include "central/store/store.h"
 #include "common/http/metrics_handler.h"
 #include "common/http/server.h"
@@ -24,7 +25,8 @@
 ABSL_FLAG(std::string, data_dir, "", "directory of central's RocksDB store (required)");
 ABSL_FLAG(std::string, http_listen, "127.0.0.1:8080", "ADDR:PORT of the HTTP listener");
 ABSL_FLAG(std::string, grpc_listen, "127.0.0.1:9090", "ADDR:PORT of the gRPC listener");
-ABSL_FLAG(std::string, https_listen, "", "ADDR:PORT of the HTTPS listener (later capability)");
+ABSL_FLAG(std::string, https_listen, "",
+          "ADDR:PORT of the HTTPS listener (needs --tls-cert and --tls-key; SIGHUP reloads them)");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain for --https-listen");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --https-listen");
 ABSL_FLAG(std::string, api_token_file, "", "file holding the admin API bearer token (M-3)");
@@ -40,12 +42,17 @@ int Run() {
     log::Error("startup_failed", {{"error", "--data-dir is required"}});
     return 2;
   }
-  if (!absl::GetFlag(FLAGS_https_listen).empty() || !absl::GetFlag(FLAGS_api_token_file).empty()) {
-    log::Error("startup_failed",
-               {{"error", "--https-listen and --api-token-file are not supported by this build"}});
+  if (!absl::GetFlag(FLAGS_api_token_file).empty()) {
+    log::Error("startup_failed", {{"error", "--api-token-file is not supported by this build"}});
     return 2;
   }
-  BlockShutdownSignals();
+  const std::string https_listen = absl::GetFlag(FLAGS_https_listen);
+  if (!https_listen.empty() &&
+      (absl::GetFlag(FLAGS_tls_cert).empty() || absl::GetFlag(FLAGS_tls_key).empty())) {
+    log::Error("startup_failed", {{"error", "--https-listen needs --tls-cert and --tls-key"}});
+    return 2;
+  }
+  BlockShutdownAndReloadSignals();
 
   auto store = OpenRocksDbStore(data_dir);
   if (!store.ok()) {
@@ -100,11 +107,15 @@ int Run() {
   }
   log::Info("grpc_listening", {{"port", grpc_port}});
 
-  http::Router router;
+  // Every listener serves the same routes; the listener's scheme shapes redirects (T-6).
   AdminApi api(config->get(), &registry, &routing, &blocking_pool);
-  api.AddRoutes(router);
-  router.Add({http::Verb::get}, "/metrics", http::MetricsHandler(metrics.get()));
-  AddViewerRoutes(router, config->get(), &routing);
+  auto build_router = [&] {
+    http::Router router;
+    api.AddRoutes(router);
+    router.Add({http::Verb::get}, "/metrics", http::MetricsHandler(metrics.get()));
+    AddViewerRoutes(router, config->get(), &routing);
+    return router;
+  };
 
   http::ServerOptions options;
   options.name = "http";
@@ -113,21 +124,51 @@ int Run() {
   options.registry = metrics.get();
   ConfigService* config_ptr = config->get();
   options.trusted_proxies = [config_ptr] { return config_ptr->Current()->trusted_set; };
-  auto http_server = http::Server::Start(options, std::move(router));
+  auto http_server = http::Server::Start(options, build_router());
   if (!http_server.ok()) {
     log::Error("startup_failed", {{"error", http_server.status().ToString()}});
     return 1;
   }
+  std::unique_ptr<http::Server> https_server;
+  if (!https_listen.empty()) {
+    http::ServerOptions tls_options = options;
+    tls_options.name = "https";
+    tls_options.scheme = "https";
+    tls_options.listen = https_listen;
+    tls_options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+    tls_options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+    auto started = http::Server::Start(std::move(tls_options), build_router());
+    if (!started.ok()) {
+      log::Error("startup_failed", {{"error", started.status().ToString()}});
+      return 1;
+    }
+    https_server = *std::move(started);
+  }
 
   std::string grpc_host = absl::GetFlag(FLAGS_grpc_listen);
   grpc_host = grpc_host.substr(0, grpc_host.rfind(':'));
-  AnnounceReady({{"http", (*http_server)->bound_address()},
-                 {"grpc", grpc_host + ":" + std::to_string(grpc_port)}});
-  log::Info("central_started", {{"data_dir", data_dir},
-                                {"revision", (*config)->Current()->revision}});
+  nlohmann::json ready = {{"http", (*http_server)->bound_address()},
+                          {"grpc", grpc_host + ":" + std::to_string(grpc_port)}};
+  if (https_server) ready["https"] = https_server->bound_address();
+  AnnounceReady(ready);
+  log::Info("central_started",
+            {{"data_dir", data_dir}, {"revision", (*config)->Current()->revision}});
 
-  int sig = WaitForShutdownSignal();
+  int sig = WaitForShutdownOrReloadSignal();
+  for (; sig == SIGHUP; sig = WaitForShutdownOrReloadSignal()) {
+    if (!https_server) {
+      log::Info("tls_reload_skipped", {{"reason", "no https listener"}});
+      continue;
+    }
+    absl::Status reloaded = https_server->ReloadTls();
+    if (reloaded.ok()) {
+      log::Info("tls_reloaded", {{"listener", "https"}});
+    } else {
+      log::Error("tls_reload_failed", {{"listener", "https"}, {"error", reloaded.ToString()}});
+    }
+  }
   log::Info("central_stopping", {{"signal", sig}});
+  if (https_server) https_server->Stop();
   (*http_server)->Stop();
   grpc_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   blocking_pool.join();

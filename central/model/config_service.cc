@@ -4,6 +4,7 @@
 #include "central/model/json_fields.h"
 #include "central/model/object_codecs.h"
 #include "central/model/streamer_codec.h"
+#include "central/model/streamer_proto.h"
 #include "meshwork/v1/role_names.h"
 #include "common/log/log.h"
 #include "common/status/status_macros.h"

@@ -1,7 +1,6 @@
 #include "central/model/streamer_codec.h"
 
 #include "central/model/json_fields.h"
-#include "meshwork/v1/role_names.h"
 #include "common/status/status_macros.h"
 #include "common/status/status_map.h"
 
@@ -75,9 +74,8 @@ absl::StatusOr<json> ValidateStreamer(const json& body, std::string_view id) {
   out["hostname"] = *host;
 
   auto role = body.find("role");
-  v1::Role parsed_role;
   if (role == body.end() || role->is_null()) return InvalidField("role", "is required");
-  if (!role->is_string() || !v1::ParseRole(role->get<std::string>(), &parsed_role)) {
+  if (!role->is_string() || (*role != "ingest" && *role != "origin" && *role != "edge")) {
     return InvalidField("role", "must be one of ingest, origin, edge");
   }
   out["role"] = *role;
@@ -112,42 +110,6 @@ absl::StatusOr<json> PatchStreamer(const json& current, const json& patch, std::
   effective.erase("status");
   merged.merge_patch(effective);
   return ValidateStreamer(merged, id);
-}
-
-v1::StreamerSettings StreamerToProto(const json& c) {
-  v1::StreamerSettings s;
-  s.set_id(c.value("id", ""));
-  s.set_hostname(c.value("hostname", ""));
-  v1::Role role = v1::ROLE_UNSPECIFIED;
-  v1::ParseRole(c.value("role", ""), &role);
-  s.set_role(role);
-  if (c.contains("zone") && c["zone"].is_string()) s.set_zone(c["zone"].get<std::string>());
-  const json& cdn = c.at("cdn");
-  if (cdn["playback_session_limit"].is_number()) {
-    s.mutable_cdn()->mutable_playback_session_limit()->set_value(
-        cdn["playback_session_limit"].get<uint64_t>());
-  }
-  if (cdn["playback_bandwidth_kbit"].is_number()) {
-    s.mutable_cdn()->mutable_playback_bandwidth_kbit()->set_value(
-        cdn["playback_bandwidth_kbit"].get<uint64_t>());
-  }
-  if (cdn["network_bandwidth_kbit"].is_number()) {
-    s.mutable_cdn()->mutable_network_bandwidth_kbit()->set_value(
-        cdn["network_bandwidth_kbit"].get<uint64_t>());
-  }
-  if (c["backup_session_limit"].is_number()) {
-    s.mutable_backup_session_limit()->set_value(c["backup_session_limit"].get<uint64_t>());
-  }
-  const json& t = c.at("alert_thresholds");
-  if (t["cpu_percent_error"].is_number()) {
-    s.mutable_alert_thresholds()->mutable_cpu_percent_error()->set_value(
-        static_cast<uint64_t>(t["cpu_percent_error"].get<double>()));
-  }
-  if (t["network_percent_error"].is_number()) {
-    s.mutable_alert_thresholds()->mutable_network_percent_error()->set_value(
-        static_cast<uint64_t>(t["network_percent_error"].get<double>()));
-  }
-  return s;
 }
 
 }  // namespace meshwork::central

@@ -1,11 +1,10 @@
-// The streamer object of the REST API (M-1): validation, merge patch (T-7) and conversion to
-// the protobuf settings pushed to the node.
+// The streamer object of the REST API (M-1): validation and merge patch (T-7). Conversion
+// to the protobuf pushed to the node is in streamer_proto.h.
 #pragma once
 
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "meshwork/v1/types.pb.h"
 #include "nlohmann/json.hpp"
 
 namespace meshwork::central {
@@ -20,8 +19,6 @@ absl::StatusOr<nlohmann::json> ValidateStreamer(const nlohmann::json& body, std:
 absl::StatusOr<nlohmann::json> PatchStreamer(const nlohmann::json& current,
                                              const nlohmann::json& patch, std::string_view id);
 
-// The settings message for a canonical streamer object.
-meshwork::v1::StreamerSettings StreamerToProto(const nlohmann::json& canonical);
 
 
 }  // namespace meshwork::central

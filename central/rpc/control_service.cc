@@ -7,6 +7,7 @@
 #include "central/cluster/config_push.h"
 #include "central/model/json_fields.h"
 #include "common/log/log.h"
+#include "common/status/grpc_status.h"
 #include "common/status/status_map.h"
 
 namespace meshwork::central {

@@ -1,6 +1,7 @@
 #include "central/rpc/routing_rpc.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/status/grpc_status.h"
 #include "common/status/status_map.h"
 #include "meshwork/v1/role_names.h"
 

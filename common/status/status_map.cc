@@ -88,12 +88,4 @@ nlohmann::json ErrorBody(const absl::Status& status) {
   return {{"error", error}};
 }
 
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
-
-absl::Status FromGrpcStatus(const grpc::Status& status) {
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
-}
-
 }  // namespace meshwork

@@ -1,4 +1,4 @@
-// One mapping between absl status codes, HTTP statuses and gRPC statuses, and the REST error
+// One mapping between absl status codes and HTTP statuses (gRPC: grpc_status.h), and the REST error
 // body of M-1: {"error": {"status": 400, "code": "invalid_argument", "field": "...",
 // "message": "..."}}.
 #pragma once
@@ -7,7 +7,6 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "grpcpp/support/status.h"
 #include "nlohmann/json.hpp"
 
 namespace meshwork {
@@ -27,8 +26,5 @@ absl::Status InvalidField(std::string_view field, std::string_view message);
 
 // The M-1 error body for a non-OK status.
 nlohmann::json ErrorBody(const absl::Status& status);
-
-grpc::Status ToGrpcStatus(const absl::Status& status);
-absl::Status FromGrpcStatus(const grpc::Status& status);
 
 }  // namespace meshwork

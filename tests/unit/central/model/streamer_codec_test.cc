@@ -1,4 +1,5 @@
 #include "central/model/streamer_codec.h"
+#include "central/model/streamer_proto.h"
 
 #include <catch2/catch.hpp>
 #include <string>

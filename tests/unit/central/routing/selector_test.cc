@@ -5,6 +5,7 @@
 
 #include "central/model/object_codecs.h"
 #include "central/model/streamer_codec.h"
+#include "central/model/streamer_proto.h"
 #include "central/routing/routing_service.h"
 #include "central/routing/routing_snapshot.h"
 #include "central/routing/selector.h"
