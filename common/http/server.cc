@@ -1,5 +1,7 @@
 #include "common/http/server.h"
 
+#include <openssl/ssl.h>
+
 #include <charconv>
 #include <list>
 #include <optional>
@@ -8,8 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "boost/asio.hpp"
+#include "boost/asio/ssl.hpp"
 #include "boost/beast/core.hpp"
+#include "boost/beast/ssl.hpp"
 #include "common/http/response.h"
+#include "common/http/tls.h"
 #include "common/log/log.h"
 #include "common/metrics/metrics.h"
 #include "common/net/client_address.h"
@@ -92,7 +97,8 @@ std::optional<std::string> RequestContext::QueryParam(std::string_view name) con
           out.push_back(' ');
         } else if (raw[i] == '%' && i + 2 < raw.size() + 0 && std::isxdigit(raw[i + 1]) &&
                    std::isxdigit(raw[i + 2])) {
-          out.push_back(static_cast<char>(std::stoi(std::string(raw.substr(i + 1, 2)), nullptr, 16)));
+          out.push_back(
+              static_cast<char>(std::stoi(std::string(raw.substr(i + 1, 2)), nullptr, 16)));
           i += 2;
         } else {
           out.push_back(raw[i]);
@@ -120,7 +126,17 @@ void Responder::Send(Response response) {
   sink->Complete(std::move(response));
 }
 
-class Session;
+// What the server knows of a connection, whatever its transport.
+class SessionBase {
+ public:
+  virtual ~SessionBase() = default;
+  virtual void Start() = 0;
+  // Called (on this session's executor) when the server stops.
+  virtual void Shutdown() = 0;
+  // Answers the current request (on this session's executor).
+  virtual void Complete(Response response) = 0;
+  virtual asio::any_io_executor executor() = 0;
+};
 
 class Server::Impl {
  public:
@@ -133,9 +149,15 @@ class Server::Impl {
   const Router router;
   ServerCounters counters;
   absl::Mutex mu;
-  std::list<std::weak_ptr<Session>> sessions ABSL_GUARDED_BY(mu);
+  std::list<std::weak_ptr<SessionBase>> sessions ABSL_GUARDED_BY(mu);
   size_t active ABSL_GUARDED_BY(mu) = 0;
   std::atomic<bool> stopping{false};
+
+  // The TLS context for new connections; null for a plain listener. Each TLS session holds
+  // its own reference, so a reload never pulls a context from under an open connection.
+  absl::Mutex tls_mu;
+  std::shared_ptr<asio::ssl::context> tls ABSL_GUARDED_BY(tls_mu);
+  bool tls_enabled = false;
 
   prometheus::Family<prometheus::Counter>* requests = nullptr;
   prometheus::Histogram* latency = nullptr;
@@ -152,10 +174,15 @@ class Server::Impl {
 
   void SetUpMetrics();
   void Accept();
+  std::shared_ptr<asio::ssl::context> CurrentTls() {
+    absl::MutexLock lock(&tls_mu);
+    return tls;
+  }
   void CountRequest(std::string_view method, unsigned status, double seconds) {
     if (!requests) return;
     requests
-        ->Add({{"listener", options.name}, {"method", std::string(method)},
+        ->Add({{"listener", options.name},
+               {"method", std::string(method)},
                {"status", std::to_string(status)}})
         .Increment();
     latency->Observe(seconds);
@@ -170,44 +197,76 @@ class Server::Impl {
   }
 };
 
-// One connection. Lives on one worker's io_context; every member function below runs there.
-class Session : public std::enable_shared_from_this<Session> {
+namespace {
+
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// How long a closing TLS connection may take to send its close_notify.
+constexpr std::chrono::milliseconds kTlsShutdownTimeout{1000};
+
+// The Responder's sink: hops back onto the session's worker.
+class SessionSink final : public Responder::Sink {
  public:
-  Session(Server::Impl* server, tcp::socket socket)
-      : server_(server), stream_(std::move(socket)) {
+  explicit SessionSink(std::shared_ptr<SessionBase> session) : session_(std::move(session)) {}
+  void Complete(Response response) override {
+    auto session = session_;
+    asio::post(session->executor(),
+               [session, r = std::move(response)]() mutable { session->Complete(std::move(r)); });
+  }
+
+ private:
+  std::shared_ptr<SessionBase> session_;
+};
+
+// One connection over `Stream` (PlainStream or TlsStream). Lives on one worker's
+// io_context; every member function below runs there.
+template <typename Stream>
+class Session final : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  // `tls` is the context a TlsStream is built on (null for plain); `args` build the stream.
+  template <typename... Args>
+  Session(Server::Impl* server, std::shared_ptr<asio::ssl::context> tls, Args&&... args)
+      : server_(server), tls_(std::move(tls)), stream_(std::forward<Args>(args)...) {
     boost::system::error_code ec;
-    auto remote = stream_.socket().remote_endpoint(ec);
+    auto remote = Lowest().socket().remote_endpoint(ec);
     if (!ec) peer_ = ToIpAddress(remote.address());
-    auto local = stream_.socket().local_endpoint(ec);
+    auto local = Lowest().socket().local_endpoint(ec);
     if (!ec) local_port_ = local.port();
   }
-  ~Session() {
+  ~Session() override {
     absl::MutexLock lock(&server_->mu);
     --server_->active;
     server_->counters.connections.fetch_sub(1, std::memory_order_relaxed);
     if (server_->connections_gauge) server_->connections_gauge->Decrement();
   }
 
-  void Start() {
-    asio::dispatch(stream_.get_executor(),
-                   [self = shared_from_this()] { self->ReadHeader(); });
+  void Start() override {
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      if constexpr (kTls) {
+        self->Handshake();
+      } else {
+        self->ReadHeader();
+      }
+    });
   }
 
-  // Called (on this session's executor) when the server stops.
-  void Shutdown() {
+  void Shutdown() override {
     close_after_response_ = true;
-    if (idle_) {
-      boost::system::error_code ec;
-      stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-      stream_.close();
-    }
+    // An idle connection waits in a header read (a new TLS one in its handshake): cancel
+    // it, and its handler closes.
+    if (idle_ || handshaking_) Lowest().cancel();
   }
 
-  void Complete(Response response);
+  void Complete(Response response) override { Write(std::move(response)); }
 
-  asio::any_io_executor executor() { return stream_.get_executor(); }
+  asio::any_io_executor executor() override { return stream_.get_executor(); }
 
  private:
+  beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream_); }
+  void Handshake();
   void ReadHeader();
   void OnHeader(beast::error_code ec, size_t n);
   void ReadBody();
@@ -215,14 +274,16 @@ class Session : public std::enable_shared_from_this<Session> {
   void Dispatch();
   void WriteFinal(Response response);  // answers a transport error and closes
   void Write(Response response);
-  void Close() {
+  void Close();
+  void CloseSocket() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.close();
+    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().close();
   }
 
   Server::Impl* server_;
-  beast::tcp_stream stream_;
+  std::shared_ptr<asio::ssl::context> tls_;  // before stream_, which refers to it
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<beast_http::request_parser<beast_http::string_body>> parser_;
   std::shared_ptr<RequestContext> ctx_;
@@ -230,6 +291,8 @@ class Session : public std::enable_shared_from_this<Session> {
   net::IpAddress peer_;
   uint16_t local_port_ = 0;
   bool idle_ = false;
+  bool handshaking_ = false;
+  bool handshake_done_ = false;
   bool close_after_response_ = false;
   bool keep_alive_ = true;
   Verb method_ = Verb::unknown;
@@ -237,26 +300,49 @@ class Session : public std::enable_shared_from_this<Session> {
   std::chrono::steady_clock::time_point started_;
 };
 
-namespace {
-
-// The Responder's sink: hops back onto the session's worker.
-class SessionSink final : public Responder::Sink {
- public:
-  explicit SessionSink(std::shared_ptr<Session> session) : session_(std::move(session)) {}
-  void Complete(Response response) override {
-    auto session = session_;
-    asio::post(session->executor(), [session, r = std::move(response)]() mutable {
-      session->Complete(std::move(r));
-    });
+template <typename Stream>
+void Session<Stream>::Handshake() {
+  if constexpr (kTls) {
+    if (server_->stopping.load()) return CloseSocket();
+    handshaking_ = true;
+    Lowest().expires_after(server_->options.read_timeout);
+    stream_.async_handshake(
+        asio::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+          self->handshaking_ = false;
+          if (ec) {
+            // Not TLS, a failed negotiation, or too slow: just drop it.
+            log::Debug("http_tls_handshake_failed", {{"listener", self->server_->options.name},
+                                                     {"peer", self->peer_.ToString()},
+                                                     {"error", ec.message()}});
+            return self->CloseSocket();
+          }
+          self->handshake_done_ = true;
+          self->ReadHeader();
+        });
   }
+}
 
- private:
-  std::shared_ptr<Session> session_;
-};
+template <typename Stream>
+void Session<Stream>::Close() {
+  if constexpr (kTls) {
+    if (handshake_done_ && Lowest().socket().is_open()) {
+      handshake_done_ = false;  // closes once
+      // Send our close_notify but do not wait for the peer's (RFC 8446 §6.1 allows it), so
+      // an idle peer cannot hold a stopping server; the deadline bounds the send.
+      SSL* ssl = stream_.native_handle();
+      SSL_set_shutdown(ssl, SSL_get_shutdown(ssl) | SSL_RECEIVED_SHUTDOWN);
+      Lowest().expires_after(
+          std::min<std::chrono::milliseconds>(kTlsShutdownTimeout, server_->options.read_timeout));
+      stream_.async_shutdown(
+          [self = this->shared_from_this()](beast::error_code) { self->CloseSocket(); });
+      return;
+    }
+  }
+  CloseSocket();
+}
 
-}  // namespace
-
-void Session::ReadHeader() {
+template <typename Stream>
+void Session<Stream>::ReadHeader() {
   if (close_after_response_ || server_->stopping.load()) {
     Close();
     return;
@@ -265,13 +351,14 @@ void Session::ReadHeader() {
   parser_->header_limit(static_cast<uint32_t>(server_->options.header_limit_bytes));
   parser_->body_limit(server_->options.body_limit_bytes);
   idle_ = true;
-  stream_.expires_after(server_->options.idle_timeout);
+  Lowest().expires_after(server_->options.idle_timeout);
   beast_http::async_read_header(
       stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t n) { self->OnHeader(ec, n); });
+      [self = this->shared_from_this()](beast::error_code ec, size_t n) { self->OnHeader(ec, n); });
 }
 
-void Session::OnHeader(beast::error_code ec, size_t n) {
+template <typename Stream>
+void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
   idle_ = false;
   server_->AddBytesIn(n);
   if (ec == beast_http::error::header_limit) {
@@ -281,15 +368,20 @@ void Session::OnHeader(beast::error_code ec, size_t n) {
     return;
   }
   if (ec == beast_http::error::body_limit) {  // Beast checks Content-Length with the header
-    WriteFinal(ErrorResponse(Status::payload_too_large, "invalid_argument",
-                             "request body exceeds " +
-                                 std::to_string(server_->options.body_limit_bytes) + " bytes"));
+    WriteFinal(ErrorResponse(
+        Status::payload_too_large, "invalid_argument",
+        "request body exceeds " + std::to_string(server_->options.body_limit_bytes) + " bytes"));
     return;
   }
   if (ec == beast_http::error::end_of_stream || ec == beast::error::timeout ||
       ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
-      ec == asio::error::eof || ec == asio::error::bad_descriptor) {
+      ec == asio::error::eof || ec == asio::error::bad_descriptor ||
+      ec == asio::ssl::error::stream_truncated) {
     Close();
+    return;
+  }
+  if (ec && ec.category() == asio::error::get_ssl_category()) {
+    CloseSocket();  // a broken TLS record: nothing sensible can be sent back
     return;
   }
   if (ec) {
@@ -300,16 +392,16 @@ void Session::OnHeader(beast::error_code ec, size_t n) {
   const auto& req = parser_->get();
   auto length = parser_->content_length();
   if (length && *length > server_->options.body_limit_bytes) {
-    WriteFinal(ErrorResponse(Status::payload_too_large, "invalid_argument",
-                             "request body exceeds " +
-                                 std::to_string(server_->options.body_limit_bytes) + " bytes"));
+    WriteFinal(ErrorResponse(
+        Status::payload_too_large, "invalid_argument",
+        "request body exceeds " + std::to_string(server_->options.body_limit_bytes) + " bytes"));
     return;
   }
   auto expect = req.find(beast_http::field::expect);
   if (expect != req.end() && beast::iequals(expect->value(), "100-continue")) {
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
     asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
-                      [self = shared_from_this()](beast::error_code ec, size_t n) {
+                      [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                         self->server_->AddBytesOut(n);
                         if (ec) return self->Close();
                         self->ReadBody();
@@ -319,25 +411,31 @@ void Session::OnHeader(beast::error_code ec, size_t n) {
   ReadBody();
 }
 
-void Session::ReadBody() {
-  stream_.expires_after(server_->options.read_timeout);
+template <typename Stream>
+void Session<Stream>::ReadBody() {
+  Lowest().expires_after(server_->options.read_timeout);
   beast_http::async_read(
       stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t n) { self->OnBody(ec, n); });
+      [self = this->shared_from_this()](beast::error_code ec, size_t n) { self->OnBody(ec, n); });
 }
 
-void Session::OnBody(beast::error_code ec, size_t n) {
+template <typename Stream>
+void Session<Stream>::OnBody(beast::error_code ec, size_t n) {
   server_->AddBytesIn(n);
   if (ec == beast_http::error::body_limit) {
-    WriteFinal(ErrorResponse(Status::payload_too_large, "invalid_argument",
-                             "request body exceeds " +
-                                 std::to_string(server_->options.body_limit_bytes) + " bytes"));
+    WriteFinal(ErrorResponse(
+        Status::payload_too_large, "invalid_argument",
+        "request body exceeds " + std::to_string(server_->options.body_limit_bytes) + " bytes"));
     return;
   }
   if (ec == beast::error::timeout || ec == beast_http::error::end_of_stream ||
       ec == asio::error::eof || ec == asio::error::connection_reset ||
-      ec == asio::error::operation_aborted) {
+      ec == asio::error::operation_aborted || ec == asio::ssl::error::stream_truncated) {
     Close();
+    return;
+  }
+  if (ec && ec.category() == asio::error::get_ssl_category()) {
+    CloseSocket();
     return;
   }
   if (ec) {
@@ -348,9 +446,10 @@ void Session::OnBody(beast::error_code ec, size_t n) {
   Dispatch();
 }
 
-void Session::Dispatch() {
+template <typename Stream>
+void Session<Stream>::Dispatch() {
   started_ = std::chrono::steady_clock::now();
-  stream_.expires_never();
+  Lowest().expires_never();
   ctx_ = std::make_shared<RequestContext>();
   RequestContext& ctx = *ctx_;
   ctx.request = parser_->release();
@@ -395,23 +494,20 @@ void Session::Dispatch() {
     return;
   }
   ctx.params = std::move(match.params);
-  Responder responder(std::make_shared<SessionSink>(shared_from_this()));
+  Responder responder(std::make_shared<SessionSink>(this->shared_from_this()));
   try {
     (*match.handler)(ctx, std::move(responder));
   } catch (const std::exception& e) {
-    log::Error("http_handler_exception", {{"listener", server_->options.name},
-                                          {"path", ctx.path}, {"what", e.what()}});
+    log::Error("http_handler_exception",
+               {{"listener", server_->options.name}, {"path", ctx.path}, {"what", e.what()}});
     // The responder (if still held) answers 500 when it is dropped.
   }
 }
 
-void Session::Complete(Response response) {
-  Write(std::move(response));
-}
-
-void Session::Write(Response response) {
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_)
-                       .count();
+template <typename Stream>
+void Session<Stream>::Write(Response response) {
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   server_->CountRequest(method_text_, static_cast<unsigned>(response.result_int()), seconds);
   response.version(11);
   if (!response.has_content_length() && !response.chunked()) response.prepare_payload();
@@ -425,9 +521,9 @@ void Session::Write(Response response) {
   }
   out_ = std::make_shared<Response>(std::move(response));
   ctx_.reset();
-  stream_.expires_after(server_->options.read_timeout);
+  Lowest().expires_after(server_->options.read_timeout);
   beast_http::async_write(stream_, *out_,
-                          [self = shared_from_this(), keep](beast::error_code ec, size_t n) {
+                          [self = this->shared_from_this(), keep](beast::error_code ec, size_t n) {
                             self->server_->AddBytesOut(n);
                             self->out_.reset();
                             if (ec || !keep) return self->Close();
@@ -435,13 +531,16 @@ void Session::Write(Response response) {
                           });
 }
 
-void Session::WriteFinal(Response response) {
+template <typename Stream>
+void Session<Stream>::WriteFinal(Response response) {
   keep_alive_ = false;
   method_ = Verb::unknown;
   method_text_ = "INVALID";
   started_ = std::chrono::steady_clock::now();
   Write(std::move(response));
 }
+
+}  // namespace
 
 void Server::Impl::SetUpMetrics() {
   if (!options.registry) return;
@@ -486,7 +585,7 @@ void Server::Impl::Accept() {
       log::Warn("http_accept_failed", {{"listener", options.name}, {"error", ec.message()}});
     } else {
       bool admit = false;
-      std::shared_ptr<Session> session;
+      std::shared_ptr<SessionBase> session;
       {
         absl::MutexLock lock(&mu);
         if (active < options.max_connections) {
@@ -494,10 +593,18 @@ void Server::Impl::Accept() {
           ++active;
         }
       }
+      std::shared_ptr<asio::ssl::context> tls_context;
+      if (admit && tls_enabled) tls_context = CurrentTls();
       if (admit) {
         counters.connections.fetch_add(1, std::memory_order_relaxed);
         if (connections_gauge) connections_gauge->Increment();
-        session = std::make_shared<Session>(this, std::move(socket));
+        if (tls_enabled) {
+          asio::ssl::context& ref = *tls_context;
+          session = std::make_shared<Session<TlsStream>>(this, std::move(tls_context),
+                                                         std::move(socket), ref);
+        } else {
+          session = std::make_shared<Session<PlainStream>>(this, nullptr, std::move(socket));
+        }
         {
           absl::MutexLock lock(&mu);
           // Drop registry entries of finished sessions as we go.
@@ -507,15 +614,20 @@ void Server::Impl::Accept() {
           sessions.push_back(session);
         }
         session->Start();
+      } else if (tls_enabled) {
+        // No answer is possible before a handshake; refuse by closing.
+        if (refused_counter) refused_counter->Increment();
+        beast::error_code ignored;
+        socket.shutdown(tcp::socket::shutdown_both, ignored);
+        socket.close(ignored);
       } else {
         if (refused_counter) refused_counter->Increment();
         auto sock = std::make_shared<tcp::socket>(std::move(socket));
-        asio::async_write(*sock, asio::buffer(BusyResponse()),
-                          [sock](beast::error_code, size_t) {
-                            beast::error_code ignored;
-                            sock->shutdown(tcp::socket::shutdown_both, ignored);
-                            sock->close(ignored);
-                          });
+        asio::async_write(*sock, asio::buffer(BusyResponse()), [sock](beast::error_code, size_t) {
+          beast::error_code ignored;
+          sock->shutdown(tcp::socket::shutdown_both, ignored);
+          sock->close(ignored);
+        });
       }
     }
     if (!stopping.load()) Accept();
@@ -531,9 +643,31 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options, Rou
     return absl::InvalidArgumentError(
         absl::StrCat("listen address \"", options.listen, "\": ", ec.message()));
   }
+  std::shared_ptr<asio::ssl::context> tls;
+  if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
+    if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "listener ", options.name, ": TLS needs both a certificate file and a key file"));
+    }
+    if (options.scheme != "https") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "listener ", options.name, ": a TLS listener has scheme https, not ", options.scheme));
+    }
+    auto loaded = LoadServerTlsContext(options.tls_cert_file, options.tls_key_file);
+    if (!loaded.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("listener ", options.name, ": ", loaded.status().message()));
+    }
+    tls = *std::move(loaded);
+  }
   std::unique_ptr<Server> server(new Server());
   server->options_ = options;
   auto impl = std::make_shared<Impl>(std::move(options), std::move(router));
+  if (tls) {
+    impl->tls_enabled = true;
+    absl::MutexLock lock(&impl->tls_mu);
+    impl->tls = std::move(tls);
+  }
   int threads = std::max(1, impl->options.threads);
   for (int i = 0; i < threads; ++i) {
     impl->contexts.push_back(std::make_unique<asio::io_context>(1));
@@ -551,10 +685,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options, Rou
   }
   auto bound = impl->acceptor->local_endpoint();
   server->port_ = bound.port();
-  server->bound_ = bound.address().is_v6() ? absl::StrCat("[", bound.address().to_string(), "]:",
-                                                          bound.port())
-                                           : absl::StrCat(bound.address().to_string(), ":",
-                                                          bound.port());
+  server->bound_ = bound.address().is_v6()
+                       ? absl::StrCat("[", bound.address().to_string(), "]:", bound.port())
+                       : absl::StrCat(bound.address().to_string(), ":", bound.port());
   impl->SetUpMetrics();
   impl->Accept();
   for (auto& ctx : impl->contexts) {
@@ -567,6 +700,26 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options, Rou
   return server;
 }
 
+absl::Status Server::ReloadTls() {
+  if (!impl_ || !impl_->tls_enabled) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("listener ", options_.name, " does not speak TLS"));
+  }
+  auto loaded = LoadServerTlsContext(options_.tls_cert_file, options_.tls_key_file);
+  if (!loaded.ok()) {
+    log::Warn("http_tls_reload_failed",
+              {{"listener", options_.name}, {"error", loaded.status().message()}});
+    return loaded.status();
+  }
+  {
+    absl::MutexLock lock(&impl_->tls_mu);
+    impl_->tls = *std::move(loaded);
+  }
+  log::Info("http_tls_reloaded",
+            {{"listener", options_.name}, {"certificate", options_.tls_cert_file}});
+  return absl::OkStatus();
+}
+
 const ServerCounters& Server::counters() const { return impl_->counters; }
 
 void Server::Stop(std::chrono::milliseconds grace) {
@@ -576,7 +729,7 @@ void Server::Stop(std::chrono::milliseconds grace) {
     beast::error_code ec;
     impl.acceptor->close(ec);
   });
-  std::vector<std::shared_ptr<Session>> live;
+  std::vector<std::shared_ptr<SessionBase>> live;
   {
     absl::MutexLock lock(&impl.mu);
     for (auto& weak : impl.sessions) {

@@ -9,6 +9,13 @@
 // Limits (all with clear answers): header bytes → 431, body bytes → 413, connections above
 // `max_connections` → 503 and close, a client idle between requests past `idle_timeout` or
 // slower than `read_timeout` to send a request is disconnected.
+//
+// TLS: with `tls_cert_file` and `tls_key_file` set the listener speaks HTTPS (TLS 1.2+,
+// OpenSSL). A client has `read_timeout` to complete the handshake; then the connection is
+// served exactly like a plain one and closed with a TLS close_notify. ReloadTls() swaps in
+// freshly read certificate files for new connections without a restart. Above
+// `max_connections` a TLS connection is closed without an answer (there is no channel to
+// answer on before a handshake).
 #pragma once
 
 #include <atomic>
@@ -30,8 +37,8 @@ namespace meshwork::http {
 using TrustedProxiesFn = std::function<std::shared_ptr<const net::CidrSet>()>;
 
 struct ServerOptions {
-  std::string name = "http";      // listener name in metrics and logs
-  std::string scheme = "http";    // public scheme of this listener
+  std::string name = "http";           // listener name in metrics and logs
+  std::string scheme = "http";         // public scheme of this listener; "https" with TLS
   std::string listen = "127.0.0.1:0";  // ADDR:PORT; port 0 picks a free port
   int threads = 2;
   size_t header_limit_bytes = 16 * 1024;
@@ -39,8 +46,11 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{30'000};
   std::chrono::milliseconds read_timeout{15'000};
   size_t max_connections = 10'000;
-  TrustedProxiesFn trusted_proxies;        // optional; none = trust no proxy
+  TrustedProxiesFn trusted_proxies;          // optional; none = trust no proxy
   prometheus::Registry* registry = nullptr;  // optional; where request metrics go
+  // PEM certificate chain and private key; both set = HTTPS, both empty = plain HTTP.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 // Byte counters of a listener, for load reports.
@@ -52,8 +62,9 @@ struct ServerCounters {
 
 class Server {
  public:
-  // Binds and starts serving. Errors: InvalidArgument for a malformed `listen`,
-  // Unavailable when the address cannot be bound.
+  // Binds and starts serving. Errors: InvalidArgument for a malformed `listen`, for TLS
+  // files that cannot be loaded (or only one of them given, or TLS with a scheme other than
+  // "https"), Unavailable when the address cannot be bound.
   static absl::StatusOr<std::unique_ptr<Server>> Start(ServerOptions options, Router router);
   ~Server();  // Stop()s if still running
 
@@ -65,6 +76,13 @@ class Server {
   // Graceful shutdown: stops accepting, lets in-flight requests finish and closes idle
   // connections, waits up to `grace`, then stops the workers. Idempotent.
   void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
+
+  // Re-reads the TLS certificate and key files into a new context that new connections use;
+  // open connections keep the one they started with. On error (InvalidArgument for files
+  // that cannot be loaded, FailedPrecondition for a listener without TLS) the current
+  // context stays in use. Thread-safe.
+  absl::Status ReloadTls();
+  bool tls() const { return !options_.tls_cert_file.empty(); }
 
   class Impl;
 

@@ -13,6 +13,11 @@ sigset_t ShutdownSet() {
   sigaddset(&set, SIGTERM);
   return set;
 }
+sigset_t ShutdownAndReloadSet() {
+  sigset_t set = ShutdownSet();
+  sigaddset(&set, SIGHUP);
+  return set;
+}
 }  // namespace
 
 void BlockShutdownSignals() {
@@ -23,6 +28,19 @@ void BlockShutdownSignals() {
 
 int WaitForShutdownSignal() {
   sigset_t set = ShutdownSet();
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+void BlockShutdownAndReloadSignals() {
+  sigset_t set = ShutdownAndReloadSet();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+int WaitForShutdownOrReloadSignal() {
+  sigset_t set = ShutdownAndReloadSet();
   int sig = 0;
   sigwait(&set, &sig);
   return sig;

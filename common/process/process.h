@@ -11,6 +11,12 @@ void BlockShutdownSignals();
 // Waits for SIGINT or SIGTERM; returns the signal number.
 int WaitForShutdownSignal();
 
+// Like BlockShutdownSignals, and also blocks SIGHUP (the reload request) so that
+// WaitForShutdownOrReloadSignal can take it.
+void BlockShutdownAndReloadSignals();
+// Waits for SIGINT, SIGTERM or SIGHUP; returns the signal number.
+int WaitForShutdownOrReloadSignal();
+
 // Prints `READY {json}` on stdout and flushes: tests and tools start a binary on port 0 and
 // read the bound addresses from this line.
 void AnnounceReady(const nlohmann::json& listeners);

@@ -145,8 +145,8 @@ bool Eventually(const std::function<bool()>& condition, std::chrono::millisecond
   }
 }
 
-Central StartCentral(const std::string& data_dir, const std::string& http,
-                     const std::string& grpc, const std::vector<std::string>& extra) {
+Central StartCentral(const std::string& data_dir, const std::string& http, const std::string& grpc,
+                     const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {MESHWORK_CENTRAL_BIN, "--data-dir=" + data_dir,
                                    "--http-listen=" + http, "--grpc-listen=" + grpc};
   argv.insert(argv.end(), extra.begin(), extra.end());
@@ -155,13 +155,14 @@ Central StartCentral(const std::string& data_dir, const std::string& http,
   auto ready = c.process->WaitReady();
   c.http = ready["http"].get<std::string>();
   c.grpc = ready["grpc"].get<std::string>();
+  if (ready.contains("https")) c.https = ready["https"].get<std::string>();
   return c;
 }
 
 Streamer StartStreamer(const std::string& central_grpc, const std::string& id,
                        const std::string& role, const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {MESHWORK_STREAMER_BIN, "--central=" + central_grpc,
-                                   "--node-id=" + id, "--role=" + role,
+  std::vector<std::string> argv = {MESHWORK_STREAMER_BIN,  "--central=" + central_grpc,
+                                   "--node-id=" + id,      "--role=" + role,
                                    "--listen=127.0.0.1:0", "--publish-listen=127.0.0.1:0"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   Streamer s;

@@ -66,6 +66,7 @@ struct Central {
   std::unique_ptr<Process> process;
   std::string http;  // 127.0.0.1:PORT
   std::string grpc;
+  std::string https;  // empty unless started with --https-listen
 };
 // Starts central on `data_dir`; ports 0 unless given (to restart on the same ports).
 Central StartCentral(const std::string& data_dir, const std::string& http = "127.0.0.1:0",

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# P-2: central's 302 viewer redirects vs nginx `return 302`, side by side in one run.
+# Both get the same number of worker threads/processes (THREADS, default 2) and the same
+# load: wrk -t1 -c64 over HTTP/1.1 keep-alive for DURATION seconds (default 10).
+# Prints req/s and p99 for each and the ratios (bar: ≥ 0.8 × nginx req/s, p99 ≤ 2 × nginx).
+# Loopback only; every process it starts is stopped on exit.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+threads="${THREADS:-2}"
+duration="${DURATION:-10}"
+work="$(mktemp -d)"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+ready() {  # ready FIFO KEY — waits for the READY line and prints the address under KEY
+  timeout 20 head -n1 "$1" | sed 's/^READY //' | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"
+}
+
+mkfifo "$work/central.out"
+"$build/central/central" --data-dir="$work/db" --http-listen=127.0.0.1:0 --grpc-listen=127.0.0.1:0 \
+  --http-threads="$threads" >"$work/central.out" 2>"$work/central.log" &
+pids+=($!)
+read -r central_ready < "$work/central.out"
+central_http=$(echo "${central_ready#READY }" | python3 -c "import json,sys; print(json.load(sys.stdin)['http'])")
+central_grpc=$(echo "${central_ready#READY }" | python3 -c "import json,sys; print(json.load(sys.stdin)['grpc'])")
+
+mkfifo "$work/node.out"
+"$build/streamer/streamer" --central="$central_grpc" --node-id=ingest-1 --role=ingest \
+  --hostname=127.0.0.1 --listen=127.0.0.1:0 --publish-listen=127.0.0.1:0 \
+  >"$work/node.out" 2>"$work/node.log" &
+pids+=($!)
+read -r _ < "$work/node.out"
+api="http://$central_http/central/api-v4"
+curl -fsS -X PUT "$api/streams/ch1" -d '{"placement": {"streamers": ["ingest-1"]}}' >/dev/null
+for _ in $(seq 1 100); do
+  code=$(curl -s -o /dev/null -w '%{http_code}' "http://$central_http/ch1/index.m3u8")
+  [ "$code" = 302 ] && break
+  sleep 0.1
+done
+location=$(curl -s -o /dev/null -w '%{redirect_url}' "http://$central_http/ch1/index.m3u8")
+[ -n "$location" ] || { echo "central does not redirect; see $work/central.log"; exit 1; }
+
+nginx_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/nginx.conf" <<NGINX
+worker_processes $threads;
+daemon off;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / { return 302 $location; }
+  }
+}
+NGINX
+nginx -c "$work/nginx.conf" -p "$work" &
+pids+=($!)
+for _ in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$nginx_port/" && break; sleep 0.1; done
+
+measure() {  # measure URL → "req/s p99_ms"
+  wrk -t1 -c64 -d"${duration}s" --latency "$1" > "$work/wrk.txt"
+  local rps p99
+  rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
+  p99=$(awk '$1 == "99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' "$work/wrk.txt")
+  echo "$rps $p99"
+}
+read -r c_rps c_p99 < <(measure "http://$central_http/ch1/index.m3u8")
+read -r n_rps n_p99 < <(measure "http://127.0.0.1:$nginx_port/ch1/index.m3u8")
+
+printf '\nP-2 redirects, wrk -t1 -c64 -d%ss, %s workers each\n' "$duration" "$threads"
+printf '%-10s %12s %10s\n' server 'req/s' 'p99 ms'
+printf '%-10s %12s %10s\n' central "$c_rps" "$c_p99" nginx "$n_rps" "$n_p99"
+python3 - "$c_rps" "$n_rps" "$c_p99" "$n_p99" <<'PY'
+import sys
+c, n, cp, np_ = map(float, sys.argv[1:])
+print(f"ratio req/s central/nginx = {c/n:.2f} (bar ≥ 0.80); p99 central/nginx = {cp/np_:.2f} (bar ≤ 2.00)")
+PY

@@ -1,0 +1,63 @@
+#include "common/http/tls.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace meshwork::http {
+
+namespace ssl = boost::asio::ssl;
+
+namespace {
+
+// The most recent OpenSSL error on this thread as text (or `fallback`), clearing the queue.
+std::string OpenSslError(const std::string& fallback) {
+  unsigned long code = ERR_get_error();
+  std::string text = fallback;
+  if (code != 0) {
+    char buf[256];
+    ERR_error_string_n(code, buf, sizeof buf);
+    text = buf;
+  }
+  ERR_clear_error();
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<ssl::context>> LoadServerTlsContext(const std::string& cert_file,
+                                                                   const std::string& key_file) {
+  if (cert_file.empty() || key_file.empty()) {
+    return absl::InvalidArgumentError("TLS needs both a certificate file and a key file");
+  }
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                   ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
+                   ssl::context::single_dh_use);
+  if (SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION) != 1) {
+    return absl::InternalError(
+        absl::StrCat("cannot require TLS 1.2: ", OpenSslError("unknown error")));
+  }
+  boost::system::error_code ec;
+  ctx->use_certificate_chain_file(cert_file, ec);
+  if (ec) {
+    ERR_clear_error();
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot load TLS certificate \"", cert_file, "\": ", ec.message()));
+  }
+  ctx->use_private_key_file(key_file, ssl::context::pem, ec);
+  if (ec) {
+    ERR_clear_error();
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot load TLS private key \"", key_file, "\": ", ec.message()));
+  }
+  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("TLS private key \"", key_file,
+                                                   "\" does not match certificate \"", cert_file,
+                                                   "\": ", OpenSslError("mismatch")));
+  }
+  return ctx;
+}
+
+}  // namespace meshwork::http

@@ -1,0 +1,394 @@
+// HTTPS listeners of meshwork::http::Server: TLS handshake, scheme, deadlines, certificate
+// reload without restart (T-6, R-3, R-7).
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "boost/asio.hpp"
+#include "boost/asio/ssl.hpp"
+#include "boost/beast/core.hpp"
+#include "boost/beast/http.hpp"
+#include "boost/beast/ssl.hpp"
+#include "common/http/client.h"
+#include "common/http/response.h"
+#include "common/http/router.h"
+#include "common/http/server.h"
+
+namespace meshwork::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace fs = std::filesystem;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+
+std::string TempDir(const std::string& tag) {
+  static std::atomic<int> counter{0};
+  fs::path dir = fs::temp_directory_path() / "meshwork-unit" /
+                 (tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+// Writes a fresh self-signed certificate for CN=`cn` and its key to `cert` and `key`.
+void MakeCertificate(const std::string& cn, const std::string& cert, const std::string& key) {
+  std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=" + cn +
+                    " -days 1 -keyout '" + key + "' -out '" + cert + "' >/dev/null 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+}
+
+// One TLS client connection (no verification: the certificates are self-signed). Every
+// step runs the io_context to completion under a 5 s deadline.
+class TlsClient {
+ public:
+  TlsClient() : ctx_(ssl::context::tls_client), stream_(ioc_, ctx_) {
+    ctx_.set_verify_mode(ssl::verify_none);
+  }
+
+  // Connects and handshakes; returns the error text, empty on success.
+  std::string Connect(uint16_t port) {
+    std::string error;
+    auto& lowest = beast::get_lowest_layer(stream_);
+    lowest.expires_after(5s);
+    lowest.async_connect(
+        tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), [&](beast::error_code ec) {
+          if (ec) {
+            error = "connect: " + ec.message();
+            return;
+          }
+          stream_.async_handshake(ssl::stream_base::client, [&](beast::error_code ec) {
+            if (ec) error = "handshake: " + ec.message();
+          });
+        });
+    Run();
+    if (error.empty()) peer_cn_ = ReadPeerCommonName();
+    return error;
+  }
+
+  // Sends GET `target` on the connection; returns the status (0 on a transport error).
+  int Get(const std::string& target, bool keep_alive = true) {
+    int status = 0;
+    Request req{Verb::get, target, 11};
+    req.set(beast_http::field::host, "localhost");
+    req.keep_alive(keep_alive);
+    Response res;
+    beast::get_lowest_layer(stream_).expires_after(5s);
+    beast_http::async_write(stream_, req, [&](beast::error_code ec, size_t) {
+      if (ec) return;
+      beast_http::async_read(stream_, buffer_, res, [&](beast::error_code ec, size_t) {
+        if (!ec) status = res.result_int();
+      });
+    });
+    Run();
+    body_ = res.body();
+    return status;
+  }
+
+  // Reads until the server ends the connection; returns how it ended.
+  beast::error_code ReadToEnd(std::chrono::milliseconds timeout) {
+    beast::error_code result;
+    char byte;
+    beast::get_lowest_layer(stream_).expires_after(timeout);
+    std::function<void(beast::error_code, size_t)> on_read = [&](beast::error_code ec, size_t) {
+      if (ec) {
+        result = ec;
+        return;
+      }
+      stream_.async_read_some(asio::buffer(&byte, 1), on_read);
+    };
+    stream_.async_read_some(asio::buffer(&byte, 1), on_read);
+    Run();
+    return result;
+  }
+
+  const std::string& peer_cn() const { return peer_cn_; }
+  const std::string& body() const { return body_; }
+
+ private:
+  void Run() {
+    ioc_.restart();
+    ioc_.run();
+  }
+  std::string ReadPeerCommonName() {
+    X509* cert = SSL_get1_peer_certificate(stream_.native_handle());
+    if (!cert) return "";
+    char buf[256] = {0};
+    int n = X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, buf, sizeof buf);
+    X509_free(cert);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  }
+
+  asio::io_context ioc_;
+  ssl::context ctx_;
+  beast::ssl_stream<beast::tcp_stream> stream_;
+  beast::flat_buffer buffer_;
+  std::string peer_cn_;
+  std::string body_;
+};
+
+struct TlsFixture {
+  std::string dir = TempDir("tls");
+  std::string cert = dir + "/cert.pem";
+  std::string key = dir + "/key.pem";
+  std::atomic<int> https_requests{0};
+
+  TlsFixture() { MakeCertificate("one", cert, key); }
+
+  ServerOptions Options() {
+    ServerOptions options;
+    options.name = "https";
+    options.scheme = "https";
+    options.listen = "127.0.0.1:0";
+    options.threads = 2;
+    options.read_timeout = 300ms;
+    options.idle_timeout = 10s;
+    options.tls_cert_file = cert;
+    options.tls_key_file = key;
+    return options;
+  }
+
+  Router MakeRouter() {
+    Router router;
+    router.Add({Verb::get}, "/scheme", [this](RequestContext& ctx, Responder responder) {
+      if (ctx.scheme == "https") ++https_requests;
+      responder.Send(MakeResponse(Status::ok, ctx.scheme, "text/plain"));
+    });
+    return router;
+  }
+
+  std::unique_ptr<Server> Start() {
+    auto server = Server::Start(Options(), MakeRouter());
+    REQUIRE(server.ok());
+    return *std::move(server);
+  }
+};
+
+TEST_CASE("T-6 a TLS listener serves HTTPS and its handlers see scheme https") {
+  TlsFixture f;
+  auto server = f.Start();
+  CHECK(server->tls());
+
+  TlsClient client;
+  REQUIRE(client.Connect(server->port()) == "");
+  CHECK(client.peer_cn() == "one");
+  CHECK(client.Get("/scheme") == 200);
+  CHECK(client.body() == "https");
+  // Keep-alive: a second request on the same TLS connection.
+  CHECK(client.Get("/scheme") == 200);
+  CHECK(f.https_requests == 2);
+  CHECK(server->counters().bytes_out > 0);
+
+  SECTION("Connection: close ends with a TLS close_notify") {
+    CHECK(client.Get("/scheme", /*keep_alive=*/false) == 200);
+    CHECK(client.ReadToEnd(2s) == asio::error::eof);
+  }
+  SECTION("Stop closes an idle TLS connection with close_notify, without waiting for it") {
+    auto started = std::chrono::steady_clock::now();
+    server->Stop(2000ms);
+    CHECK(std::chrono::steady_clock::now() - started < 1500ms);
+    CHECK(client.ReadToEnd(2s) == asio::error::eof);
+  }
+}
+
+TEST_CASE("T-6 a TLS listener refuses TLS below 1.2") {
+  TlsFixture f;
+  auto server = f.Start();
+  asio::io_context ioc;
+  ssl::context ctx(ssl::context::tls_client);
+  ctx.set_verify_mode(ssl::verify_none);
+  SSL_CTX_set_security_level(ctx.native_handle(), 0);
+  SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_VERSION);
+  SSL_CTX_set_max_proto_version(ctx.native_handle(), TLS1_1_VERSION);
+  beast::ssl_stream<beast::tcp_stream> stream(ioc, ctx);
+  beast::get_lowest_layer(stream).expires_after(5s);
+  beast::error_code result;
+  beast::get_lowest_layer(stream).async_connect(
+      tcp::endpoint(asio::ip::make_address("127.0.0.1"), server->port()),
+      [&](beast::error_code ec) {
+        if (ec) {
+          result = ec;
+          return;
+        }
+        stream.async_handshake(ssl::stream_base::client,
+                               [&](beast::error_code ec) { result = ec; });
+      });
+  ioc.run();
+  CHECK(result);
+  CHECK(result != beast::error::timeout);
+}
+
+TEST_CASE("R-3 plain HTTP and silent clients on a TLS listener are dropped, the server lives") {
+  TlsFixture f;
+  auto server = f.Start();
+
+  SECTION("a plain-HTTP request fails cleanly and the next TLS client is served") {
+    ClientRequest req;
+    req.host = "127.0.0.1";
+    req.port = server->port();
+    req.target = "/scheme";
+    req.timeout = 3s;
+    auto started = std::chrono::steady_clock::now();
+    auto res = Fetch(req);
+    CHECK_FALSE(res.ok());
+    CHECK(std::chrono::steady_clock::now() - started < 2s);  // closed, not left hanging
+  }
+  SECTION("a client that sends nothing is dropped after the handshake deadline") {
+    asio::io_context ioc;
+    beast::tcp_stream stream(ioc);
+    stream.expires_after(5s);
+    beast::error_code result;
+    char byte;
+    auto started = std::chrono::steady_clock::now();
+    stream.async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server->port()),
+                         [&](beast::error_code ec) {
+                           if (ec) {
+                             result = ec;
+                             return;
+                           }
+                           stream.async_read_some(
+                               asio::buffer(&byte, 1),
+                               [&](beast::error_code ec, size_t) { result = ec; });
+                         });
+    ioc.run();
+    auto took = std::chrono::steady_clock::now() - started;
+    CHECK((result == asio::error::eof || result == asio::error::connection_reset));
+    CHECK(took >= 250ms);  // read_timeout is 300 ms
+    CHECK(took < 3s);
+  }
+  SECTION("a client that stops mid-handshake is dropped after the handshake deadline") {
+    asio::io_context ioc;
+    beast::tcp_stream stream(ioc);
+    stream.expires_after(5s);
+    beast::error_code result;
+    char byte;
+    // The first bytes of a TLS record header, then silence.
+    static const unsigned char kPartial[] = {0x16, 0x03, 0x01};
+    auto started = std::chrono::steady_clock::now();
+    stream.async_connect(
+        tcp::endpoint(asio::ip::make_address("127.0.0.1"), server->port()),
+        [&](beast::error_code ec) {
+          if (ec) {
+            result = ec;
+            return;
+          }
+          asio::async_write(stream, asio::buffer(kPartial), [&](beast::error_code ec, size_t) {
+            if (ec) {
+              result = ec;
+              return;
+            }
+            stream.async_read_some(asio::buffer(&byte, 1),
+                                   [&](beast::error_code ec, size_t) { result = ec; });
+          });
+        });
+    ioc.run();
+    auto took = std::chrono::steady_clock::now() - started;
+    CHECK((result == asio::error::eof || result == asio::error::connection_reset));
+    CHECK(took < 3s);
+  }
+
+  TlsClient client;
+  REQUIRE(client.Connect(server->port()) == "");
+  CHECK(client.Get("/scheme") == 200);
+}
+
+TEST_CASE("R-7 TLS certificates reload without restart") {
+  TlsFixture f;
+  auto server = f.Start();
+
+  TlsClient before;
+  REQUIRE(before.Connect(server->port()) == "");
+  CHECK(before.peer_cn() == "one");
+
+  MakeCertificate("two", f.cert, f.key);
+  REQUIRE(server->ReloadTls().ok());
+
+  TlsClient after;
+  REQUIRE(after.Connect(server->port()) == "");
+  CHECK(after.peer_cn() == "two");
+  CHECK(after.Get("/scheme") == 200);
+  // The connection opened before the reload keeps working on its own context.
+  CHECK(before.Get("/scheme") == 200);
+
+  SECTION("a reload from missing files fails and keeps the current certificate") {
+    fs::remove(f.key);
+    absl::Status status = server->ReloadTls();
+    CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(std::string(status.message()).find(f.key) != std::string::npos);
+    TlsClient again;
+    REQUIRE(again.Connect(server->port()) == "");
+    CHECK(again.peer_cn() == "two");
+    CHECK(again.Get("/scheme") == 200);
+  }
+  SECTION("a key that does not match the certificate is refused") {
+    std::string other_cert = f.dir + "/other-cert.pem";
+    std::string other_key = f.dir + "/other-key.pem";
+    MakeCertificate("three", other_cert, other_key);
+    fs::copy_file(other_key, f.key, fs::copy_options::overwrite_existing);
+    CHECK(server->ReloadTls().code() == absl::StatusCode::kInvalidArgument);
+    TlsClient again;
+    REQUIRE(again.Connect(server->port()) == "");
+    CHECK(again.peer_cn() == "two");
+  }
+}
+
+TEST_CASE("R-7 a TLS listener does not start without loadable certificate files") {
+  TlsFixture f;
+
+  SECTION("missing certificate file") {
+    ServerOptions options = f.Options();
+    options.tls_cert_file = f.dir + "/absent.pem";
+    auto server = Server::Start(options, f.MakeRouter());
+    REQUIRE_FALSE(server.ok());
+    CHECK(server.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(std::string(server.status().message()).find("absent.pem") != std::string::npos);
+  }
+  SECTION("a certificate without a key") {
+    ServerOptions options = f.Options();
+    options.tls_key_file.clear();
+    auto server = Server::Start(options, f.MakeRouter());
+    CHECK(server.status().code() == absl::StatusCode::kInvalidArgument);
+  }
+  SECTION("a file that is not PEM") {
+    std::string junk = f.dir + "/junk.pem";
+    std::FILE* file = std::fopen(junk.c_str(), "w");
+    REQUIRE(file != nullptr);
+    std::fputs("not a certificate\n", file);
+    std::fclose(file);
+    ServerOptions options = f.Options();
+    options.tls_cert_file = junk;
+    auto server = Server::Start(options, f.MakeRouter());
+    CHECK(server.status().code() == absl::StatusCode::kInvalidArgument);
+  }
+  SECTION("TLS with scheme http") {
+    ServerOptions options = f.Options();
+    options.scheme = "http";
+    auto server = Server::Start(options, f.MakeRouter());
+    CHECK(server.status().code() == absl::StatusCode::kInvalidArgument);
+  }
+  SECTION("ReloadTls on a plain listener") {
+    ServerOptions options = f.Options();
+    options.scheme = "http";
+    options.tls_cert_file.clear();
+    options.tls_key_file.clear();
+    auto server = Server::Start(options, f.MakeRouter());
+    REQUIRE(server.ok());
+    CHECK_FALSE((*server)->tls());
+    CHECK((*server)->ReloadTls().code() == absl::StatusCode::kFailedPrecondition);
+  }
+}
+
+}  // namespace
+}  // namespace meshwork::http
