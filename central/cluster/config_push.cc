@@ -20,11 +20,14 @@ v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config, const std::strin
   return update;
 }
 
+bool HasSections(const v1::ConfigUpdate& update) {
+  return update.full() || update.has_trusted_proxies() || update.has_node() ||
+         update.has_streams() || update.has_ott_groups() || update.has_viewing_keys() ||
+         update.has_masks() || update.has_cache_versions();
+}
+
 bool IsEmptyUpdate(const v1::ConfigUpdate& update, uint64_t since_revision) {
-  return !update.full() && !update.has_trusted_proxies() && !update.has_node() &&
-         !update.has_streams() && !update.has_ott_groups() && !update.has_viewing_keys() &&
-         !update.has_masks() && !update.has_cache_versions() &&
-         update.revision() == since_revision;
+  return !HasSections(update) && update.revision() == since_revision;
 }
 
 }  // namespace meshwork::central

@@ -16,6 +16,9 @@ meshwork::v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config,
                                              const std::string& node_id,
                                              uint64_t since_revision);
 
+// True when the update is full or carries at least one section.
+bool HasSections(const meshwork::v1::ConfigUpdate& update);
+
 // True when the update carries nothing the node does not have.
 bool IsEmptyUpdate(const meshwork::v1::ConfigUpdate& update, uint64_t since_revision);
 

@@ -48,10 +48,13 @@ class SessionReactor final
   void Push(const ClusterConfig& config) {
     absl::MutexLock lock(&mu_);
     if (finished_ || node_id_.empty()) return;
+    if (config.revision <= sent_revision_) return;
     v1::ConfigUpdate update = BuildConfigUpdate(config, node_id_, sent_revision_);
-    if (IsEmptyUpdate(update, sent_revision_)) return;
-    if (config.revision <= sent_revision_ && !update.full()) return;
     sent_revision_ = config.revision;
+    // A change to another node's settings (or anything this node does not receive) is not
+    // sent: with N nodes registering that would be N² messages. The node's revision then
+    // lags, which is harmless: on reconnect it gets every section changed since it.
+    if (!HasSections(update)) return;
     if (queue_.size() >= kMaxQueuedUpdates) {
       log::Warn("session_overflow", {{"node", node_id_}});
       FinishLocked(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "config queue overflow"));

@@ -33,6 +33,12 @@ void Router::Add(std::vector<Verb> methods, std::string_view pattern, Handler ha
   routes_.push_back(std::move(route));
 }
 
+void Router::AddStreaming(std::vector<Verb> methods, std::string_view pattern,
+                          StreamingHandler handler) {
+  Add(std::move(methods), pattern, nullptr);
+  routes_.back().streaming = std::move(handler);
+}
+
 bool Router::MatchPath(const Route& route, std::string_view path,
                        std::vector<std::string>& params) {
   std::vector<std::string_view> parts = SplitPath(path);
@@ -71,7 +77,11 @@ Router::Match Router::Find(Verb method, std::string_view path) const {
     };
     if (takes(method) || (method == Verb::head && takes(Verb::get))) {
       match.result = MatchResult::kFound;
-      match.handler = &route.handler;
+      if (route.streaming) {
+        match.streaming = &route.streaming;
+      } else {
+        match.handler = &route.handler;
+      }
       match.params = std::move(params);
       return match;
     }

@@ -16,11 +16,15 @@ class Router {
  public:
   // `methods` lists the verbs the handler takes; HEAD is accepted wherever GET is.
   void Add(std::vector<Verb> methods, std::string_view pattern, Handler handler);
+  // A route whose request body is handed over in chunks as it arrives (see BodyReader).
+  void AddStreaming(std::vector<Verb> methods, std::string_view pattern,
+                    StreamingHandler handler);
 
   enum class MatchResult { kFound, kNoPath, kNoMethod };
   struct Match {
     MatchResult result = MatchResult::kNoPath;
-    const Handler* handler = nullptr;
+    const Handler* handler = nullptr;             // set for plain routes
+    const StreamingHandler* streaming = nullptr;  // set for streaming routes
     std::vector<std::string> params;
     std::string allow;  // for kNoMethod: the Allow header value
   };
@@ -32,6 +36,7 @@ class Router {
     std::vector<std::string> segments;
     bool rest = false;  // last segment is {name...}
     Handler handler;
+    StreamingHandler streaming;
   };
   static bool MatchPath(const Route& route, std::string_view path,
                         std::vector<std::string>& params);

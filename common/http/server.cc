@@ -6,6 +6,7 @@
 #include <list>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -135,6 +136,8 @@ class SessionBase {
   virtual void Shutdown() = 0;
   // Answers the current request (on this session's executor).
   virtual void Complete(Response response) = 0;
+  // Reads the next chunk of a streamed request body (on this session's executor).
+  virtual void ReadChunk(BodyReader::ChunkFn on_chunk) = 0;
   virtual asio::any_io_executor executor() = 0;
 };
 
@@ -178,13 +181,27 @@ class Server::Impl {
     absl::MutexLock lock(&tls_mu);
     return tls;
   }
+  // Counters by (method, status), looked up once each: Family::Add hashes label maps.
+  absl::Mutex counter_mu;
+  absl::flat_hash_map<std::pair<std::string, unsigned>, prometheus::Counter*> counter_cache
+      ABSL_GUARDED_BY(counter_mu);
   void CountRequest(std::string_view method, unsigned status, double seconds) {
     if (!requests) return;
-    requests
-        ->Add({{"listener", options.name},
-               {"method", std::string(method)},
-               {"status", std::to_string(status)}})
-        .Increment();
+    prometheus::Counter* counter = nullptr;
+    {
+      absl::MutexLock lock(&counter_mu);
+      auto key = std::make_pair(std::string(method), status);
+      auto it = counter_cache.find(key);
+      if (it == counter_cache.end()) {
+        counter = &requests->Add({{"listener", options.name},
+                                  {"method", key.first},
+                                  {"status", std::to_string(status)}});
+        counter_cache.emplace(std::move(key), counter);
+      } else {
+        counter = it->second;
+      }
+    }
+    counter->Increment();
     latency->Observe(seconds);
   }
   void AddBytesIn(uint64_t n) {
@@ -211,13 +228,33 @@ class SessionSink final : public Responder::Sink {
   explicit SessionSink(std::shared_ptr<SessionBase> session) : session_(std::move(session)) {}
   void Complete(Response response) override {
     auto session = session_;
-    asio::post(session->executor(),
-               [session, r = std::move(response)]() mutable { session->Complete(std::move(r)); });
+    // Inline when already on the connection's worker (the common case), else posted there.
+    asio::dispatch(session->executor(), [session, r = std::move(response)]() mutable {
+      session->Complete(std::move(r));
+    });
   }
 
  private:
   std::shared_ptr<SessionBase> session_;
 };
+
+// A streamed body: each Read hops onto the connection's worker.
+class SessionBodyReader final : public BodyReader {
+ public:
+  explicit SessionBodyReader(std::shared_ptr<SessionBase> session)
+      : session_(std::move(session)) {}
+  void Read(ChunkFn on_chunk) override {
+    auto session = session_;
+    asio::dispatch(session->executor(), [session, cb = std::move(on_chunk)]() mutable {
+      session->ReadChunk(std::move(cb));
+    });
+  }
+
+ private:
+  std::shared_ptr<SessionBase> session_;
+};
+
+constexpr size_t kBodyChunkBytes = 64 * 1024;
 
 // One connection over `Stream` (PlainStream or TlsStream). Lives on one worker's
 // io_context; every member function below runs there.
@@ -261,6 +298,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   }
 
   void Complete(Response response) override { Write(std::move(response)); }
+  void ReadChunk(BodyReader::ChunkFn on_chunk) override;
 
   asio::any_io_executor executor() override { return stream_.get_executor(); }
 
@@ -272,6 +310,9 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void ReadBody();
   void OnBody(beast::error_code ec, size_t n);
   void Dispatch();
+  // Fills ctx_ from the request header; false when the target is not a path (answered).
+  bool PrepareContext(Request request);
+  void DispatchStreaming(const StreamingHandler* handler, std::vector<std::string> params);
   void WriteFinal(Response response);  // answers a transport error and closes
   void Write(Response response);
   void Close();
@@ -286,6 +327,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<beast_http::request_parser<beast_http::string_body>> parser_;
+  // A streamed body (Router::AddStreaming): its parser, chunk buffer and state.
+  std::optional<beast_http::request_parser<beast_http::buffer_body>> stream_parser_;
+  std::unique_ptr<uint8_t[]> chunk_;
+  bool body_done_ = true;
   std::shared_ptr<RequestContext> ctx_;
   std::shared_ptr<Response> out_;
   net::IpAddress peer_;
@@ -347,6 +392,9 @@ void Session<Stream>::ReadHeader() {
     Close();
     return;
   }
+  ctx_.reset();
+  stream_parser_.reset();
+  body_done_ = true;
   parser_.emplace();
   parser_->header_limit(static_cast<uint32_t>(server_->options.header_limit_bytes));
   parser_->body_limit(server_->options.body_limit_bytes);
@@ -390,6 +438,31 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
     return;
   }
   const auto& req = parser_->get();
+  {
+    std::string_view target = req.target();
+    Router::Match match = server_->router.Find(req.method(), target.substr(0, target.find('?')));
+    if (match.streaming) {
+      const StreamingHandler* handler = match.streaming;
+      auto params = std::move(match.params);
+      auto start = [self = this->shared_from_this(), handler, params]() mutable {
+        self->DispatchStreaming(handler, std::move(params));
+      };
+      auto expect = req.find(beast_http::field::expect);
+      if (expect != req.end() && beast::iequals(expect->value(), "100-continue")) {
+        static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+                          [self = this->shared_from_this(), start = std::move(start)](
+                              beast::error_code ec, size_t n) mutable {
+                            self->server_->AddBytesOut(n);
+                            if (ec) return self->Close();
+                            start();
+                          });
+        return;
+      }
+      start();
+      return;
+    }
+  }
   auto length = parser_->content_length();
   if (length && *length > server_->options.body_limit_bytes) {
     WriteFinal(ErrorResponse(
@@ -447,13 +520,12 @@ void Session<Stream>::OnBody(beast::error_code ec, size_t n) {
 }
 
 template <typename Stream>
-void Session<Stream>::Dispatch() {
+bool Session<Stream>::PrepareContext(Request request) {
   started_ = std::chrono::steady_clock::now();
   Lowest().expires_never();
   ctx_ = std::make_shared<RequestContext>();
   RequestContext& ctx = *ctx_;
-  ctx.request = parser_->release();
-  parser_.reset();
+  ctx.request = std::move(request);
   method_ = ctx.request.method();
   method_text_ = std::string(ctx.request.method_string());
   keep_alive_ = ctx.request.keep_alive();
@@ -478,8 +550,70 @@ void Session<Stream>::Dispatch() {
   }
   if (ctx.path.empty() || ctx.path.front() != '/') {
     Write(ErrorResponse(Status::bad_request, "invalid_argument", "request target must be a path"));
+    return false;
+  }
+  return true;
+}
+
+template <typename Stream>
+void Session<Stream>::DispatchStreaming(const StreamingHandler* handler,
+                                        std::vector<std::string> params) {
+  Request header;
+  header.base() = parser_->get().base();
+  stream_parser_.emplace(std::move(*parser_));
+  parser_.reset();
+  stream_parser_->body_limit(boost::none);  // continuous uploads: bounded per chunk instead
+  body_done_ = stream_parser_->is_done();
+  if (!PrepareContext(std::move(header))) return;
+  ctx_->params = std::move(params);
+  Responder responder(std::make_shared<SessionSink>(this->shared_from_this()));
+  auto body = std::make_shared<SessionBodyReader>(this->shared_from_this());
+  try {
+    (*handler)(*ctx_, std::move(body), std::move(responder));
+  } catch (const std::exception& e) {
+    log::Error("http_handler_exception",
+               {{"listener", server_->options.name}, {"path", ctx_->path}, {"what", e.what()}});
+  }
+}
+
+template <typename Stream>
+void Session<Stream>::ReadChunk(BodyReader::ChunkFn on_chunk) {
+  if (body_done_ || !stream_parser_) {
+    on_chunk(absl::OkStatus(), {}, true);
     return;
   }
+  if (!chunk_) chunk_ = std::make_unique<uint8_t[]>(kBodyChunkBytes);
+  auto& body = stream_parser_->get().body();
+  body.data = chunk_.get();
+  body.size = kBodyChunkBytes;
+  body.more = true;
+  Lowest().expires_after(server_->options.read_timeout);
+  beast_http::async_read_some(
+      stream_, buffer_, *stream_parser_,
+      [self = this->shared_from_this(), cb = std::move(on_chunk)](beast::error_code ec,
+                                                                  size_t n) {
+        self->server_->AddBytesIn(n);
+        self->Lowest().expires_never();
+        if (ec == beast_http::error::need_buffer) ec = {};
+        if (ec) {
+          self->body_done_ = true;
+          self->keep_alive_ = false;
+          cb(absl::UnavailableError("request body: " + ec.message()), {}, false);
+          return;
+        }
+        size_t got = kBodyChunkBytes - self->stream_parser_->get().body().size;
+        bool done = self->stream_parser_->is_done();
+        if (done) self->body_done_ = true;
+        cb(absl::OkStatus(), std::span<const uint8_t>(self->chunk_.get(), got), done);
+      });
+}
+
+template <typename Stream>
+void Session<Stream>::Dispatch() {
+  Request request = parser_->release();
+  parser_.reset();
+  if (!PrepareContext(std::move(request))) return;
+  RequestContext& ctx = *ctx_;
   Router::Match match = server_->router.Find(method_, ctx.path);
   if (match.result == Router::MatchResult::kNoPath) {
     Write(ErrorResponse(Status::not_found, "not_found",
@@ -512,15 +646,16 @@ void Session<Stream>::Write(Response response) {
   response.version(11);
   if (!response.has_content_length() && !response.chunked()) response.prepare_payload();
   response.set(beast_http::field::server, "meshwork");
-  bool keep = keep_alive_ && !close_after_response_ && !server_->stopping.load();
+  // An answer before the end of a streamed body leaves unread bytes: close after it.
+  bool keep = keep_alive_ && body_done_ && !close_after_response_ && !server_->stopping.load();
   response.keep_alive(keep);
   if (method_ == Verb::head) {
     auto length = response.body().size();
     response.body().clear();
     response.content_length(length);
   }
+  // ctx_ stays alive until the next request: a handler that answered inline may still use it.
   out_ = std::make_shared<Response>(std::move(response));
-  ctx_.reset();
   Lowest().expires_after(server_->options.read_timeout);
   beast_http::async_write(stream_, *out_,
                           [self = this->shared_from_this(), keep](beast::error_code ec, size_t n) {

@@ -3,10 +3,13 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "boost/beast/http.hpp"
 #include "common/net/ip_address.h"
 
@@ -64,5 +67,24 @@ class Responder {
 };
 
 using Handler = std::function<void(RequestContext& ctx, Responder responder)>;
+
+// The body of a request whose route streams it (Router::AddStreaming): read in chunks as it
+// arrives, without a size limit, for continuous uploads (an encoder pushing MPEG-TS) and
+// large objects. Each Read() delivers the next chunk on the connection's worker; the bytes
+// are valid only during the callback. `done` marks the end of the body. A non-OK status
+// (timeout between chunks, broken connection) ends the body; no read follows it.
+class BodyReader {
+ public:
+  using ChunkFn =
+      std::function<void(const absl::Status& status, std::span<const uint8_t> bytes, bool done)>;
+  virtual ~BodyReader() = default;
+  // One Read() at a time; call the next from the callback (or later, from any thread).
+  virtual void Read(ChunkFn on_chunk) = 0;
+};
+
+// `ctx.request` carries the header only. The handler answers through the Responder when it
+// is done with the body (answering earlier closes the connection after the answer).
+using StreamingHandler = std::function<void(RequestContext& ctx, std::shared_ptr<BodyReader> body,
+                                            Responder responder)>;
 
 }  // namespace meshwork::http
