@@ -9,7 +9,11 @@
 #include "common/process/process.h"
 #include "meshwork/v1/role_names.h"
 #include "streamer/agent/agent.h"
+#include "streamer/delivery/hls_routes.h"
 #include "streamer/delivery/node_routes.h"
+#include "streamer/delivery/play_sessions.h"
+#include "streamer/packager/stream_manager.h"
+#include "streamer/store/segment_store.h"
 
 ABSL_FLAG(std::string, central, "127.0.0.1:9090", "HOST:PORT of central's gRPC listener");
 ABSL_FLAG(std::string, node_id, "", "this node's id (required)");
@@ -48,8 +52,13 @@ int Run() {
   }
   auto connected = [&agent] { return agent && agent->connected(); };
 
+  SegmentStore store;
+  StreamManager streams(&store, RealClock::Get());
+  PlaySessions sessions(RealClock::Get());
+
   http::Router viewer_router;
   AddNodeRoutes(viewer_router, identity, &config, metrics.get(), connected);
+  AddHlsRoutes(viewer_router, HlsContext{&store, &streams, &sessions});
   http::ServerOptions viewer;
   viewer.name = "http";
   viewer.listen = absl::GetFlag(FLAGS_listen);
@@ -64,6 +73,7 @@ int Run() {
 
   http::Router publish_router;
   AddNodeRoutes(publish_router, identity, &config, metrics.get(), connected);
+  AddPushRoutes(publish_router, &streams);
   http::ServerOptions publish;
   publish.name = "publish";
   publish.listen = absl::GetFlag(FLAGS_publish_listen);
@@ -97,7 +107,7 @@ int Run() {
   l->set_port((*publish_server)->port());
 
   const http::Server* servers[] = {viewer_server->get(), publish_server->get()};
-  auto filler = [servers](v1::LoadReport& report) {
+  auto filler = [servers, &streams, &sessions](v1::LoadReport& report) {
     uint64_t in = 0, out = 0;
     for (const auto* s : servers) {
       in += s->counters().bytes_in.load();
@@ -105,6 +115,16 @@ int Run() {
     }
     report.set_listener_bytes_in(in);
     report.set_listener_bytes_out(out);
+    streams.FillReport(report);
+    auto counts = sessions.Count();
+    report.set_play_sessions(counts.total);
+    for (auto& s : *report.mutable_streams()) {
+      auto it = counts.by_stream.find(s.name());
+      s.set_play_sessions(it == counts.by_stream.end() ? 0 : it->second);
+    }
+  };
+  agent_options.on_config = [&streams](std::shared_ptr<const NodeConfig> next) {
+    streams.Apply(*next);
   };
   agent = std::make_unique<Agent>(agent_options, &config, filler, metrics.get());
   agent->Start();

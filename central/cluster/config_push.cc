@@ -13,6 +13,20 @@ v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config, const std::strin
     // An empty list must still be distinguishable from "unchanged".
     update.mutable_trusted_proxies();
   }
+  if (full || config.streams_revision > since_revision) {
+    // Every stream placed on this node, as configured (C-2); an empty set removes them all.
+    auto* set = update.mutable_streams();
+    for (const auto& [name, record] : config.streams) {
+      for (const auto& id : record.object["placement"]["streamers"]) {
+        if (id == node_id) {
+          auto* s = set->add_streams();
+          s->set_name(name);
+          s->set_config_json(record.object.dump());
+          break;
+        }
+      }
+    }
+  }
   auto it = config.streamers.find(node_id);
   if (it != config.streamers.end() && (full || it->second.revision > since_revision)) {
     *update.mutable_node() = it->second.settings;

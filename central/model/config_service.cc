@@ -141,6 +141,7 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitObject
     records.erase(name);
   }
   if (kind == ObjectKind::kZone) next->zones_revision = revision;
+  if (kind == ObjectKind::kStream) next->streams_revision = revision;
   log::Info(canonical ? "object_saved" : "object_deleted",
             {{"kind", info.noun}, {"name", name}, {"revision", next->revision}});
   Publish(next);
@@ -209,6 +210,9 @@ absl::StatusOr<std::unique_ptr<ConfigService>> ConfigService::Load(Store* store)
       ((*config).*info.records)[name] = ObjectRecord{std::move(env.second), env.first};
       if (kind == ObjectKind::kZone) {
         config->zones_revision = std::max(config->zones_revision, env.first);
+      }
+      if (kind == ObjectKind::kStream) {
+        config->streams_revision = std::max(config->streams_revision, env.first);
       }
     }
   }

@@ -50,7 +50,8 @@ struct ClusterConfig {
   ObjectMap zones;    // by name
   ObjectMap streams;  // by name
   ObjectMap vod;      // by name
-  uint64_t zones_revision = 0;  // last change to any zone
+  uint64_t zones_revision = 0;    // last change to any zone
+  uint64_t streams_revision = 0;  // last change to any stream (placement included)
 
   const ObjectMap& Objects(ObjectKind kind) const;
 };

@@ -1,5 +1,6 @@
 #include "central/model/object_codecs.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -12,7 +13,21 @@ namespace meshwork::central {
 namespace {
 
 constexpr std::string_view kZoneMembers[] = {"name", "routes", "fallback_zone"};
-constexpr std::string_view kStreamMembers[] = {"name", "placement"};
+constexpr std::string_view kStreamMembers[] = {"name",       "placement",   "inputs",
+                                               "segment_ms", "part_ms",     "live_window",
+                                               "input_timeout_ms", "cors"};
+constexpr std::string_view kInputSchemes[] = {"publish://", "udp://", "srt://", "http://"};
+
+// An optional integer member within [lo, hi], `fallback` when absent or null.
+absl::StatusOr<int64_t> BoundedInt(const json& body, const char* key, int64_t lo, int64_t hi,
+                                   int64_t fallback) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer() || it->get<int64_t>() < lo || it->get<int64_t>() > hi) {
+    return InvalidField(key, absl::StrCat("must be an integer from ", lo, " to ", hi));
+  }
+  return it->get<int64_t>();
+}
 constexpr std::string_view kPlacementMembers[] = {"streamers"};
 constexpr std::string_view kVodMembers[] = {"name", "placements"};
 constexpr std::string_view kVodPlacementMembers[] = {"streamer", "revision", "available"};
@@ -84,6 +99,42 @@ absl::StatusOr<json> ValidateStream(const json& body, std::string_view name) {
   }
   RETURN_IF_ERROR(CheckName(body, name));
   json out = {{"name", std::string(name)}, {"placement", {{"streamers", json::array()}}}};
+  out["inputs"] = json::array();
+  if (auto in = body.find("inputs"); in != body.end() && !in->is_null()) {
+    if (!in->is_array()) return InvalidField("inputs", "must be an array of input URLs");
+    for (size_t i = 0; i < in->size(); ++i) {
+      std::string field = absl::StrCat("inputs[", i, "]");
+      const json& v = (*in)[i];
+      if (!v.is_string() || v.get<std::string>().size() > 1024) {
+        return InvalidField(field, "must be an input URL string");
+      }
+      std::string url = v.get<std::string>();
+      bool known = std::any_of(std::begin(kInputSchemes), std::end(kInputSchemes),
+                               [&url](std::string_view p) { return url.rfind(p, 0) == 0; });
+      if (!known) {
+        return InvalidField(field, absl::StrCat("\"", url,
+                                                "\" must start with publish://, udp://, srt:// or "
+                                                "http://"));
+      }
+      out["inputs"].push_back(url);
+    }
+  }
+  ASSIGN_OR_RETURN(out["segment_ms"], BoundedInt(body, "segment_ms", 500, 10'000, 2000));
+  ASSIGN_OR_RETURN(out["part_ms"], BoundedInt(body, "part_ms", 100, 2000, 500));
+  ASSIGN_OR_RETURN(out["live_window"], BoundedInt(body, "live_window", 2, 100, 6));
+  ASSIGN_OR_RETURN(out["input_timeout_ms"],
+                   BoundedInt(body, "input_timeout_ms", 100, 60'000, 3000));
+  if (out["part_ms"].get<int64_t>() > out["segment_ms"].get<int64_t>()) {
+    return InvalidField("part_ms", "must not exceed segment_ms");
+  }
+  out["cors"] = "*";
+  if (auto c = body.find("cors"); c != body.end() && !c->is_null()) {
+    if (!c->is_string() || c->get<std::string>().empty() ||
+        c->get<std::string>().find_first_of("\r\n") != std::string::npos) {
+      return InvalidField("cors", "must be an origin (or \"*\")");
+    }
+    out["cors"] = *c;
+  }
   auto it = body.find("placement");
   if (it == body.end() || it->is_null()) return out;
   if (!it->is_object()) return InvalidField("placement", "must be an object");

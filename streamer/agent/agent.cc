@@ -59,6 +59,7 @@ void Agent::Apply(const v1::ConfigUpdate& update) {
   auto current = config_->Get();
   auto next = ApplyUpdate(*current, update);
   config_->Set(next);
+  if (options_.on_config) options_.on_config(next);
   if (revision_gauge_) revision_gauge_->Set(static_cast<double>(next->revision));
   log::Info("config_applied", {{"revision", next->revision},
                                {"full", update.full()},
@@ -171,7 +172,7 @@ v1::LoadReport Agent::BuildReport() {
   v1::LoadReport report;
   report.set_node_clock_unix_ms(UnixMillis(RealClock::Get().Now()));
   report.set_config_revision(config_->Get()->revision);
-  report.set_play_sessions(0);  // no viewers are served yet by this build
+  report.set_play_sessions(0);  // the filler overwrites these with the real counts
   report.set_publish_sessions(0);
   if (filler_) filler_(report);
   return report;

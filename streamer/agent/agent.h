@@ -36,6 +36,8 @@ struct AgentOptions {
   std::chrono::milliseconds rpc_deadline{3000};
   std::chrono::milliseconds backoff_min{100};
   std::chrono::milliseconds backoff_max{4000};
+  // Called on the agent's threads after each new configuration is in place.
+  std::function<void(std::shared_ptr<const NodeConfig>)> on_config;
 };
 
 // Fills the parts of a load report only the node's other modules know (sessions, streams,

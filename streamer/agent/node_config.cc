@@ -15,6 +15,13 @@ std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
     next->trusted_proxies = std::make_shared<const net::CidrSet>(std::move(cidrs));
   }
   if (update.has_node()) next->settings = update.node();
+  if (update.has_streams()) {
+    next->streams.clear();
+    for (const auto& s : update.streams().streams()) {
+      auto parsed = nlohmann::json::parse(s.config_json(), nullptr, /*allow_exceptions=*/false);
+      if (parsed.is_object()) next->streams[s.name()] = std::move(parsed);
+    }
+  }
   return next;
 }
 

@@ -2,7 +2,11 @@
 // immutable snapshot. With central away the node keeps serving on it (C-5).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
+
+#include "nlohmann/json.hpp"
 
 #include "common/net/cidr.h"
 #include "meshwork/v1/control.pb.h"
@@ -11,6 +15,8 @@ namespace meshwork::streamer {
 
 struct NodeConfig {
   uint64_t revision = 0;
+  // Streams placed on this node: name → the stream object as configured in central.
+  std::map<std::string, nlohmann::json> streams;
   std::shared_ptr<const net::CidrSet> trusted_proxies = std::make_shared<const net::CidrSet>();
   meshwork::v1::StreamerSettings settings;
 };

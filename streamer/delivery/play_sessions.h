@@ -1,0 +1,47 @@
+// Play session accounting (S-18): a viewer is (client address, stream, protocol, user
+// agent), active while it made a request within the last `active_window` (2 × target
+// duration). Counts by stream and protocol feed the load report. Bounded: at most
+// kMaxTracked viewers are tracked; beyond that new ones are counted as one.
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "common/net/ip_address.h"
+#include "common/time/clock.h"
+
+namespace meshwork::streamer {
+
+class PlaySessions {
+ public:
+  static constexpr size_t kMaxTracked = 1'000'000;
+  explicit PlaySessions(const Clock& clock) : clock_(clock) {}
+
+  void Touch(std::string_view stream, std::string_view protocol, const net::IpAddress& client,
+             std::string_view user_agent, std::chrono::milliseconds active_window);
+
+  struct Counts {
+    uint64_t total = 0;
+    std::map<std::string, uint64_t> by_stream;
+    std::map<std::pair<std::string, std::string>, uint64_t> by_stream_protocol;
+  };
+  // Forgets expired viewers and counts the rest.
+  Counts Count();
+
+ private:
+  struct Entry {
+    std::string stream;
+    std::string protocol;
+    std::chrono::steady_clock::time_point expires;
+  };
+  const Clock& clock_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Entry> viewers_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace meshwork::streamer

@@ -1,0 +1,79 @@
+#include "streamer/delivery/playlists.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace meshwork::streamer {
+
+std::string FormatProgramDateTime(int64_t unix_ms) {
+  int64_t secs = unix_ms >= 0 ? unix_ms / 1000 : -((-unix_ms + 999) / 1000);
+  int ms = static_cast<int>(unix_ms - secs * 1000);
+  std::time_t t = static_cast<std::time_t>(secs);
+  std::tm tm;
+  gmtime_r(&t, &tm);
+  return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+std::string MasterPlaylist(const std::vector<std::shared_ptr<const RenditionWindow>>& renditions) {
+  std::string out;
+  for (const auto& w : renditions) {
+    if (!w || w->segments.empty()) continue;
+    if (out.empty()) out = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+    std::string codecs;
+    const media::TrackInfo* video = nullptr;
+    for (const auto& t : w->info.tracks) {
+      if (t.is_video() && !video) video = &t;
+      if (t.codec_string.empty()) continue;
+      if (!codecs.empty()) codecs += ",";
+      codecs += t.codec_string;
+    }
+    uint64_t bandwidth = std::max<uint64_t>(w->peak_bitrate_bps, 1);
+    absl::StrAppend(&out, "#EXT-X-STREAM-INF:BANDWIDTH=", bandwidth);
+    if (!codecs.empty()) absl::StrAppend(&out, ",CODECS=\"", codecs, "\"");
+    if (video && video->width > 0 && video->height > 0) {
+      absl::StrAppend(&out, ",RESOLUTION=", video->width, "x", video->height);
+    }
+    if (video && video->frame_rate > 0) {
+      absl::StrAppend(&out, ",FRAME-RATE=", absl::StrFormat("%.3f", video->frame_rate));
+    }
+    absl::StrAppend(&out, "\n", w->info.name, "/index.m3u8\n");
+  }
+  return out;
+}
+
+std::string MediaPlaylist(const RenditionWindow& window) {
+  const auto& segments = window.segments;
+  if (segments.empty()) return "";
+  size_t count = std::min<size_t>(segments.size(), std::max(1, window.info.live_window));
+  size_t first = segments.size() - count;
+  int target = (window.info.target_duration_ms + 999) / 1000;
+  int64_t discontinuity_sequence = window.dropped_discontinuities;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    if (i < first) {
+      if (segments[i]->discontinuity) ++discontinuity_sequence;
+    } else {
+      target = std::max<int>(target, static_cast<int>(std::lround(segments[i]->duration_seconds())));
+    }
+  }
+  std::string out = absl::StrCat("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:", target,
+                                 "\n#EXT-X-MEDIA-SEQUENCE:", segments[first]->msn, "\n");
+  if (discontinuity_sequence > 0) {
+    absl::StrAppend(&out, "#EXT-X-DISCONTINUITY-SEQUENCE:", discontinuity_sequence, "\n");
+  }
+  for (size_t i = first; i < segments.size(); ++i) {
+    const Segment& s = *segments[i];
+    // The first listed segment's discontinuity is implied by the discontinuity sequence.
+    if (s.discontinuity && i != first) out += "#EXT-X-DISCONTINUITY\n";
+    absl::StrAppend(&out, "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(s.program_date_time_ms),
+                    "\n#EXTINF:", absl::StrFormat("%.3f", s.duration_seconds()), ",\n", s.msn,
+                    ".ts\n");
+  }
+  return out;
+}
+
+}  // namespace meshwork::streamer

@@ -1,0 +1,51 @@
+// Bitstream parsers for the codec information a playlist needs (S-3): H.264 and HEVC SPS →
+// resolution, frame rate, profile/level and the RFC 6381 codec string; AAC ADTS headers →
+// sample rate, channels, object type. All are robust to garbage (return nullopt/false) and
+// never read past their input.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "streamer/media/frame.h"
+
+namespace meshwork::media {
+
+// Splits an Annex B byte stream into NAL units (without start codes).
+std::vector<std::string_view> SplitAnnexB(std::string_view data);
+
+// Removes emulation-prevention bytes (00 00 03 → 00 00).
+std::string UnescapeRbsp(std::string_view nal);
+
+struct VideoInfo {
+  std::string codec_string;
+  int width = 0;
+  int height = 0;
+  double frame_rate = 0;  // 0 when the SPS has no timing info
+};
+
+// `nal`: one SPS NAL unit including its NAL header.
+std::optional<VideoInfo> ParseH264Sps(std::string_view nal);
+std::optional<VideoInfo> ParseHevcSps(std::string_view nal);
+
+// NAL unit type helpers.
+inline int H264NalType(std::string_view nal) { return nal.empty() ? -1 : nal[0] & 0x1f; }
+inline int HevcNalType(std::string_view nal) { return nal.empty() ? -1 : (nal[0] >> 1) & 0x3f; }
+
+struct AdtsHeader {
+  int object_type = 0;  // 2 = AAC-LC
+  int sample_rate = 0;
+  int sampling_index = 0;
+  int channels = 0;
+  size_t header_bytes = 0;  // 7 or 9
+  size_t frame_bytes = 0;   // header + payload
+  std::string AudioSpecificConfig() const;
+  std::string CodecString() const;  // "mp4a.40.<object_type>"
+};
+std::optional<AdtsHeader> ParseAdtsHeader(std::span<const uint8_t> data);
+
+}  // namespace meshwork::media

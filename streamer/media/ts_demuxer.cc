@@ -1,0 +1,563 @@
+#include "streamer/media/ts_demuxer.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "streamer/media/codec_parsers.h"
+#include "streamer/media/ts_muxer.h"
+
+namespace meshwork::media {
+namespace {
+
+constexpr size_t kPacket = 188;
+constexpr uint8_t kSync = 0x47;
+constexpr int64_t kWrap = int64_t{1} << 33;
+constexpr size_t kMaxSectionBytes = 4096;
+constexpr size_t kMaxAdtsCarry = 8192;
+
+int64_t ReadTimestamp(const uint8_t* p) {
+  return (int64_t{(p[0] >> 1) & 0x07} << 30) | (int64_t{p[1]} << 22) | (int64_t{p[2] >> 1} << 15) |
+         (int64_t{p[3]} << 7) | (p[4] >> 1);
+}
+
+// Extends a 33-bit timestamp to the value nearest to `ref` (a backwards or forwards jump of
+// more than 2^32 is taken as a wrap).
+int64_t Unwrap(int64_t raw, int64_t ref) {
+  int64_t v = (ref & ~(kWrap - 1)) + raw;
+  if (v < ref - (kWrap >> 1)) {
+    v += kWrap;
+  } else if (v > ref + (kWrap >> 1)) {
+    v -= kWrap;
+  }
+  return v;
+}
+
+uint32_t ReadBe32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+}
+
+std::string_view AsView(std::span<const uint8_t> s) {
+  return {reinterpret_cast<const char*>(s.data()), s.size()};
+}
+std::span<const uint8_t> AsSpan(std::string_view s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+struct TsDemuxer::Impl {
+  explicit Impl(TsDemuxer* owner) : owner(owner) {}
+
+  // One elementary stream of the current program.
+  struct Stream {
+    uint8_t stream_type = 0;
+    TrackInfo info;
+    bool announced = false;  // on_track called with a usable TrackInfo
+    std::string sps;         // the SPS the info was derived from
+    std::string pes;         // PES being reassembled
+    bool in_pes = false;
+    // Timestamps (unwrapped) of the previous frame, for unwrapping and for PES without PTS.
+    bool have_ts = false;
+    int64_t last_pts = 0;
+    int64_t last_dts = 0;
+    int64_t last_duration = 0;
+    std::string adts_carry;  // an ADTS frame split across PES packets
+  };
+  struct Section {
+    std::string data;
+    bool active = false;
+  };
+
+  TsDemuxer* owner;
+  std::string buffer;  // unprocessed input
+  size_t pos = 0;      // read position in `buffer`
+  bool synced = false;
+  bool skipped_since_sync = false;
+  std::map<uint16_t, int> last_cc;  // per PID, payload-carrying packets only
+  std::map<uint16_t, Section> sections;
+  int pmt_pid = -1;
+  int pmt_version = -1;
+  uint16_t program_number = 0;
+  bool new_program = false;
+  std::map<uint16_t, Stream> streams;
+
+  Stats& stats() { return owner->stats_; }
+
+  void Feed(std::span<const uint8_t> bytes) {
+    buffer.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    Process(false);
+    // Keep the buffer small: drop what has been consumed.
+    if (pos > 0) {
+      buffer.erase(0, pos);
+      pos = 0;
+    }
+  }
+
+  uint8_t At(size_t i) const { return static_cast<uint8_t>(buffer[i]); }
+
+  void Skip(size_t n) {
+    stats().bytes_skipped += n;
+    pos += n;
+    skipped_since_sync = true;
+  }
+
+  // Consumes whole packets from `buffer`. At the end of the input (`final`) a lone packet
+  // candidate is accepted without the confirming sync byte of its successor.
+  void Process(bool final) {
+    while (buffer.size() - pos >= kPacket) {
+      size_t avail = buffer.size() - pos;
+      if (At(pos) != kSync) {
+        if (synced) synced = false;
+        // Find the next candidate.
+        size_t next = buffer.find(static_cast<char>(kSync), pos + 1);
+        if (next == std::string::npos) next = buffer.size();
+        Skip(next - pos);
+        continue;
+      }
+      if (!synced) {
+        // Acquiring sync: the next packet must start with 0x47 too.
+        if (avail <= kPacket) {
+          if (!final) return;  // wait for the confirming byte
+        } else if (At(pos + kPacket) != kSync) {
+          Skip(1);
+          continue;
+        }
+        synced = true;
+        if (skipped_since_sync) ++stats().resyncs;
+        skipped_since_sync = false;
+      } else if (avail > kPacket && At(pos + kPacket) != kSync) {
+        // In sync but the successor does not start with 0x47: either garbage follows this
+        // packet (keep it) or this packet was truncated and a new one starts inside it
+        // (drop it and resync there).
+        size_t restart = 0;
+        for (size_t j = 1; j < kPacket && pos + j + kPacket < buffer.size(); ++j) {
+          if (At(pos + j) == kSync && At(pos + j + kPacket) == kSync) {
+            restart = j;
+            break;
+          }
+        }
+        if (restart != 0) {
+          synced = false;
+          Skip(restart);
+          continue;
+        }
+      }
+      HandlePacket(reinterpret_cast<const uint8_t*>(buffer.data() + pos));
+      pos += kPacket;
+    }
+  }
+
+  void Flush() {
+    Process(true);
+    // A trailing partial packet can never complete into a valid one now.
+    if (buffer.size() > pos) stats().bytes_skipped += buffer.size() - pos;
+    buffer.clear();
+    pos = 0;
+    synced = false;
+    skipped_since_sync = false;
+    for (auto& [pid, s] : streams) CompletePes(pid, s);
+  }
+
+  void HandlePacket(const uint8_t* p) {
+    ++stats().packets;
+    if (p[1] & 0x80) {
+      ++stats().tei_dropped;
+      return;
+    }
+    const uint16_t pid = static_cast<uint16_t>(((p[1] & 0x1f) << 8) | p[2]);
+    if (pid == 0x1fff) return;
+    const bool pusi = p[1] & 0x40;
+    const int afc = (p[3] >> 4) & 0x03;
+    const int cc = p[3] & 0x0f;
+    if (afc == 0) return;  // reserved
+    size_t offset = 4;
+    bool discontinuity = false;
+    if (afc & 0x02) {
+      size_t af_len = p[4];
+      if (af_len > 183 || (afc == 0x03 && af_len > 182)) return;  // malformed
+      if (af_len > 0) discontinuity = p[5] & 0x80;
+      offset = 5 + af_len;
+    }
+    const bool has_payload = afc & 0x01;
+    if (!has_payload) return;  // the CC only advances with payload
+
+    auto [it, inserted] = last_cc.try_emplace(pid, cc);
+    if (!inserted && !discontinuity) {
+      int expected = (it->second + 1) & 0x0f;
+      if (cc == it->second) return;  // duplicate packet
+      if (cc != expected) {
+        ++stats().cc_errors;
+        LoseData(pid);
+      }
+    }
+    it->second = cc;
+
+    std::string_view payload(reinterpret_cast<const char*>(p) + offset, kPacket - offset);
+    if (pid == 0 || (pmt_pid >= 0 && pid == pmt_pid)) {
+      HandlePsi(pid, payload, pusi);
+      return;
+    }
+    auto sit = streams.find(pid);
+    if (sit != streams.end()) HandlePes(pid, sit->second, payload, pusi);
+  }
+
+  // Data of `pid` was lost: what is being reassembled there is incomplete.
+  void LoseData(uint16_t pid) {
+    auto sit = streams.find(pid);
+    if (sit != streams.end()) {
+      Stream& s = sit->second;
+      if (s.in_pes) ++stats().pes_dropped;
+      s.in_pes = false;
+      s.pes.clear();
+      s.adts_carry.clear();
+    }
+    auto sec = sections.find(pid);
+    if (sec != sections.end()) sec->second = Section{};
+  }
+
+  // ---- PSI ----
+
+  void HandlePsi(uint16_t pid, std::string_view payload, bool pusi) {
+    Section& sec = sections[pid];
+    if (pusi) {
+      if (payload.empty()) return;
+      size_t pointer = static_cast<uint8_t>(payload[0]);
+      if (1 + pointer > payload.size()) {
+        sec = Section{};
+        return;
+      }
+      if (sec.active) {
+        sec.data.append(payload.substr(1, pointer));
+        DrainSections(pid, sec, /*expect_more=*/false);
+      }
+      sec.data.assign(payload.substr(1 + pointer));
+      sec.active = true;
+      DrainSections(pid, sec, /*expect_more=*/true);
+    } else if (sec.active) {
+      sec.data.append(payload);
+      DrainSections(pid, sec, /*expect_more=*/true);
+    }
+  }
+
+  void DrainSections(uint16_t pid, Section& sec, bool expect_more) {
+    while (sec.active) {
+      if (sec.data.empty() || static_cast<uint8_t>(sec.data[0]) == 0xff) {
+        // Stuffing: the rest of the packet carries no section.
+        sec = Section{};
+        return;
+      }
+      if (sec.data.size() < 3) break;
+      size_t len = 3 + (((static_cast<uint8_t>(sec.data[1]) & 0x0f) << 8) |
+                        static_cast<uint8_t>(sec.data[2]));
+      if (len > kMaxSectionBytes) {
+        sec = Section{};
+        return;
+      }
+      if (sec.data.size() < len) break;
+      std::string section = sec.data.substr(0, len);
+      sec.data.erase(0, len);
+      HandleSection(pid, section);
+      // HandleSection may replace the tables (and `sections` entries stay valid in a map).
+    }
+    if (!expect_more) sec = Section{};
+    if (sec.data.size() > kMaxSectionBytes) sec = Section{};
+  }
+
+  void HandleSection(uint16_t pid, std::string_view section) {
+    auto b = AsSpan(section);
+    if (b.size() < 12 || !(b[1] & 0x80)) return;  // long form only
+    if (Crc32Mpeg2(b.data(), b.size() - 4) != ReadBe32(b.data() + b.size() - 4)) return;
+    if (!(b[5] & 0x01)) return;  // not yet applicable
+    if (pid == 0) {
+      if (b[0] == 0x00) HandlePat(b);
+    } else if (b[0] == 0x02) {
+      HandlePmt(b);
+    }
+  }
+
+  void HandlePat(std::span<const uint8_t> b) {
+    const size_t end = b.size() - 4;
+    for (size_t i = 8; i + 4 <= end; i += 4) {
+      uint16_t program = static_cast<uint16_t>((b[i] << 8) | b[i + 1]);
+      uint16_t pid = static_cast<uint16_t>(((b[i + 2] & 0x1f) << 8) | b[i + 3]);
+      if (program == 0) continue;                 // network PID
+      if (pid < 0x10 || pid == 0x1fff) continue;  // reserved PIDs cannot carry a PMT
+      if (pid != pmt_pid || program != program_number) {
+        if (pmt_pid >= 0) sections.erase(static_cast<uint16_t>(pmt_pid));
+        pmt_pid = pid;
+        program_number = program;
+        pmt_version = -1;    // the next PMT applies whatever its version
+        new_program = true;  // and replaces every track
+      }
+      return;  // first program only
+    }
+  }
+
+  void HandlePmt(std::span<const uint8_t> b) {
+    uint16_t program = static_cast<uint16_t>((b[3] << 8) | b[4]);
+    if (program != program_number) return;
+    int version = (b[5] >> 1) & 0x1f;
+    if (version == pmt_version) return;
+    const size_t end = b.size() - 4;
+    size_t program_info_length = ((b[10] & 0x0f) << 8) | b[11];
+    size_t i = 12 + program_info_length;
+    std::map<uint16_t, uint8_t> wanted;
+    while (i + 5 <= end) {
+      uint8_t type = b[i];
+      uint16_t pid = static_cast<uint16_t>(((b[i + 1] & 0x1f) << 8) | b[i + 2]);
+      size_t es_info_length = ((b[i + 3] & 0x0f) << 8) | b[i + 4];
+      i += 5 + es_info_length;
+      if (i > end) break;
+      if (pid < 0x10 || pid == 0x1fff || pid == pmt_pid) continue;
+      if (type == 0x1b || type == 0x24 || type == 0x0f) wanted.emplace(pid, type);
+    }
+    pmt_version = version;
+    // Replace the tracks: keep the streams whose PID and type did not change, finish the
+    // others' pending frames and forget them.
+    for (auto it = streams.begin(); it != streams.end();) {
+      auto w = wanted.find(it->first);
+      if (!new_program && w != wanted.end() && w->second == it->second.stream_type) {
+        ++it;
+        continue;
+      }
+      CompletePes(it->first, it->second);
+      it = streams.erase(it);
+    }
+    new_program = false;
+    for (auto [pid, type] : wanted) {
+      if (streams.count(pid)) continue;
+      Stream s;
+      s.stream_type = type;
+      s.info.pid = pid;
+      s.info.codec = type == 0x1b ? Codec::kH264 : type == 0x24 ? Codec::kHevc : Codec::kAac;
+      streams.emplace(pid, std::move(s));
+    }
+  }
+
+  // ---- PES ----
+
+  void HandlePes(uint16_t pid, Stream& s, std::string_view payload, bool pusi) {
+    if (pusi) {
+      CompletePes(pid, s);
+      s.in_pes = true;
+      s.pes.assign(payload);
+    } else if (s.in_pes) {
+      if (s.pes.size() + payload.size() > kMaxPesBytes) {
+        ++stats().pes_dropped;
+        s.in_pes = false;
+        s.pes.clear();
+        s.pes.shrink_to_fit();
+        return;
+      }
+      s.pes.append(payload);
+    } else {
+      return;
+    }
+    // A PES with a length completes as soon as it has all its bytes.
+    if (s.pes.size() >= 6) {
+      size_t len = (static_cast<uint8_t>(s.pes[4]) << 8) | static_cast<uint8_t>(s.pes[5]);
+      if (len != 0 && s.pes.size() >= 6 + len) CompletePes(pid, s);
+    }
+  }
+
+  void CompletePes(uint16_t pid, Stream& s) {
+    if (!s.in_pes) return;
+    s.in_pes = false;
+    std::string pes = std::move(s.pes);
+    s.pes.clear();
+    auto b = AsSpan(pes);
+    if (b.size() < 9 || b[0] != 0 || b[1] != 0 || b[2] != 1) {
+      ++stats().pes_dropped;
+      return;
+    }
+    size_t len = (b[4] << 8) | b[5];
+    if (len != 0) {
+      if (b.size() < 6 + len) {  // ended early (e.g. at Flush or a new PUSI)
+        ++stats().pes_dropped;
+        return;
+      }
+      b = b.first(6 + len);
+    }
+    uint8_t stream_id = b[3];
+    if (stream_id == 0xbc || stream_id == 0xbe || stream_id == 0xbf || stream_id == 0xf0 ||
+        stream_id == 0xf1 || stream_id == 0xff || stream_id == 0xf2 || stream_id == 0xf8) {
+      return;  // no PES header extension: not an elementary stream we carry
+    }
+    if ((b[6] & 0xc0) != 0x80) {
+      ++stats().pes_dropped;
+      return;
+    }
+    int pts_dts_flags = (b[7] >> 6) & 0x03;
+    size_t header_len = b[8];
+    if (9 + header_len > b.size()) {
+      ++stats().pes_dropped;
+      return;
+    }
+    std::optional<int64_t> pts, dts;
+    if (pts_dts_flags & 0x02) {
+      if (header_len < 5) {
+        ++stats().pes_dropped;
+        return;
+      }
+      pts = ReadTimestamp(b.data() + 9);
+      if (pts_dts_flags == 0x03 && header_len >= 10) dts = ReadTimestamp(b.data() + 14);
+    }
+    if (!dts) dts = pts;
+    std::string_view es = AsView(b.subspan(9 + header_len));
+
+    // Unwrap against the previous frame's DTS (the first frame keeps its raw value).
+    int64_t upts, udts;
+    if (pts) {
+      udts = s.have_ts ? Unwrap(*dts, s.last_dts) : *dts;
+      upts = Unwrap(*pts, udts);
+    } else if (s.have_ts) {
+      udts = s.last_dts + s.last_duration;
+      upts = s.last_pts + s.last_duration;
+    } else {
+      ++stats().pes_dropped;
+      return;
+    }
+    if (s.info.codec == Codec::kAac) {
+      HandleAudio(pid, s, es, upts);
+    } else {
+      HandleVideo(pid, s, es, upts, udts);
+    }
+  }
+
+  void Announce(Stream& s) {
+    s.announced = true;
+    if (owner->callbacks_.on_track) owner->callbacks_.on_track(s.info);
+  }
+
+  void Emit(Stream& s, int64_t pts, int64_t dts, bool keyframe, std::string data) {
+    if (s.have_ts) {
+      int64_t d = dts - s.last_dts;
+      if (d > 0 && d < 90000 * 10) s.last_duration = d;
+    }
+    s.have_ts = true;
+    s.last_pts = pts;
+    s.last_dts = dts;
+    Frame f;
+    f.pid = s.info.pid;
+    f.codec = s.info.codec;
+    f.pts = pts;
+    f.dts = dts;
+    f.keyframe = keyframe;
+    f.data = std::make_shared<const std::string>(std::move(data));
+    ++stats().frames;
+    if (owner->callbacks_.on_frame) owner->callbacks_.on_frame(std::move(f));
+  }
+
+  void HandleVideo(uint16_t pid, Stream& s, std::string_view es, int64_t pts, int64_t dts) {
+    const bool hevc = s.info.codec == Codec::kHevc;
+    bool keyframe = false;
+    std::string_view sps;
+    std::vector<std::string> params;
+    for (std::string_view nal : SplitAnnexB(es)) {
+      if (hevc) {
+        int t = HevcNalType(nal);
+        if (t >= 16 && t <= 23) keyframe = true;
+        if (t == 33 && sps.empty()) sps = nal;
+        if (t >= 32 && t <= 34) params.emplace_back(nal);
+      } else {
+        int t = H264NalType(nal);
+        if (t == 5) keyframe = true;
+        if (t == 7 && sps.empty()) sps = nal;
+        if (t == 7 || t == 8) params.emplace_back(nal);
+      }
+    }
+    if (!sps.empty()) {
+      bool changed = false;
+      if (sps != s.sps) {
+        std::optional<VideoInfo> vi = hevc ? ParseHevcSps(sps) : ParseH264Sps(sps);
+        if (vi) {
+          s.sps.assign(sps);
+          s.info.codec_string = vi->codec_string;
+          s.info.width = vi->width;
+          s.info.height = vi->height;
+          s.info.frame_rate = vi->frame_rate;
+          changed = true;
+        }
+      }
+      if (s.sps == sps && params != s.info.parameter_sets) {
+        s.info.parameter_sets = std::move(params);
+        changed = true;
+      }
+      if (changed || !s.announced) {
+        if (!s.sps.empty()) Announce(s);
+      }
+    }
+    // Frames before the first usable SPS cannot be decoded by anyone: not emitted.
+    if (!s.announced) {
+      s.have_ts = true;  // keep unwrapping continuous
+      s.last_pts = pts;
+      s.last_dts = dts;
+      return;
+    }
+    Emit(s, pts, dts, keyframe, std::string(es));
+  }
+
+  void HandleAudio(uint16_t pid, Stream& s, std::string_view es, int64_t pts) {
+    std::string data;
+    int64_t first_pts = pts;
+    if (!s.adts_carry.empty()) {
+      // The first frame started in the previous PES: it follows that PES's frames.
+      if (s.have_ts) first_pts = s.last_pts + s.last_duration;
+      data = std::move(s.adts_carry);
+      s.adts_carry.clear();
+      data.append(es);
+    } else {
+      data.assign(es);
+    }
+    size_t off = 0;
+    int frames = 0;
+    std::optional<AdtsHeader> first;
+    while (off < data.size()) {
+      auto h = ParseAdtsHeader(AsSpan(std::string_view(data).substr(off)));
+      if (!h) break;
+      if (!first) first = h;
+      if (off + h->frame_bytes > data.size()) {
+        // Continues in the next PES.
+        if (data.size() - off <= kMaxAdtsCarry) s.adts_carry = data.substr(off);
+        break;
+      }
+      off += h->frame_bytes;
+      ++frames;
+    }
+    data.resize(off);
+    if (frames == 0 || !first) {
+      if (s.adts_carry.empty()) ++stats().pes_dropped;
+      return;
+    }
+    if (!s.announced || first->sample_rate != s.info.sample_rate ||
+        first->channels != s.info.channels || first->object_type != s.info.aac_object_type) {
+      s.info.sample_rate = first->sample_rate;
+      s.info.channels = first->channels;
+      s.info.aac_object_type = first->object_type;
+      s.info.codec_string = first->CodecString();
+      s.info.audio_specific_config = first->AudioSpecificConfig();
+      Announce(s);
+    }
+    int64_t duration = int64_t{frames} * 1024 * 90000 / first->sample_rate;
+    Emit(s, first_pts, first_pts, true, std::move(data));
+    s.last_duration = duration;
+  }
+};
+
+TsDemuxer::TsDemuxer(Callbacks callbacks)
+    : impl_(std::make_unique<Impl>(this)), callbacks_(std::move(callbacks)) {}
+
+TsDemuxer::~TsDemuxer() = default;
+
+void TsDemuxer::Feed(std::span<const uint8_t> bytes) { impl_->Feed(bytes); }
+
+void TsDemuxer::Flush() { impl_->Flush(); }
+
+void TsDemuxer::Reset() { impl_ = std::make_unique<Impl>(this); }
+
+}  // namespace meshwork::media

@@ -1,0 +1,190 @@
+#include "streamer/packager/segmenter.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/log/log.h"
+
+namespace meshwork::streamer {
+
+struct Segmenter::Rendition {
+  RenditionInfo info;
+  uint16_t video_pid = 0;  // 0 for audio-only
+  std::unique_ptr<media::TsMuxer> muxer;
+  std::vector<std::pair<uint16_t, media::Codec>> muxed_tracks;  // what `muxer` was made for
+  // The open segment.
+  bool open = false;
+  int64_t msn = -1;
+  int64_t start = 0;
+  int64_t last_t = 0;
+  bool discontinuity = false;
+  std::string bytes;
+};
+
+namespace {
+
+std::vector<std::pair<uint16_t, media::Codec>> TrackKeys(
+    const std::vector<media::TrackInfo>& tracks) {
+  std::vector<std::pair<uint16_t, media::Codec>> keys;
+  for (const auto& t : tracks) keys.emplace_back(t.pid, t.codec);
+  return keys;
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+}  // namespace
+
+Segmenter::Segmenter(SegmenterOptions options, const Clock& clock, PublishFn publish)
+    : options_(options),
+      clock_(clock),
+      publish_(std::move(publish)),
+      segment_ticks_(static_cast<int64_t>(options.segment_ms) * 90) {}
+
+Segmenter::~Segmenter() = default;
+
+void Segmenter::OnTrack(const media::TrackInfo& track) {
+  tracks_[track.pid] = track;
+  if (track.is_audio() && !audio_pid_) audio_pid_ = track.pid;
+  // Renditions carry a copy of the track infos; refresh them (resolution changes show).
+  for (auto& [pid, r] : renditions_) {
+    r->info.tracks.clear();
+    if (r->video_pid) r->info.tracks.push_back(tracks_[r->video_pid]);
+    if (audio_pid_) r->info.tracks.push_back(tracks_[*audio_pid_]);
+  }
+}
+
+int64_t Segmenter::Extend(int64_t pts) {
+  if (!base_) {
+    int64_t now90k = UnixMillis(clock_.Now()) * 90;
+    int64_t wraps = static_cast<int64_t>(std::llround(static_cast<double>(now90k - pts) /
+                                                      static_cast<double>(kWrap)));
+    base_ = wraps * kWrap;
+  }
+  return pts + *base_ + offset_;
+}
+
+void Segmenter::OnSourceChanged() { expect_jump_ = true; }
+
+void Segmenter::CheckJump(int64_t t) {
+  auto now = clock_.Monotonic();
+  if (last_t_) {
+    int64_t step = t - *last_t_;
+    bool jumped = step < -45'000 || step > int64_t{options_.max_forward_gap_ms} * 90;
+    if (jumped) {
+      // Resume where the timeline stopped, plus the time the source was away.
+      int64_t gap = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_frame_at_)
+                        .count() * 90;
+      int64_t resume = *last_t_ + std::max<int64_t>(gap, 90 * 40);
+      offset_ += resume - t;
+      pending_discontinuity_ = true;
+      log::Info("timeline_discontinuity",
+                {{"step_ms", step / 90}, {"gap_ms", gap / 90}, {"expected", expect_jump_}});
+    }
+  }
+  expect_jump_ = false;
+  last_frame_at_ = now;
+}
+
+Segmenter::Rendition* Segmenter::RenditionFor(uint16_t pid) {
+  auto it = renditions_.find(pid);
+  if (it != renditions_.end()) return it->second.get();
+  auto r = std::make_unique<Rendition>();
+  const media::TrackInfo& track = tracks_[pid];
+  r->video_pid = track.is_video() ? pid : 0;
+  r->info.name = absl::StrCat("v", renditions_.size() + 1);
+  r->info.target_duration_ms = options_.segment_ms;
+  r->info.live_window = options_.live_window;
+  if (r->video_pid) r->info.tracks.push_back(track);
+  if (audio_pid_) r->info.tracks.push_back(tracks_[*audio_pid_]);
+  r->muxer = std::make_unique<media::TsMuxer>(r->info.tracks);
+  r->muxed_tracks = TrackKeys(r->info.tracks);
+  Rendition* raw = r.get();
+  renditions_.emplace(pid, std::move(r));
+  return raw;
+}
+
+void Segmenter::Close(Rendition& r, int64_t end) {
+  if (!r.open) return;
+  auto segment = std::make_shared<Segment>();
+  segment->msn = r.msn;
+  segment->start = r.start;
+  segment->duration = std::max<int64_t>(end - r.start, 1);
+  segment->program_date_time_ms = FloorDiv(r.start, 90);
+  segment->discontinuity = r.discontinuity;
+  segment->ts = std::make_shared<const std::string>(std::move(r.bytes));
+  r.bytes.clear();
+  r.open = false;
+  if (renditions_.begin()->second.get() == &r) {
+    fingerprint_ = absl::StrCat(segment->msn, ":", segment->start, ":", segment->duration);
+  }
+  ++published_;
+  publish_(r.info, std::move(segment));
+}
+
+void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
+  int64_t k = FloorDiv(start, segment_ticks_);
+  if (r.open && k <= r.msn && !discontinuity) return;  // same segment continues
+  Close(r, start);
+  // msn never goes backwards, whatever the timeline did.
+  if (k <= last_msn_ && (discontinuity || r.msn >= 0)) k = std::max(k, r.msn + 1);
+  if (discontinuity) k = std::max(k, last_msn_ + 1);
+  r.open = true;
+  r.msn = k;
+  last_msn_ = std::max(last_msn_, k);
+  r.start = start;
+  r.discontinuity = discontinuity;
+  r.bytes.clear();
+  // Tracks may have appeared since the muxer was made (audio's first ADTS header often comes
+  // after the first video frame): a segment boundary is where the muxer can change.
+  if (r.muxed_tracks != TrackKeys(r.info.tracks)) {
+    r.muxer = std::make_unique<media::TsMuxer>(r.info.tracks);
+    r.muxed_tracks = TrackKeys(r.info.tracks);
+  }
+  r.muxer->WriteTables(r.bytes);
+}
+
+void Segmenter::OnFrame(const media::Frame& frame) {
+  if (!tracks_.contains(frame.pid)) return;  // no track info yet
+  int64_t t = Extend(frame.dts);
+  CheckJump(t);
+  t = Extend(frame.dts);  // the offset may have changed
+  int64_t pts = Extend(frame.pts);
+  last_t_ = t;
+
+  bool has_video = false;
+  for (const auto& [pid, track] : tracks_) has_video |= track.is_video();
+  bool discontinuity = pending_discontinuity_;
+
+  auto write = [&](Rendition& r) {
+    if (!r.open) return;
+    if (r.bytes.size() > options_.max_segment_bytes) return;  // bounded; keyframes will cut
+    media::Frame shifted = frame;
+    shifted.pts = pts;
+    shifted.dts = t;
+    r.muxer->WriteFrame(shifted, r.bytes);
+    r.last_t = t;
+  };
+
+  if (frame.codec == media::Codec::kAac) {
+    if (!audio_pid_ || frame.pid != *audio_pid_) return;
+    if (!has_video) {
+      Rendition* r = RenditionFor(frame.pid);
+      Cut(*r, t, discontinuity);
+      pending_discontinuity_ = false;
+    }
+    for (auto& [pid, r] : renditions_) write(*r);
+    return;
+  }
+  Rendition* r = RenditionFor(frame.pid);
+  if (frame.keyframe) {
+    Cut(*r, t, discontinuity);
+    pending_discontinuity_ = false;
+  } else if (discontinuity && r->open) {
+    // The timeline jumped mid-GOP: nothing can follow until the next keyframe.
+    Close(*r, r->last_t + 90 * 40);
+    return;
+  }
+  write(*r);
+}
+
+}  // namespace meshwork::streamer

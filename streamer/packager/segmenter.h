@@ -1,0 +1,88 @@
+// The deterministic segmenter (S-4, S-5, S-7).
+//
+// Timeline: a frame's 90 kHz timestamp is extended to an absolute value T = pts + W·2^33 + D,
+// where the wrap count W is chosen once, from the wall clock at the first frame, so that
+// T/90 is the closest such value to "now" in Unix milliseconds (nodes whose clocks agree
+// within hours pick the same W), and D is 0 until the source's timeline jumps.
+// Segment msn k starts at the first keyframe at or after k·segment duration, so msn,
+// boundaries and EXT-X-PROGRAM-DATE-TIME (T/90 ms) are a pure function of the source
+// timestamps: two nodes fed the same source agree, whenever each started.
+//
+// A jump of the timeline (source restarted, input switched) is a discontinuity: D is set so
+// the timeline resumes where it stopped plus the wall-clock time of the gap, the msn keeps
+// increasing, and the next segment is marked (EXT-X-DISCONTINUITY).
+//
+// Renditions: one per video track (PID order: v1, v2, …), each carrying the first audio
+// track; audio-only sources make one rendition v1.
+//
+// Not thread-safe: one per stream, fed from one thread at a time.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/time/clock.h"
+#include "streamer/media/frame.h"
+#include "streamer/media/ts_muxer.h"
+#include "streamer/store/segment_store.h"
+
+namespace meshwork::streamer {
+
+struct SegmenterOptions {
+  int segment_ms = 2000;
+  int live_window = 6;
+  // A forward jump larger than this (or any backward jump beyond half a second) is a
+  // discontinuity rather than a pause of a continuous source.
+  int max_forward_gap_ms = 10'000;
+  size_t max_segment_bytes = 64ull << 20;
+};
+
+class Segmenter {
+ public:
+  using PublishFn =
+      std::function<void(const RenditionInfo& info, std::shared_ptr<const Segment> segment)>;
+
+  Segmenter(SegmenterOptions options, const Clock& clock, PublishFn publish);
+  ~Segmenter();
+
+  void OnTrack(const media::TrackInfo& track);
+  void OnFrame(const media::Frame& frame);
+  // The frames that follow come from another source: expect (and accept) a timeline jump.
+  void OnSourceChanged();
+
+  // S-6: "msn:start:duration" of the latest segment of the first rendition ("" before one).
+  std::string Fingerprint() const { return fingerprint_; }
+  int64_t segments_published() const { return published_; }
+
+  static constexpr int64_t kWrap = int64_t{1} << 33;
+
+ private:
+  struct Rendition;
+  int64_t Extend(int64_t pts);
+  void CheckJump(int64_t t);
+  Rendition* RenditionFor(uint16_t video_pid);
+  void Cut(Rendition& r, int64_t start, bool keyframe_start);
+  void Close(Rendition& r, int64_t end);
+
+  SegmenterOptions options_;
+  const Clock& clock_;
+  PublishFn publish_;
+  int64_t segment_ticks_;
+  std::optional<int64_t> base_;  // W·2^33, set at the first frame
+  int64_t offset_ = 0;           // D
+  std::optional<int64_t> last_t_;
+  std::chrono::steady_clock::time_point last_frame_at_;
+  bool expect_jump_ = false;
+  bool pending_discontinuity_ = false;
+  int64_t last_msn_ = -1;  // highest msn opened by any rendition
+  std::map<uint16_t, media::TrackInfo> tracks_;
+  std::optional<uint16_t> audio_pid_;
+  std::map<uint16_t, std::unique_ptr<Rendition>> renditions_;  // by video PID (or audio PID)
+  std::string fingerprint_;
+  int64_t published_ = 0;
+};
+
+}  // namespace meshwork::streamer

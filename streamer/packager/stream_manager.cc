@@ -1,0 +1,57 @@
+#include "streamer/packager/stream_manager.h"
+
+#include "common/log/log.h"
+
+namespace meshwork::streamer {
+
+StreamManager::~StreamManager() {
+  std::map<std::string, std::shared_ptr<StreamPipeline>> pipelines;
+  {
+    absl::MutexLock lock(&mu_);
+    pipelines.swap(pipelines_);
+  }
+  pipelines.clear();  // sources stop outside the lock
+}
+
+void StreamManager::Apply(const NodeConfig& config) {
+  std::vector<std::shared_ptr<StreamPipeline>> started, stopped;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = pipelines_.begin(); it != pipelines_.end();) {
+      auto placed = config.streams.find(it->first);
+      if (placed == config.streams.end() ||
+          !(StreamSettings::FromJson(it->first, placed->second) == it->second->settings())) {
+        log::Info("stream_stopped", {{"stream", it->first},
+                                     {"reason", placed == config.streams.end() ? "removed"
+                                                                               : "changed"}});
+        if (placed == config.streams.end()) store_->Remove(it->first);
+        stopped.push_back(std::move(it->second));
+        it = pipelines_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (const auto& [name, object] : config.streams) {
+      if (pipelines_.contains(name)) continue;
+      auto pipeline = std::make_shared<StreamPipeline>(StreamSettings::FromJson(name, object),
+                                                       store_, clock_);
+      pipelines_[name] = pipeline;
+      started.push_back(std::move(pipeline));
+    }
+  }
+  stopped.clear();  // stops their sources, outside the lock
+  for (auto& p : started) p->Start();
+}
+
+std::shared_ptr<StreamPipeline> StreamManager::Find(const std::string& stream) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = pipelines_.find(stream);
+  return it == pipelines_.end() ? nullptr : it->second;
+}
+
+void StreamManager::FillReport(v1::LoadReport& report) const {
+  absl::ReaderMutexLock lock(&mu_);
+  for (const auto& [name, pipeline] : pipelines_) pipeline->FillReport(*report.add_streams());
+}
+
+}  // namespace meshwork::streamer

@@ -1,0 +1,34 @@
+// The streams placed on this node (C-2): starts a StreamPipeline for each stream central
+// places here, restarts it when its settings change, stops it (and drops its segments) when
+// it is removed. Thread-safe; Apply() runs on the agent's thread, Find() on HTTP workers.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "streamer/agent/node_config.h"
+#include "streamer/packager/stream_pipeline.h"
+
+namespace meshwork::streamer {
+
+class StreamManager {
+ public:
+  StreamManager(SegmentStore* store, const Clock& clock) : store_(store), clock_(clock) {}
+  ~StreamManager();
+
+  void Apply(const NodeConfig& config);
+  // The pipeline of a stream placed here, or null.
+  std::shared_ptr<StreamPipeline> Find(const std::string& stream) const;
+  // Per-stream report entries (C-2).
+  void FillReport(meshwork::v1::LoadReport& report) const;
+
+ private:
+  SegmentStore* store_;
+  const Clock& clock_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<StreamPipeline>> pipelines_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace meshwork::streamer

@@ -1,0 +1,219 @@
+#include "streamer/packager/stream_pipeline.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/log/log.h"
+
+namespace meshwork::streamer {
+
+namespace {
+constexpr uint16_t kFirstVideoPid = 0x100;
+constexpr uint16_t kAudioPid = 0x1f0;
+}  // namespace
+
+StreamSettings StreamSettings::FromJson(const std::string& name, const nlohmann::json& o) {
+  StreamSettings s;
+  s.name = name;
+  if (auto it = o.find("inputs"); it != o.end() && it->is_array()) {
+    for (const auto& v : *it) {
+      if (v.is_string()) s.inputs.push_back(v.get<std::string>());
+    }
+  }
+  if (s.inputs.empty()) s.inputs.push_back("publish://");  // push is the default
+  auto number = [&o](const char* key, int fallback) {
+    auto it = o.find(key);
+    return it != o.end() && it->is_number_integer() ? it->get<int>() : fallback;
+  };
+  s.segment_ms = number("segment_ms", 2000);
+  s.part_ms = number("part_ms", 500);
+  s.live_window = number("live_window", 6);
+  s.input_timeout_ms = number("input_timeout_ms", 3000);
+  if (auto it = o.find("cors"); it != o.end() && it->is_string()) s.cors = it->get<std::string>();
+  return s;
+}
+
+struct StreamPipeline::Input {
+  std::string url;
+  std::unique_ptr<media::TsDemuxer> demuxer;
+  std::optional<std::chrono::steady_clock::time_point> last_frame;
+  std::map<uint16_t, uint16_t> pid_map;  // input PID → canonical PID
+  std::map<uint16_t, media::TrackInfo> tracks;  // by canonical PID
+};
+
+StreamPipeline::StreamPipeline(StreamSettings settings, SegmentStore* store, const Clock& clock)
+    : settings_(std::move(settings)), store_(store), clock_(clock) {
+  SegmenterOptions options;
+  options.segment_ms = settings_.segment_ms;
+  options.live_window = settings_.live_window;
+  absl::MutexLock lock(&mu_);
+  segmenter_ = std::make_unique<Segmenter>(
+      options, clock_, [this](const RenditionInfo& info, std::shared_ptr<const Segment> segment) {
+        int64_t now = UnixMillis(clock_.Now());
+        last_publish_ms_.store(now);
+        store_->Publish(settings_.name, info, std::move(segment), now);
+      });
+  for (size_t i = 0; i < settings_.inputs.size(); ++i) {
+    auto input = std::make_unique<Input>();
+    input->url = settings_.inputs[i];
+    if (input->url.rfind("publish://", 0) == 0 && !push_input_) push_input_ = i;
+    media::TsDemuxer::Callbacks callbacks;
+    // The demuxer calls back synchronously from Feed(), which runs under mu_.
+    callbacks.on_track = [this, i](const media::TrackInfo& t) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      OnTrackLocked(i, t);
+    };
+    callbacks.on_frame = [this, i](media::Frame&& f) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      OnFrameLocked(i, std::move(f));
+    };
+    input->demuxer = std::make_unique<media::TsDemuxer>(std::move(callbacks));
+    inputs_.push_back(std::move(input));
+  }
+}
+
+StreamPipeline::~StreamPipeline() {
+  for (auto& s : sources_) s->Stop();
+  sources_.clear();
+}
+
+void StreamPipeline::Start() {
+  for (size_t i = 0; i < settings_.inputs.size(); ++i) {
+    const std::string& url = settings_.inputs[i];
+    if (url.rfind("publish://", 0) == 0) continue;
+    auto source = ingest::StartSource(
+        url, [this, i](std::span<const uint8_t> bytes) { OnBytes(i, bytes); });
+    if (!source.ok()) {
+      log::Error("input_failed", {{"stream", settings_.name}, {"url", url},
+                                  {"error", source.status().ToString()}});
+      continue;
+    }
+    sources_.push_back(std::move(*source));
+  }
+  log::Info("stream_started", {{"stream", settings_.name},
+                               {"inputs", static_cast<int64_t>(settings_.inputs.size())}});
+}
+
+void StreamPipeline::OnBytes(size_t input, std::span<const uint8_t> bytes) {
+  absl::MutexLock lock(&mu_);
+  inputs_[input]->demuxer->Feed(bytes);
+}
+
+absl::StatusOr<uint64_t> StreamPipeline::BeginPush() {
+  if (!push_input_) {
+    return absl::NotFoundError(
+        absl::StrCat("stream \"", settings_.name, "\" takes no push input (publish://)"));
+  }
+  absl::MutexLock lock(&mu_);
+  ++push_session_;
+  // A new publisher is a new source: forget the previous one's demuxer state.
+  inputs_[*push_input_]->demuxer->Reset();
+  return push_session_;
+}
+
+bool StreamPipeline::FeedPush(uint64_t session, std::span<const uint8_t> bytes) {
+  absl::MutexLock lock(&mu_);
+  if (session != push_session_) return false;  // superseded
+  inputs_[*push_input_]->demuxer->Feed(bytes);
+  return true;
+}
+
+void StreamPipeline::EndPush(uint64_t session) {
+  absl::MutexLock lock(&mu_);
+  if (session == push_session_) inputs_[*push_input_]->demuxer->Flush();
+}
+
+uint16_t StreamPipeline::CanonicalPidLocked(Input& input, uint16_t pid) {
+  auto it = input.pid_map.find(pid);
+  return it == input.pid_map.end() ? 0 : it->second;
+}
+
+void StreamPipeline::OnTrackLocked(size_t index, const media::TrackInfo& track) {
+  Input& input = *inputs_[index];
+  uint16_t canonical = CanonicalPidLocked(input, track.pid);
+  if (canonical == 0) {
+    if (track.is_audio()) {
+      bool has_audio = std::any_of(input.pid_map.begin(), input.pid_map.end(),
+                                   [](const auto& p) { return p.second == kAudioPid; });
+      if (has_audio) return;  // only the first audio track is carried
+      canonical = kAudioPid;
+    } else {
+      uint16_t videos = static_cast<uint16_t>(std::count_if(
+          input.pid_map.begin(), input.pid_map.end(),
+          [](const auto& p) { return p.second != kAudioPid; }));
+      canonical = kFirstVideoPid + videos;
+    }
+    input.pid_map[track.pid] = canonical;
+  }
+  media::TrackInfo mapped = track;
+  mapped.pid = canonical;
+  input.tracks[canonical] = mapped;
+  if (index == active_) segmenter_->OnTrack(mapped);
+}
+
+void StreamPipeline::ChooseActiveLocked(size_t delivering) {
+  auto now = clock_.Monotonic();
+  auto timeout = std::chrono::milliseconds(settings_.input_timeout_ms);
+  auto live = [&](size_t i) {
+    return inputs_[i]->last_frame && now - *inputs_[i]->last_frame < timeout;
+  };
+  size_t next = active_;
+  if (delivering < active_) {
+    next = delivering;  // an earlier input recovered
+  } else if (delivering != active_ && !live(active_)) {
+    next = delivering;  // the active input went silent
+    for (size_t i = 0; i < delivering; ++i) {
+      if (live(i)) {
+        next = i;
+        break;
+      }
+    }
+  }
+  if (next == active_) return;
+  log::Warn("input_switched", {{"stream", settings_.name},
+                               {"from", inputs_[active_]->url},
+                               {"to", inputs_[next]->url}});
+  active_ = next;
+  segmenter_->OnSourceChanged();
+  for (const auto& [pid, track] : inputs_[next]->tracks) segmenter_->OnTrack(track);
+}
+
+void StreamPipeline::OnFrameLocked(size_t index, media::Frame&& frame) {
+  Input& input = *inputs_[index];
+  uint16_t canonical = CanonicalPidLocked(input, frame.pid);
+  if (canonical == 0) return;
+  input.last_frame = clock_.Monotonic();
+  if (index != active_) ChooseActiveLocked(index);
+  if (index != active_) return;
+  frame.pid = canonical;
+  segmenter_->OnFrame(frame);
+}
+
+bool StreamPipeline::Working() const {
+  int64_t last = last_publish_ms_.load();
+  // Segments are published when the next one starts: allow one segment of lag on top.
+  return last > 0 && UnixMillis(clock_.Now()) - last <= 3LL * settings_.segment_ms;
+}
+
+void StreamPipeline::FillReport(v1::StreamReport& report) const {
+  report.set_name(settings_.name);
+  report.set_working(Working());
+  int64_t last = last_publish_ms_.load();
+  report.set_live_window_age_s(last > 0 ? (UnixMillis(clock_.Now()) - last) / 1000.0 : -1);
+  {
+    absl::MutexLock lock(&mu_);
+    report.set_timeline_fingerprint(segmenter_->Fingerprint());
+  }
+  for (const auto& window : store_->Renditions(settings_.name)) {
+    auto* r = report.add_renditions();
+    r->set_name(window->info.name);
+    std::string codecs;
+    for (const auto& t : window->info.tracks) {
+      if (t.codec_string.empty()) continue;
+      if (!codecs.empty()) codecs += ",";
+      codecs += t.codec_string;
+    }
+    r->set_codecs(codecs);
+    r->set_bitrate_kbit(window->peak_bitrate_bps / 1000);
+  }
+}
+
+}  // namespace meshwork::streamer

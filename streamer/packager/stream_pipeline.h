@@ -1,0 +1,89 @@
+// One stream placed on this node: its inputs (S-1), input failover (S-2), one demuxer per
+// input, and the segmenter publishing into the store as pipeline "local".
+//
+// Failover: inputs are ranked in configured order; the active one is the first input that
+// delivered a frame within `input_timeout_ms`. While the active input is silent past the
+// timeout the next live one takes over; when an earlier input recovers it takes over again.
+// Every input is demuxed (so recovery is seen), only the active one is packaged.
+//
+// Thread-safe: network sources, the push handler and report builders call in from their own
+// threads; one mutex serialises the media path of the stream.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "common/time/clock.h"
+#include "meshwork/v1/types.pb.h"
+#include "nlohmann/json.hpp"
+#include "streamer/ingest/source.h"
+#include "streamer/media/ts_demuxer.h"
+#include "streamer/packager/segmenter.h"
+#include "streamer/store/segment_store.h"
+
+namespace meshwork::streamer {
+
+struct StreamSettings {
+  std::string name;
+  std::vector<std::string> inputs;  // URLs; "publish://" = HTTP push to the publish listener
+  int segment_ms = 2000;
+  int part_ms = 500;
+  int live_window = 6;
+  int input_timeout_ms = 3000;
+  std::string cors = "*";
+
+  // From the stream object central sends (defaults for absent members).
+  static StreamSettings FromJson(const std::string& name, const nlohmann::json& object);
+  bool operator==(const StreamSettings&) const = default;
+};
+
+class StreamPipeline {
+ public:
+  StreamPipeline(StreamSettings settings, SegmentStore* store, const Clock& clock);
+  ~StreamPipeline();  // stops every source
+
+  // Starts the network sources; failures are logged and retried by the sources themselves
+  // (a bad URL is logged and skipped).
+  void Start();
+
+  const StreamSettings& settings() const { return settings_; }
+
+  // HTTP push (publish://). A new push session supersedes an older one, whose later chunks
+  // are ignored (Feed returns false: the handler then stops reading). NotFound when the
+  // stream takes no push input.
+  absl::StatusOr<uint64_t> BeginPush();
+  bool FeedPush(uint64_t session, std::span<const uint8_t> bytes);
+  void EndPush(uint64_t session);
+
+  // S-7: the live edge advanced within 2 × target duration.
+  bool Working() const;
+  void FillReport(meshwork::v1::StreamReport& report) const;
+
+ private:
+  struct Input;
+  void OnBytes(size_t input, std::span<const uint8_t> bytes);
+  void OnTrackLocked(size_t input, const media::TrackInfo& track)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnFrameLocked(size_t input, media::Frame&& frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ChooseActiveLocked(size_t delivering) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Canonical PIDs, so that every input's tracks map to the same renditions.
+  uint16_t CanonicalPidLocked(Input& input, uint16_t pid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const StreamSettings settings_;
+  SegmentStore* store_;
+  const Clock& clock_;
+  mutable absl::Mutex mu_;
+  std::vector<std::unique_ptr<Input>> inputs_ ABSL_GUARDED_BY(mu_);
+  size_t active_ ABSL_GUARDED_BY(mu_) = 0;
+  std::unique_ptr<Segmenter> segmenter_ ABSL_GUARDED_BY(mu_);
+  std::optional<size_t> push_input_;  // index of publish:// (fixed after construction)
+  uint64_t push_session_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<int64_t> last_publish_ms_{0};
+  std::vector<std::unique_ptr<ingest::Source>> sources_;  // started by Start(), never moved
+};
+
+}  // namespace meshwork::streamer

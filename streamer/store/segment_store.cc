@@ -1,0 +1,131 @@
+#include "streamer/store/segment_store.h"
+
+#include <algorithm>
+
+namespace meshwork::streamer {
+
+const Segment* RenditionWindow::Find(int64_t msn) const {
+  if (segments.empty() || msn < segments.front()->msn || msn > segments.back()->msn) {
+    return nullptr;
+  }
+  // msn increases but may skip (a GOP longer than the segment duration): binary search.
+  auto it = std::lower_bound(segments.begin(), segments.end(), msn,
+                             [](const auto& s, int64_t m) { return s->msn < m; });
+  return it != segments.end() && (*it)->msn == msn ? it->get() : nullptr;
+}
+
+namespace {
+
+uint64_t Bitrate(const Segment& s) {
+  if (s.duration <= 0 || !s.ts) return 0;
+  return static_cast<uint64_t>(static_cast<double>(s.ts->size()) * 8 * 90000 /
+                               static_cast<double>(s.duration));
+}
+
+}  // namespace
+
+void SegmentStore::Publish(const std::string& stream, const RenditionInfo& info,
+                           std::shared_ptr<const Segment> segment, int64_t now_unix_ms) {
+  absl::MutexLock lock(&mu_);
+  auto& slot = streams_[stream][info.name];
+  if (!slot) slot = std::make_shared<Slot>();
+  auto next = std::make_shared<RenditionWindow>(*slot->Get());
+  next->info = info;
+  if (!next->segments.empty() && segment->msn <= next->segments.back()->msn) {
+    // A replacement of an msn already held (retry): drop the old one and what follows.
+    while (!next->segments.empty() && next->segments.back()->msn >= segment->msn) {
+      next->bytes -= next->segments.back()->ts ? next->segments.back()->ts->size() : 0;
+      bytes_ -= next->segments.back()->ts ? next->segments.back()->ts->size() : 0;
+      next->segments.pop_back();
+    }
+  }
+  uint64_t size = segment->ts ? segment->ts->size() : 0;
+  next->segments.push_back(std::move(segment));
+  next->bytes += size;
+  bytes_ += size;
+  while (next->segments.size() > options_.retain_segments) {
+    uint64_t old = next->segments.front()->ts ? next->segments.front()->ts->size() : 0;
+    next->bytes -= old;
+    bytes_ -= old;
+    if (next->segments.front()->discontinuity) ++next->dropped_discontinuities;
+    next->segments.pop_front();
+  }
+  next->peak_bitrate_bps = 0;
+  for (const auto& s : next->segments) {
+    next->peak_bitrate_bps = std::max(next->peak_bitrate_bps, Bitrate(*s));
+  }
+  next->last_publish_unix_ms = now_unix_ms;
+  slot->Set(std::move(next));
+  EnforceBytesLocked();
+}
+
+void SegmentStore::EnforceBytesLocked() {
+  while (bytes_ > options_.max_bytes) {
+    // Trim the oldest segment of the largest rendition, keeping at least its live edge.
+    std::shared_ptr<Slot> largest;
+    uint64_t most = 0;
+    for (auto& [name, renditions] : streams_) {
+      for (auto& [r, slot] : renditions) {
+        auto w = slot->Get();
+        if (w->segments.size() > 1 && w->bytes > most) {
+          most = w->bytes;
+          largest = slot;
+        }
+      }
+    }
+    if (!largest) return;
+    auto next = std::make_shared<RenditionWindow>(*largest->Get());
+    uint64_t old = next->segments.front()->ts ? next->segments.front()->ts->size() : 0;
+    if (next->segments.front()->discontinuity) ++next->dropped_discontinuities;
+    next->segments.pop_front();
+    next->bytes -= old;
+    bytes_ -= old;
+    largest->Set(std::move(next));
+  }
+}
+
+std::shared_ptr<const RenditionWindow> SegmentStore::Window(const std::string& stream,
+                                                            const std::string& rendition) const {
+  std::shared_ptr<Slot> slot;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    auto s = streams_.find(stream);
+    if (s == streams_.end()) return nullptr;
+    auto r = s->second.find(rendition);
+    if (r == s->second.end()) return nullptr;
+    slot = r->second;
+  }
+  return slot->Get();
+}
+
+std::vector<std::shared_ptr<const RenditionWindow>> SegmentStore::Renditions(
+    const std::string& stream) const {
+  std::vector<std::shared_ptr<const RenditionWindow>> out;
+  absl::ReaderMutexLock lock(&mu_);
+  auto s = streams_.find(stream);
+  if (s == streams_.end()) return out;
+  for (const auto& [name, slot] : s->second) out.push_back(slot->Get());
+  return out;
+}
+
+std::vector<std::string> SegmentStore::Streams() const {
+  std::vector<std::string> out;
+  absl::ReaderMutexLock lock(&mu_);
+  for (const auto& [name, r] : streams_) out.push_back(name);
+  return out;
+}
+
+void SegmentStore::Remove(const std::string& stream) {
+  absl::MutexLock lock(&mu_);
+  auto s = streams_.find(stream);
+  if (s == streams_.end()) return;
+  for (auto& [r, slot] : s->second) bytes_ -= slot->Get()->bytes;
+  streams_.erase(s);
+}
+
+uint64_t SegmentStore::bytes() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return bytes_;
+}
+
+}  // namespace meshwork::streamer

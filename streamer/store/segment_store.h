@@ -1,0 +1,91 @@
+// The segment store (first part): stream → rendition → segments in memory, as immutable
+// objects. Publishers (the local packager as pipeline "local"; remote packagers later)
+// replace a rendition's window whole, so readers take a snapshot without locks and never
+// see a partial segment.
+//
+// Memory is bounded twice: each rendition keeps at most `retain_segments`, and the store
+// drops the oldest segments of the largest rendition when its total exceeds `max_bytes`.
+// Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "common/sync/snapshot.h"
+#include "streamer/media/frame.h"
+
+namespace meshwork::streamer {
+
+struct Segment {
+  int64_t msn = 0;
+  int64_t start = 0;     // 90 kHz on the stream's absolute timeline (S-5)
+  int64_t duration = 0;  // 90 kHz
+  int64_t program_date_time_ms = 0;
+  bool discontinuity = false;  // the timeline jumped before this segment (S-7)
+  std::shared_ptr<const std::string> ts;  // the MPEG-TS bytes
+  double duration_seconds() const { return static_cast<double>(duration) / 90000.0; }
+};
+
+// What playlists need to know about a rendition besides its segments.
+struct RenditionInfo {
+  std::string name;  // "v1", "v2", …
+  std::vector<media::TrackInfo> tracks;  // video first, then audio
+  int target_duration_ms = 2000;         // the configured segment duration
+  int live_window = 6;
+};
+
+// One rendition's published state, immutable once shared.
+struct RenditionWindow {
+  RenditionInfo info;
+  std::deque<std::shared_ptr<const Segment>> segments;  // oldest first, msn increasing
+  uint64_t bytes = 0;
+  // Discontinuities of segments no longer held (for EXT-X-DISCONTINUITY-SEQUENCE).
+  int64_t dropped_discontinuities = 0;
+  uint64_t peak_bitrate_bps = 0;  // highest segment bitrate in the retained window
+  int64_t last_publish_unix_ms = 0;
+
+  const Segment* Find(int64_t msn) const;
+};
+
+class SegmentStore {
+ public:
+  struct Options {
+    size_t retain_segments = 18;  // ≥ 2 × live window (S-9), default window 6 → 3×
+    uint64_t max_bytes = 512ull << 20;
+  };
+  SegmentStore() : SegmentStore(Options()) {}
+  explicit SegmentStore(Options options) : options_(options) {}
+
+  // Appends a segment to (stream, rendition), creating it with `info` when new (the info is
+  // replaced on every call, so a changed resolution shows at once).
+  void Publish(const std::string& stream, const RenditionInfo& info,
+               std::shared_ptr<const Segment> segment, int64_t now_unix_ms);
+
+  // The rendition's current window, or null when unknown.
+  std::shared_ptr<const RenditionWindow> Window(const std::string& stream,
+                                                const std::string& rendition) const;
+  // The renditions of a stream in name order (empty when unknown).
+  std::vector<std::shared_ptr<const RenditionWindow>> Renditions(const std::string& stream) const;
+  std::vector<std::string> Streams() const;
+  // Drops a stream (it was removed from this node).
+  void Remove(const std::string& stream);
+  uint64_t bytes() const;
+
+ private:
+  using Slot = Snapshot<RenditionWindow>;
+  void EnforceBytesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Options options_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::map<std::string, std::shared_ptr<Slot>>> streams_ ABSL_GUARDED_BY(mu_);
+  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace meshwork::streamer

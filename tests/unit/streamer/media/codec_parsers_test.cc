@@ -1,0 +1,438 @@
+// S-3 codec parsers, checked against real encoder output: ffmpeg (libx264, libx265, aac)
+// produces the bitstreams at test time, ffprobe and ffmpeg's trace_headers bitstream filter
+// say what they contain.
+#include "streamer/media/codec_parsers.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace meshwork::media {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir()
+      : path_(fs::temp_directory_path() / ("meshwork-media-codec-" + std::to_string(::getpid()))) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+const fs::path& Dir() {
+  static TempDir dir;
+  return dir.path();
+}
+
+std::string Capture(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool HaveEncoder(const std::string& name) {
+  return Capture("ffmpeg -hide_banner -encoders 2>/dev/null").find(" " + name + " ") !=
+         std::string::npos;
+}
+
+// Runs ffmpeg to write `name` in the temp dir; returns its path, or "" when ffmpeg failed.
+std::string Generate(const std::string& name, const std::string& args) {
+  fs::path out = Dir() / name;
+  std::string cmd = "ffmpeg -hide_banner -loglevel error -y " + args + " " + out.string();
+  if (std::system(cmd.c_str()) != 0 || !fs::exists(out)) return "";
+  return out.string();
+}
+
+// key=value lines of ffprobe for the first video stream.
+std::map<std::string, std::string> Probe(const std::string& file) {
+  std::string text = Capture(
+      "ffprobe -v error -select_streams v:0 -show_entries "
+      "stream=profile,level,width,height,r_frame_rate -of default=nw=1 " +
+      file);
+  std::map<std::string, std::string> kv;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return kv;
+}
+
+double Rate(const std::string& fraction) {
+  auto slash = fraction.find('/');
+  if (slash == std::string::npos) return std::stod(fraction);
+  return std::stod(fraction.substr(0, slash)) / std::stod(fraction.substr(slash + 1));
+}
+
+// The first SPS as ffmpeg's trace_headers bitstream filter decodes it: field name → value,
+// and bit position → the bits of the field that starts there.
+struct TracedSps {
+  std::map<std::string, long long> fields;
+  std::map<int, std::string> bits;
+  // The bits [from, from + count) of the NAL unit, from the traced fields.
+  uint64_t Bits(int from, int count) const {
+    uint64_t v = 0;
+    for (int i = from; i < from + count; ++i) {
+      auto it = bits.upper_bound(i);
+      REQUIRE(it != bits.begin());
+      --it;
+      int off = i - it->first;
+      REQUIRE(off < static_cast<int>(it->second.size()));
+      v = (v << 1) | (it->second[off] == '1');
+    }
+    return v;
+  }
+};
+
+TracedSps TraceSps(const std::string& file) {
+  std::string text = Capture("ffmpeg -hide_banner -i " + file +
+                             " -c:v copy -an -frames:v 1 -bsf:v trace_headers -f null - 2>&1");
+  static const std::regex field(R"(\]\s+(\d+)\s+(\S+)\s+([01]+) = (-?\d+)\s*$)");
+  TracedSps sps;
+  std::istringstream in(text);
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line.find("Sequence Parameter Set") != std::string::npos) {
+      if (!sps.fields.empty()) break;
+      inside = true;
+      continue;
+    }
+    if (!inside) continue;
+    std::smatch m;
+    if (!std::regex_search(line, m, field)) {
+      if (!sps.fields.empty()) break;
+      continue;
+    }
+    sps.fields.emplace(m[2].str(), std::stoll(m[4].str()));
+    sps.bits.emplace(std::stoi(m[1].str()), m[3].str());
+  }
+  return sps;
+}
+
+std::string FirstNal(const std::string& annexb, bool hevc, int type) {
+  for (std::string_view nal : SplitAnnexB(annexb)) {
+    if ((hevc ? HevcNalType(nal) : H264NalType(nal)) == type) return std::string(nal);
+  }
+  return "";
+}
+
+int H264ProfileIdc(const std::string& name) {
+  static const std::map<std::string, int> kProfiles = {
+      {"Baseline", 66},    {"Constrained Baseline", 66},
+      {"Main", 77},        {"Extended", 88},
+      {"High", 100},       {"High 10", 110},
+      {"High 4:2:2", 122}, {"High 4:4:4 Predictive", 244}};
+  auto it = kProfiles.find(name);
+  return it == kProfiles.end() ? -1 : it->second;
+}
+
+std::string Lavfi(const std::string& size, const std::string& rate) {
+  return "-f lavfi -i testsrc2=size=" + size + ":rate=" + rate + " -frames:v 3";
+}
+
+}  // namespace
+
+TEST_CASE("S-3 SplitAnnexB splits on 3- and 4-byte start codes") {
+  const std::string data(
+      "\x00\x00\x00\x01\x67\x64\x00\x00\x01\x68\xee\x00\x00\x00\x01\x65\x88"
+      "\x00\x00\x03\x01\x00\x00",
+      23);
+  auto nals = SplitAnnexB(data);
+  REQUIRE(nals.size() == 3);
+  CHECK(nals[0] == std::string_view("\x67\x64", 2));
+  CHECK(nals[1] == std::string_view("\x68\xee", 2));
+  // Trailing zero bytes belong to no NAL unit; an emulation-prevented 00 00 03 01 is no
+  // start code.
+  CHECK(nals[2] == std::string_view("\x65\x88\x00\x00\x03\x01", 6));
+  CHECK(SplitAnnexB("").empty());
+  CHECK(SplitAnnexB(std::string("\x00\x00\x01", 3)).empty());
+  CHECK(SplitAnnexB("no start code here").empty());
+  // Bytes before the first start code are not a NAL unit.
+  const std::string leading("\xaa\xbb\x00\x00\x01\x09\xf0", 7);
+  auto lead = SplitAnnexB(leading);
+  REQUIRE(lead.size() == 1);
+  CHECK(lead[0] == std::string_view("\x09\xf0", 2));
+}
+
+TEST_CASE("S-3 UnescapeRbsp removes emulation-prevention bytes") {
+  CHECK(UnescapeRbsp(std::string("\x00\x00\x03\x01", 4)) == std::string("\x00\x00\x01", 3));
+  CHECK(UnescapeRbsp(std::string("\x00\x00\x03\x00\x00\x03", 6)) ==
+        std::string("\x00\x00\x00\x00", 4));
+  CHECK(UnescapeRbsp(std::string("\x00\x03\x00\x00", 4)) == std::string("\x00\x03\x00\x00", 4));
+  CHECK(UnescapeRbsp("abc") == "abc");
+}
+
+TEST_CASE("S-3 H.264 SPS of real libx264 output gives the codec string ffprobe implies") {
+  struct Case {
+    std::string name;
+    std::string args;
+  };
+  const std::vector<Case> cases = {
+      {"baseline", Lavfi("640x360", "25") + " -c:v libx264 -profile:v baseline -pix_fmt yuv420p"},
+      {"main", Lavfi("640x360", "25") + " -c:v libx264 -profile:v main -pix_fmt yuv420p"},
+      {"high", Lavfi("640x360", "25") + " -c:v libx264 -profile:v high -pix_fmt yuv420p"},
+      {"high-cqm", Lavfi("1280x720", "50") +
+                       " -c:v libx264 -profile:v high -pix_fmt yuv420p -x264-params cqm=jvt"},
+      {"interlaced",
+       Lavfi("640x360", "25") + " -c:v libx264 -pix_fmt yuv420p -x264-params interlaced=1"},
+      {"high444", Lavfi("320x240", "30") + " -c:v libx264 -pix_fmt yuv444p"},
+      {"high422", Lavfi("320x240", "24") + " -c:v libx264 -pix_fmt yuv422p"},
+      {"high10", Lavfi("320x240", "25") + " -c:v libx264 -pix_fmt yuv420p10le"},
+      {"cropped-ntsc", Lavfi("634x354", "30000/1001") + " -c:v libx264 -pix_fmt yuv420p"},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      std::string file = Generate("sps-" + c.name + ".h264", c.args + " -f h264");
+      if (file.empty()) {
+        WARN("ffmpeg could not encode " << c.name << "; skipped");
+        continue;
+      }
+      std::string sps = FirstNal(ReadFile(file), false, 7);
+      REQUIRE(!sps.empty());
+      auto probe = Probe(file);
+      TracedSps traced = TraceSps(file);
+      REQUIRE(traced.fields.count("profile_idc"));
+      int profile_idc = static_cast<int>(traced.fields["profile_idc"]);
+      int level_idc = static_cast<int>(traced.fields["level_idc"]);
+      CHECK(profile_idc == H264ProfileIdc(probe["profile"]));
+      CHECK(std::to_string(level_idc) == probe["level"]);
+      int constraints = 0;
+      for (int i = 0; i < 6; ++i) {
+        if (traced.fields["constraint_set" + std::to_string(i) + "_flag"]) {
+          constraints |= 0x80 >> i;
+        }
+      }
+      if (probe["profile"] == "Constrained Baseline") CHECK((constraints & 0x40) != 0);
+      char expected[32];
+      std::snprintf(expected, sizeof expected, "avc1.%02x%02x%02x", profile_idc, constraints,
+                    level_idc);
+
+      auto info = ParseH264Sps(sps);
+      REQUIRE(info);
+      INFO(c.name << " → " << info->codec_string);
+      CHECK(info->codec_string == expected);
+      CHECK(std::to_string(info->width) == probe["width"]);
+      CHECK(std::to_string(info->height) == probe["height"]);
+      CHECK(info->frame_rate == Approx(Rate(probe["r_frame_rate"])).epsilon(0.001));
+    }
+  }
+}
+
+TEST_CASE("S-3 HEVC SPS of real libx265 output gives the hvc1 codec string ffprobe implies") {
+  if (!HaveEncoder("libx265")) {
+    WARN("ffmpeg has no libx265; HEVC case skipped");
+    return;
+  }
+  struct Case {
+    std::string name;
+    std::string args;
+  };
+  const std::string x265 = " -c:v libx265 -x265-params log-level=error";
+  const std::vector<Case> cases = {
+      {"main", Lavfi("640x360", "25") + x265 + " -pix_fmt yuv420p"},
+      {"main10", Lavfi("640x360", "50") + x265 + " -pix_fmt yuv420p10le"},
+      {"rext444", Lavfi("320x240", "30") + x265 + " -pix_fmt yuv444p"},
+      {"cropped-ntsc", Lavfi("634x354", "30000/1001") + x265 + " -pix_fmt yuv420p"},
+      {"scaling-list",
+       Lavfi("320x240", "25") + " -c:v libx265 -x265-params log-level=error:scaling-list=default"},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      std::string file = Generate("sps-" + c.name + ".hevc", c.args + " -f hevc");
+      if (file.empty()) {
+        WARN("ffmpeg could not encode " << c.name << "; skipped");
+        continue;
+      }
+      std::string sps = FirstNal(ReadFile(file), true, 33);
+      REQUIRE(!sps.empty());
+      auto probe = Probe(file);
+      TracedSps traced = TraceSps(file);
+      REQUIRE(traced.fields.count("general_profile_idc"));
+      REQUIRE(traced.fields["sps_max_sub_layers_minus1"] == 0);
+      // profile_tier_level() starts at bit 24 of the NAL unit (after the 2-byte header and
+      // the first SPS byte) when there are no sub-layers.
+      uint64_t profile_space = traced.Bits(24, 2);
+      uint64_t tier = traced.Bits(26, 1);
+      uint64_t profile_idc = traced.Bits(27, 5);
+      CHECK(profile_idc == static_cast<uint64_t>(traced.fields["general_profile_idc"]));
+      uint64_t compat_reversed = 0;
+      for (int j = 0; j < 32; ++j) compat_reversed |= traced.Bits(32 + j, 1) << j;
+      uint64_t level_idc = traced.Bits(112, 8);
+      CHECK(level_idc == static_cast<uint64_t>(traced.fields["general_level_idc"]));
+      CHECK(std::to_string(level_idc) == probe["level"]);
+      std::string expected = "hvc1.";
+      if (profile_space) expected.push_back(static_cast<char>('A' + profile_space - 1));
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%d.%X.%c%d", static_cast<int>(profile_idc),
+                    static_cast<unsigned>(compat_reversed), tier ? 'H' : 'L',
+                    static_cast<int>(level_idc));
+      expected += buf;
+      std::vector<int> constraint_bytes;
+      for (int i = 0; i < 6; ++i) {
+        constraint_bytes.push_back(static_cast<int>(traced.Bits(64 + 8 * i, 8)));
+      }
+      while (!constraint_bytes.empty() && constraint_bytes.back() == 0) {
+        constraint_bytes.pop_back();
+      }
+      for (int b : constraint_bytes) {
+        std::snprintf(buf, sizeof buf, ".%X", b);
+        expected += buf;
+      }
+
+      auto info = ParseHevcSps(sps);
+      REQUIRE(info);
+      INFO(c.name << " → " << info->codec_string);
+      CHECK(info->codec_string == expected);
+      CHECK(std::to_string(info->width) == probe["width"]);
+      CHECK(std::to_string(info->height) == probe["height"]);
+      if (traced.fields.count("vui_time_scale")) {
+        CHECK(info->frame_rate == Approx(Rate(probe["r_frame_rate"])).epsilon(0.001));
+      }
+    }
+  }
+}
+
+TEST_CASE("S-3 the main-profile HEVC codec string has the documented shape") {
+  if (!HaveEncoder("libx265")) {
+    WARN("ffmpeg has no libx265; HEVC case skipped");
+    return;
+  }
+  std::string file =
+      Generate("shape.hevc", Lavfi("640x360", "25") +
+                                 " -c:v libx265 -x265-params log-level=error -pix_fmt yuv420p "
+                                 "-f hevc");
+  REQUIRE(!file.empty());
+  auto info = ParseHevcSps(FirstNal(ReadFile(file), true, 33));
+  REQUIRE(info);
+  // Main profile, compatible with Main and Main 10, main tier, progressive frames.
+  CHECK(info->codec_string.rfind("hvc1.1.6.L", 0) == 0);
+  CHECK(info->codec_string.substr(info->codec_string.rfind('.')) == ".90");
+}
+
+TEST_CASE("S-3 ADTS headers of real ffmpeg AAC: sample rate, channels, object type, sizes") {
+  struct Case {
+    std::string name;
+    std::string args;
+    int sample_rate;
+    int sampling_index;
+    int channels;
+    std::string asc;
+  };
+  const std::vector<Case> cases = {
+      {"48k-mono", "-f lavfi -i sine=frequency=440:sample_rate=48000 -t 1 -ac 1", 48000, 3, 1,
+       std::string("\x11\x88", 2)},
+      {"44k-stereo", "-f lavfi -i sine=frequency=440:sample_rate=44100 -t 1 -ac 2", 44100, 4, 2,
+       std::string("\x12\x10", 2)},
+      {"22k-5.1", "-f lavfi -i sine=frequency=440:sample_rate=22050 -t 1 -ac 6", 22050, 7, 6,
+       std::string("\x13\xb0", 2)},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      std::string file = Generate("adts-" + c.name + ".aac", c.args + " -c:a aac -f adts");
+      REQUIRE(!file.empty());
+      std::string data = ReadFile(file);
+      auto bytes = std::span(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+      size_t off = 0;
+      int frames = 0;
+      while (off < bytes.size()) {
+        auto h = ParseAdtsHeader(bytes.subspan(off));
+        REQUIRE(h);
+        CHECK(h->object_type == 2);
+        CHECK(h->sample_rate == c.sample_rate);
+        CHECK(h->sampling_index == c.sampling_index);
+        CHECK(h->channels == c.channels);
+        CHECK(h->header_bytes == 7);
+        CHECK(h->AudioSpecificConfig() == c.asc);
+        CHECK(h->CodecString() == "mp4a.40.2");
+        off += h->frame_bytes;
+        ++frames;
+      }
+      // The frames tile the file exactly and last about one second.
+      CHECK(off == bytes.size());
+      CHECK(frames * 1024.0 / c.sample_rate == Approx(1.0).margin(0.1));
+    }
+  }
+}
+
+TEST_CASE("S-3 ADTS with CRC, and malformed ADTS headers") {
+  // protection_absent = 0: 9-byte header; profile field 1 → object type 2 (AAC-LC).
+  const uint8_t with_crc[] = {0xff, 0xf0, 0x4c, 0x80, 0x20, 0x1f, 0xfc, 0x00, 0x00};
+  auto h = ParseAdtsHeader(with_crc);
+  REQUIRE(h);
+  CHECK(h->header_bytes == 9);
+  CHECK(h->object_type == 2);
+  CHECK(h->sample_rate == 48000);
+  CHECK(h->channels == 2);
+  CHECK(h->frame_bytes == 0x100);
+  const uint8_t bad_sync[] = {0xff, 0xe1, 0x4c, 0x80, 0x20, 0x1f, 0xfc};
+  CHECK_FALSE(ParseAdtsHeader(bad_sync));
+  const uint8_t bad_rate[] = {0xff, 0xf1, 0x7c, 0x80, 0x20, 0x1f, 0xfc};  // index 15
+  CHECK_FALSE(ParseAdtsHeader(bad_rate));
+  const uint8_t too_short_frame[] = {0xff, 0xf1, 0x4c, 0x80, 0x00, 0x1f, 0xfc};  // length 0
+  CHECK_FALSE(ParseAdtsHeader(too_short_frame));
+  CHECK_FALSE(ParseAdtsHeader(std::span(with_crc, 6)));
+}
+
+TEST_CASE("S-3 codec parsers reject garbage and truncated input") {
+  std::string file =
+      Generate("trunc.h264", Lavfi("640x360", "25") + " -c:v libx264 -pix_fmt yuv420p -f h264");
+  REQUIRE(!file.empty());
+  std::string sps = FirstNal(ReadFile(file), false, 7);
+  REQUIRE(ParseH264Sps(sps));
+  // Every truncation either fails or still parses the size (the VUI is optional).
+  for (size_t n = 0; n < sps.size(); ++n) {
+    auto info = ParseH264Sps(sps.substr(0, n));
+    if (info) {
+      CHECK(info->width == 640);
+      CHECK(info->height == 360);
+    }
+  }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::string junk(rng() % 64, '\0');
+    for (char& ch : junk) ch = static_cast<char>(rng());
+    if (!junk.empty()) junk[0] = static_cast<char>(i % 2 ? 0x67 : 0x42);
+    (void)ParseH264Sps(junk);
+    if (junk.size() > 1) junk[1] = 0x01;
+    (void)ParseHevcSps(junk);
+    (void)ParseAdtsHeader(std::span(reinterpret_cast<const uint8_t*>(junk.data()), junk.size()));
+    (void)SplitAnnexB(junk);
+  }
+  CHECK_FALSE(ParseH264Sps(std::string("\x68\x00\x00\x00", 4)));  // a PPS is no SPS
+  CHECK_FALSE(ParseHevcSps(std::string("\x40\x01\x0c\x01", 4)));  // a VPS is no SPS
+}
+
+}  // namespace meshwork::media
