@@ -397,7 +397,9 @@ void Session<Stream>::ReadHeader() {
   body_done_ = true;
   parser_.emplace();
   parser_->header_limit(static_cast<uint32_t>(server_->options.header_limit_bytes));
-  parser_->body_limit(server_->options.body_limit_bytes);
+  // No body limit while the header is read: a streaming route takes any length. Others get
+  // theirs once the route is known (OnHeader).
+  parser_->body_limit(boost::none);
   idle_ = true;
   Lowest().expires_after(server_->options.idle_timeout);
   beast_http::async_read_header(
@@ -463,6 +465,7 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
       return;
     }
   }
+  parser_->body_limit(server_->options.body_limit_bytes);
   auto length = parser_->content_length();
   if (length && *length > server_->options.body_limit_bytes) {
     WriteFinal(ErrorResponse(

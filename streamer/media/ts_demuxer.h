@@ -4,6 +4,13 @@
 // lost sync never crash or stall it: it resynchronises on the next 0x47 that starts a run of
 // packets. Memory is bounded: a PES larger than kMaxPesBytes is dropped.
 //
+// Details: sync is (re)acquired on a 0x47 whose successor 188 bytes later is 0x47 too (at
+// the end of the input, after Flush, a lone packet is accepted); a PES that loses data to a
+// continuity gap is dropped, not emitted damaged; video frames are emitted once their track
+// has been announced (from the first parseable SPS: earlier frames cannot be decoded), audio
+// frames once an ADTS header was seen; an ADTS frame split across PES packets is carried over
+// to the next PES. Callbacks run inside Feed/Flush and must not call Reset.
+//
 // Not thread-safe: one demuxer per source, fed from one thread at a time.
 #pragma once
 
@@ -41,7 +48,8 @@ class TsDemuxer {
   void Feed(std::span<const uint8_t> bytes);
   // Emits what is buffered (the last PES of each stream), e.g. at the end of an input.
   void Flush();
-  // Forgets all state (PIDs, timestamps), as for a new, unrelated source.
+  // Forgets all state (PIDs, timestamps, buffered bytes), as for a new, unrelated source.
+  // The statistics keep counting.
   void Reset();
 
   const Stats& stats() const { return stats_; }

@@ -2,6 +2,12 @@
 // PCR on the video PID; audio PES; continuity counters continue across the calls of one
 // muxer. Output is deterministic: the same frames give the same bytes.
 //
+// The PCR (on the video PID, or on the audio PID when there is no video) is sent in the
+// first packet of every PES of that PID, 100 ms ahead of the frame's DTS; keyframes carry
+// random_access_indicator. Video PES have PES_packet_length 0, audio PES their length. H.264
+// access units get an AUD (00 00 00 01 09 F0) when they do not start with one. Timestamps
+// are written modulo 2^33.
+//
 // Not thread-safe.
 #pragma once
 

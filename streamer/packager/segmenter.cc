@@ -63,7 +63,10 @@ int64_t Segmenter::Extend(int64_t pts) {
   return pts + *base_ + offset_;
 }
 
-void Segmenter::OnSourceChanged() { expect_jump_ = true; }
+void Segmenter::OnSourceChanged() {
+  expect_jump_ = true;
+  first_audio_t_.reset();
+}
 
 void Segmenter::CheckJump(int64_t t) {
   auto now = clock_.Monotonic();
@@ -105,6 +108,15 @@ Segmenter::Rendition* Segmenter::RenditionFor(uint16_t pid) {
 
 void Segmenter::Close(Rendition& r, int64_t end) {
   if (!r.open) return;
+  if (r.muxed_tracks != TrackKeys(r.info.tracks)) {
+    // A track appeared while this segment was open (typically audio, whose first ADTS
+    // header follows the first keyframe): the segment lacks it. Players switching renditions
+    // or codecs mid-stream is worse than one segment less at the start.
+    log::Info("segment_dropped", {{"msn", r.msn}, {"reason", "tracks changed"}});
+    r.bytes.clear();
+    r.open = false;
+    return;
+  }
   auto segment = std::make_shared<Segment>();
   segment->msn = r.msn;
   segment->start = r.start;
@@ -168,6 +180,10 @@ void Segmenter::OnFrame(const media::Frame& frame) {
   if (frame.codec == media::Codec::kAac) {
     if (!audio_pid_ || frame.pid != *audio_pid_) return;
     if (!has_video) {
+      // Audio often precedes the first video PES (and its SPS): only after two segment
+      // durations of audio without any video is the source taken as audio-only.
+      if (!first_audio_t_) first_audio_t_ = t;
+      if (t - *first_audio_t_ < 2 * segment_ticks_) return;
       Rendition* r = RenditionFor(frame.pid);
       Cut(*r, t, discontinuity);
       pending_discontinuity_ = false;

@@ -80,6 +80,7 @@ class Segmenter {
   int64_t last_msn_ = -1;  // highest msn opened by any rendition
   std::map<uint16_t, media::TrackInfo> tracks_;
   std::optional<uint16_t> audio_pid_;
+  std::optional<int64_t> first_audio_t_;
   std::map<uint16_t, std::unique_ptr<Rendition>> renditions_;  // by video PID (or audio PID)
   std::string fingerprint_;
   int64_t published_ = 0;

@@ -608,6 +608,47 @@ TEST_CASE("S-3 a PMT version change or a new program replaces the tracks") {
   CHECK(audio_events == 2);
 }
 
+TEST_CASE("S-3 an ADTS frame split across PES packets is carried over to the next PES") {
+  Demuxed reference = Demux(ReadFile(H264File()));
+  auto audio = reference.Of(Codec::kAac);
+  REQUIRE(audio.size() >= 2);
+  // The ADTS frames of the first audio access unit.
+  const std::string& au = *audio[0].data;
+  std::vector<std::string> adts;
+  for (size_t off = 0; off < au.size();) {
+    auto h = ParseAdtsHeader(
+        std::span(reinterpret_cast<const uint8_t*>(au.data()) + off, au.size() - off));
+    REQUIRE(h);
+    adts.push_back(au.substr(off, h->frame_bytes));
+    off += h->frame_bytes;
+  }
+  REQUIRE(adts.size() >= 3);
+  std::vector<TrackInfo> tracks;
+  for (const auto& [pid, t] : reference.tracks) {
+    if (t.is_audio()) tracks.push_back(t);
+  }
+  TsMuxer muxer(tracks);
+  std::string ts;
+  muxer.WriteTables(ts);
+  // PES 1: frame 0 and half of frame 1; PES 2 (PTS of frame 2): the rest of 1, then 2.
+  const size_t half = adts[1].size() / 2;
+  Frame f1 = audio[0];
+  f1.data = std::make_shared<const std::string>(adts[0] + adts[1].substr(0, half));
+  Frame f2 = audio[0];
+  f2.pts = f2.dts = audio[0].pts + 2 * 1920;
+  f2.data = std::make_shared<const std::string>(adts[1].substr(half) + adts[2]);
+  muxer.WriteFrame(f1, ts);
+  muxer.WriteFrame(f2, ts);
+  Demuxed d = Demux(ts);
+  auto got = d.Of(Codec::kAac);
+  REQUIRE(got.size() == 2);
+  CHECK(*got[0].data == adts[0]);
+  CHECK(got[0].pts == audio[0].pts);
+  CHECK(*got[1].data == adts[1] + adts[2]);
+  CHECK(got[1].pts == audio[0].pts + 1920);  // frame 1 follows frame 0
+  CHECK(d.stats.pes_dropped == 0);
+}
+
 TEST_CASE("S-3 an oversized PES is dropped and memory stays bounded") {
   Demuxed reference = Demux(ReadFile(H264File()));
   std::vector<TrackInfo> tracks;

@@ -1,0 +1,231 @@
+// Browser side of the e2e harness (served by play.mjs, runs inside Chromium).
+// Configuration comes from the page's query string: ?player=hls|dash&ll=0|1&url=...
+// Everything the Node side needs is exposed on window.__harness.
+(function () {
+  'use strict';
+  var params = new URLSearchParams(location.search);
+  var player = params.get('player') || 'hls';
+  var lowLatency = params.get('ll') === '1';
+  var url = params.get('url');
+  var video = document.getElementById('video');
+  var MAX_ERRORS = 100;
+  // dash.js 4 error codes after which it keeps playing (it retries, skips or falls back):
+  // 16 time sync failed (falls back to the local clock), 17/27 fragment download failed,
+  // 18 null fragment request, 21 buffer remove failed, 33 timed-text parse error.
+  // Every other ERROR code (manifest load/parse, init segment, append, capabilities, ...)
+  // is treated as fatal.
+  var DASH_NONFATAL = [16, 17, 18, 21, 27, 33];
+
+  var state = {
+    player: player,
+    errors: [],
+    fatal: false,
+    events: [],
+    hls: null,
+    dash: null,
+  };
+
+  function short(v) {
+    if (v === undefined || v === null) return v;
+    var s = typeof v === 'string' ? v : String(v);
+    return s.length > 300 ? s.slice(0, 300) + '...' : s;
+  }
+
+  function recordError(e) {
+    if (e.fatal) state.fatal = true;
+    e.wall_ms = Date.now();
+    if (state.errors.length < MAX_ERRORS) state.errors.push(e);
+    console.warn('[harness] player error: ' + JSON.stringify(e));
+  }
+
+  function note(msg) {
+    if (state.events.length < 200) state.events.push({ wall_ms: Date.now(), msg: msg });
+  }
+
+  function tryPlay(why) {
+    var p = video.play();
+    if (p && p.catch) {
+      p.catch(function (err) {
+        recordError({ source: 'video.play', type: 'play', details: short(err && err.name) + ': ' + short(err && err.message), fatal: false, why: why });
+      });
+    }
+  }
+
+  video.addEventListener('error', function () {
+    var me = video.error;
+    recordError({
+      source: 'video',
+      type: 'mediaError',
+      details: me ? 'code ' + me.code + ': ' + short(me.message) : 'unknown',
+      fatal: true,
+    });
+  });
+  ['playing', 'waiting', 'stalled', 'seeking', 'seeked', 'ended'].forEach(function (name) {
+    video.addEventListener(name, function () { note('video:' + name + '@' + video.currentTime.toFixed(3)); });
+  });
+
+  function startHls() {
+    if (typeof Hls === 'undefined') {
+      recordError({ source: 'harness', type: 'setup', details: 'hls.js not loaded', fatal: true });
+      return;
+    }
+    if (!Hls.isSupported()) {
+      recordError({ source: 'harness', type: 'setup', details: 'Hls.isSupported() is false (no MSE?)', fatal: true });
+      return;
+    }
+    var hls = new Hls({
+      lowLatencyMode: lowLatency,
+      enableWorker: true,
+      backBufferLength: 30,
+      // Retries are kept small so a broken origin shows up as a fatal error quickly.
+      manifestLoadPolicy: {
+        default: {
+          maxTimeToFirstByteMs: Infinity,
+          maxLoadTimeMs: 10000,
+          timeoutRetry: { maxNumRetry: 2, retryDelayMs: 0, maxRetryDelayMs: 0 },
+          errorRetry: { maxNumRetry: 1, retryDelayMs: 1000, maxRetryDelayMs: 2000 },
+        },
+      },
+    });
+    state.hls = hls;
+    hls.on(Hls.Events.ERROR, function (ev, data) {
+      var e = {
+        source: 'hls.js',
+        type: data.type,
+        details: data.details,
+        fatal: !!data.fatal,
+      };
+      if (data.response && data.response.code !== undefined) e.http_code = data.response.code;
+      if (data.frag && data.frag.url) e.url = short(data.frag.url);
+      else if (data.url) e.url = short(data.url);
+      else if (data.context && data.context.url) e.url = short(data.context.url);
+      if (data.reason) e.reason = short(data.reason);
+      if (data.error && data.error.message) e.message = short(data.error.message);
+      recordError(e);
+    });
+    hls.on(Hls.Events.MANIFEST_PARSED, function (ev, data) {
+      note('hls:manifestParsed levels=' + (data.levels ? data.levels.length : '?'));
+      tryPlay('manifestParsed');
+    });
+    hls.on(Hls.Events.LEVEL_SWITCHED, function (ev, data) { note('hls:levelSwitched ' + data.level); });
+    hls.attachMedia(video);
+    hls.loadSource(url);
+  }
+
+  function startDash() {
+    if (typeof dashjs === 'undefined') {
+      recordError({ source: 'harness', type: 'setup', details: 'dash.js not loaded', fatal: true });
+      return;
+    }
+    var p = dashjs.MediaPlayer().create();
+    state.dash = p;
+    var settings = {
+      debug: { logLevel: dashjs.Debug.LOG_LEVEL_WARNING },
+      streaming: {
+        retryAttempts: { MPD: 2 },
+        retryIntervals: { MPD: 500 },
+        // Used only when the MPD has no UTCTiming element: ask the page server (same
+        // machine clock) instead of dash.js's default time.akamai.com.
+        utcSynchronization: {
+          defaultTimingSource: { scheme: 'urn:mpeg:dash:utc:http-xsdate:2014', value: location.origin + '/time' },
+        },
+      },
+    };
+    if (lowLatency) {
+      settings.streaming.delay = { liveDelay: 2 };
+      settings.streaming.liveCatchup = { enabled: true, maxDrift: 3, playbackRate: { min: -0.3, max: 0.3 } };
+    }
+    p.updateSettings(settings);
+    var ev = dashjs.MediaPlayer.events;
+    p.on(ev.ERROR, function (e) {
+      var err = e.error || {};
+      var code = typeof err.code === 'number' ? err.code : null;
+      recordError({
+        source: 'dash.js',
+        type: 'error',
+        code: code,
+        details: (code !== null ? 'code ' + code + ': ' : '') + short(err.message || String(err)),
+        fatal: code === null || DASH_NONFATAL.indexOf(code) < 0,
+      });
+    });
+    p.on(ev.PLAYBACK_ERROR, function (e) {
+      recordError({ source: 'dash.js', type: 'playbackError', details: short(e.error && (e.error.message || e.error.code)), fatal: true });
+    });
+    p.on(ev.PLAYBACK_NOT_ALLOWED, function () {
+      recordError({ source: 'dash.js', type: 'playbackNotAllowed', details: 'autoplay refused', fatal: false });
+      tryPlay('playbackNotAllowed');
+    });
+    p.on(ev.STREAM_INITIALIZED, function () { note('dash:streamInitialized'); });
+    p.on(ev.QUALITY_CHANGE_RENDERED, function (e) { note('dash:quality ' + e.mediaType + '=' + e.newQuality); });
+    p.initialize(video, url, true);
+  }
+
+  function num(v) {
+    return typeof v === 'number' && isFinite(v) ? v : null;
+  }
+
+  // Returns a snapshot of the playback state; called by Node every 250 ms.
+  function sample() {
+    var s = {
+      wall_ms: Date.now(),
+      t: video.currentTime,
+      paused: video.paused,
+      ended: video.ended,
+      readyState: video.readyState,
+      videoWidth: video.videoWidth,
+      videoHeight: video.videoHeight,
+      playbackRate: video.playbackRate,
+      fatal: state.fatal,
+      nErrors: state.errors.length,
+      latency_s: null,
+      hls_latency_s: null,
+      level: null,
+    };
+    try {
+      if (state.hls) {
+        var h = state.hls;
+        s.hls_latency_s = num(h.latency) || null; // 0 means "not known yet" in hls.js
+        var pd = h.playingDate;
+        if (pd && !isNaN(pd.getTime())) {
+          s.latency_s = (Date.now() - pd.getTime()) / 1000;
+          s.latency_source = 'playingDate';
+        } else if (s.hls_latency_s !== null) {
+          s.latency_s = s.hls_latency_s;
+          s.latency_source = 'hls.latency';
+        }
+        var idx = h.currentLevel;
+        var lv = h.levels && idx >= 0 ? h.levels[idx] : null;
+        s.level = { index: idx, height: (lv && lv.height) || video.videoHeight || null, bitrate: lv ? lv.bitrate || null : null, count: h.levels ? h.levels.length : 0 };
+      } else if (state.dash) {
+        var d = state.dash;
+        s.latency_s = num(d.getCurrentLiveLatency());
+        if (s.latency_s !== null) s.latency_source = 'getCurrentLiveLatency';
+        var q = null, info = null, list = [];
+        try {
+          q = d.getQualityFor('video');
+          list = d.getBitrateInfoListFor('video') || [];
+          info = list[q] || null;
+        } catch (e) { /* not ready yet */ }
+        s.level = { index: q, height: (info && info.height) || video.videoHeight || null, bitrate: info ? info.bitrate || null : null, count: list.length };
+      }
+    } catch (e) {
+      s.sample_error = String(e);
+    }
+    return s;
+  }
+
+  window.__harness = {
+    state: state,
+    sample: sample,
+    errors: function () { return state.errors.slice(); },
+    events: function () { return state.events.slice(); },
+  };
+
+  if (!url) {
+    recordError({ source: 'harness', type: 'setup', details: 'no url given', fatal: true });
+  } else if (player === 'dash') {
+    startDash();
+  } else {
+    startHls();
+  }
+})();

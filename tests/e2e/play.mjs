@@ -1,0 +1,361 @@
+#!/usr/bin/env node
+// Browser end-to-end playback check: plays a live HLS or DASH URL in headless Chromium
+// with a real player (hls.js or dash.js) loaded from a page on a different origin, and
+// reports whether playback advanced for the requested time.
+//
+//   node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash] [--low-latency]
+//                           [--timeout-s T] [--screenshot FILE]
+//
+// Prints exactly one `RESULT {json}` line on stdout; diagnostics go to stderr.
+// Exit status: 0 when ok, 1 otherwise (bad usage too).
+
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '..', '..');
+const NODE_MODULES = path.join(REPO, 'node_modules');
+const SAMPLE_MS = 250;
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+function log(...a) {
+  process.stderr.write('[play] ' + a.join(' ') + '\n');
+}
+
+function usage(msg) {
+  process.stderr.write(
+    (msg ? 'play.mjs: ' + msg + '\n' : '') +
+      'usage: node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash] [--low-latency]\n' +
+      '                             [--timeout-s T] [--screenshot FILE]\n',
+  );
+  if (!msg) process.exit(0);
+  process.stdout.write('RESULT ' + JSON.stringify({ ok: false, reason: 'usage: ' + msg }) + '\n');
+  process.exit(1);
+}
+
+let opts;
+try {
+  const { values } = parseArgs({
+    options: {
+      url: { type: 'string' },
+      seconds: { type: 'string' },
+      player: { type: 'string', default: 'hls' },
+      'low-latency': { type: 'boolean', default: false },
+      'timeout-s': { type: 'string' },
+      screenshot: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  opts = values;
+} catch (e) {
+  usage(e.message);
+}
+if (opts.help) usage();
+if (!opts.url) usage('--url is required');
+const seconds = Number(opts.seconds);
+if (!opts.seconds || !isFinite(seconds) || seconds <= 0) usage('--seconds must be a positive number');
+if (opts.player !== 'hls' && opts.player !== 'dash') usage('--player must be hls or dash');
+const timeoutS = opts['timeout-s'] !== undefined ? Number(opts['timeout-s']) : seconds + 15;
+if (!isFinite(timeoutS) || timeoutS <= 0) usage('--timeout-s must be a positive number');
+const lowLatency = opts['low-latency'];
+
+// ---------------------------------------------------------------------------------------
+// Result bookkeeping. emit() prints the single RESULT line at most once.
+
+const result = {
+  ok: false,
+  player: opts.player,
+  url: opts.url,
+  low_latency: lowLatency,
+  seconds_wanted: seconds,
+  played_s: 0,
+  wall_s: 0,
+  startup_s: null,
+  max_stall_s: 0,
+  seeks: 0,
+  errors: [],
+  latency_s: null,
+  latency_source: null,
+  hls_latency_s: null,
+  level: null,
+  video_size: null,
+  reason: null,
+};
+let emitted = false;
+let t0 = null; // performance.now() when the page navigation started
+function emit() {
+  if (emitted) return;
+  emitted = true;
+  if (!result.wall_s && t0 !== null) result.wall_s = (performance.now() - t0) / 1000;
+  const r = { ...result };
+  for (const k of ['played_s', 'wall_s', 'startup_s', 'max_stall_s', 'latency_s', 'hls_latency_s']) {
+    if (typeof r[k] === 'number') r[k] = Math.round(r[k] * 1000) / 1000;
+  }
+  process.stdout.write('RESULT ' + JSON.stringify(r) + '\n');
+}
+
+// ---------------------------------------------------------------------------------------
+// The page server: a separate origin from the stream, serving the page and player libs.
+
+function resolveLib(rel) {
+  const p = path.join(NODE_MODULES, rel);
+  if (!fs.existsSync(p)) throw new Error(`missing ${p} (run npm ci in ${REPO})`);
+  return p;
+}
+
+function startPageServer() {
+  const files = {
+    '/lib/hls.min.js': resolveLib('hls.js/dist/hls.min.js'),
+    '/lib/dash.all.min.js': resolveLib('dashjs/dist/dash.all.min.js'),
+    '/page.js': path.join(HERE, 'page.js'),
+  };
+  const html = (player) => `<!doctype html>
+<html><head><meta charset="utf-8"><title>meshwork e2e</title>
+<style>html,body{margin:0;background:#222}video{display:block;width:640px;height:360px;background:#000}</style>
+</head><body>
+<video id="video" muted autoplay playsinline></video>
+<script src="/lib/${player === 'dash' ? 'dash.all.min.js' : 'hls.min.js'}"></script>
+<script src="/page.js"></script>
+</body></html>`;
+
+  const server = http.createServer((req, res) => {
+    const u = new URL(req.url, 'http://x');
+    if (u.pathname === '/' || u.pathname === '/index.html') {
+      const body = html(u.searchParams.get('player'));
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end(body);
+      return;
+    }
+    if (u.pathname === '/time') {
+      // Fallback UTC timing source for dash.js (see page.js).
+      res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-store' });
+      res.end(new Date().toISOString());
+      return;
+    }
+    if (u.pathname === '/favicon.ico') {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    const f = files[u.pathname];
+    if (f) {
+      res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-store' });
+      fs.createReadStream(f).pipe(res);
+      return;
+    }
+    res.writeHead(404, { 'Content-Type': 'text/plain' });
+    res.end('not found\n');
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Cleanup and the global watchdog: whatever happens, the browser and server go away.
+
+let browser = null;
+let server = null;
+async function cleanup() {
+  const b = browser;
+  browser = null;
+  if (b) {
+    await Promise.race([b.close().catch(() => {}), new Promise((r) => setTimeout(r, 5000))]);
+  }
+  const s = server;
+  server = null;
+  if (s) {
+    s.closeAllConnections?.();
+    await new Promise((r) => s.close(() => r()));
+  }
+}
+
+const HARD_LIMIT_MS = (timeoutS + 45) * 1000;
+const watchdog = setTimeout(() => {
+  log(`global timeout after ${HARD_LIMIT_MS / 1000}s; killing everything`);
+  result.ok = false;
+  result.reason = result.reason || 'global timeout';
+  emit();
+  // playwright kills its launched browser on process exit.
+  setTimeout(() => process.exit(1), 3000).unref();
+  cleanup().finally(() => process.exit(1));
+}, HARD_LIMIT_MS);
+watchdog.unref();
+
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    log(`got ${sig}`);
+    result.ok = false;
+    result.reason = result.reason || `killed by ${sig}`;
+    emit();
+    setTimeout(() => process.exit(1), 3000).unref();
+    cleanup().finally(() => process.exit(1));
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------
+
+async function run() {
+  const { chromium } = await import('playwright-core');
+  server = await startPageServer();
+  const pagePort = server.address().port;
+  const pageOrigin = `http://127.0.0.1:${pagePort}`;
+  log(`page server at ${pageOrigin}; stream ${opts.url}; player ${opts.player}${lowLatency ? ' (low latency)' : ''}`);
+
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--autoplay-policy=no-user-gesture-required',
+    ],
+  });
+  const context = await browser.newContext({ viewport: { width: 640, height: 360 } });
+  const page = await context.newPage();
+  page.on('console', (msg) => {
+    const t = msg.type();
+    if (t === 'error' || (t === 'warning' && msg.text().startsWith('[harness]'))) {
+      process.stderr.write(`[browser ${t}] ${msg.text()}\n`);
+    }
+  });
+  page.on('pageerror', (err) => process.stderr.write(`[browser pageerror] ${err.message}\n`));
+  page.on('requestfailed', (req) => {
+    const f = req.failure();
+    process.stderr.write(`[browser requestfailed] ${req.url()} ${f ? f.errorText : ''}\n`);
+  });
+  page.on('response', (resp) => {
+    if (resp.status() >= 400) process.stderr.write(`[browser http ${resp.status()}] ${resp.url()}\n`);
+  });
+  page.on('crash', () => {
+    log('page crashed');
+    result.reason = 'page crashed';
+  });
+
+  const q = new URLSearchParams({ player: opts.player, ll: lowLatency ? '1' : '0', url: opts.url });
+  t0 = performance.now();
+  const elapsed = () => (performance.now() - t0) / 1000;
+  await page.goto(`${pageOrigin}/?${q}`, { waitUntil: 'load', timeout: timeoutS * 1000 });
+  await page.waitForFunction(() => !!window.__harness, null, { timeout: 10000 });
+
+  // Sampling loop. played_s only counts plausible playback progress (a forward jump larger
+  // than the wall time allows is counted as a seek, not as playback); a stall is the longest
+  // wall-clock gap between two samples where currentTime changed, once playback started.
+  let prev = null; // {t, wall}
+  let lastAdvanceWall = null;
+  let last = null;
+  let consecutiveEvalFailures = 0;
+  while (true) {
+    const loopStart = performance.now();
+    let s;
+    try {
+      s = await page.evaluate(() => window.__harness.sample());
+      consecutiveEvalFailures = 0;
+    } catch (e) {
+      if (++consecutiveEvalFailures >= 8 || result.reason === 'page crashed') {
+        result.reason = result.reason || `page.evaluate failed: ${e.message}`;
+        break;
+      }
+      await sleep(SAMPLE_MS);
+      continue;
+    }
+    const wall = elapsed();
+    last = s;
+    if (prev) {
+      const dt = s.t - prev.t;
+      const dw = wall - prev.wall;
+      if (dt !== 0) {
+        if (dt > 0 && dt <= dw * 2 + 0.5) {
+          result.played_s += dt;
+          if (result.startup_s === null) result.startup_s = wall;
+        } else {
+          result.seeks += 1;
+          log(`currentTime jumped ${prev.t.toFixed(3)} -> ${s.t.toFixed(3)} in ${dw.toFixed(3)}s wall (seek)`);
+        }
+        if (lastAdvanceWall !== null && result.startup_s !== null) {
+          result.max_stall_s = Math.max(result.max_stall_s, wall - lastAdvanceWall);
+        }
+        lastAdvanceWall = wall;
+      }
+    }
+    prev = { t: s.t, wall };
+
+    if (s.fatal) {
+      result.reason = 'fatal player error';
+      break;
+    }
+    if (result.played_s >= seconds) break;
+    if (s.ended) {
+      result.reason = 'stream ended';
+      break;
+    }
+    if (wall >= timeoutS) {
+      result.reason = `timeout: played ${result.played_s.toFixed(2)}s of ${seconds}s in ${timeoutS}s`;
+      break;
+    }
+    const spent = performance.now() - loopStart;
+    await sleep(Math.max(0, SAMPLE_MS - spent));
+  }
+  result.wall_s = elapsed();
+  // A stall still in progress at the end counts too.
+  if (lastAdvanceWall !== null && result.startup_s !== null && result.played_s < seconds) {
+    result.max_stall_s = Math.max(result.max_stall_s, result.wall_s - lastAdvanceWall);
+  }
+
+  try {
+    result.errors = await page.evaluate(() => window.__harness.errors());
+    const events = await page.evaluate(() => window.__harness.events());
+    const w0 = events.length ? events[0].wall_ms : 0;
+    for (const e of events) process.stderr.write(`[page event +${((e.wall_ms - w0) / 1000).toFixed(3)}s] ${e.msg}\n`);
+  } catch (e) {
+    log(`could not fetch errors: ${e.message}`);
+  }
+  if (last) {
+    result.latency_s = last.latency_s;
+    result.latency_source = last.latency_source || null;
+    result.hls_latency_s = last.hls_latency_s;
+    result.level = last.level;
+    result.video_size = last.videoWidth ? `${last.videoWidth}x${last.videoHeight}` : null;
+  }
+  if (opts.screenshot) {
+    try {
+      await page.screenshot({ path: opts.screenshot, timeout: 10000 });
+      log(`screenshot saved to ${opts.screenshot}`);
+    } catch (e) {
+      log(`screenshot failed: ${e.message}`);
+    }
+  }
+
+  const fatal = result.errors.some((e) => e.fatal) || (last && last.fatal);
+  result.ok = !fatal && !result.reason && result.played_s >= seconds && result.wall_s <= timeoutS + SAMPLE_MS / 1000;
+  if (result.ok) result.reason = null;
+  else if (!result.reason) result.reason = fatal ? 'fatal player error' : 'not enough playback';
+}
+
+let exitCode = 1;
+try {
+  await run();
+  exitCode = result.ok ? 0 : 1;
+} catch (e) {
+  log(`error: ${e && e.stack ? e.stack : e}`);
+  result.ok = false;
+  result.reason = result.reason || `harness error: ${e && e.message ? e.message : e}`;
+  exitCode = 1;
+} finally {
+  await cleanup();
+  clearTimeout(watchdog);
+}
+emit();
+process.exit(exitCode);

@@ -1,0 +1,132 @@
+#include "tests/integration/media_harness.h"
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+namespace meshwork::testing {
+
+std::pair<int, std::string> RunCommand(const std::string& command) {
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return {-1, ""};
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int rc = pclose(p);
+  return {rc, out};
+}
+
+const std::string& SourceTs(int seconds) {
+  static std::mutex mu;
+  static std::map<int, std::string> made;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = made.find(seconds);
+  if (it != made.end()) return it->second;
+  std::string dir = MakeTempDir("source");
+  std::string file = dir + "/source.ts";
+  std::string cmd =
+      "ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=640x360:rate=25 -f lavfi "
+      "-i sine=frequency=440:sample_rate=48000 -t " +
+      std::to_string(seconds) +
+      " -c:v libx264 -preset veryfast -g 50 -keyint_min 50 -sc_threshold 0 -pix_fmt yuv420p "
+      "-c:a aac -b:a 96k -f mpegts " +
+      file + " 2>&1";
+  auto [rc, out] = RunCommand(cmd);
+  INFO(out);
+  REQUIRE(rc == 0);
+  return made.emplace(seconds, file).first->second;
+}
+
+std::unique_ptr<Process> PushFile(const std::string& file, const std::string& publish_address,
+                                  const std::string& stream,
+                                  const std::vector<std::string>& input_args,
+                                  const std::vector<std::string>& output_args) {
+  std::vector<std::string> argv = {"/usr/bin/ffmpeg", "-hide_banner", "-loglevel", "error", "-re"};
+  argv.insert(argv.end(), input_args.begin(), input_args.end());
+  // The file's own timestamps, unshifted: every push of it is "the same source" (S-5).
+  argv.insert(argv.end(), {"-i", file, "-c", "copy", "-copyts", "-muxdelay", "0", "-muxpreload",
+                           "0"});
+  argv.insert(argv.end(), output_args.begin(), output_args.end());
+  argv.insert(argv.end(), {"-f", "mpegts", "-method", "PUT",
+                           "http://" + publish_address + "/" + stream + "/publish"});
+  return Process::Start(argv, MakeTempDir("ffmpeg") + ".log");
+}
+
+MediaPlaylistInfo ParseMediaPlaylist(const std::string& text) {
+  MediaPlaylistInfo info;
+  std::istringstream in(text);
+  std::string line;
+  PlaylistEntry next;
+  while (std::getline(in, line)) {
+    if (line.rfind("#EXT-X-TARGETDURATION:", 0) == 0) {
+      info.target_duration = std::stoi(line.substr(22));
+    } else if (line.rfind("#EXT-X-MEDIA-SEQUENCE:", 0) == 0) {
+      info.media_sequence = std::stoll(line.substr(22));
+    } else if (line.rfind("#EXT-X-PROGRAM-DATE-TIME:", 0) == 0) {
+      next.program_date_time = line.substr(25);
+    } else if (line == "#EXT-X-DISCONTINUITY") {
+      next.discontinuity = true;
+    } else if (line.rfind("#EXTINF:", 0) == 0) {
+      next.duration = std::stod(line.substr(8));
+    } else if (!line.empty() && line[0] != '#') {
+      next.msn = std::stoll(line.substr(0, line.find('.')));
+      info.entries.push_back(next);
+      next = PlaylistEntry();
+    }
+  }
+  return info;
+}
+
+nlohmann::json Probe(const std::string& file) {
+  auto [rc, out] = RunCommand(
+      "ffprobe -v error -show_entries stream=codec_name,codec_type,start_time,width,height "
+      "-show_entries format=duration,start_time -of json '" +
+      file + "'");
+  auto j = nlohmann::json::parse(out, nullptr, false);
+  auto [rc2, frame] = RunCommand(
+      "ffprobe -v error -select_streams v:0 -read_intervals '%+#1' -show_entries "
+      "frame=key_frame,pts_time -of json '" +
+      file + "'");
+  auto f = nlohmann::json::parse(frame, nullptr, false);
+  if (!j.is_discarded() && !f.is_discarded() && f.contains("frames") && !f["frames"].empty()) {
+    j["first_video_frame"] = f["frames"][0];
+  }
+  return j;
+}
+
+Streamer StartIngestWithStream(const Central& central, const std::string& id,
+                               const std::string& stream, const std::vector<std::string>& inputs) {
+  Streamer node = StartStreamer(central.grpc, id, "ingest");
+  nlohmann::json body = {{"placement", {{"streamers", nlohmann::json::array({id})}}},
+                        {"inputs", inputs}};
+  auto existing = Http("GET", central.http, "/central/api-v4/streams/" + stream);
+  if (existing.status == 200) {
+    body = existing.Json();
+    body["placement"]["streamers"].push_back(id);
+  }
+  auto put = Http("PUT", central.http, "/central/api-v4/streams/" + stream, body.dump());
+  INFO(put.body);
+  REQUIRE((put.status == 200 || put.status == 201));
+  // Placed and applied: the node reports the stream in its load reports.
+  REQUIRE(Eventually(
+      [&] {
+        auto r = Http("GET", central.http, "/central/api-v4/streamers/" + id).Json();
+        if (!r.is_object() || r["status"]["online"] != true) return false;
+        for (const auto& s : r["status"]["report"]["streams"]) {
+          if (s["name"] == stream) return true;
+        }
+        return false;
+      },
+      10s));
+  return node;
+}
+
+void WriteFile(const std::string& path, const std::string& body) {
+  std::ofstream out(path, std::ios::binary);
+  out << body;
+}
+
+}  // namespace meshwork::testing

@@ -1,0 +1,51 @@
+// Helpers for media tests with real peers: ffmpeg sources, ffprobe checks, playlist parsing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "tests/integration/harness.h"
+
+namespace meshwork::testing {
+
+// Runs a shell command; returns its exit status and stdout.
+std::pair<int, std::string> RunCommand(const std::string& command);
+
+// A 2 s-GOP H.264 + AAC MPEG-TS test source of `seconds` (testsrc2 + sine), made once per
+// process and reused.
+const std::string& SourceTs(int seconds = 40);
+
+// `ffmpeg -re -i FILE -c copy -copyts -f mpegts -method PUT http://ADDRESS/STREAM/publish`
+// (the file's timestamps kept as they are), with
+// `input_args` placed before `-i` (e.g. {"-ss", "7"}) and `output_args` before `-f`.
+std::unique_ptr<Process> PushFile(const std::string& file, const std::string& publish_address,
+                                  const std::string& stream,
+                                  const std::vector<std::string>& input_args = {},
+                                  const std::vector<std::string>& output_args = {});
+
+struct PlaylistEntry {
+  int64_t msn = 0;
+  double duration = 0;
+  std::string program_date_time;
+  bool discontinuity = false;
+};
+struct MediaPlaylistInfo {
+  int target_duration = 0;
+  int64_t media_sequence = -1;
+  std::vector<PlaylistEntry> entries;
+};
+MediaPlaylistInfo ParseMediaPlaylist(const std::string& text);
+
+// ffprobe's JSON for a file (streams and format, and the first video frame's key flag).
+nlohmann::json Probe(const std::string& file);
+
+// Starts an ingest streamer, places `stream` on it (inputs given) and waits until online.
+Streamer StartIngestWithStream(const Central& central, const std::string& id,
+                               const std::string& stream,
+                               const std::vector<std::string>& inputs = {"publish://"});
+
+// Writes `body` to `path`.
+void WriteFile(const std::string& path, const std::string& body);
+
+}  // namespace meshwork::testing

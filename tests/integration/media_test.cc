@@ -1,0 +1,163 @@
+// Streamer media I with real peers: ffmpeg pushes MPEG-TS into a streamer, ffprobe checks the
+// HLS segments, two nodes agree on the timeline, a cut source resumes with a discontinuity
+// (S-1, S-3, S-5, S-7, S-8, S-9, S-22).
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "tests/integration/media_harness.h"
+
+namespace meshwork::testing {
+namespace {
+
+MediaPlaylistInfo Playlist(const Streamer& node, const std::string& stream) {
+  auto r = Http("GET", node.http, "/" + stream + "/v1/index.m3u8");
+  if (r.status != 200) return {};
+  return ParseMediaPlaylist(r.body);
+}
+
+bool HasSegments(const Streamer& node, const std::string& stream, size_t n) {
+  return Playlist(node, stream).entries.size() >= n;
+}
+
+TEST_CASE("S-1 S-8 S-9 ffmpeg pushes over HTTP; ffprobe validates the HLS segments") {
+  auto dir = MakeTempDir("s8");
+  auto central = StartCentral(dir);
+  auto node = StartIngestWithStream(central, "ingest-1", "news/ch1");
+  auto push = PushFile(SourceTs(), node.publish, "news/ch1");
+  REQUIRE(Eventually([&] { return HasSegments(node, "news/ch1", 4); }, 20s));
+
+  auto master = Http("GET", node.http, "/news/ch1/index.m3u8", "", {{"Origin", "http://x"}});
+  REQUIRE(master.status == 200);
+  CHECK(master.headers["Content-Type"] == "application/vnd.apple.mpegurl");
+  CHECK(master.headers["Access-Control-Allow-Origin"] == "*");  // S-22
+  CHECK(master.body.find("CODECS=\"avc1.") != std::string::npos);
+  CHECK(master.body.find("mp4a.40.2") != std::string::npos);
+  CHECK(master.body.find("RESOLUTION=640x360") != std::string::npos);
+  CHECK(master.body.find("FRAME-RATE=25.000") != std::string::npos);
+  CHECK(master.body.find("v1/index.m3u8") != std::string::npos);
+
+  auto playlist = Playlist(node, "news/ch1");
+  CHECK(playlist.target_duration == 2);
+  CHECK(playlist.media_sequence == playlist.entries.front().msn);
+  double previous_end = -1;
+  int64_t previous_msn = -1;
+  for (const auto& entry : playlist.entries) {
+    INFO("msn " << entry.msn);
+    CHECK(!entry.program_date_time.empty());
+    CHECK(entry.duration == Approx(2.0).margin(0.05));
+    if (previous_msn >= 0) CHECK(entry.msn == previous_msn + 1);
+    previous_msn = entry.msn;
+    auto seg = Http("GET", node.http, "/news/ch1/v1/" + std::to_string(entry.msn) + ".ts");
+    REQUIRE(seg.status == 200);
+    CHECK(seg.headers["Content-Type"] == "video/mp2t");
+    std::string file = dir + "/" + std::to_string(entry.msn) + ".ts";
+    WriteFile(file, seg.body);
+    auto probe = Probe(file);
+    REQUIRE(probe.contains("streams"));
+    std::map<std::string, std::string> codecs;
+    for (const auto& s : probe["streams"]) codecs[s["codec_type"]] = s["codec_name"];
+    CHECK(codecs["video"] == "h264");
+    CHECK(codecs["audio"] == "aac");
+    CHECK(probe["first_video_frame"]["key_frame"] == 1);  // S-8: starts with a keyframe
+    double start = std::stod(probe["streams"][0]["start_time"].get<std::string>());
+    for (const auto& s : probe["streams"]) {
+      if (s["codec_type"] == "video") start = std::stod(s["start_time"].get<std::string>());
+    }
+    if (previous_end >= 0) CHECK(start == Approx(previous_end).margin(0.05));  // continuous
+    previous_end = start + entry.duration;
+  }
+
+  // S-22: Range and gzip for browser players; CORS preflight.
+  std::string first = "/news/ch1/v1/" + std::to_string(playlist.entries.front().msn) + ".ts";
+  auto range = Http("GET", node.http, first, "", {{"Range", "bytes=188-375"}});
+  CHECK(range.status == 206);
+  CHECK(range.body.size() == 188);
+  CHECK(range.body[0] == 0x47);
+  CHECK(Http("GET", node.http, first, "", {{"Range", "bytes=999999999-"}}).status == 416);
+  auto gz = Http("GET", node.http, "/news/ch1/v1/index.m3u8", "", {{"Accept-Encoding", "gzip"}});
+  CHECK(gz.headers["Content-Encoding"] == "gzip");
+  auto preflight = Http("OPTIONS", node.http, first, "",
+                        {{"Origin", "http://x"}, {"Access-Control-Request-Method", "GET"}});
+  CHECK(preflight.status == 204);
+  CHECK(preflight.headers["Access-Control-Allow-Origin"] == "*");
+  // Unknown stream and out-of-window segment.
+  CHECK(Http("GET", node.http, "/nope/index.m3u8").status == 404);
+  CHECK(Http("GET", node.http, "/news/ch1/v1/1.ts").status == 404);
+
+  // The load report carries the stream (S-6, C-2): working, codecs, bitrate, fingerprint.
+  auto report = Http("GET", central.http, "/central/api-v4/streamers/ingest-1").Json();
+  auto streams = report["status"]["report"]["streams"];
+  REQUIRE(streams.size() == 1);
+  CHECK(streams[0]["working"] == true);
+  CHECK(!streams[0]["timeline_fingerprint"].get<std::string>().empty());
+  CHECK(streams[0]["renditions"][0]["bitrate_kbit"].get<int>() > 0);
+}
+
+TEST_CASE("S-5 two streamers fed the same source, one started 7 s later, agree on the timeline") {
+  auto dir = MakeTempDir("s5");
+  auto central = StartCentral(dir);
+  auto a = StartIngestWithStream(central, "ingest-a", "s5a");
+  auto b = StartIngestWithStream(central, "ingest-b", "s5b");
+  const std::string& source = SourceTs(40);
+  auto push_a = PushFile(source, a.publish, "s5a");
+  // B joins the same source 7 s into it (same timestamps, from there on).
+  REQUIRE(Eventually([&] { return HasSegments(a, "s5a", 3); }, 20s));
+  auto push_b = PushFile(source, b.publish, "s5b", {"-ss", "7"});
+  REQUIRE(Eventually([&] { return HasSegments(b, "s5b", 4); }, 25s));
+
+  auto pa = Playlist(a, "s5a"), pb = Playlist(b, "s5b");
+  std::map<int64_t, PlaylistEntry> by_msn;
+  for (const auto& e : pa.entries) by_msn[e.msn] = e;
+  int common = 0;
+  for (const auto& e : pb.entries) {
+    auto it = by_msn.find(e.msn);
+    if (it == by_msn.end()) continue;
+    ++common;
+    INFO("msn " << e.msn);
+    CHECK(e.duration == Approx(it->second.duration).margin(0.0005));
+    CHECK(e.program_date_time == it->second.program_date_time);
+    // Same PTS: the segments begin with the same video timestamp.
+    std::string fa = dir + "/a.ts", fb = dir + "/b.ts";
+    WriteFile(fa, Http("GET", a.http, "/s5a/v1/" + std::to_string(e.msn) + ".ts").body);
+    WriteFile(fb, Http("GET", b.http, "/s5b/v1/" + std::to_string(e.msn) + ".ts").body);
+    auto first_a = Probe(fa)["first_video_frame"], first_b = Probe(fb)["first_video_frame"];
+    CHECK(first_a["pts_time"] == first_b["pts_time"]);
+  }
+  INFO("segments both nodes hold: " << common);
+  CHECK(common >= 2);
+}
+
+TEST_CASE("S-7 a source cut for 5 s resumes with the msn continuing and a discontinuity") {
+  auto dir = MakeTempDir("s7");
+  auto central = StartCentral(dir);
+  auto node = StartIngestWithStream(central, "ingest-1", "s7");
+  {
+    auto push = PushFile(SourceTs(40), node.publish, "s7", {"-t", "9"});
+    REQUIRE(Eventually([&] { return HasSegments(node, "s7", 3); }, 20s));
+    push->Wait();
+  }
+  auto before = Playlist(node, "s7");
+  REQUIRE(!before.entries.empty());
+  // The window survives the loss (S-7): still served during the gap.
+  REQUIRE(Eventually([] { return false; }, 5s) == false);  // the 5 s cut itself
+  CHECK(Playlist(node, "s7").entries.size() == before.entries.size());
+  // The source returns (a new encoder run: its timestamps start over).
+  auto push = PushFile(SourceTs(40), node.publish, "s7");
+  REQUIRE(Eventually(
+      [&] {
+        auto p = Playlist(node, "s7");
+        return !p.entries.empty() && p.entries.back().msn > before.entries.back().msn + 2;
+      },
+      20s));
+  auto after = Playlist(node, "s7");
+  bool discontinuity = false;
+  for (size_t i = 1; i < after.entries.size(); ++i) {
+    CHECK(after.entries[i].msn > after.entries[i - 1].msn);  // never backwards
+    discontinuity |= after.entries[i].discontinuity;
+  }
+  CHECK(discontinuity);
+  CHECK(after.entries.front().msn >= before.entries.front().msn);
+}
+
+}  // namespace
+}  // namespace meshwork::testing
