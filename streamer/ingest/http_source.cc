@@ -106,7 +106,8 @@ class HttpSource final : public SourceBase {
             if (status != 200) {
               return Retry(c, absl::StrCat("status ", status));
             }
-            log::Info("ingest_connected", {{"url", url()}, {"kind", "http"}, {"peer", c->peer}});
+            log::Info("ingest_connected",
+                      {{"url", log_url()}, {"kind", "http"}, {"peer", c->peer}});
             ReadBody(c);
           });
     });
@@ -143,15 +144,16 @@ class HttpSource final : public SourceBase {
     c->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     c->stream.close();
     if (c->parser.is_header_done() && c->parser.get().result_int() == 200) {
-      log::Warn("ingest_lost", {{"url", url()},
+      log::Warn("ingest_lost", {{"url", log_url()},
                                 {"kind", "http"},
                                 {"peer", c->peer},
                                 {"reason", reason},
                                 {"bytes", c->received}});
     }
     const auto delay = backoff_.Next();
-    log::Info("ingest_reconnect",
-              {{"url", url()}, {"kind", "http"}, {"reason", reason}, {"delay_ms", delay.count()}});
+    log::Info(
+        "ingest_reconnect",
+        {{"url", log_url()}, {"kind", "http"}, {"reason", reason}, {"delay_ms", delay.count()}});
     retry_timer_.expires_after(delay);
     retry_timer_.async_wait([this](beast::error_code ec) {
       if (!ec && !stopping()) Connect();

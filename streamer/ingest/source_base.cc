@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/log/log.h"
+#include "streamer/ingest/url.h"
 
 namespace meshwork::ingest {
 namespace {
@@ -24,7 +25,10 @@ std::chrono::milliseconds Backoff::Next() {
 }
 
 SourceBase::SourceBase(std::string url, std::string_view kind, BytesCallback on_bytes)
-    : url_(std::move(url)), kind_(kind), on_bytes_(std::move(on_bytes)) {}
+    : url_(std::move(url)),
+      log_url_(RedactUrl(url_)),
+      kind_(kind),
+      on_bytes_(std::move(on_bytes)) {}
 
 SourceBase::~SourceBase() {
   // Subclasses have stopped the worker already; this only guards against a source that was
@@ -33,7 +37,7 @@ SourceBase::~SourceBase() {
 }
 
 void SourceBase::Launch() {
-  log::Info("ingest_started", {{"url", url_}, {"kind", kind_}});
+  log::Info("ingest_started", {{"url", log_url_}, {"kind", kind_}});
   worker_ = std::thread([this] {
     current_worker_source = this;
     Run();
@@ -55,7 +59,7 @@ void SourceBase::Stop() {
   stopped_ = true;
   if (!worker_.joinable()) return;
   worker_.join();
-  log::Info("ingest_stopped", {{"url", url_}, {"kind", kind_}, {"bytes", bytes_received()}});
+  log::Info("ingest_stopped", {{"url", log_url_}, {"kind", kind_}, {"bytes", bytes_received()}});
 }
 
 void SourceBase::Deliver(std::span<const uint8_t> data) {

@@ -52,6 +52,8 @@ class SourceBase : public Source {
   // Sleeps up to `delay`; returns early (false) when Stop() begins.
   bool SleepUnlessStopped(std::chrono::milliseconds delay);
   std::string_view kind() const { return kind_; }
+  // url() without secrets, for logs and error messages.
+  const std::string& log_url() const { return log_url_; }
 
  private:
   virtual void Run() = 0;
@@ -59,6 +61,7 @@ class SourceBase : public Source {
   virtual void Interrupt() = 0;
 
   const std::string url_;
+  const std::string log_url_;
   const std::string kind_;
   const BytesCallback on_bytes_;
   std::atomic<uint64_t> bytes_{0};

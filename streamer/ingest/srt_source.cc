@@ -126,13 +126,13 @@ class SrtSource final : public SourceBase {
     const std::string port = std::to_string(settings_.port);
     if (int rc = getaddrinfo(settings_.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("input URL \"", url(), "\": bad listen address: ", gai_strerror(rc)));
+          absl::StrCat("input URL \"", log_url(), "\": bad listen address: ", gai_strerror(rc)));
     }
     std::unique_ptr<addrinfo, void (*)(addrinfo*)> owned(found, freeaddrinfo);
     listener_ = srt_create_socket();
     std::string error = ListenOn(found->ai_addr, static_cast<int>(found->ai_addrlen));
     if (!error.empty()) {
-      return absl::UnavailableError(absl::StrCat("input URL \"", url(), "\": cannot listen on ",
+      return absl::UnavailableError(absl::StrCat("input URL \"", log_url(), "\": cannot listen on ",
                                                  settings_.host, ":", settings_.port, ": ", error));
     }
     return absl::OkStatus();
@@ -183,14 +183,14 @@ class SrtSource final : public SourceBase {
   void RunListener() {
     Epoll epoll;
     if (!epoll.Add(listener_, SRT_EPOLL_IN | SRT_EPOLL_ERR)) {
-      log::Error("ingest_failed", {{"url", url()}, {"kind", "srt"}, {"error", LastError()}});
+      log::Error("ingest_failed", {{"url", log_url()}, {"kind", "srt"}, {"error", LastError()}});
       return;
     }
     while (!stopping()) {
       int ready = epoll.Wait(kPollTimeoutMs);
       if (ready == 0) continue;
       if (ready < 0) {
-        log::Warn("ingest_receive_error", {{"url", url()}, {"error", LastError()}});
+        log::Warn("ingest_receive_error", {{"url", log_url()}, {"error", LastError()}});
         SleepUnlessStopped(std::chrono::milliseconds(kPollTimeoutMs));
         continue;
       }
@@ -206,7 +206,7 @@ class SrtSource final : public SourceBase {
         if (srt_getsockflag(s, SRTO_STREAMID, streamid.data(), &length) == SRT_ERROR) length = 0;
         streamid.resize(length);
         if (streamid != settings_.streamid) {
-          log::Warn("ingest_rejected", {{"url", url()},
+          log::Warn("ingest_rejected", {{"url", log_url()},
                                         {"peer", peer_text},
                                         {"reason", "streamid mismatch"},
                                         {"streamid", streamid}});
@@ -232,8 +232,9 @@ class SrtSource final : public SourceBase {
       }
       if (stopping()) break;
       const auto delay = backoff.Next();
-      log::Info("ingest_reconnect",
-                {{"url", url()}, {"kind", "srt"}, {"reason", reason}, {"delay_ms", delay.count()}});
+      log::Info(
+          "ingest_reconnect",
+          {{"url", log_url()}, {"kind", "srt"}, {"reason", reason}, {"delay_ms", delay.count()}});
       SleepUnlessStopped(delay);
     }
   }
@@ -285,10 +286,10 @@ class SrtSource final : public SourceBase {
   // listener turns away other callers (`listener_epoll`), one at a time being the contract.
   uint64_t Serve(SRTSOCKET s, const std::string& peer, Epoll* listener_epoll) {
     if (!SetInt(s, SRTO_RCVSYN, 1) || !SetInt(s, SRTO_RCVTIMEO, kPollTimeoutMs)) {
-      log::Warn("ingest_lost", {{"url", url()}, {"kind", "srt"}, {"reason", LastError()}});
+      log::Warn("ingest_lost", {{"url", log_url()}, {"kind", "srt"}, {"reason", LastError()}});
       return 0;
     }
-    log::Info("ingest_connected", {{"url", url()}, {"kind", "srt"}, {"peer", peer}});
+    log::Info("ingest_connected", {{"url", log_url()}, {"kind", "srt"}, {"peer", peer}});
     uint64_t received = 0;
     std::string reason;
     auto next_reject_check = Clock::now() + kRejectCheckEvery;
@@ -311,7 +312,7 @@ class SrtSource final : public SourceBase {
       }
     }
     if (!stopping()) {
-      log::Warn("ingest_lost", {{"url", url()},
+      log::Warn("ingest_lost", {{"url", log_url()},
                                 {"kind", "srt"},
                                 {"peer", peer},
                                 {"reason", reason},
@@ -326,7 +327,7 @@ class SrtSource final : public SourceBase {
       int peer_length = sizeof peer;
       SRTSOCKET extra = srt_accept(listener_, reinterpret_cast<sockaddr*>(&peer), &peer_length);
       if (extra == SRT_INVALID_SOCK) return;
-      log::Warn("ingest_rejected", {{"url", url()},
+      log::Warn("ingest_rejected", {{"url", log_url()},
                                     {"peer", AddressText(reinterpret_cast<sockaddr*>(&peer),
                                                          static_cast<socklen_t>(peer_length))},
                                     {"reason", "busy"},

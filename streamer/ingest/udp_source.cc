@@ -45,8 +45,8 @@ class UdpSource final : public SourceBase {
     const udp::endpoint local(asio::ip::make_address(parsed.host), parsed.port);
     boost::system::error_code ec;
     auto fail = [&](const char* step) {
-      return absl::UnavailableError(absl::StrCat("input URL \"", url(), "\": cannot ", step, " ",
-                                                 EndpointText(local), ": ", ec.message()));
+      return absl::UnavailableError(absl::StrCat("input URL \"", log_url(), "\": cannot ", step,
+                                                 " ", EndpointText(local), ": ", ec.message()));
     };
     socket_.open(local.protocol(), ec);
     if (ec) return fail("open a socket for");
@@ -94,7 +94,7 @@ class UdpSource final : public SourceBase {
           if (ec == asio::error::operation_aborted || stopping()) return;
           if (ec) {
             // Unconnected UDP sockets rarely fail; don't spin if one does.
-            log::Warn("ingest_receive_error", {{"url", url()}, {"error", ec.message()}});
+            log::Warn("ingest_receive_error", {{"url", log_url()}, {"error", ec.message()}});
             retry_timer_.expires_after(std::chrono::milliseconds(100));
             retry_timer_.async_wait([this](boost::system::error_code ec) {
               if (!ec) Receive();
@@ -105,7 +105,7 @@ class UdpSource final : public SourceBase {
           if (!active_) {
             active_ = true;
             log::Info("ingest_connected",
-                      {{"url", url()}, {"kind", "udp"}, {"sender", EndpointText(sender_)}});
+                      {{"url", log_url()}, {"kind", "udp"}, {"sender", EndpointText(sender_)}});
           }
           Deliver(std::span<const uint8_t>(buffer_.data(), size));
           Receive();
@@ -118,7 +118,7 @@ class UdpSource final : public SourceBase {
       if (ec) return;
       if (active_ && Clock::now() - last_data_ >= kIdleAfter) {
         active_ = false;
-        log::Warn("ingest_lost", {{"url", url()},
+        log::Warn("ingest_lost", {{"url", log_url()},
                                   {"kind", "udp"},
                                   {"reason", "no datagrams for 5s"},
                                   {"bytes", bytes_received()}});

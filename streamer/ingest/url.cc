@@ -3,6 +3,7 @@
 #include <charconv>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -22,13 +23,14 @@ constexpr int kMaxLatencyMs = 60000;
 
 class UrlError {
  public:
-  explicit UrlError(absl::string_view url) : url_(url) {}
+  explicit UrlError(absl::string_view url)
+      : redacted_(RedactUrl(std::string_view(url.data(), url.size()))) {}
   absl::Status operator()(absl::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat("input URL \"", url_, "\": ", what));
+    return absl::InvalidArgumentError(absl::StrCat("input URL \"", redacted_, "\": ", what));
   }
 
  private:
-  absl::string_view url_;
+  std::string redacted_;
 };
 
 int HexValue(char c) {
@@ -69,6 +71,25 @@ bool IsIpLiteral(const std::string& host, boost::asio::ip::address* address) {
 }
 
 }  // namespace
+
+std::string RedactUrl(std::string_view url) {
+  std::string out(url);
+  size_t query = out.find('?');
+  if (query == std::string::npos) return out;
+  static constexpr std::string_view kKey = "passphrase=";
+  for (size_t at = query; at < out.size();) {
+    const size_t key = at + 1;  // just after '?' or '&'
+    size_t next = out.find('&', key);
+    if (next == std::string::npos) next = out.size();
+    if (std::string_view(out).substr(key, kKey.size()) == kKey && next > key + kKey.size()) {
+      out.replace(key + kKey.size(), next - key - kKey.size(), "***");
+      next = out.find('&', key);
+      if (next == std::string::npos) next = out.size();
+    }
+    at = next;
+  }
+  return out;
+}
 
 absl::StatusOr<SourceUrl> ParseSourceUrl(std::string_view url_text) {
   const absl::string_view url(url_text.data(), url_text.size());

@@ -32,7 +32,11 @@ struct SourceUrl {
   std::string target = "/";  // path and query, as sent in the request line
 };
 
-// InvalidArgument naming `url` when it is malformed or unsupported.
+// InvalidArgument naming `url` (redacted) when it is malformed or unsupported.
 absl::StatusOr<SourceUrl> ParseSourceUrl(std::string_view url);
+
+// `url` with the value of any `passphrase` query parameter replaced by "***", for logs and
+// error messages.
+std::string RedactUrl(std::string_view url);
 
 }  // namespace meshwork::ingest

@@ -16,7 +16,8 @@ struct Segmenter::Rendition {
   bool open = false;
   int64_t msn = -1;
   int64_t start = 0;
-  int64_t last_t = 0;
+  int64_t last_t = 0;     // timestamp of the last frame that drives cuts
+  int64_t last_step = 0;  // and its distance from the one before (≈ frame duration)
   bool discontinuity = false;
   std::string bytes;
 };
@@ -134,12 +135,19 @@ void Segmenter::Close(Rendition& r, int64_t end) {
 }
 
 void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
-  int64_t k = FloorDiv(start, segment_ticks_);
+  int64_t k = FloorDiv(start, segment_ticks_) - msn_offset_;
   if (r.open && k <= r.msn && !discontinuity) return;  // same segment continues
-  Close(r, start);
-  // msn never goes backwards, whatever the timeline did.
-  if (k <= last_msn_ && (discontinuity || r.msn >= 0)) k = std::max(k, r.msn + 1);
-  if (discontinuity) k = std::max(k, last_msn_ + 1);
+  // A jump ends the open segment at its last frame, not at the resumed timeline.
+  Close(r, discontinuity ? r.last_t + std::max<int64_t>(r.last_step, 90) : start);
+  // Media sequence numbers of a playlist are consecutive (RFC 8216): when the timeline skips
+  // multiples (a gap, a GOP longer than the segment duration), the numbering closes up and
+  // stays shifted from then on.
+  int64_t previous = std::max(r.msn, last_msn_);
+  if (previous >= 0 && k > previous + 1) {
+    msn_offset_ += k - (previous + 1);
+    k = previous + 1;
+  }
+  if (previous >= 0 && k <= previous && (discontinuity || r.msn >= 0)) k = previous + 1;
   r.open = true;
   r.msn = k;
   last_msn_ = std::max(last_msn_, k);
@@ -174,7 +182,10 @@ void Segmenter::OnFrame(const media::Frame& frame) {
     shifted.pts = pts;
     shifted.dts = t;
     r.muxer->WriteFrame(shifted, r.bytes);
-    r.last_t = t;
+    if (frame.codec != media::Codec::kAac || !r.video_pid) {
+      if (t > r.last_t) r.last_step = t - r.last_t;
+      r.last_t = t;
+    }
   };
 
   if (frame.codec == media::Codec::kAac) {
@@ -188,6 +199,8 @@ void Segmenter::OnFrame(const media::Frame& frame) {
       Cut(*r, t, discontinuity);
       pending_discontinuity_ = false;
     }
+    // After a jump, audio waits for the video keyframe that opens the next segment.
+    if (has_video && pending_discontinuity_) return;
     for (auto& [pid, r] : renditions_) write(*r);
     return;
   }
@@ -195,9 +208,9 @@ void Segmenter::OnFrame(const media::Frame& frame) {
   if (frame.keyframe) {
     Cut(*r, t, discontinuity);
     pending_discontinuity_ = false;
-  } else if (discontinuity && r->open) {
+  } else if (discontinuity) {
     // The timeline jumped mid-GOP: nothing can follow until the next keyframe.
-    Close(*r, r->last_t + 90 * 40);
+    if (r->open) Close(*r, r->last_t + std::max<int64_t>(r->last_step, 90));
     return;
   }
   write(*r);

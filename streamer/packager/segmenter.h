@@ -9,8 +9,9 @@
 // timestamps: two nodes fed the same source agree, whenever each started.
 //
 // A jump of the timeline (source restarted, input switched) is a discontinuity: D is set so
-// the timeline resumes where it stopped plus the wall-clock time of the gap, the msn keeps
-// increasing, and the next segment is marked (EXT-X-DISCONTINUITY).
+// the timeline resumes where it stopped plus the wall-clock time of the gap (so program
+// date-time stays true), the next segment is marked (EXT-X-DISCONTINUITY) and takes the next
+// msn: msn stay consecutive (RFC 8216), so after a gap they are offset from the multiples.
 //
 // Renditions: one per video track (PID order: v1, v2, …), each carrying the first audio
 // track; audio-only sources make one rendition v1.
@@ -78,6 +79,7 @@ class Segmenter {
   bool expect_jump_ = false;
   bool pending_discontinuity_ = false;
   int64_t last_msn_ = -1;  // highest msn opened by any rendition
+  int64_t msn_offset_ = 0;  // multiples skipped so far (msn = floor(T / duration) − offset)
   std::map<uint16_t, media::TrackInfo> tracks_;
   std::optional<uint16_t> audio_pid_;
   std::optional<int64_t> first_audio_t_;

@@ -89,6 +89,7 @@ TEST_CASE("S-1 bad input URLs are rejected naming the URL", "[ingest]") {
       {"srt://127.0.0.1:9000?mode=caller&latency=-5", "bad latency"},
       {"srt://127.0.0.1:9000?mode=caller&latency=fast", "bad latency"},
       {"srt://127.0.0.1:9000?mode=caller&passphrase=short", "passphrase must be"},
+      {"srt://127.0.0.1:9000?mode=bogus&passphrase=0123456789ab", "bad mode"},
       {"srt://127.0.0.1:9000?mode=caller&mode=listener", "given twice"},
       {"srt://127.0.0.1:9000?mode=caller&oops", "has no value"},
       {"srt://127.0.0.1:9000?mode=caller&streamid=%zz", "percent-encoding"},
@@ -104,9 +105,23 @@ TEST_CASE("S-1 bad input URLs are rejected naming the URL", "[ingest]") {
     REQUIRE_FALSE(source.ok());
     CHECK(source.status().code() == absl::StatusCode::kInvalidArgument);
     const std::string message(source.status().message());
-    CHECK_THAT(message, Catch::Contains("\"" + c.url + "\""));
+    CHECK_THAT(message, Catch::Contains("\"" + RedactUrl(c.url) + "\""));
     CHECK_THAT(message, Catch::Contains(c.says));
   }
+}
+
+TEST_CASE("S-1 passphrases are kept out of logged URLs", "[ingest]") {
+  CHECK(RedactUrl("srt://h:1?mode=caller&passphrase=0123456789ab&latency=5") ==
+        "srt://h:1?mode=caller&passphrase=***&latency=5");
+  CHECK(RedactUrl("srt://h:1?passphrase=0123456789ab") == "srt://h:1?passphrase=***");
+  CHECK(RedactUrl("srt://h:1?mode=caller") == "srt://h:1?mode=caller");
+  CHECK(RedactUrl("srt://h:1?mypassphrase=x") == "srt://h:1?mypassphrase=x");
+
+  auto source = StartSource("srt://127.0.0.1:9000?mode=rendezvous&passphrase=0123456789ab",
+                            [](std::span<const uint8_t>) {});
+  REQUIRE_FALSE(source.ok());
+  CHECK_THAT(std::string(source.status().message()),
+             !Catch::Contains("0123456789ab") && Catch::Contains("passphrase=***"));
 }
 
 }  // namespace
