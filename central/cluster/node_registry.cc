@@ -33,6 +33,7 @@ nlohmann::json StreamsJson(const v1::LoadReport& report) {
                        {"timeline_fingerprint", s.timeline_fingerprint()},
                        {"play_sessions", s.play_sessions()},
                        {"publish_sessions", s.publish_sessions()},
+                       {"active_input", s.active_input()},
                        {"renditions", renditions}});
   }
   return streams;

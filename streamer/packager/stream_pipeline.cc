@@ -201,6 +201,7 @@ void StreamPipeline::FillReport(v1::StreamReport& report) const {
   {
     absl::MutexLock lock(&mu_);
     report.set_timeline_fingerprint(segmenter_->Fingerprint());
+    report.set_active_input(inputs_[active_]->url);
   }
   for (const auto& window : store_->Renditions(settings_.name)) {
     auto* r = report.add_renditions();
