@@ -35,7 +35,8 @@ int Run() {
   const std::string node_id = absl::GetFlag(FLAGS_node_id);
   v1::Role role;
   if (node_id.empty() || !v1::ParseRole(absl::GetFlag(FLAGS_role), &role)) {
-    log::Error("startup_failed", {{"error", "--node-id and --role=ingest|origin|edge are required"}});
+    log::Error("startup_failed",
+               {{"error", "--node-id and --role=ingest|origin|edge are required"}});
     return 2;
   }
   BlockShutdownSignals();
@@ -131,8 +132,8 @@ int Run() {
 
   AnnounceReady({{"http", (*viewer_server)->bound_address()},
                  {"publish", (*publish_server)->bound_address()}});
-  log::Info("streamer_started", {{"node", node_id}, {"role", identity.role},
-                                 {"central", agent_options.central}});
+  log::Info("streamer_started",
+            {{"node", node_id}, {"role", identity.role}, {"central", agent_options.central}});
   int sig = WaitForShutdownSignal();
   log::Info("streamer_stopping", {{"signal", sig}});
   (*viewer_server)->Stop();

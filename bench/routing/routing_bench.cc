@@ -33,11 +33,12 @@ struct Fixture {
       for (int r = 0; r < kRoutesPerZone / 2; ++r) {
         int n = z * (kRoutesPerZone / 2) + r;  // a distinct /24 and /48 per route
         routes.push_back(absl::StrCat(10 + (n >> 16), ".", (n >> 8) & 255, ".", n & 255, ".0/24"));
-        routes.push_back(absl::StrCat("2a02:", absl::Hex(n >> 16), ":", absl::Hex(n & 0xffff),
-                                      "::/48"));
+        routes.push_back(
+            absl::StrCat("2a02:", absl::Hex(n >> 16), ":", absl::Hex(n & 0xffff), "::/48"));
       }
       // Offices fall back to a regional zone (every 100th), regions to none.
-      nlohmann::json fallback = z % 100 == 0 ? nlohmann::json() : nlohmann::json(Name(z / 100 * 100));
+      nlohmann::json fallback =
+          z % 100 == 0 ? nlohmann::json() : nlohmann::json(Name(z / 100 * 100));
       auto zone = ValidateZone({{"routes", routes}, {"fallback_zone", fallback}}, Name(z));
       config.zones[Name(z)] = ObjectRecord{*zone, 1};
     }
@@ -59,10 +60,10 @@ struct Fixture {
     config.streams["ch1"] = ObjectRecord{*stream, 1};
     for (int i = 0; i < 4096; ++i) {
       int n = rng() % (kZones * kRoutesPerZone / 2);
-      auto text = i % 2 ? absl::StrCat(10 + (n >> 16), ".", (n >> 8) & 255, ".", n & 255, ".",
-                                       rng() % 256)
-                        : absl::StrCat("2a02:", absl::Hex(n >> 16), ":", absl::Hex(n & 0xffff),
-                                       "::", absl::Hex(rng() % 65536));
+      auto text =
+          i % 2 ? absl::StrCat(10 + (n >> 16), ".", (n >> 8) & 255, ".", n & 255, ".", rng() % 256)
+                : absl::StrCat("2a02:", absl::Hex(n >> 16), ":", absl::Hex(n & 0xffff),
+                               "::", absl::Hex(rng() % 65536));
       clients.push_back(net::IpAddress::Parse(text).value());
     }
   }
@@ -102,7 +103,10 @@ void BM_SnapshotRebuild(benchmark::State& state) {
     benchmark::DoNotOptimize(s);
   }
 }
-BENCHMARK(BM_SnapshotRebuild)->Unit(benchmark::kMillisecond)->Iterations(5)->Repetitions(3)
+BENCHMARK(BM_SnapshotRebuild)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5)
+    ->Repetitions(3)
     ->ReportAggregatesOnly(true);
 
 }  // namespace

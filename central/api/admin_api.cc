@@ -9,8 +9,8 @@
 
 namespace meshwork::central {
 
-using http::Responder;
 using http::RequestContext;
+using http::Responder;
 using http::Verb;
 using nlohmann::json;
 
@@ -110,15 +110,14 @@ void AdminApi::AddRouteQueries(http::Router& router) {
     r.Send(http::JsonResponse(http::Status::ok, body));
   });
   // Z-24: which replica of a VOD asset a client gets.
-  router.Add({Verb::get}, api + "/vod-routes/{name...}", [this](RequestContext& ctx,
-                                                                Responder r) {
+  router.Add({Verb::get}, api + "/vod-routes/{name...}", [this](RequestContext& ctx, Responder r) {
     auto client = QueryClient(ctx);
     if (!client.ok()) return r.Send(http::ErrorResponse(client.status()));
     auto config = config_->Current();
     auto it = config->vod.find(ctx.params[0]);
     if (it == config->vod.end()) {
-      return r.Send(http::ErrorResponse(absl::NotFoundError(
-          absl::StrCat("VOD asset \"", ctx.params[0], "\" does not exist"))));
+      return r.Send(http::ErrorResponse(
+          absl::NotFoundError(absl::StrCat("VOD asset \"", ctx.params[0], "\" does not exist"))));
     }
     auto snapshot = routing_->snapshot();
     auto node = routing_->selector().ChooseVod(*snapshot, it->second.object, *client);

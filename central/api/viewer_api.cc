@@ -6,8 +6,8 @@
 namespace meshwork::central {
 namespace {
 
-using http::Responder;
 using http::RequestContext;
+using http::Responder;
 
 constexpr char kRetryAfterSeconds[] = "2";
 
@@ -35,25 +35,26 @@ std::string WithQuery(std::string url, std::string_view query) {
 }  // namespace
 
 void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService* routing) {
-  router.Add({http::Verb::get}, "/vod/{name...}", [config, routing](RequestContext& ctx,
-                                                                    Responder r) {
-    // The asset is the longest configured prefix of the path.
-    std::string_view rest = ctx.params[0];
-    auto current = config->Current();
-    for (size_t end = rest.rfind('/'); end != std::string_view::npos && end > 0;
-         end = rest.rfind('/', end - 1)) {
-      std::string name(rest.substr(0, end));
-      auto it = current->vod.find(name);
-      if (it == current->vod.end()) continue;
-      auto snapshot = routing->snapshot();
-      auto node = routing->selector().ChooseVod(*snapshot, it->second.object, ctx.client);
-      if (!node.ok()) return r.Send(Refusal(node.status()));
-      std::string url = absl::StrCat(
-          RoutingService::NodeUrl(snapshot->nodes()[*node], ctx.scheme), "/vod/", std::string(rest));
-      return r.Send(Redirect(WithQuery(url, ctx.query)));
-    }
-    r.Send(Refusal(absl::NotFoundError("unknown VOD asset")));
-  });
+  router.Add(
+      {http::Verb::get}, "/vod/{name...}", [config, routing](RequestContext& ctx, Responder r) {
+        // The asset is the longest configured prefix of the path.
+        std::string_view rest = ctx.params[0];
+        auto current = config->Current();
+        for (size_t end = rest.rfind('/'); end != std::string_view::npos && end > 0;
+             end = rest.rfind('/', end - 1)) {
+          std::string name(rest.substr(0, end));
+          auto it = current->vod.find(name);
+          if (it == current->vod.end()) continue;
+          auto snapshot = routing->snapshot();
+          auto node = routing->selector().ChooseVod(*snapshot, it->second.object, ctx.client);
+          if (!node.ok()) return r.Send(Refusal(node.status()));
+          std::string url =
+              absl::StrCat(RoutingService::NodeUrl(snapshot->nodes()[*node], ctx.scheme), "/vod/",
+                           std::string(rest));
+          return r.Send(Redirect(WithQuery(url, ctx.query)));
+        }
+        r.Send(Refusal(absl::NotFoundError("unknown VOD asset")));
+      });
   router.Add({http::Verb::get}, "/{path...}", [routing](RequestContext& ctx, Responder r) {
     auto snapshot = routing->snapshot();
     auto split = routing->SplitStreamPath(*snapshot, ctx.path);
@@ -63,9 +64,9 @@ void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService
     }
     auto decision = routing->Route(*snapshot, split->first, ctx.client, RouteMode::kDecide);
     if (!decision.ok()) return r.Send(Refusal(decision.status()));
-    std::string url = absl::StrCat(
-        RoutingService::NodeUrl(snapshot->nodes()[decision->selected], ctx.scheme), "/",
-        split->first, "/", split->second);
+    std::string url =
+        absl::StrCat(RoutingService::NodeUrl(snapshot->nodes()[decision->selected], ctx.scheme),
+                     "/", split->first, "/", split->second);
     r.Send(Redirect(WithQuery(std::move(url), ctx.query)));
   });
 }

@@ -13,8 +13,7 @@ namespace meshwork::central {
 // history); otherwise only the sections changed after `since_revision`. An update with no
 // section and `revision == since_revision` means "nothing to send".
 meshwork::v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config,
-                                             const std::string& node_id,
-                                             uint64_t since_revision);
+                                             const std::string& node_id, uint64_t since_revision);
 
 // True when the update is full or carries at least one section.
 bool HasSections(const meshwork::v1::ConfigUpdate& update);

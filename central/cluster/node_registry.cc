@@ -212,18 +212,22 @@ nlohmann::json NodeRegistry::StatusJson(const std::string& node_id) const {
     const auto& rep = node.report;
     status["revision"] = rep.config_revision();
     double age = std::chrono::duration<double>(clock_.Monotonic() - node.report_at).count();
-    status["report"] = {{"at", Rfc3339(node.report_wall)},
-                        {"age_s", age},
-                        {"node_clock", Rfc3339(Clock::TimePoint(
-                                           std::chrono::milliseconds(rep.node_clock_unix_ms())))},
-                        {"play_sessions", rep.has_play_sessions() ? nlohmann::json(rep.play_sessions()) : nlohmann::json()},
-                        {"publish_sessions", rep.has_publish_sessions() ? nlohmann::json(rep.publish_sessions()) : nlohmann::json()},
-                        {"out_kbit", rep.has_out_kbit() ? nlohmann::json(rep.out_kbit()) : nlohmann::json()},
-                        {"in_kbit", rep.has_in_kbit() ? nlohmann::json(rep.in_kbit()) : nlohmann::json()},
-                        {"cpu_percent", rep.has_cpu_percent() ? nlohmann::json(rep.cpu_percent()) : nlohmann::json()},
-                        {"backup_sessions", rep.backup_sessions()},
-                        {"refusals", rep.refusals()},
-                        {"streams", StreamsJson(rep)}};
+    status["report"] = {
+        {"at", Rfc3339(node.report_wall)},
+        {"age_s", age},
+        {"node_clock",
+         Rfc3339(Clock::TimePoint(std::chrono::milliseconds(rep.node_clock_unix_ms())))},
+        {"play_sessions",
+         rep.has_play_sessions() ? nlohmann::json(rep.play_sessions()) : nlohmann::json()},
+        {"publish_sessions",
+         rep.has_publish_sessions() ? nlohmann::json(rep.publish_sessions()) : nlohmann::json()},
+        {"out_kbit", rep.has_out_kbit() ? nlohmann::json(rep.out_kbit()) : nlohmann::json()},
+        {"in_kbit", rep.has_in_kbit() ? nlohmann::json(rep.in_kbit()) : nlohmann::json()},
+        {"cpu_percent",
+         rep.has_cpu_percent() ? nlohmann::json(rep.cpu_percent()) : nlohmann::json()},
+        {"backup_sessions", rep.backup_sessions()},
+        {"refusals", rep.refusals()},
+        {"streams", StreamsJson(rep)}};
   }
   return status;
 }

@@ -14,12 +14,12 @@
 #include <string>
 #include <thread>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
 #include "central/cluster/live_node.h"
 #include "central/model/config_service.h"
-#include "common/sync/snapshot.h"
 #include "central/store/store.h"
+#include "common/sync/snapshot.h"
 #include "common/time/clock.h"
 #include "meshwork/v1/control.pb.h"
 #include "nlohmann/json.hpp"

@@ -5,10 +5,10 @@
 #include "central/model/object_codecs.h"
 #include "central/model/streamer_codec.h"
 #include "central/model/streamer_proto.h"
-#include "meshwork/v1/role_names.h"
 #include "common/log/log.h"
 #include "common/status/status_macros.h"
 #include "common/status/status_map.h"
+#include "meshwork/v1/role_names.h"
 
 namespace meshwork::central {
 namespace {
@@ -32,7 +32,8 @@ absl::StatusOr<std::pair<uint64_t, json>> OpenEnvelope(const std::string& text,
 absl::StatusOr<std::vector<std::string>> ValidateTrustedProxies(const json& value) {
   std::vector<std::string> out;
   if (value.is_null()) return out;
-  if (!value.is_array()) return InvalidField("trusted_proxies", "must be an array of CIDRs or null");
+  if (!value.is_array())
+    return InvalidField("trusted_proxies", "must be an array of CIDRs or null");
   std::vector<std::string> texts;
   for (size_t i = 0; i < value.size(); ++i) {
     std::string field = absl::StrCat("trusted_proxies[", i, "]");
@@ -64,18 +65,24 @@ const KindInfo& Info(ObjectKind kind) {
   static const KindInfo kStream{Kind::kStreams, "stream", &ClusterConfig::streams};
   static const KindInfo kVod{Kind::kVod, "VOD asset", &ClusterConfig::vod};
   switch (kind) {
-    case ObjectKind::kZone: return kZone;
-    case ObjectKind::kStream: return kStream;
-    case ObjectKind::kVod: return kVod;
+    case ObjectKind::kZone:
+      return kZone;
+    case ObjectKind::kStream:
+      return kStream;
+    case ObjectKind::kVod:
+      return kVod;
   }
   return kZone;
 }
 
 std::span<const std::string_view> Members(ObjectKind kind) {
   switch (kind) {
-    case ObjectKind::kZone: return ZoneMembers();
-    case ObjectKind::kStream: return StreamMembers();
-    case ObjectKind::kVod: return VodMembers();
+    case ObjectKind::kZone:
+      return ZoneMembers();
+    case ObjectKind::kStream:
+      return StreamMembers();
+    case ObjectKind::kVod:
+      return VodMembers();
   }
   return {};
 }
@@ -234,8 +241,7 @@ void ConfigService::Publish(std::shared_ptr<const ClusterConfig> next) {
   for (auto& listener : listeners_) listener(next);
 }
 
-absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::PatchConfig(
-    const json& patch) {
+absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::PatchConfig(const json& patch) {
   if (!patch.is_object()) return InvalidField("body", "a merge patch must be a JSON object");
   RETURN_IF_ERROR(RejectUnknownMembers(patch, {"trusted_proxies", "revision"}, ""));
   absl::MutexLock lock(&write_mu_);

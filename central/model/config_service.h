@@ -9,8 +9,8 @@
 
 #include <functional>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,10 +47,10 @@ struct ClusterConfig {
   std::shared_ptr<const net::CidrSet> trusted_set = std::make_shared<const net::CidrSet>();
   uint64_t trusted_proxies_revision = 0;
   std::map<std::string, StreamerRecord> streamers;  // by id
-  ObjectMap zones;    // by name
-  ObjectMap streams;  // by name
-  ObjectMap vod;      // by name
-  uint64_t zones_revision = 0;    // last change to any zone
+  ObjectMap zones;                                  // by name
+  ObjectMap streams;                                // by name
+  ObjectMap vod;                                    // by name
+  uint64_t zones_revision = 0;                      // last change to any zone
   uint64_t streams_revision = 0;  // last change to any stream (placement included)
 
   const ObjectMap& Objects(ObjectKind kind) const;
@@ -77,8 +77,7 @@ class ConfigService {
     nlohmann::json object;
   };
   absl::StatusOr<PutResult> PutStreamer(const std::string& id, const nlohmann::json& body);
-  absl::StatusOr<nlohmann::json> PatchStreamer(const std::string& id,
-                                               const nlohmann::json& patch);
+  absl::StatusOr<nlohmann::json> PatchStreamer(const std::string& id, const nlohmann::json& patch);
   absl::Status DeleteStreamer(const std::string& id);
   // Zones, streams and VOD assets: the same contract as the streamer calls. A zone route
   // already owned by another zone is AlreadyExists naming `routes[i]` and the owner (Z-3).

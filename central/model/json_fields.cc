@@ -86,8 +86,8 @@ bool IsValidHostname(std::string_view host) {
       continue;
     }
     char c = host[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
     if (!ok) return false;
     ++label;
   }

@@ -28,8 +28,8 @@ absl::Status RejectUnknownMembers(const json& object, std::span<const std::strin
 inline absl::Status RejectUnknownMembers(const json& object,
                                          std::initializer_list<std::string_view> known,
                                          std::string_view prefix) {
-  return RejectUnknownMembers(object, std::span<const std::string_view>(known.begin(), known.size()),
-                              prefix);
+  return RejectUnknownMembers(
+      object, std::span<const std::string_view>(known.begin(), known.size()), prefix);
 }
 
 // An optional non-negative integer limit: absent or null → nullopt; otherwise an integer in

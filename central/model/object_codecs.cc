@@ -13,9 +13,9 @@ namespace meshwork::central {
 namespace {
 
 constexpr std::string_view kZoneMembers[] = {"name", "routes", "fallback_zone"};
-constexpr std::string_view kStreamMembers[] = {"name",       "placement",   "inputs",
-                                               "segment_ms", "part_ms",     "live_window",
-                                               "input_timeout_ms", "cors"};
+constexpr std::string_view kStreamMembers[] = {
+    "name",    "placement",   "inputs",           "segment_ms",
+    "part_ms", "live_window", "input_timeout_ms", "cors"};
 constexpr std::string_view kInputSchemes[] = {"publish://", "udp://", "srt://", "http://"};
 
 // An optional integer member within [lo, hi], `fallback` when absent or null.
@@ -83,8 +83,8 @@ bool IsValidStreamName(std::string_view name) {
   size_t start = 0;
   while (true) {
     size_t slash = name.find('/', start);
-    std::string_view part = name.substr(start, slash == std::string_view::npos ? name.npos
-                                                                               : slash - start);
+    std::string_view part =
+        name.substr(start, slash == std::string_view::npos ? name.npos : slash - start);
     if (!IsValidName(part, 128)) return false;
     if (slash == std::string_view::npos) return true;
     start = slash + 1;
@@ -184,7 +184,8 @@ absl::StatusOr<json> ValidateVod(const json& body, std::string_view name) {
     if (!revision) return InvalidField(FieldPath(prefix, "revision"), "is required");
     bool available = true;
     if (auto a = p.find("available"); a != p.end() && !a->is_null()) {
-      if (!a->is_boolean()) return InvalidField(FieldPath(prefix, "available"), "must be a boolean");
+      if (!a->is_boolean())
+        return InvalidField(FieldPath(prefix, "available"), "must be a boolean");
       available = a->get<bool>();
     }
     out["placements"].push_back(

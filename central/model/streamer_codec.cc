@@ -8,12 +8,10 @@ namespace meshwork::central {
 namespace {
 
 constexpr std::string_view kTopMembers[] = {
-    "id", "hostname", "role", "zone", "cdn", "backup_session_limit", "alert_thresholds",
-    "status"};
-constexpr std::string_view kCdnMembers[] = {
-    "playback_session_limit", "playback_bandwidth_kbit", "network_bandwidth_kbit"};
-constexpr std::string_view kThresholdMembers[] = {"cpu_percent_error",
-                                                                       "network_percent_error"};
+    "id", "hostname", "role", "zone", "cdn", "backup_session_limit", "alert_thresholds", "status"};
+constexpr std::string_view kCdnMembers[] = {"playback_session_limit", "playback_bandwidth_kbit",
+                                            "network_bandwidth_kbit"};
+constexpr std::string_view kThresholdMembers[] = {"cpu_percent_error", "network_percent_error"};
 
 json LimitJson(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
 

@@ -19,6 +19,4 @@ absl::StatusOr<nlohmann::json> ValidateStreamer(const nlohmann::json& body, std:
 absl::StatusOr<nlohmann::json> PatchStreamer(const nlohmann::json& current,
                                              const nlohmann::json& patch, std::string_view id);
 
-
-
 }  // namespace meshwork::central

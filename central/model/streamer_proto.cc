@@ -1,4 +1,5 @@
 #include "central/model/streamer_proto.h"
+
 #include "meshwork/v1/role_names.h"
 
 namespace meshwork::central {

@@ -11,9 +11,8 @@ namespace meshwork::central {
 RoutingService::RoutingService(NodeRegistry* registry, prometheus::Registry* metrics)
     : registry_(registry),
       selector_(registry->clock(), registry->offline_after()),
-      snapshot_(RoutingSnapshot::Build(ClusterConfig(), [](const std::string&) {
-        return std::shared_ptr<const LiveNode>();
-      })) {
+      snapshot_(RoutingSnapshot::Build(
+          ClusterConfig(), [](const std::string&) { return std::shared_ptr<const LiveNode>(); })) {
   if (metrics) {
     build_seconds_ = &prometheus::BuildHistogram()
                           .Name("meshwork_routing_snapshot_build_seconds")
@@ -68,15 +67,15 @@ std::string RoutingService::NodeUrl(const RouteNode& node, std::string_view sche
   uint32_t port = 0;
   if (node.live) {
     auto endpoints = node.live->endpoints();
-    port = scheme == "https" && endpoints->https_port ? endpoints->https_port
-                                                      : endpoints->http_port;
+    port =
+        scheme == "https" && endpoints->https_port ? endpoints->https_port : endpoints->http_port;
     if (endpoints->public_port) port = endpoints->public_port;
   }
   std::string host = node.hostname;
   auto ip = net::IpAddress::Parse(host);
   if (ip.ok() && !ip->is_v4()) host = absl::StrCat("[", host, "]");
-  bool default_port = port == 0 || (scheme == "http" && port == 80) ||
-                      (scheme == "https" && port == 443);
+  bool default_port =
+      port == 0 || (scheme == "http" && port == 80) || (scheme == "https" && port == 443);
   std::string url = absl::StrCat(std::string(scheme), "://", host);
   if (!default_port) absl::StrAppend(&url, ":", port);
   return url;
@@ -93,12 +92,12 @@ nlohmann::json RoutingService::DecisionJson(const RoutingSnapshot& snapshot,
       nodes.push_back({{"id", node.id},
                        {"role", std::string(v1::RoleName(node.role))},
                        {"url", NodeUrl(node, scheme)},
-                       {"play_sessions", c.play_sessions ? nlohmann::json(*c.play_sessions)
-                                                         : nlohmann::json()}});
+                       {"play_sessions",
+                        c.play_sessions ? nlohmann::json(*c.play_sessions) : nlohmann::json()}});
     }
-    zones.push_back({{"name", zc.zone >= 0 ? nlohmann::json(snapshot.zones()[zc.zone].name)
-                                           : nlohmann::json()},
-                     {"nodes", nodes}});
+    zones.push_back(
+        {{"name", zc.zone >= 0 ? nlohmann::json(snapshot.zones()[zc.zone].name) : nlohmann::json()},
+         {"nodes", nodes}});
   }
   nlohmann::json out = {{"restricted", decision.restricted}, {"zones", zones}};
   out["client_zone"] = decision.client_zone >= 0

@@ -57,10 +57,17 @@ std::shared_ptr<const RoutingSnapshot> RoutingSnapshot::Build(const ClusterConfi
     s->node_index_[id] = index;
     if (node.zone >= 0) s->zones_[node.zone].nodes.push_back(index);
     switch (node.role) {
-      case v1::ROLE_EDGE: s->edges_.push_back(index); break;
-      case v1::ROLE_INGEST: s->ingests_.push_back(index); break;
-      case v1::ROLE_ORIGIN: s->origins_.push_back(index); break;
-      default: break;
+      case v1::ROLE_EDGE:
+        s->edges_.push_back(index);
+        break;
+      case v1::ROLE_INGEST:
+        s->ingests_.push_back(index);
+        break;
+      case v1::ROLE_ORIGIN:
+        s->origins_.push_back(index);
+        break;
+      default:
+        break;
     }
     s->nodes_.push_back(std::move(node));
   }
@@ -102,9 +109,12 @@ int RoutingSnapshot::NodeIndex(const std::string& id) const {
 
 const std::vector<int>& RoutingSnapshot::nodes_with_role(v1::Role role) const {
   switch (role) {
-    case v1::ROLE_EDGE: return edges_;
-    case v1::ROLE_INGEST: return ingests_;
-    default: return origins_;
+    case v1::ROLE_EDGE:
+      return edges_;
+    case v1::ROLE_INGEST:
+      return ingests_;
+    default:
+      return origins_;
   }
 }
 
@@ -121,9 +131,12 @@ std::atomic<uint64_t>& RoutingSnapshot::Rotation(int zone) const { return zone_r
 
 std::atomic<uint64_t>& RoutingSnapshot::RoleRotation(v1::Role role) const {
   switch (role) {
-    case v1::ROLE_EDGE: return edge_rotation_;
-    case v1::ROLE_INGEST: return ingest_rotation_;
-    default: return origin_rotation_;
+    case v1::ROLE_EDGE:
+      return edge_rotation_;
+    case v1::ROLE_INGEST:
+      return ingest_rotation_;
+    default:
+      return origin_rotation_;
   }
 }
 

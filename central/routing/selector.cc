@@ -47,9 +47,8 @@ void Selector::Collect(const RoutingSnapshot& snapshot, const LiveStreams& live,
       out.push_back(Candidate{i, snapshot.nodes()[i].live->play_sessions()});
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
-    return SortKey(a) < SortKey(b);
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Candidate& a, const Candidate& b) { return SortKey(a) < SortKey(b); });
 }
 
 int Selector::Pick(const std::vector<Candidate>& sorted, std::atomic<uint64_t>* rotation) {
@@ -66,8 +65,8 @@ absl::StatusOr<RouteDecision> Selector::Route(const RoutingSnapshot& snapshot,
                                               const std::optional<net::IpAddress>& client,
                                               RouteMode mode) const {
   if (!snapshot.StreamConfigured(stream) && !live.contains(AbslView(stream))) {
-    return absl::NotFoundError(absl::StrCat("stream \"", std::string(stream),
-                                            "\" is unknown to the cluster"));
+    return absl::NotFoundError(
+        absl::StrCat("stream \"", std::string(stream), "\" is unknown to the cluster"));
   }
   RouteDecision decision;
   decision.restricted = snapshot.restricted();

@@ -24,7 +24,7 @@ struct Candidate {
 };
 
 struct ZoneCandidates {
-  int zone = -1;                // -1 in unrestricted mode
+  int zone = -1;                 // -1 in unrestricted mode
   std::vector<Candidate> nodes;  // eligible nodes, fewest Play sessions first
 };
 

@@ -35,8 +35,7 @@ class ReactorChannel final : public NodeChannel {
   SessionReactor* reactor_ ABSL_GUARDED_BY(mu_);
 };
 
-class SessionReactor final
-    : public grpc::ServerBidiReactor<v1::SessionMessage, v1::ConfigUpdate> {
+class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, v1::ConfigUpdate> {
  public:
   SessionReactor(ConfigService* config, NodeRegistry* registry)
       : config_(config), registry_(registry) {
@@ -187,12 +186,12 @@ grpc::ServerUnaryReactor* ControlService::Register(grpc::CallbackServerContext* 
     return reactor;
   }
   if (request->protocol_version() != kProtocolVersion) {
-    log::Warn("register_protocol_mismatch", {{"node", request->node_id()},
-                                             {"protocol_version", request->protocol_version()}});
+    log::Warn("register_protocol_mismatch",
+              {{"node", request->node_id()}, {"protocol_version", request->protocol_version()}});
   }
   boost::asio::post(*pool_, [this, reactor, request, response] {
-    auto created = config_->EnsureStreamer(request->node_id(), request->hostname(),
-                                           request->role());
+    auto created =
+        config_->EnsureStreamer(request->node_id(), request->hostname(), request->role());
     if (!created.ok()) {
       reactor->Finish(ToGrpcStatus(created.status()));
       return;

@@ -23,8 +23,8 @@ grpc::ServerUnaryReactor* RoutingRpc::Route(grpc::CallbackServerContext* context
   }
   std::string scheme = request->scheme().empty() ? "http" : request->scheme();
   if (scheme != "http" && scheme != "https") {
-    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                 "scheme: must be http or https"));
+    reactor->Finish(
+        grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "scheme: must be http or https"));
     return reactor;
   }
   auto snapshot = routing_->snapshot();
@@ -46,14 +46,15 @@ grpc::ServerUnaryReactor* RoutingRpc::Route(grpc::CallbackServerContext* context
   for (const auto& zc : decision->zones) {
     auto* zone = response->add_zones();
     if (zc.zone >= 0) zone->set_name(snapshot->zones()[zc.zone].name);
-    for (const auto& c : zc.nodes) fill(snapshot->nodes()[c.node], c.play_sessions, zone->add_nodes());
+    for (const auto& c : zc.nodes)
+      fill(snapshot->nodes()[c.node], c.play_sessions, zone->add_nodes());
   }
   const RouteNode& selected = snapshot->nodes()[decision->selected];
   fill(selected, selected.live ? selected.live->play_sessions() : std::nullopt,
        response->mutable_selected());
   if (!request->path().empty()) {
-    response->set_url(absl::StrCat(response->selected().url(), "/", request->stream(), "/",
-                                   request->path()));
+    response->set_url(
+        absl::StrCat(response->selected().url(), "/", request->stream(), "/", request->path()));
   }
   reactor->Finish(grpc::Status::OK);
   return reactor;

@@ -11,14 +11,22 @@ namespace meshwork::central {
 
 std::string_view KindName(Kind kind) {
   switch (kind) {
-    case Kind::kConfig: return "config";
-    case Kind::kStreamers: return "streamers";
-    case Kind::kZones: return "zones";
-    case Kind::kStreams: return "streams";
-    case Kind::kOttGroups: return "ott_groups";
-    case Kind::kVod: return "vod";
-    case Kind::kMasks: return "masks";
-    case Kind::kKeys: return "keys";
+    case Kind::kConfig:
+      return "config";
+    case Kind::kStreamers:
+      return "streamers";
+    case Kind::kZones:
+      return "zones";
+    case Kind::kStreams:
+      return "streams";
+    case Kind::kOttGroups:
+      return "ott_groups";
+    case Kind::kVod:
+      return "vod";
+    case Kind::kMasks:
+      return "masks";
+    case Kind::kKeys:
+      return "keys";
   }
   return "unknown";
 }
@@ -55,8 +63,8 @@ absl::Status FromRocks(const rocksdb::Status& s, std::string_view what) {
 
 class RocksDbStore final : public Store {
  public:
-  RocksDbStore(std::unique_ptr<rocksdb::DB> db, std::map<std::string, rocksdb::ColumnFamilyHandle*> families,
-               uint64_t revision)
+  RocksDbStore(std::unique_ptr<rocksdb::DB> db,
+               std::map<std::string, rocksdb::ColumnFamilyHandle*> families, uint64_t revision)
       : db_(std::move(db)), families_(std::move(families)), revision_(revision) {}
 
   ~RocksDbStore() override {
@@ -101,10 +109,10 @@ class RocksDbStore final : public Store {
   absl::Status PutReport(std::string_view node_id, std::string_view report) override {
     rocksdb::WriteOptions options;
     options.sync = false;
-    return FromRocks(db_->Put(options, Family(kReportsFamily),
-                              rocksdb::Slice(node_id.data(), node_id.size()),
-                              rocksdb::Slice(report.data(), report.size())),
-                     "put report");
+    return FromRocks(
+        db_->Put(options, Family(kReportsFamily), rocksdb::Slice(node_id.data(), node_id.size()),
+                 rocksdb::Slice(report.data(), report.size())),
+        "put report");
   }
 
   absl::Status DeleteReport(std::string_view node_id) override {
@@ -150,8 +158,7 @@ absl::StatusOr<std::unique_ptr<Store>> OpenRocksDbStore(const std::string& direc
   rocksdb::ColumnFamilyOptions cf_options;
   cf_options.write_buffer_size = 4 << 20;  // small: central's data is small (P-12)
 
-  std::vector<std::string> names = {rocksdb::kDefaultColumnFamilyName, kMetaFamily,
-                                    kReportsFamily};
+  std::vector<std::string> names = {rocksdb::kDefaultColumnFamilyName, kMetaFamily, kReportsFamily};
   for (Kind k : kAllKinds) names.emplace_back(KindName(k));
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (const auto& n : names) descriptors.emplace_back(n, cf_options);

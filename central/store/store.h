@@ -23,9 +23,9 @@ namespace meshwork::central {
 
 // The kinds of object central stores; each is a column family of its own.
 enum class Kind { kConfig, kStreamers, kZones, kStreams, kOttGroups, kVod, kMasks, kKeys };
-inline constexpr Kind kAllKinds[] = {Kind::kConfig,    Kind::kStreamers, Kind::kZones,
-                                     Kind::kStreams,   Kind::kOttGroups, Kind::kVod,
-                                     Kind::kMasks,     Kind::kKeys};
+inline constexpr Kind kAllKinds[] = {Kind::kConfig,  Kind::kStreamers, Kind::kZones,
+                                     Kind::kStreams, Kind::kOttGroups, Kind::kVod,
+                                     Kind::kMasks,   Kind::kKeys};
 std::string_view KindName(Kind kind);  // "config", "streamers", ...
 
 struct Mutation {

@@ -17,7 +17,9 @@ namespace {
 class Exchange : public std::enable_shared_from_this<Exchange> {
  public:
   Exchange(asio::any_io_executor executor, ClientRequest request, FetchCallback done)
-      : resolver_(executor), stream_(executor), request_(std::move(request)),
+      : resolver_(executor),
+        stream_(executor),
+        request_(std::move(request)),
         done_(std::move(done)) {}
 
   void Start() {
@@ -38,27 +40,32 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
     resolver_.async_resolve(
         host, std::to_string(request_.port),
         [self = shared_from_this()](beast::error_code ec, tcp::resolver::results_type results) {
-          if (ec) return self->Fail(absl::UnavailableError(absl::StrCat("resolve ", self->request_.host, ": ", ec.message())));
+          if (ec)
+            return self->Fail(absl::UnavailableError(
+                absl::StrCat("resolve ", self->request_.host, ": ", ec.message())));
           self->stream_.async_connect(results, [self](beast::error_code ec, const tcp::endpoint&) {
             if (ec) return self->Fail(self->Transport("connect", ec));
-            beast_http::async_write(self->stream_, self->out_, [self](beast::error_code ec, size_t) {
-              if (ec) return self->Fail(self->Transport("write", ec));
-              self->parser_.body_limit(self->request_.body_limit_bytes);
-              beast_http::async_read(self->stream_, self->buffer_, self->parser_,
-                                     [self](beast::error_code ec, size_t) {
-                                       if (ec) return self->Fail(self->Transport("read", ec));
-                                       beast::error_code ignored;
-                                       self->stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-                                       self->done_(self->parser_.release());
-                                     });
-            });
+            beast_http::async_write(
+                self->stream_, self->out_, [self](beast::error_code ec, size_t) {
+                  if (ec) return self->Fail(self->Transport("write", ec));
+                  self->parser_.body_limit(self->request_.body_limit_bytes);
+                  beast_http::async_read(self->stream_, self->buffer_, self->parser_,
+                                         [self](beast::error_code ec, size_t) {
+                                           if (ec) return self->Fail(self->Transport("read", ec));
+                                           beast::error_code ignored;
+                                           self->stream_.socket().shutdown(
+                                               tcp::socket::shutdown_both, ignored);
+                                           self->done_(self->parser_.release());
+                                         });
+                });
           });
         });
   }
 
  private:
   absl::Status Transport(const char* step, beast::error_code ec) {
-    std::string what = absl::StrCat(step, " ", request_.host, ":", request_.port, ": ", ec.message());
+    std::string what =
+        absl::StrCat(step, " ", request_.host, ":", request_.port, ": ", ec.message());
     if (ec == beast::error::timeout) return absl::DeadlineExceededError(what);
     return absl::UnavailableError(what);
   }

@@ -17,8 +17,7 @@ class Router {
   // `methods` lists the verbs the handler takes; HEAD is accepted wherever GET is.
   void Add(std::vector<Verb> methods, std::string_view pattern, Handler handler);
   // A route whose request body is handed over in chunks as it arrives (see BodyReader).
-  void AddStreaming(std::vector<Verb> methods, std::string_view pattern,
-                    StreamingHandler handler);
+  void AddStreaming(std::vector<Verb> methods, std::string_view pattern, StreamingHandler handler);
 
   enum class MatchResult { kFound, kNoPath, kNoMethod };
   struct Match {

@@ -241,8 +241,7 @@ class SessionSink final : public Responder::Sink {
 // A streamed body: each Read hops onto the connection's worker.
 class SessionBodyReader final : public BodyReader {
  public:
-  explicit SessionBodyReader(std::shared_ptr<SessionBase> session)
-      : session_(std::move(session)) {}
+  explicit SessionBodyReader(std::shared_ptr<SessionBase> session) : session_(std::move(session)) {}
   void Read(ChunkFn on_chunk) override {
     auto session = session_;
     asio::dispatch(session->executor(), [session, cb = std::move(on_chunk)]() mutable {
@@ -593,8 +592,7 @@ void Session<Stream>::ReadChunk(BodyReader::ChunkFn on_chunk) {
   Lowest().expires_after(server_->options.read_timeout);
   beast_http::async_read_some(
       stream_, buffer_, *stream_parser_,
-      [self = this->shared_from_this(), cb = std::move(on_chunk)](beast::error_code ec,
-                                                                  size_t n) {
+      [self = this->shared_from_this(), cb = std::move(on_chunk)](beast::error_code ec, size_t n) {
         self->server_->AddBytesIn(n);
         self->Lowest().expires_never();
         if (ec == beast_http::error::need_buffer) ec = {};

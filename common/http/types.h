@@ -25,8 +25,8 @@ using Verb = beast_http::verb;
 // until the handler's Responder has been used.
 struct RequestContext {
   Request request;
-  std::string_view path;   // the target without the query, percent-encoding kept
-  std::string_view query;  // without the '?'
+  std::string_view path;            // the target without the query, percent-encoding kept
+  std::string_view query;           // without the '?'
   std::vector<std::string> params;  // captured {name} segments of the matched route, in order
   net::IpAddress peer;              // the socket peer
   net::IpAddress client;            // per T-2: the peer, or the last X-Forwarded-For element
@@ -84,7 +84,7 @@ class BodyReader {
 
 // `ctx.request` carries the header only. The handler answers through the Responder when it
 // is done with the body (answering earlier closes the connection after the answer).
-using StreamingHandler = std::function<void(RequestContext& ctx, std::shared_ptr<BodyReader> body,
-                                            Responder responder)>;
+using StreamingHandler =
+    std::function<void(RequestContext& ctx, std::shared_ptr<BodyReader> body, Responder responder)>;
 
 }  // namespace meshwork::http

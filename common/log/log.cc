@@ -16,10 +16,14 @@ absl::Mutex emit_mu;
 
 const char* LevelName(Level level) {
   switch (level) {
-    case Level::kDebug: return "debug";
-    case Level::kInfo: return "info";
-    case Level::kWarn: return "warn";
-    case Level::kError: return "error";
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarn:
+      return "warn";
+    case Level::kError:
+      return "error";
   }
   return "info";
 }
@@ -60,13 +64,12 @@ void Emit(Level level, std::string_view event, std::initializer_list<Field> fiel
   auto now = std::chrono::system_clock::now();
   std::time_t secs = std::chrono::system_clock::to_time_t(now);
   int millis = static_cast<int>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() %
-      1000);
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
   std::tm tm;
   gmtime_r(&secs, &tm);
-  std::string line = absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ level=%s event=",
-                                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                                     tm.tm_min, tm.tm_sec, millis, LevelName(level));
+  std::string line = absl::StrFormat(
+      "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ level=%s event=", tm.tm_year + 1900, tm.tm_mon + 1,
+      tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis, LevelName(level));
   AppendValue(line, event);
   for (const Field& f : fields) {
     line.push_back(' ');

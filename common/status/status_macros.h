@@ -7,10 +7,10 @@
 #define MESHWORK_CONCAT_INNER(a, b) a##b
 #define MESHWORK_CONCAT(a, b) MESHWORK_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                \
-  do {                                       \
-    ::absl::Status _status = (expr);         \
-    if (!_status.ok()) return _status;       \
+#define RETURN_IF_ERROR(expr)          \
+  do {                                 \
+    ::absl::Status _status = (expr);   \
+    if (!_status.ok()) return _status; \
   } while (0)
 
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

@@ -41,24 +41,42 @@ int HttpStatusFor(absl::StatusCode code) {
 
 std::string CodeName(absl::StatusCode code) {
   switch (code) {
-    case absl::StatusCode::kOk: return "ok";
-    case absl::StatusCode::kCancelled: return "cancelled";
-    case absl::StatusCode::kUnknown: return "unknown";
-    case absl::StatusCode::kInvalidArgument: return "invalid_argument";
-    case absl::StatusCode::kDeadlineExceeded: return "deadline_exceeded";
-    case absl::StatusCode::kNotFound: return "not_found";
-    case absl::StatusCode::kAlreadyExists: return "already_exists";
-    case absl::StatusCode::kPermissionDenied: return "permission_denied";
-    case absl::StatusCode::kResourceExhausted: return "resource_exhausted";
-    case absl::StatusCode::kFailedPrecondition: return "failed_precondition";
-    case absl::StatusCode::kAborted: return "aborted";
-    case absl::StatusCode::kOutOfRange: return "out_of_range";
-    case absl::StatusCode::kUnimplemented: return "unimplemented";
-    case absl::StatusCode::kInternal: return "internal";
-    case absl::StatusCode::kUnavailable: return "unavailable";
-    case absl::StatusCode::kDataLoss: return "data_loss";
-    case absl::StatusCode::kUnauthenticated: return "unauthenticated";
-    default: return "unknown";
+    case absl::StatusCode::kOk:
+      return "ok";
+    case absl::StatusCode::kCancelled:
+      return "cancelled";
+    case absl::StatusCode::kUnknown:
+      return "unknown";
+    case absl::StatusCode::kInvalidArgument:
+      return "invalid_argument";
+    case absl::StatusCode::kDeadlineExceeded:
+      return "deadline_exceeded";
+    case absl::StatusCode::kNotFound:
+      return "not_found";
+    case absl::StatusCode::kAlreadyExists:
+      return "already_exists";
+    case absl::StatusCode::kPermissionDenied:
+      return "permission_denied";
+    case absl::StatusCode::kResourceExhausted:
+      return "resource_exhausted";
+    case absl::StatusCode::kFailedPrecondition:
+      return "failed_precondition";
+    case absl::StatusCode::kAborted:
+      return "aborted";
+    case absl::StatusCode::kOutOfRange:
+      return "out_of_range";
+    case absl::StatusCode::kUnimplemented:
+      return "unimplemented";
+    case absl::StatusCode::kInternal:
+      return "internal";
+    case absl::StatusCode::kUnavailable:
+      return "unavailable";
+    case absl::StatusCode::kDataLoss:
+      return "data_loss";
+    case absl::StatusCode::kUnauthenticated:
+      return "unauthenticated";
+    default:
+      return "unknown";
   }
 }
 
@@ -73,10 +91,10 @@ std::string FieldOf(const absl::Status& status) {
 }
 
 absl::Status InvalidField(std::string_view field, std::string_view message) {
-  return WithField(absl::InvalidArgumentError(absl::StrCat(
-                       absl::string_view(field.data(), field.size()), ": ",
-                       absl::string_view(message.data(), message.size()))),
-                   field);
+  return WithField(
+      absl::InvalidArgumentError(absl::StrCat(absl::string_view(field.data(), field.size()), ": ",
+                                              absl::string_view(message.data(), message.size()))),
+      field);
 }
 
 nlohmann::json ErrorBody(const absl::Status& status) {

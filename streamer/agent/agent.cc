@@ -37,7 +37,9 @@ Agent::Agent(AgentOptions options, Snapshot<NodeConfig>* config, ReportFiller fi
 
 Agent::~Agent() { Stop(); }
 
-void Agent::Start() { thread_ = std::thread([this] { Loop(); }); }
+void Agent::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
 
 void Agent::Stop() {
   {

@@ -30,7 +30,7 @@ class ClientContext;
 namespace meshwork::streamer {
 
 struct AgentOptions {
-  std::string central;  // HOST:PORT of central's gRPC listener
+  std::string central;                         // HOST:PORT of central's gRPC listener
   meshwork::v1::RegisterRequest registration;  // identity, listeners, addresses
   std::chrono::milliseconds report_interval{1000};
   std::chrono::milliseconds rpc_deadline{3000};

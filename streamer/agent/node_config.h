@@ -6,10 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "nlohmann/json.hpp"
-
 #include "common/net/cidr.h"
 #include "meshwork/v1/control.pb.h"
+#include "nlohmann/json.hpp"
 
 namespace meshwork::streamer {
 

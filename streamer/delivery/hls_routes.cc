@@ -161,23 +161,23 @@ void AddPushRoutes(http::Router& router, StreamManager* streams) {
           std::optional<Responder> responder;
           void Next() {
             body->Read([self = shared_from_this()](const absl::Status& status,
-                                                    std::span<const uint8_t> chunk, bool done) {
+                                                   std::span<const uint8_t> chunk, bool done) {
               self->OnChunk(status, chunk, done);
             });
           }
           void OnChunk(const absl::Status& status, std::span<const uint8_t> chunk, bool done) {
             if (!status.ok()) {
               pipeline->EndPush(session);
-              log::Warn("push_broken", {{"stream", stream}, {"bytes", bytes},
-                                        {"error", status.ToString()}});
+              log::Warn("push_broken",
+                        {{"stream", stream}, {"bytes", bytes}, {"error", status.ToString()}});
               responder->Send(http::ErrorResponse(status));
               return;
             }
             bytes += chunk.size();
             if (!chunk.empty() && !pipeline->FeedPush(session, chunk)) {
               log::Warn("push_superseded", {{"stream", stream}, {"bytes", bytes}});
-              responder->Send(http::ErrorResponse(absl::AbortedError(
-                  "another publisher took over this stream")));
+              responder->Send(http::ErrorResponse(
+                  absl::AbortedError("another publisher took over this stream")));
               return;
             }
             if (done) {

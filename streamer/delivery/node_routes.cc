@@ -20,21 +20,22 @@ void AddNodeRoutes(http::Router& router, const NodeIdentity& identity,
     res.set(http::beast_http::field::cache_control, "no-store");
     r.Send(std::move(res));
   });
-  router.Add({Verb::get}, "/status", [identity, config, connected](http::RequestContext&,
-                                                                   http::Responder r) {
-    auto c = config->Get();
-    nlohmann::json body = {{"node_id", identity.node_id},
-                           {"hostname", identity.hostname},
-                           {"role", identity.role},
-                           {"version", identity.version},
-                           {"central_connected", connected()},
-                           {"config_revision", c->revision},
-                           {"zone", c->settings.zone()}};
-    nlohmann::json proxies = nlohmann::json::array();
-    for (const auto& cidr : c->trusted_proxies->cidrs()) proxies.push_back(cidr.ToString());
-    body["trusted_proxies"] = proxies;
-    r.Send(http::JsonResponse(http::Status::ok, body));
-  });
+  router.Add({Verb::get}, "/status",
+             [identity, config, connected](http::RequestContext&, http::Responder r) {
+               auto c = config->Get();
+               nlohmann::json body = {{"node_id", identity.node_id},
+                                      {"hostname", identity.hostname},
+                                      {"role", identity.role},
+                                      {"version", identity.version},
+                                      {"central_connected", connected()},
+                                      {"config_revision", c->revision},
+                                      {"zone", c->settings.zone()}};
+               nlohmann::json proxies = nlohmann::json::array();
+               for (const auto& cidr : c->trusted_proxies->cidrs())
+                 proxies.push_back(cidr.ToString());
+               body["trusted_proxies"] = proxies;
+               r.Send(http::JsonResponse(http::Status::ok, body));
+             });
   router.Add({Verb::get}, "/metrics", http::MetricsHandler(metrics));
 }
 

@@ -57,7 +57,8 @@ std::string MediaPlaylist(const RenditionWindow& window) {
     if (i < first) {
       if (segments[i]->discontinuity) ++discontinuity_sequence;
     } else {
-      target = std::max<int>(target, static_cast<int>(std::lround(segments[i]->duration_seconds())));
+      target =
+          std::max<int>(target, static_cast<int>(std::lround(segments[i]->duration_seconds())));
     }
   }
   std::string out = absl::StrCat("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:", target,
@@ -69,9 +70,9 @@ std::string MediaPlaylist(const RenditionWindow& window) {
     const Segment& s = *segments[i];
     // The first listed segment's discontinuity is implied by the discontinuity sequence.
     if (s.discontinuity && i != first) out += "#EXT-X-DISCONTINUITY\n";
-    absl::StrAppend(&out, "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(s.program_date_time_ms),
-                    "\n#EXTINF:", absl::StrFormat("%.3f", s.duration_seconds()), ",\n", s.msn,
-                    ".ts\n");
+    absl::StrAppend(
+        &out, "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(s.program_date_time_ms),
+        "\n#EXTINF:", absl::StrFormat("%.3f", s.duration_seconds()), ",\n", s.msn, ".ts\n");
   }
   return out;
 }

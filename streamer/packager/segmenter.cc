@@ -57,8 +57,8 @@ void Segmenter::OnTrack(const media::TrackInfo& track) {
 int64_t Segmenter::Extend(int64_t pts) {
   if (!base_) {
     int64_t now90k = UnixMillis(clock_.Now()) * 90;
-    int64_t wraps = static_cast<int64_t>(std::llround(static_cast<double>(now90k - pts) /
-                                                      static_cast<double>(kWrap)));
+    int64_t wraps = static_cast<int64_t>(
+        std::llround(static_cast<double>(now90k - pts) / static_cast<double>(kWrap)));
     base_ = wraps * kWrap;
   }
   return pts + *base_ + offset_;
@@ -76,8 +76,8 @@ void Segmenter::CheckJump(int64_t t) {
     bool jumped = step < -45'000 || step > int64_t{options_.max_forward_gap_ms} * 90;
     if (jumped) {
       // Resume where the timeline stopped, plus the time the source was away.
-      int64_t gap = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_frame_at_)
-                        .count() * 90;
+      int64_t gap =
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - last_frame_at_).count() * 90;
       int64_t resume = *last_t_ + std::max<int64_t>(gap, 90 * 40);
       offset_ += resume - t;
       pending_discontinuity_ = true;

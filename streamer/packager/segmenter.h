@@ -78,7 +78,7 @@ class Segmenter {
   std::chrono::steady_clock::time_point last_frame_at_;
   bool expect_jump_ = false;
   bool pending_discontinuity_ = false;
-  int64_t last_msn_ = -1;  // highest msn opened by any rendition
+  int64_t last_msn_ = -1;   // highest msn opened by any rendition
   int64_t msn_offset_ = 0;  // multiples skipped so far (msn = floor(T / duration) − offset)
   std::map<uint16_t, media::TrackInfo> tracks_;
   std::optional<uint16_t> audio_pid_;

@@ -21,9 +21,9 @@ void StreamManager::Apply(const NodeConfig& config) {
       auto placed = config.streams.find(it->first);
       if (placed == config.streams.end() ||
           !(StreamSettings::FromJson(it->first, placed->second) == it->second->settings())) {
-        log::Info("stream_stopped", {{"stream", it->first},
-                                     {"reason", placed == config.streams.end() ? "removed"
-                                                                               : "changed"}});
+        log::Info("stream_stopped",
+                  {{"stream", it->first},
+                   {"reason", placed == config.streams.end() ? "removed" : "changed"}});
         if (placed == config.streams.end()) store_->Remove(it->first);
         stopped.push_back(std::move(it->second));
         it = pipelines_.erase(it);
@@ -33,8 +33,8 @@ void StreamManager::Apply(const NodeConfig& config) {
     }
     for (const auto& [name, object] : config.streams) {
       if (pipelines_.contains(name)) continue;
-      auto pipeline = std::make_shared<StreamPipeline>(StreamSettings::FromJson(name, object),
-                                                       store_, clock_);
+      auto pipeline =
+          std::make_shared<StreamPipeline>(StreamSettings::FromJson(name, object), store_, clock_);
       pipelines_[name] = pipeline;
       started.push_back(std::move(pipeline));
     }

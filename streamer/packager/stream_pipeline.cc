@@ -37,7 +37,7 @@ struct StreamPipeline::Input {
   std::string url;
   std::unique_ptr<media::TsDemuxer> demuxer;
   std::optional<std::chrono::steady_clock::time_point> last_frame;
-  std::map<uint16_t, uint16_t> pid_map;  // input PID → canonical PID
+  std::map<uint16_t, uint16_t> pid_map;         // input PID → canonical PID
   std::map<uint16_t, media::TrackInfo> tracks;  // by canonical PID
 };
 
@@ -59,12 +59,10 @@ StreamPipeline::StreamPipeline(StreamSettings settings, SegmentStore* store, con
     if (input->url.rfind("publish://", 0) == 0 && !push_input_) push_input_ = i;
     media::TsDemuxer::Callbacks callbacks;
     // The demuxer calls back synchronously from Feed(), which runs under mu_.
-    callbacks.on_track = [this, i](const media::TrackInfo& t) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      OnTrackLocked(i, t);
-    };
-    callbacks.on_frame = [this, i](media::Frame&& f) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      OnFrameLocked(i, std::move(f));
-    };
+    callbacks.on_track = [this, i](const media::TrackInfo& t)
+                             ABSL_NO_THREAD_SAFETY_ANALYSIS { OnTrackLocked(i, t); };
+    callbacks.on_frame = [this, i](media::Frame&& f)
+                             ABSL_NO_THREAD_SAFETY_ANALYSIS { OnFrameLocked(i, std::move(f)); };
     input->demuxer = std::make_unique<media::TsDemuxer>(std::move(callbacks));
     inputs_.push_back(std::move(input));
   }
@@ -79,11 +77,11 @@ void StreamPipeline::Start() {
   for (size_t i = 0; i < settings_.inputs.size(); ++i) {
     const std::string& url = settings_.inputs[i];
     if (url.rfind("publish://", 0) == 0) continue;
-    auto source = ingest::StartSource(
-        url, [this, i](std::span<const uint8_t> bytes) { OnBytes(i, bytes); });
+    auto source =
+        ingest::StartSource(url, [this, i](std::span<const uint8_t> bytes) { OnBytes(i, bytes); });
     if (!source.ok()) {
-      log::Error("input_failed", {{"stream", settings_.name}, {"url", url},
-                                  {"error", source.status().ToString()}});
+      log::Error("input_failed",
+                 {{"stream", settings_.name}, {"url", url}, {"error", source.status().ToString()}});
       continue;
     }
     sources_.push_back(std::move(*source));
@@ -136,9 +134,9 @@ void StreamPipeline::OnTrackLocked(size_t index, const media::TrackInfo& track) 
       if (has_audio) return;  // only the first audio track is carried
       canonical = kAudioPid;
     } else {
-      uint16_t videos = static_cast<uint16_t>(std::count_if(
-          input.pid_map.begin(), input.pid_map.end(),
-          [](const auto& p) { return p.second != kAudioPid; }));
+      uint16_t videos =
+          static_cast<uint16_t>(std::count_if(input.pid_map.begin(), input.pid_map.end(),
+                                              [](const auto& p) { return p.second != kAudioPid; }));
       canonical = kFirstVideoPid + videos;
     }
     input.pid_map[track.pid] = canonical;
@@ -168,9 +166,9 @@ void StreamPipeline::ChooseActiveLocked(size_t delivering) {
     }
   }
   if (next == active_) return;
-  log::Warn("input_switched", {{"stream", settings_.name},
-                               {"from", inputs_[active_]->url},
-                               {"to", inputs_[next]->url}});
+  log::Warn(
+      "input_switched",
+      {{"stream", settings_.name}, {"from", inputs_[active_]->url}, {"to", inputs_[next]->url}});
   active_ = next;
   segmenter_->OnSourceChanged();
   for (const auto& [pid, track] : inputs_[next]->tracks) segmenter_->OnTrack(track);

@@ -28,14 +28,14 @@ struct Segment {
   int64_t start = 0;     // 90 kHz on the stream's absolute timeline (S-5)
   int64_t duration = 0;  // 90 kHz
   int64_t program_date_time_ms = 0;
-  bool discontinuity = false;  // the timeline jumped before this segment (S-7)
+  bool discontinuity = false;             // the timeline jumped before this segment (S-7)
   std::shared_ptr<const std::string> ts;  // the MPEG-TS bytes
   double duration_seconds() const { return static_cast<double>(duration) / 90000.0; }
 };
 
 // What playlists need to know about a rendition besides its segments.
 struct RenditionInfo {
-  std::string name;  // "v1", "v2", …
+  std::string name;                      // "v1", "v2", …
   std::vector<media::TrackInfo> tracks;  // video first, then audio
   int target_duration_ms = 2000;         // the configured segment duration
   int live_window = 6;

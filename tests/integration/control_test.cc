@@ -83,8 +83,7 @@ TEST_CASE("C-5 with central down the streamer keeps serving, and re-registers wi
   for (int i = 0; i < 10; ++i) REQUIRE(trusted());
   // The node notices the lost session at its next report.
   CHECK(Eventually(
-      [&] { return Http("GET", node.http, "/status").Json()["central_connected"] == false; },
-      3s));
+      [&] { return Http("GET", node.http, "/status").Json()["central_connected"] == false; }, 3s));
   CHECK(trusted());
 
   // Central down long enough for the node's backoff to reach its cap (100 ms doubling to

@@ -26,10 +26,10 @@ int FreePort(int type) {
 
 // ffmpeg sending the test source in real time to `url` as MPEG-TS.
 std::unique_ptr<Process> Send(const std::string& url) {
-  return Process::Start({"/usr/bin/ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-i",
-                         SourceTs(60), "-c", "copy", "-copyts", "-muxdelay", "0", "-muxpreload",
-                         "0", "-f", "mpegts", url},
-                        MakeTempDir("sender") + ".log");
+  return Process::Start(
+      {"/usr/bin/ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-i", SourceTs(60), "-c",
+       "copy", "-copyts", "-muxdelay", "0", "-muxpreload", "0", "-f", "mpegts", url},
+      MakeTempDir("sender") + ".log");
 }
 
 size_t Segments(const Streamer& node, const std::string& stream) {

@@ -47,8 +47,8 @@ std::unique_ptr<Process> PushFile(const std::string& file, const std::string& pu
   std::vector<std::string> argv = {"/usr/bin/ffmpeg", "-hide_banner", "-loglevel", "error", "-re"};
   argv.insert(argv.end(), input_args.begin(), input_args.end());
   // The file's own timestamps, unshifted: every push of it is "the same source" (S-5).
-  argv.insert(argv.end(), {"-i", file, "-c", "copy", "-copyts", "-muxdelay", "0", "-muxpreload",
-                           "0"});
+  argv.insert(argv.end(),
+              {"-i", file, "-c", "copy", "-copyts", "-muxdelay", "0", "-muxpreload", "0"});
   argv.insert(argv.end(), output_args.begin(), output_args.end());
   argv.insert(argv.end(), {"-f", "mpegts", "-method", "PUT",
                            "http://" + publish_address + "/" + stream + "/publish"});
@@ -101,7 +101,7 @@ Streamer StartIngestWithStream(const Central& central, const std::string& id,
                                const std::string& stream, const std::vector<std::string>& inputs) {
   Streamer node = StartStreamer(central.grpc, id, "ingest");
   nlohmann::json body = {{"placement", {{"streamers", nlohmann::json::array({id})}}},
-                        {"inputs", inputs}};
+                         {"inputs", inputs}};
   auto existing = Http("GET", central.http, "/central/api-v4/streams/" + stream);
   if (existing.status == 200) {
     body = existing.Json();

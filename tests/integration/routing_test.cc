@@ -143,7 +143,9 @@ TEST_CASE("Z-19 a report crossing a limit changes the next decision") {
   CHECK(Location(c.central, "/ch1/x.m3u8") == "http://edge-1.example.net:8081/ch1/x.m3u8");
   c.nodes.Update("edge-1", [](sim::SimNodeSpec& s) { s.play_sessions = 100; });
   CHECK(Eventually(
-      [&] { return Location(c.central, "/ch1/x.m3u8") == "http://edge-2.example.net:8082/ch1/x.m3u8"; },
+      [&] {
+        return Location(c.central, "/ch1/x.m3u8") == "http://edge-2.example.net:8082/ch1/x.m3u8";
+      },
       2s));
   // Z-17: the limit is set and the metric disappears from the reports: still excluded.
   c.nodes.Update("edge-1", [](sim::SimNodeSpec& s) { s.play_sessions = std::nullopt; });
@@ -163,8 +165,8 @@ TEST_CASE("Z-22 gRPC Routing.Route gives the redirect's decision") {
   c.nodes.Add(Node("edge-2", v1::ROLE_EDGE, 8082, 2));
   REQUIRE(c.nodes.WaitRegistered(10s));
   c.WaitOnline({"edge-1", "edge-2"});
-  auto stub = v1::Routing::NewStub(
-      grpc::CreateChannel(c.central.grpc, grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::Routing::NewStub(grpc::CreateChannel(c.central.grpc, grpc::InsecureChannelCredentials()));
   auto call = [&](const std::string& stream, v1::RouteResponse* out) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + 3s);

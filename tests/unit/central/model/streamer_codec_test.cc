@@ -1,11 +1,11 @@
 #include "central/model/streamer_codec.h"
-#include "central/model/streamer_proto.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "central/model/streamer_proto.h"
 #include "common/status/status_map.h"
 #include "nlohmann/json.hpp"
 

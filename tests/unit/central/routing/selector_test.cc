@@ -1,5 +1,7 @@
 // The routing rules of 01-central-routing.md (Z-5…Z-18, Z-24), table by table, over a hand-built
 // configuration and live node state with a fake clock.
+#include "central/routing/selector.h"
+
 #include <catch2/catch.hpp>
 #include <map>
 
@@ -8,7 +10,6 @@
 #include "central/model/streamer_proto.h"
 #include "central/routing/routing_service.h"
 #include "central/routing/routing_snapshot.h"
-#include "central/routing/selector.h"
 #include "common/time/clock.h"
 
 namespace meshwork::central {
@@ -64,9 +65,8 @@ class World {
   // Rebuilds the snapshot from the configuration so far.
   void Build() {
     snapshot_ = RoutingSnapshot::Build(
-        config_, [this](const std::string& id) -> std::shared_ptr<const LiveNode> {
-          return Live(id);
-        });
+        config_,
+        [this](const std::string& id) -> std::shared_ptr<const LiveNode> { return Live(id); });
   }
   LiveStreams LiveSet() {
     LiveStreams set;
@@ -266,7 +266,10 @@ TEST_CASE("Z-8 unzoned nodes and nodes of unrelated zones are never selected in 
 
 TEST_CASE("Z-9 restricted mode refuses unknown or unmatched clients") {
   World w;
-  w.Zone("office", {"10.0.0.0/8"}).Node("e", "edge", "office").Stream("ch1").Report("e", 0, 0, {"ch1"});
+  w.Zone("office", {"10.0.0.0/8"})
+      .Node("e", "edge", "office")
+      .Stream("ch1")
+      .Report("e", 0, 0, {"ch1"});
   CHECK(w.Route("ch1", "") == "503");
   CHECK(w.Route("ch1", "192.168.1.1") == "503");
   w.Zone("everyone", {"0.0.0.0/0", "::/0"}).Node("g", "edge", "everyone").Report("g");
@@ -276,7 +279,8 @@ TEST_CASE("Z-9 restricted mode refuses unknown or unmatched clients") {
   CHECK(w.Route("ch1", "10.1.1.1") == "e");  // the /8 is longer than the default route
 }
 
-TEST_CASE("Z-10 unrestricted mode: edges first, ingest only without an eligible edge, never origin") {
+TEST_CASE(
+    "Z-10 unrestricted mode: edges first, ingest only without an eligible edge, never origin") {
   World w;
   w.Node("edge-1", "edge")
       .Node("ingest-1", "ingest")
