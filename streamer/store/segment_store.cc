@@ -16,6 +16,10 @@ const Segment* RenditionWindow::Find(int64_t msn) const {
 
 namespace {
 
+std::string WaiterKey(const std::string& stream, const std::string& rendition) {
+  return stream + "\n" + rendition;
+}
+
 uint64_t Bitrate(const Segment& s) {
   if (s.duration <= 0 || !s.ts) return 0;
   return static_cast<uint64_t>(static_cast<double>(s.ts->size()) * 8 * 90000 /
@@ -55,8 +59,25 @@ void SegmentStore::Publish(const std::string& stream, const RenditionInfo& info,
     next->peak_bitrate_bps = std::max(next->peak_bitrate_bps, Bitrate(*s));
   }
   next->last_publish_unix_ms = now_unix_ms;
+  Position published{next->segments.back()->msn, -1};
   slot->Set(std::move(next));
   EnforceBytesLocked();
+  waiters_.Publish(WaiterKey(stream, info.name), published);
+}
+
+absl::Status SegmentStore::Wait(const std::string& stream, const std::string& rendition,
+                                Position position, boost::asio::any_io_executor executor,
+                                std::chrono::steady_clock::time_point deadline,
+                                Waiters::Callback callback) {
+  std::string key = WaiterKey(stream, rendition);
+  auto status = waiters_.Wait(key, position, executor, deadline, std::move(callback));
+  if (!status.ok()) return status;
+  // Published between the caller's look and the registration: release now.
+  auto window = Window(stream, rendition);
+  if (window && !window->segments.empty()) {
+    waiters_.Publish(key, Position{window->segments.back()->msn, -1});
+  }
+  return absl::OkStatus();
 }
 
 void SegmentStore::EnforceBytesLocked() {
@@ -119,7 +140,10 @@ void SegmentStore::Remove(const std::string& stream) {
   absl::MutexLock lock(&mu_);
   auto s = streams_.find(stream);
   if (s == streams_.end()) return;
-  for (auto& [r, slot] : s->second) bytes_ -= slot->Get()->bytes;
+  for (auto& [r, slot] : s->second) {
+    bytes_ -= slot->Get()->bytes;
+    waiters_.Remove(WaiterKey(stream, r));
+  }
   streams_.erase(s);
 }
 

@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/sync/snapshot.h"
 #include "streamer/media/frame.h"
+#include "streamer/store/waiters.h"
 
 namespace meshwork::streamer {
 
@@ -59,9 +60,10 @@ class SegmentStore {
   struct Options {
     size_t retain_segments = 18;  // ≥ 2 × live window (S-9), default window 6 → 3×
     uint64_t max_bytes = 512ull << 20;
+    size_t max_waiters = 20'000;  // held requests per node (P-4 holds 10 000)
   };
   SegmentStore() : SegmentStore(Options()) {}
-  explicit SegmentStore(Options options) : options_(options) {}
+  explicit SegmentStore(Options options) : options_(options), waiters_(options.max_waiters) {}
 
   // Appends a segment to (stream, rendition), creating it with `info` when new (the info is
   // replaced on every call, so a changed resolution shows at once).
@@ -74,8 +76,15 @@ class SegmentStore {
   // The renditions of a stream in name order (empty when unknown).
   std::vector<std::shared_ptr<const RenditionWindow>> Renditions(const std::string& stream) const;
   std::vector<std::string> Streams() const;
-  // Drops a stream (it was removed from this node).
+  // Drops a stream (it was removed from this node); its waiters complete with kRemoved.
   void Remove(const std::string& stream);
+
+  // Holds until (stream, rendition) has published `position` (see Waiters). An already
+  // published position completes at once (posted to `executor`).
+  absl::Status Wait(const std::string& stream, const std::string& rendition, Position position,
+                    boost::asio::any_io_executor executor,
+                    std::chrono::steady_clock::time_point deadline, Waiters::Callback callback);
+  size_t waiting() const { return waiters_.size(); }
   uint64_t bytes() const;
 
  private:
@@ -86,6 +95,7 @@ class SegmentStore {
   mutable absl::Mutex mu_;
   std::map<std::string, std::map<std::string, std::shared_ptr<Slot>>> streams_ ABSL_GUARDED_BY(mu_);
   uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  Waiters waiters_;
 };
 
 }  // namespace meshwork::streamer
