@@ -539,6 +539,7 @@ bool Session<Stream>::PrepareContext(Request request) {
   ctx.listener = server_->options.name;
   ctx.scheme = server_->options.scheme;
   ctx.local_port = local_port_;
+  ctx.executor = stream_.get_executor();
   std::shared_ptr<const net::CidrSet> trusted;
   if (server_->options.trusted_proxies) trusted = server_->options.trusted_proxies();
   if (trusted) {

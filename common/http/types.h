@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "boost/asio/any_io_executor.hpp"
 #include "boost/beast/http.hpp"
 #include "common/net/ip_address.h"
 
@@ -34,6 +35,9 @@ struct RequestContext {
   std::string listener;             // listener name ("http", "publish", ...)
   std::string scheme;               // the listener's own scheme ("http" or "https")
   uint16_t local_port = 0;
+  // The connection's worker: where a handler that waits (hold-until-publish) schedules its
+  // timers and completions.
+  boost::asio::any_io_executor executor;
 
   // The scheme the viewer used: the listener's, or `https` when a trusted peer says so with
   // X-Forwarded-Proto (T-6, O-13).

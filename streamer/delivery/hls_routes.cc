@@ -6,6 +6,7 @@
 #include "common/http/content.h"
 #include "common/http/response.h"
 #include "common/log/log.h"
+#include "streamer/delivery/ll_hls.h"
 #include "streamer/delivery/playlists.h"
 
 namespace meshwork::streamer {
@@ -17,13 +18,16 @@ namespace {
 
 constexpr char kPlaylistType[] = "application/vnd.apple.mpegurl";
 constexpr char kTsType[] = "video/mp2t";
+constexpr char kMp4Type[] = "video/mp4";
+constexpr char kImmutable[] = "max-age=86400, immutable";
 
 // What a viewer path names.
 struct Target {
-  enum Kind { kMaster, kMedia, kSegment } kind = kMaster;
+  enum Kind { kMaster, kMedia, kSegment, kLlMaster, kLlMedia, kInit, kM4s, kPart } kind = kMaster;
   std::string stream;
   std::string rendition;
   int64_t msn = 0;
+  int part = -1;
   std::shared_ptr<StreamPipeline> pipeline;
 };
 
@@ -40,16 +44,36 @@ std::optional<Target> Resolve(std::string_view path, const StreamManager& stream
   std::string_view prefix = path.substr(0, slash);
   std::string_view file = path.substr(slash + 1);
   Target t;
-  if (file == "index.m3u8") {
+  auto ends_with = [&file](std::string_view suffix) {
+    return file.size() > suffix.size() && file.substr(file.size() - suffix.size()) == suffix;
+  };
+  if (file == "index.m3u8" || file == "index.ll.m3u8") {
+    bool ll = file == "index.ll.m3u8";
     if ((t.pipeline = streams.Find(std::string(prefix)))) {
-      t.kind = Target::kMaster;
+      t.kind = ll ? Target::kLlMaster : Target::kMaster;
       t.stream = prefix;
       return t;
     }
-    t.kind = Target::kMedia;
-  } else if (file.size() > 3 && file.substr(file.size() - 3) == ".ts" &&
-             ParseMsn(file.substr(0, file.size() - 3), &t.msn)) {
+    t.kind = ll ? Target::kLlMedia : Target::kMedia;
+  } else if (ends_with(".ts") && ParseMsn(file.substr(0, file.size() - 3), &t.msn)) {
     t.kind = Target::kSegment;
+  } else if (file == "init.mp4") {
+    t.kind = Target::kInit;
+  } else if (ends_with(".m4s")) {
+    std::string_view name = file.substr(0, file.size() - 4);
+    size_t dot = name.find('.');
+    int64_t part = 0;
+    if (dot == std::string_view::npos) {
+      if (!ParseMsn(name, &t.msn)) return std::nullopt;
+      t.kind = Target::kM4s;
+    } else {
+      if (!ParseMsn(name.substr(0, dot), &t.msn) || !ParseMsn(name.substr(dot + 1), &part) ||
+          part > 100'000) {
+        return std::nullopt;
+      }
+      t.kind = Target::kPart;
+      t.part = static_cast<int>(part);
+    }
   } else {
     return std::nullopt;
   }
@@ -86,6 +110,121 @@ http::Response Playlist(const http::Request& request, std::string body, int max_
   return res;
 }
 
+http::Response Unavailable(std::string_view message, std::string_view cors) {
+  http::Response res = http::ErrorResponse(absl::UnavailableError(std::string(message)));
+  res.set(http::beast_http::field::retry_after, "1");
+  res.set(http::beast_http::field::cache_control, "no-store");
+  http::AddCors(res, cors);
+  return res;
+}
+
+std::chrono::steady_clock::time_point HoldDeadline(const StreamSettings& settings) {
+  // S-12: a blocking request held longer than three target durations answers 503.
+  return std::chrono::steady_clock::now() + std::chrono::milliseconds(3 * settings.segment_ms);
+}
+
+void ServeLowLatencyPlaylist(const HlsContext& context, RequestContext& ctx, const Target& target,
+                             Responder r) {
+  const StreamSettings& settings = target.pipeline->settings();
+  const std::string cors = settings.cors;
+  auto request = ParseBlockingRequest(ctx.query);
+  if (!request.ok()) {
+    http::Response res = http::ErrorResponse(request.status());
+    http::AddCors(res, cors);
+    return r.Send(std::move(res));
+  }
+  auto window = context.store->Window(target.stream, target.rendition);
+  if (!window || window->segments.empty()) return r.Send(NotFound("no such rendition (yet)", cors));
+  int target_s = (settings.segment_ms + 999) / 1000;
+  auto render = [context, target, request = *request, cors,
+                 accepts_gzip = http::AcceptsGzip(ctx.request)](bool blocking) {
+    auto w = context.store->Window(target.stream, target.rendition);
+    std::string body = LowLatencyMediaPlaylist(*w, context.store->Renditions(target.stream),
+                                               request.skip);
+    http::Request fake;
+    if (accepts_gzip) fake.set(http::beast_http::field::accept_encoding, "gzip");
+    int age = blocking ? 6 * ((w->info.target_duration_ms + 999) / 1000)  // S-15
+                       : std::max(0, w->info.target_duration_ms / 2000);
+    return Playlist(fake, std::move(body), age, cors);
+  };
+  if (!request->msn) return r.Send(render(false));
+  auto last = LastPosition(*window);
+  auto wanted = BlockingTarget(*request, *last, window->info);
+  if (!wanted.ok()) {
+    http::Response res = http::ErrorResponse(wanted.status());
+    http::AddCors(res, cors);
+    return r.Send(std::move(res));
+  }
+  if (wanted->ReachedBy(*last)) return r.Send(render(true));
+  auto responder = std::make_shared<Responder>(std::move(r));
+  auto status = context.store->Wait(
+      target.stream, target.rendition, *wanted, ctx.executor, HoldDeadline(settings),
+      [responder, render, cors, target_s](Waiters::Outcome outcome) {
+        switch (outcome) {
+          case Waiters::Outcome::kPublished:
+            return responder->Send(render(true));
+          case Waiters::Outcome::kDeadline:
+            return responder->Send(Unavailable(
+                absl::StrCat("not published within ", 3 * target_s, " s"), cors));
+          case Waiters::Outcome::kRemoved:
+            return responder->Send(NotFound("the stream was removed", cors));
+        }
+      });
+  if (!status.ok()) responder->Send(Unavailable(std::string(status.message()), cors));
+}
+
+// A part or an fMP4 segment: served when held; the next due part (the preload hint) or the
+// segment in progress is held until published; anything else is 404.
+void ServeFragment(const HlsContext& context, RequestContext& ctx, const Target& target,
+                   Responder r) {
+  const StreamSettings& settings = target.pipeline->settings();
+  const std::string cors = settings.cors;
+  auto lookup = [context, target]() -> std::shared_ptr<const std::string> {
+    auto w = context.store->Window(target.stream, target.rendition);
+    if (!w) return nullptr;
+    if (target.kind == Target::kPart) {
+      const Part* p = w->FindPart(target.msn, target.part);
+      return p ? p->data : nullptr;
+    }
+    const Segment* s = w->Find(target.msn);
+    return s ? s->m4s : nullptr;
+  };
+  auto send = [cors, request = ctx.request](Responder& responder,
+                                            std::shared_ptr<const std::string> data) {
+    http::Response res = http::MediaResponse(request, std::move(data), kMp4Type);
+    res.set(http::beast_http::field::cache_control, kImmutable);
+    http::AddCors(res, cors);
+    responder.Send(std::move(res));
+  };
+  if (auto data = lookup()) return send(r, std::move(data));
+  auto window = context.store->Window(target.stream, target.rendition);
+  auto last = window ? LastPosition(*window) : std::nullopt;
+  if (!last) return r.Send(NotFound("no such object", cors));
+  // Only the next due object may be waited for (S-13, L-7).
+  Position wanted{target.msn, target.kind == Target::kPart ? target.part : -1};
+  int per_segment = PartsPerSegment(window->info);
+  int64_t last_index = last->msn * per_segment + (last->part < 0 ? per_segment - 1 : last->part);
+  bool next_part = target.kind == Target::kPart &&
+                   (target.msn * per_segment + target.part == last_index + 1 ||
+                    (last->part >= 0 && target.msn == last->msn &&
+                     target.part == last->part + 1) ||
+                    (last->part < 0 && target.msn == last->msn + 1 && target.part == 0));
+  bool open_segment = target.kind == Target::kM4s && target.msn == window->open_msn;
+  if (!next_part && !open_segment) return r.Send(NotFound("no such object", cors));
+  auto responder = std::make_shared<Responder>(std::move(r));
+  auto status = context.store->Wait(
+      target.stream, target.rendition, wanted, ctx.executor, HoldDeadline(settings),
+      [responder, lookup, send, cors](Waiters::Outcome outcome) {
+        auto data = outcome == Waiters::Outcome::kPublished ? lookup() : nullptr;
+        if (data) return send(*responder, std::move(data));
+        if (outcome == Waiters::Outcome::kDeadline) {
+          return responder->Send(Unavailable("not published in time", cors));
+        }
+        responder->Send(NotFound("no such object", cors));
+      });
+  if (!status.ok()) responder->Send(Unavailable(std::string(status.message()), cors));
+}
+
 }  // namespace
 
 void AddHlsRoutes(http::Router& router, HlsContext context) {
@@ -120,6 +259,24 @@ void AddHlsRoutes(http::Router& router, HlsContext context) {
         }
         return r.Send(Playlist(ctx.request, MediaPlaylist(*window), playlist_age, cors));
       }
+      case Target::kLlMaster: {
+        std::string body = LowLatencyMasterPlaylist(context.store->Renditions(target->stream));
+        if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
+        return r.Send(Playlist(ctx.request, std::move(body), playlist_age, cors));
+      }
+      case Target::kLlMedia:
+        return ServeLowLatencyPlaylist(context, ctx, *target, std::move(r));
+      case Target::kInit: {
+        auto window = context.store->Window(target->stream, target->rendition);
+        if (!window || !window->info.init) return r.Send(NotFound("no init segment (yet)", cors));
+        http::Response res = http::MediaResponse(ctx.request, window->info.init, kMp4Type);
+        res.set(http::beast_http::field::cache_control, "max-age=60");
+        http::AddCors(res, cors);
+        return r.Send(std::move(res));
+      }
+      case Target::kM4s:
+      case Target::kPart:
+        return ServeFragment(context, ctx, *target, std::move(r));
       case Target::kSegment: {
         auto window = context.store->Window(target->stream, target->rendition);
         const Segment* segment = window ? window->Find(target->msn) : nullptr;

@@ -11,7 +11,15 @@ struct Segmenter::Rendition {
   RenditionInfo info;
   uint16_t video_pid = 0;  // 0 for audio-only
   std::unique_ptr<media::TsMuxer> muxer;
-  std::vector<std::pair<uint16_t, media::Codec>> muxed_tracks;  // what `muxer` was made for
+  std::unique_ptr<media::Fmp4Writer> fmp4;
+  std::vector<std::pair<uint16_t, media::Codec>> muxed_tracks;  // what the writers were made for
+  // The fMP4 side of the open segment.
+  std::vector<media::Frame> part_frames;
+  int part_index = 0;
+  int64_t part_start = 0;
+  uint32_t fragment_sequence = 0;
+  std::vector<std::shared_ptr<const Part>> parts;
+  std::string m4s;
   // The open segment.
   bool open = false;
   int64_t msn = -1;
@@ -35,11 +43,42 @@ int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) 
 
 }  // namespace
 
-Segmenter::Segmenter(SegmenterOptions options, const Clock& clock, PublishFn publish)
+Segmenter::Segmenter(SegmenterOptions options, const Clock& clock, PublishFn publish,
+                     PublishPartFn publish_part)
     : options_(options),
       clock_(clock),
       publish_(std::move(publish)),
-      segment_ticks_(static_cast<int64_t>(options.segment_ms) * 90) {}
+      publish_part_(std::move(publish_part)),
+      segment_ticks_(static_cast<int64_t>(options.segment_ms) * 90),
+      part_ticks_(static_cast<int64_t>(std::max(options.part_ms, 50)) * 90) {}
+
+void Segmenter::RebuildWriters(Rendition& r) {
+  r.muxer = std::make_unique<media::TsMuxer>(r.info.tracks);
+  r.fmp4 = std::make_unique<media::Fmp4Writer>(r.info.tracks);
+  r.info.init = std::make_shared<const std::string>(r.fmp4->InitSegment());
+  r.muxed_tracks = TrackKeys(r.info.tracks);
+}
+
+void Segmenter::FlushPart(Rendition& r, int64_t end) {
+  if (r.part_frames.empty()) return;
+  auto part = std::make_shared<Part>();
+  part->index = r.part_index;
+  part->start = r.part_start;
+  part->duration = std::max<int64_t>(end - r.part_start, 1);
+  part->independent = r.part_frames.front().keyframe &&
+                      r.part_frames.front().codec != media::Codec::kAac;
+  if (!r.video_pid) part->independent = true;
+  std::map<uint16_t, int64_t> end_dts;
+  if (r.video_pid) end_dts[r.video_pid] = end;
+  part->data = std::make_shared<const std::string>(
+      r.fmp4->Fragment(r.part_frames, ++r.fragment_sequence, end_dts));
+  r.part_frames.clear();
+  r.m4s += *part->data;
+  r.parts.push_back(part);
+  ++r.part_index;
+  r.part_start = end;
+  if (publish_part_) publish_part_(r.info, r.msn, r.start, std::move(part));
+}
 
 Segmenter::~Segmenter() = default;
 
@@ -97,11 +136,11 @@ Segmenter::Rendition* Segmenter::RenditionFor(uint16_t pid) {
   r->video_pid = track.is_video() ? pid : 0;
   r->info.name = absl::StrCat("v", renditions_.size() + 1);
   r->info.target_duration_ms = options_.segment_ms;
+  r->info.part_target_ms = options_.part_ms;
   r->info.live_window = options_.live_window;
   if (r->video_pid) r->info.tracks.push_back(track);
   if (audio_pid_) r->info.tracks.push_back(tracks_[*audio_pid_]);
-  r->muxer = std::make_unique<media::TsMuxer>(r->info.tracks);
-  r->muxed_tracks = TrackKeys(r->info.tracks);
+  RebuildWriters(*r);
   Rendition* raw = r.get();
   renditions_.emplace(pid, std::move(r));
   return raw;
@@ -115,9 +154,13 @@ void Segmenter::Close(Rendition& r, int64_t end) {
     // or codecs mid-stream is worse than one segment less at the start.
     log::Info("segment_dropped", {{"msn", r.msn}, {"reason", "tracks changed"}});
     r.bytes.clear();
+    r.part_frames.clear();
+    r.parts.clear();
+    r.m4s.clear();
     r.open = false;
     return;
   }
+  FlushPart(r, end);
   auto segment = std::make_shared<Segment>();
   segment->msn = r.msn;
   segment->start = r.start;
@@ -126,6 +169,10 @@ void Segmenter::Close(Rendition& r, int64_t end) {
   segment->discontinuity = r.discontinuity;
   segment->ts = std::make_shared<const std::string>(std::move(r.bytes));
   r.bytes.clear();
+  segment->parts = std::move(r.parts);
+  r.parts.clear();
+  segment->m4s = std::make_shared<const std::string>(std::move(r.m4s));
+  r.m4s.clear();
   r.open = false;
   if (renditions_.begin()->second.get() == &r) {
     fingerprint_ = absl::StrCat(segment->msn, ":", segment->start, ":", segment->duration);
@@ -156,11 +203,13 @@ void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
   r.bytes.clear();
   // Tracks may have appeared since the muxer was made (audio's first ADTS header often comes
   // after the first video frame): a segment boundary is where the muxer can change.
-  if (r.muxed_tracks != TrackKeys(r.info.tracks)) {
-    r.muxer = std::make_unique<media::TsMuxer>(r.info.tracks);
-    r.muxed_tracks = TrackKeys(r.info.tracks);
-  }
+  if (r.muxed_tracks != TrackKeys(r.info.tracks)) RebuildWriters(r);
   r.muxer->WriteTables(r.bytes);
+  r.part_frames.clear();
+  r.part_index = 0;
+  r.part_start = start;
+  r.parts.clear();
+  r.m4s.clear();
 }
 
 void Segmenter::OnFrame(const media::Frame& frame) {
@@ -182,6 +231,15 @@ void Segmenter::OnFrame(const media::Frame& frame) {
     shifted.pts = pts;
     shifted.dts = t;
     r.muxer->WriteFrame(shifted, r.bytes);
+    // Parts close on the frame that drives cuts (video, or audio when there is none).
+    bool drives = frame.codec != media::Codec::kAac || !r.video_pid;
+    // Part i of a segment ends at the first frame at or after start + (i+1)·part target, so a
+    // segment has ceil(duration / part target) parts; a part may run one frame over the
+    // target, which the playlist's PART-TARGET accounts for.
+    if (drives && !r.part_frames.empty() && t >= r.start + (r.part_index + 1) * part_ticks_) {
+      FlushPart(r, t);
+    }
+    r.part_frames.push_back(std::move(shifted));
     if (frame.codec != media::Codec::kAac || !r.video_pid) {
       if (t > r.last_t) r.last_step = t - r.last_t;
       r.last_t = t;

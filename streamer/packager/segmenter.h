@@ -16,6 +16,10 @@
 // Renditions: one per video track (PID order: v1, v2, …), each carrying the first audio
 // track; audio-only sources make one rendition v1.
 //
+// Each segment is produced twice from the same frames: as MPEG-TS (HLS) and as fMP4 (CMAF)
+// parts of `part_ms` (a part closes at the first video frame at or after each part multiple
+// from the segment start) whose concatenation is the .m4s segment (LL-HLS, DASH).
+//
 // Not thread-safe: one per stream, fed from one thread at a time.
 #pragma once
 
@@ -27,6 +31,7 @@
 
 #include "common/time/clock.h"
 #include "streamer/media/frame.h"
+#include "streamer/media/fmp4_writer.h"
 #include "streamer/media/ts_muxer.h"
 #include "streamer/store/segment_store.h"
 
@@ -34,6 +39,7 @@ namespace meshwork::streamer {
 
 struct SegmenterOptions {
   int segment_ms = 2000;
+  int part_ms = 500;  // LL-HLS part target (S-10)
   int live_window = 6;
   // A forward jump larger than this (or any backward jump beyond half a second) is a
   // discontinuity rather than a pause of a continuous source.
@@ -45,8 +51,12 @@ class Segmenter {
  public:
   using PublishFn =
       std::function<void(const RenditionInfo& info, std::shared_ptr<const Segment> segment)>;
+  // A part of the open segment `msn` is complete (LL-HLS, S-10).
+  using PublishPartFn = std::function<void(const RenditionInfo& info, int64_t msn,
+                                           int64_t segment_start, std::shared_ptr<const Part>)>;
 
-  Segmenter(SegmenterOptions options, const Clock& clock, PublishFn publish);
+  Segmenter(SegmenterOptions options, const Clock& clock, PublishFn publish,
+            PublishPartFn publish_part = nullptr);
   ~Segmenter();
 
   void OnTrack(const media::TrackInfo& track);
@@ -67,11 +77,15 @@ class Segmenter {
   Rendition* RenditionFor(uint16_t video_pid);
   void Cut(Rendition& r, int64_t start, bool keyframe_start);
   void Close(Rendition& r, int64_t end);
+  void FlushPart(Rendition& r, int64_t end);
+  void RebuildWriters(Rendition& r);
 
   SegmenterOptions options_;
   const Clock& clock_;
   PublishFn publish_;
+  PublishPartFn publish_part_;
   int64_t segment_ticks_;
+  int64_t part_ticks_;
   std::optional<int64_t> base_;  // W·2^33, set at the first frame
   int64_t offset_ = 0;           // D
   std::optional<int64_t> last_t_;

@@ -45,13 +45,20 @@ StreamPipeline::StreamPipeline(StreamSettings settings, SegmentStore* store, con
     : settings_(std::move(settings)), store_(store), clock_(clock) {
   SegmenterOptions options;
   options.segment_ms = settings_.segment_ms;
+  options.part_ms = settings_.part_ms;
   options.live_window = settings_.live_window;
   absl::MutexLock lock(&mu_);
   segmenter_ = std::make_unique<Segmenter>(
-      options, clock_, [this](const RenditionInfo& info, std::shared_ptr<const Segment> segment) {
+      options, clock_,
+      [this](const RenditionInfo& info, std::shared_ptr<const Segment> segment) {
         int64_t now = UnixMillis(clock_.Now());
         last_publish_ms_.store(now);
         store_->Publish(settings_.name, info, std::move(segment), now);
+      },
+      [this](const RenditionInfo& info, int64_t msn, int64_t start,
+             std::shared_ptr<const Part> part) {
+        store_->PublishPart(settings_.name, info, msn, start, std::move(part),
+                            UnixMillis(clock_.Now()));
       });
   for (size_t i = 0; i < settings_.inputs.size(); ++i) {
     auto input = std::make_unique<Input>();

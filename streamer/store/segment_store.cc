@@ -14,7 +14,23 @@ const Segment* RenditionWindow::Find(int64_t msn) const {
   return it != segments.end() && (*it)->msn == msn ? it->get() : nullptr;
 }
 
+const Part* RenditionWindow::FindPart(int64_t msn, int part) const {
+  if (msn == open_msn) {
+    return part >= 0 && part < static_cast<int>(open_parts.size()) ? open_parts[part].get()
+                                                                    : nullptr;
+  }
+  const Segment* s = Find(msn);
+  if (!s || part < 0 || part >= static_cast<int>(s->parts.size())) return nullptr;
+  return s->parts[part].get();
+}
+
 namespace {
+
+uint64_t SegmentBytes(const Segment& s) {
+  uint64_t n = (s.ts ? s.ts->size() : 0) + (s.m4s ? s.m4s->size() : 0);
+  for (const auto& p : s.parts) n += p->data ? p->data->size() : 0;
+  return n;
+}
 
 std::string WaiterKey(const std::string& stream, const std::string& rendition) {
   return stream + "\n" + rendition;
@@ -38,17 +54,21 @@ void SegmentStore::Publish(const std::string& stream, const RenditionInfo& info,
   if (!next->segments.empty() && segment->msn <= next->segments.back()->msn) {
     // A replacement of an msn already held (retry): drop the old one and what follows.
     while (!next->segments.empty() && next->segments.back()->msn >= segment->msn) {
-      next->bytes -= next->segments.back()->ts ? next->segments.back()->ts->size() : 0;
-      bytes_ -= next->segments.back()->ts ? next->segments.back()->ts->size() : 0;
+      next->bytes -= SegmentBytes(*next->segments.back());
+      bytes_ -= SegmentBytes(*next->segments.back());
       next->segments.pop_back();
     }
   }
-  uint64_t size = segment->ts ? segment->ts->size() : 0;
+  uint64_t size = SegmentBytes(*segment);
+  if (next->open_msn == segment->msn) {
+    next->open_msn = -1;
+    next->open_parts.clear();
+  }
   next->segments.push_back(std::move(segment));
   next->bytes += size;
   bytes_ += size;
   while (next->segments.size() > options_.retain_segments) {
-    uint64_t old = next->segments.front()->ts ? next->segments.front()->ts->size() : 0;
+    uint64_t old = SegmentBytes(*next->segments.front());
     next->bytes -= old;
     bytes_ -= old;
     if (next->segments.front()->discontinuity) ++next->dropped_discontinuities;
@@ -80,6 +100,28 @@ absl::Status SegmentStore::Wait(const std::string& stream, const std::string& re
   return absl::OkStatus();
 }
 
+void SegmentStore::PublishPart(const std::string& stream, const RenditionInfo& info, int64_t msn,
+                               int64_t segment_start, std::shared_ptr<const Part> part,
+                               int64_t now_unix_ms) {
+  Position published{msn, part->index};
+  {
+    absl::MutexLock lock(&mu_);
+    auto& slot = streams_[stream][info.name];
+    if (!slot) slot = std::make_shared<Slot>();
+    auto next = std::make_shared<RenditionWindow>(*slot->Get());
+    next->info = info;
+    if (next->open_msn != msn) {
+      next->open_msn = msn;
+      next->open_start = segment_start;
+      next->open_parts.clear();
+    }
+    next->open_parts.push_back(std::move(part));
+    next->last_publish_unix_ms = now_unix_ms;
+    slot->Set(std::move(next));
+  }
+  waiters_.Publish(WaiterKey(stream, info.name), published);
+}
+
 void SegmentStore::EnforceBytesLocked() {
   while (bytes_ > options_.max_bytes) {
     // Trim the oldest segment of the largest rendition, keeping at least its live edge.
@@ -96,7 +138,7 @@ void SegmentStore::EnforceBytesLocked() {
     }
     if (!largest) return;
     auto next = std::make_shared<RenditionWindow>(*largest->Get());
-    uint64_t old = next->segments.front()->ts ? next->segments.front()->ts->size() : 0;
+    uint64_t old = SegmentBytes(*next->segments.front());
     if (next->segments.front()->discontinuity) ++next->dropped_discontinuities;
     next->segments.pop_front();
     next->bytes -= old;

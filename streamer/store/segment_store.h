@@ -24,6 +24,16 @@
 
 namespace meshwork::streamer {
 
+// An LL-HLS part (S-10): one fMP4 fragment of a segment.
+struct Part {
+  int index = 0;
+  int64_t start = 0;     // 90 kHz, absolute timeline
+  int64_t duration = 0;  // 90 kHz
+  bool independent = false;  // starts with a keyframe
+  std::shared_ptr<const std::string> data;  // moof + mdat
+  double duration_seconds() const { return static_cast<double>(duration) / 90000.0; }
+};
+
 struct Segment {
   int64_t msn = 0;
   int64_t start = 0;     // 90 kHz on the stream's absolute timeline (S-5)
@@ -31,6 +41,9 @@ struct Segment {
   int64_t program_date_time_ms = 0;
   bool discontinuity = false;             // the timeline jumped before this segment (S-7)
   std::shared_ptr<const std::string> ts;  // the MPEG-TS bytes
+  // fMP4 (CMAF) form: its parts, and the segment as their concatenation (S-10, S-16).
+  std::vector<std::shared_ptr<const Part>> parts;
+  std::shared_ptr<const std::string> m4s;
   double duration_seconds() const { return static_cast<double>(duration) / 90000.0; }
 };
 
@@ -39,7 +52,9 @@ struct RenditionInfo {
   std::string name;                      // "v1", "v2", …
   std::vector<media::TrackInfo> tracks;  // video first, then audio
   int target_duration_ms = 2000;         // the configured segment duration
+  int part_target_ms = 500;
   int live_window = 6;
+  std::shared_ptr<const std::string> init;  // init.mp4 of the fMP4 form
 };
 
 // One rendition's published state, immutable once shared.
@@ -51,8 +66,16 @@ struct RenditionWindow {
   int64_t dropped_discontinuities = 0;
   uint64_t peak_bitrate_bps = 0;  // highest segment bitrate in the retained window
   int64_t last_publish_unix_ms = 0;
+  // The segment being built: its msn, start and the parts completed so far (LL-HLS lists
+  // them, DASH streams them). msn < 0 when none is open.
+  int64_t open_msn = -1;
+  int64_t open_start = 0;
+  std::vector<std::shared_ptr<const Part>> open_parts;
+  // Parts of segments that left the open slot stay reachable through `segments`.
 
   const Segment* Find(int64_t msn) const;
+  // A part of a complete or the open segment; null when not (yet) held.
+  const Part* FindPart(int64_t msn, int part) const;
 };
 
 class SegmentStore {
@@ -69,6 +92,10 @@ class SegmentStore {
   // replaced on every call, so a changed resolution shows at once).
   void Publish(const std::string& stream, const RenditionInfo& info,
                std::shared_ptr<const Segment> segment, int64_t now_unix_ms);
+  // Adds a completed part to the open segment `msn` (opening it when new); waiters for it
+  // are released.
+  void PublishPart(const std::string& stream, const RenditionInfo& info, int64_t msn,
+                   int64_t segment_start, std::shared_ptr<const Part> part, int64_t now_unix_ms);
 
   // The rendition's current window, or null when unknown.
   std::shared_ptr<const RenditionWindow> Window(const std::string& stream,
