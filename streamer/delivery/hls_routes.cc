@@ -1,11 +1,16 @@
 #include "streamer/delivery/hls_routes.h"
 
 #include <charconv>
+#include <map>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/http/content.h"
 #include "common/http/response.h"
 #include "common/log/log.h"
+#include "common/time/clock.h"
+#include "streamer/delivery/dash.h"
 #include "streamer/delivery/ll_hls.h"
 #include "streamer/delivery/playlists.h"
 
@@ -23,7 +28,17 @@ constexpr char kImmutable[] = "max-age=86400, immutable";
 
 // What a viewer path names.
 struct Target {
-  enum Kind { kMaster, kMedia, kSegment, kLlMaster, kLlMedia, kInit, kM4s, kPart } kind = kMaster;
+  enum Kind {
+    kMaster,
+    kMedia,
+    kSegment,
+    kLlMaster,
+    kLlMedia,
+    kInit,
+    kM4s,
+    kPart,
+    kMpd
+  } kind = kMaster;
   std::string stream;
   std::string rendition;
   int64_t msn = 0;
@@ -47,6 +62,12 @@ std::optional<Target> Resolve(std::string_view path, const StreamManager& stream
   auto ends_with = [&file](std::string_view suffix) {
     return file.size() > suffix.size() && file.substr(file.size() - suffix.size()) == suffix;
   };
+  if (file == "index.mpd") {
+    if (!(t.pipeline = streams.Find(std::string(prefix)))) return std::nullopt;
+    t.kind = Target::kMpd;
+    t.stream = prefix;
+    return t;
+  }
   if (file == "index.m3u8" || file == "index.ll.m3u8") {
     bool ll = file == "index.ll.m3u8";
     if ((t.pipeline = streams.Find(std::string(prefix)))) {
@@ -118,6 +139,39 @@ http::Response Unavailable(std::string_view message, std::string_view cors) {
   return res;
 }
 
+// A rendered LL-HLS media playlist, shared by every request answered from the same window:
+// when a publish releases thousands of held requests (P-4) the playlist is built and
+// compressed once, not once per request.
+struct RenderedPlaylist {
+  std::shared_ptr<const RenditionWindow> window;  // what it was built from
+  std::string plain;
+  std::string gzip;
+};
+
+std::shared_ptr<const RenderedPlaylist> CachedLowLatencyPlaylist(
+    const SegmentStore& store, const std::string& stream,
+    const std::shared_ptr<const RenditionWindow>& window, bool skip) {
+  static absl::Mutex mu;
+  static auto* cache = new std::map<std::tuple<std::string, std::string, bool>,
+                                    std::shared_ptr<const RenderedPlaylist>>();
+  auto key = std::make_tuple(stream, window->info.name, skip);
+  {
+    absl::MutexLock lock(&mu);
+    auto it = cache->find(key);
+    if (it != cache->end() && it->second->window == window) return it->second;
+  }
+  // Rendition reports read the other renditions too: a change there without a change here
+  // is at most one part stale, which rendition reports tolerate.
+  auto rendered = std::make_shared<RenderedPlaylist>();
+  rendered->window = window;
+  rendered->plain = LowLatencyMediaPlaylist(*window, store.Renditions(stream), skip);
+  rendered->gzip = http::Gzip(rendered->plain);
+  absl::MutexLock lock(&mu);
+  auto& slot = (*cache)[key];
+  if (!slot || slot->window != window) slot = rendered;
+  return slot;
+}
+
 std::chrono::steady_clock::time_point HoldDeadline(const StreamSettings& settings) {
   // S-12: a blocking request held longer than three target durations answers 503.
   return std::chrono::steady_clock::now() + std::chrono::milliseconds(3 * settings.segment_ms);
@@ -139,17 +193,27 @@ void ServeLowLatencyPlaylist(const HlsContext& context, RequestContext& ctx, con
   auto render = [context, target, request = *request, cors,
                  accepts_gzip = http::AcceptsGzip(ctx.request)](bool blocking) {
     auto w = context.store->Window(target.stream, target.rendition);
-    std::string body = LowLatencyMediaPlaylist(*w, context.store->Renditions(target.stream),
-                                               request.skip);
-    http::Request fake;
-    if (accepts_gzip) fake.set(http::beast_http::field::accept_encoding, "gzip");
+    auto rendered = CachedLowLatencyPlaylist(*context.store, target.stream, w, request.skip);
     int age = blocking ? 6 * ((w->info.target_duration_ms + 999) / 1000)  // S-15
                        : std::max(0, w->info.target_duration_ms / 2000);
-    return Playlist(fake, std::move(body), age, cors);
+    http::Response res{http::Status::ok, 11};
+    res.set(http::beast_http::field::content_type, kPlaylistType);
+    res.set(http::beast_http::field::cache_control, absl::StrCat("max-age=", age));
+    res.set(http::beast_http::field::vary, "Accept-Encoding");
+    if (accepts_gzip) {
+      res.set(http::beast_http::field::content_encoding, "gzip");
+      res.body() = rendered->gzip;
+    } else {
+      res.body() = rendered->plain;
+    }
+    http::AddCors(res, cors);
+    res.prepare_payload();
+    return res;
   };
   if (!request->msn) return r.Send(render(false));
   auto last = LastPosition(*window);
-  auto wanted = BlockingTarget(*request, *last, window->info);
+  auto wanted =
+      BlockingTarget(*request, *last, window->info.target_duration_ms, window->info.part_target_ms);
   if (!wanted.ok()) {
     http::Response res = http::ErrorResponse(wanted.status());
     http::AddCors(res, cors);
@@ -164,8 +228,8 @@ void ServeLowLatencyPlaylist(const HlsContext& context, RequestContext& ctx, con
           case Waiters::Outcome::kPublished:
             return responder->Send(render(true));
           case Waiters::Outcome::kDeadline:
-            return responder->Send(Unavailable(
-                absl::StrCat("not published within ", 3 * target_s, " s"), cors));
+            return responder->Send(
+                Unavailable(absl::StrCat("not published within ", 3 * target_s, " s"), cors));
           case Waiters::Outcome::kRemoved:
             return responder->Send(NotFound("the stream was removed", cors));
         }
@@ -202,12 +266,11 @@ void ServeFragment(const HlsContext& context, RequestContext& ctx, const Target&
   if (!last) return r.Send(NotFound("no such object", cors));
   // Only the next due object may be waited for (S-13, L-7).
   Position wanted{target.msn, target.kind == Target::kPart ? target.part : -1};
-  int per_segment = PartsPerSegment(window->info);
+  int per_segment = PartsPerSegment(window->info.target_duration_ms, window->info.part_target_ms);
   int64_t last_index = last->msn * per_segment + (last->part < 0 ? per_segment - 1 : last->part);
   bool next_part = target.kind == Target::kPart &&
                    (target.msn * per_segment + target.part == last_index + 1 ||
-                    (last->part >= 0 && target.msn == last->msn &&
-                     target.part == last->part + 1) ||
+                    (last->part >= 0 && target.msn == last->msn && target.part == last->part + 1) ||
                     (last->part < 0 && target.msn == last->msn + 1 && target.part == 0));
   bool open_segment = target.kind == Target::kM4s && target.msn == window->open_msn;
   if (!next_part && !open_segment) return r.Send(NotFound("no such object", cors));
@@ -228,6 +291,14 @@ void ServeFragment(const HlsContext& context, RequestContext& ctx, const Target&
 }  // namespace
 
 void AddHlsRoutes(http::Router& router, HlsContext context) {
+  // UTCTiming for DASH players (S-16): this node's clock.
+  router.Add({http::Verb::get}, "/time", [](RequestContext&, Responder r) {
+    http::Response res = http::MakeResponse(
+        http::Status::ok, DashTimeBody(UnixMillis(RealClock::Get().Now())), "text/plain");
+    res.set(http::beast_http::field::cache_control, "no-store");
+    http::AddCors(res, "*");
+    r.Send(std::move(res));
+  });
   router.Add({http::Verb::options}, "/{path...}", [context](RequestContext& ctx, Responder r) {
     auto target = Resolve(ctx.path, *context.streams);
     r.Send(http::PreflightResponse(ctx.request,
@@ -263,6 +334,19 @@ void AddHlsRoutes(http::Router& router, HlsContext context) {
         std::string body = LowLatencyMasterPlaylist(context.store->Renditions(target->stream));
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
         return r.Send(Playlist(ctx.request, std::move(body), playlist_age, cors));
+      }
+      case Target::kMpd: {
+        DashOptions options;
+        options.now_unix_ms = UnixMillis(RealClock::Get().Now());
+        std::string body = DashManifest(context.store->Renditions(target->stream), options);
+        if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
+        http::Response res{http::Status::ok, 11};
+        res.set(http::beast_http::field::content_type, "application/dash+xml");
+        res.set(http::beast_http::field::cache_control, absl::StrCat("max-age=", playlist_age));
+        res.body() = std::move(body);
+        http::AddCors(res, cors);
+        res.prepare_payload();
+        return r.Send(std::move(res));
       }
       case Target::kLlMedia:
         return ServeLowLatencyPlaylist(context, ctx, *target, std::move(r));

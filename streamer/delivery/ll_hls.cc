@@ -1,7 +1,6 @@
 #include "streamer/delivery/ll_hls.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -26,7 +25,8 @@ std::string Codecs(const RenditionInfo& info) {
   return codecs;
 }
 
-void AppendParts(std::string& out, int64_t msn, const std::vector<std::shared_ptr<const Part>>& parts) {
+void AppendParts(std::string& out, int64_t msn,
+                 const std::vector<std::shared_ptr<const Part>>& parts) {
   for (const auto& p : parts) {
     absl::StrAppend(&out, "#EXT-X-PART:DURATION=", Seconds(p->duration), ",URI=\"", msn, ".",
                     p->index, ".m4s\"", p->independent ? ",INDEPENDENT=YES" : "", "\n");
@@ -34,11 +34,6 @@ void AppendParts(std::string& out, int64_t msn, const std::vector<std::shared_pt
 }
 
 }  // namespace
-
-int PartsPerSegment(const RenditionInfo& info) {
-  return std::max(1, (info.target_duration_ms + info.part_target_ms - 1) /
-                         std::max(1, info.part_target_ms));
-}
 
 std::optional<Position> LastPosition(const RenditionWindow& w) {
   if (w.open_msn >= 0 && !w.open_parts.empty()) {
@@ -61,7 +56,8 @@ std::string LowLatencyMasterPlaylist(
         break;
       }
     }
-    absl::StrAppend(&out, "#EXT-X-STREAM-INF:BANDWIDTH=", std::max<uint64_t>(w->peak_bitrate_bps, 1));
+    absl::StrAppend(&out,
+                    "#EXT-X-STREAM-INF:BANDWIDTH=", std::max<uint64_t>(w->peak_bitrate_bps, 1));
     std::string codecs = Codecs(w->info);
     if (!codecs.empty()) absl::StrAppend(&out, ",CODECS=\"", codecs, "\"");
     if (video && video->width > 0) {
@@ -95,13 +91,13 @@ std::string LowLatencyMediaPlaylist(
   for (const auto& p : window.open_parts) longest_part = std::max(longest_part, p->duration);
   double part_target = std::ceil(static_cast<double>(longest_part) / 90.0) / 1000.0;
   double skip_until = 6.0 * target;
-  std::string out = absl::StrCat(
-      "#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-TARGETDURATION:", target,
-      "\n#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=",
-      absl::StrFormat("%.3f", 3 * part_target), ",CAN-SKIP-UNTIL=",
-      absl::StrFormat("%.1f", skip_until), "\n#EXT-X-PART-INF:PART-TARGET=",
-      absl::StrFormat("%.3f", part_target), "\n#EXT-X-MEDIA-SEQUENCE:", segments[first]->msn,
-      "\n");
+  std::string out =
+      absl::StrCat("#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-TARGETDURATION:", target,
+                   "\n#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=",
+                   absl::StrFormat("%.3f", 3 * part_target),
+                   ",CAN-SKIP-UNTIL=", absl::StrFormat("%.1f", skip_until),
+                   "\n#EXT-X-PART-INF:PART-TARGET=", absl::StrFormat("%.3f", part_target),
+                   "\n#EXT-X-MEDIA-SEQUENCE:", segments[first]->msn, "\n");
   int64_t disc = window.dropped_discontinuities;
   for (size_t i = 0; i < first; ++i) disc += segments[i]->discontinuity ? 1 : 0;
   // Delta update: segments ending more than CAN-SKIP-UNTIL before the live edge are skipped.
@@ -123,16 +119,16 @@ std::string LowLatencyMediaPlaylist(
   for (size_t i = first + skipped; i < segments.size(); ++i) {
     const Segment& s = *segments[i];
     if (s.discontinuity && i != first) out += "#EXT-X-DISCONTINUITY\n";
-    absl::StrAppend(&out, "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(s.program_date_time_ms),
-                    "\n");
+    absl::StrAppend(
+        &out, "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(s.program_date_time_ms), "\n");
     if (s.start + s.duration > parts_from) AppendParts(out, s.msn, s.parts);
     absl::StrAppend(&out, "#EXTINF:", Seconds(s.duration), ",\n", s.msn, ".m4s\n");
   }
   int64_t next_msn = segments.back()->msn + 1;
   int next_part = 0;
   if (window.open_msn >= 0 && !window.open_parts.empty()) {
-    absl::StrAppend(&out, "#EXT-X-PROGRAM-DATE-TIME:",
-                    FormatProgramDateTime(window.open_start / 90), "\n");
+    absl::StrAppend(
+        &out, "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(window.open_start / 90), "\n");
     AppendParts(out, window.open_msn, window.open_parts);
     next_msn = window.open_msn;
     next_part = static_cast<int>(window.open_parts.size());
@@ -154,67 +150,6 @@ std::string LowLatencyMediaPlaylist(
                     "/index.ll.m3u8\",LAST-MSN=", msn, ",LAST-PART=", part, "\n");
   }
   return out;
-}
-
-absl::StatusOr<BlockingRequest> ParseBlockingRequest(std::string_view query) {
-  BlockingRequest request;
-  while (!query.empty()) {
-    size_t amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-    size_t eq = pair.find('=');
-    std::string_view key = pair.substr(0, eq);
-    std::string_view value = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
-    auto number = [&](int64_t* out) {
-      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), *out);
-      return !value.empty() && value.size() <= 18 && ec == std::errc() &&
-             p == value.data() + value.size() && *out >= 0;
-    };
-    if (key == "_HLS_msn") {
-      int64_t v;
-      if (!number(&v)) return InvalidField("_HLS_msn", "must be a non-negative integer");
-      request.msn = v;
-    } else if (key == "_HLS_part") {
-      int64_t v;
-      if (!number(&v) || v > 1'000'000) {
-        return InvalidField("_HLS_part", "must be a non-negative integer");
-      }
-      request.part = static_cast<int>(v);
-    } else if (key == "_HLS_skip") {
-      if (value == "YES" || value == "v2") {
-        request.skip = true;
-      } else {
-        return InvalidField("_HLS_skip", "must be YES or v2");
-      }
-    }
-  }
-  if (request.part && !request.msn) {
-    return InvalidField("_HLS_part", "_HLS_part requires _HLS_msn");
-  }
-  return request;
-}
-
-absl::StatusOr<Position> BlockingTarget(const BlockingRequest& request, const Position& last,
-                                        const RenditionInfo& info) {
-  Position target{*request.msn, request.part.value_or(-1)};
-  int per_segment = PartsPerSegment(info);
-  // Rollover: a part index past the last part of a segment is part 0 of the next.
-  if (target.part >= per_segment) target = Position{target.msn + 1, 0};
-  if (target.msn > last.msn + 2) {
-    return InvalidField("_HLS_msn", absl::StrCat("_HLS_msn=", request.msn.value(),
-                                                 " is more than two segments past the last (",
-                                                 last.msn, ")"));
-  }
-  if (target.part >= 0) {
-    // The advance part limit: three target durations of parts past the last part.
-    int64_t last_index = last.msn * per_segment + (last.part < 0 ? per_segment - 1 : last.part);
-    int64_t wanted = target.msn * per_segment + target.part;
-    int64_t limit = 3LL * info.target_duration_ms / std::max(1, info.part_target_ms);
-    if (wanted - last_index > limit) {
-      return InvalidField("_HLS_part", "the part is past the advance part limit");
-    }
-  }
-  return target;
 }
 
 }  // namespace meshwork::streamer

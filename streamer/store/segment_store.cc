@@ -17,7 +17,7 @@ const Segment* RenditionWindow::Find(int64_t msn) const {
 const Part* RenditionWindow::FindPart(int64_t msn, int part) const {
   if (msn == open_msn) {
     return part >= 0 && part < static_cast<int>(open_parts.size()) ? open_parts[part].get()
-                                                                    : nullptr;
+                                                                   : nullptr;
   }
   const Segment* s = Find(msn);
   if (!s || part < 0 || part >= static_cast<int>(s->parts.size())) return nullptr;

@@ -27,9 +27,9 @@ namespace meshwork::streamer {
 // An LL-HLS part (S-10): one fMP4 fragment of a segment.
 struct Part {
   int index = 0;
-  int64_t start = 0;     // 90 kHz, absolute timeline
-  int64_t duration = 0;  // 90 kHz
-  bool independent = false;  // starts with a keyframe
+  int64_t start = 0;                        // 90 kHz, absolute timeline
+  int64_t duration = 0;                     // 90 kHz
+  bool independent = false;                 // starts with a keyframe
   std::shared_ptr<const std::string> data;  // moof + mdat
   double duration_seconds() const { return static_cast<double>(duration) / 90000.0; }
 };

@@ -8,14 +8,6 @@
 
 namespace meshwork::streamer {
 
-bool Position::ReachedBy(const Position& published) const {
-  if (published.msn != msn) return published.msn > msn;
-  // Same segment: a whole-segment wait needs the segment complete (part -1 published means
-  // complete); a part wait needs that part.
-  if (part < 0) return published.part < 0;
-  return published.part < 0 || published.part >= part;
-}
-
 struct Waiters::Waiter {
   std::string key;
   Position position;
@@ -90,9 +82,8 @@ void Waiters::Publish(const std::string& key, Position published) {
     auto it = by_key_.find(key);
     if (it == by_key_.end()) return;
     auto& list = it->second;
-    auto split = std::stable_partition(list.begin(), list.end(), [&](const auto& w) {
-      return !w->position.ReachedBy(published);
-    });
+    auto split = std::stable_partition(
+        list.begin(), list.end(), [&](const auto& w) { return !w->position.ReachedBy(published); });
     ready.assign(split, list.end());
     list.erase(split, list.end());
     if (list.empty()) by_key_.erase(it);

@@ -20,16 +20,9 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "boost/asio/any_io_executor.hpp"
+#include "streamer/store/position.h"
 
 namespace meshwork::streamer {
-
-// A position in a rendition: segment `msn`, and `part` inside it (-1: the whole segment).
-struct Position {
-  int64_t msn = 0;
-  int part = -1;
-  // True when an object at `published` (the newest complete one) satisfies this position.
-  bool ReachedBy(const Position& published) const;
-};
 
 class Waiters {
  public:

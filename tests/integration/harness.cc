@@ -100,7 +100,8 @@ nlohmann::json HttpResult::Json() const {
 
 HttpResult Http(const std::string& method, const std::string& address, const std::string& target,
                 const std::string& body,
-                const std::vector<std::pair<std::string, std::string>>& headers) {
+                const std::vector<std::pair<std::string, std::string>>& headers,
+                std::chrono::milliseconds timeout) {
   HttpResult result;
   auto hp = http::SplitHostPort(address);
   if (!hp.ok()) {
@@ -115,7 +116,7 @@ HttpResult Http(const std::string& method, const std::string& address, const std
   req.body = body;
   req.headers = headers;
   if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
-  req.timeout = 5s;
+  req.timeout = timeout;
   auto res = http::Fetch(std::move(req));
   if (!res.ok()) {
     result.error = std::string(res.status().message());

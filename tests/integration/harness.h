@@ -54,7 +54,8 @@ struct HttpResult {
 
 HttpResult Http(const std::string& method, const std::string& address, const std::string& target,
                 const std::string& body = "",
-                const std::vector<std::pair<std::string, std::string>>& headers = {});
+                const std::vector<std::pair<std::string, std::string>>& headers = {},
+                std::chrono::milliseconds timeout = 5s);
 
 // Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held
 // and, through `elapsed`, how long it took. For waiting on other processes' state, which

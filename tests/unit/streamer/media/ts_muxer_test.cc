@@ -17,6 +17,7 @@
 
 #include "streamer/media/codec_parsers.h"
 #include "streamer/media/ts_demuxer.h"
+#include "tests/unit/streamer/media/test_files.h"
 
 namespace meshwork::media {
 namespace {
@@ -25,43 +26,9 @@ namespace fs = std::filesystem;
 
 constexpr size_t kPacket = 188;
 
-class TempDir {
- public:
-  TempDir()
-      : path_(fs::temp_directory_path() / ("meshwork-media-mux-" + std::to_string(::getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 const fs::path& Dir() {
-  static TempDir dir;
+  static TempDir dir("meshwork-media-mux");
   return dir.path();
-}
-
-std::string Capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string WriteFile(const std::string& name, const std::string& data) {

@@ -1,0 +1,117 @@
+// LL-HLS over HTTP with a real ffmpeg source (S-10…S-15): blocking reload, held preload-hint
+// parts, 503 after three target durations, and hls.js in low-latency mode.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <map>
+#include <regex>
+
+#include "tests/integration/media_harness.h"
+
+namespace meshwork::testing {
+namespace {
+
+struct Edge {
+  int64_t msn = -1;  // the last complete segment
+  std::string hint;  // the preload hint URI
+};
+
+Edge LiveEdge(const Streamer& node, const std::string& stream) {
+  auto r = Http("GET", node.http, "/" + stream + "/v1/index.ll.m3u8");
+  Edge edge;
+  if (r.status != 200) return edge;
+  std::smatch m;
+  std::string body = r.body;
+  static const std::regex kSegment("\n(\\d+)\\.m4s\n");
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), kSegment);
+       it != std::sregex_iterator(); ++it) {
+    edge.msn = std::stoll((*it)[1]);
+  }
+  if (std::regex_search(body, m, std::regex("PRELOAD-HINT:TYPE=PART,URI=\"([^\"]+)\""))) {
+    edge.hint = m[1];
+  }
+  return edge;
+}
+
+double Since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+TEST_CASE("S-12 S-13 blocking reload and preload hints hold until publish, 503 after 3 targets") {
+  auto dir = MakeTempDir("llhls");
+  auto central = StartCentral(dir);
+  auto node = StartIngestWithStream(central, "ingest-1", "ll");
+  auto push = PushFile(SourceTs(60), node.publish, "ll", {"-t", "20"});
+  REQUIRE(Eventually([&] { return LiveEdge(node, "ll").msn >= 0; }, 20s));
+
+  // The next segment: held, then the whole playlist with it (well within its 2 s).
+  Edge edge = LiveEdge(node, "ll");
+  auto start = std::chrono::steady_clock::now();
+  auto held =
+      Http("GET", node.http, "/ll/v1/index.ll.m3u8?_HLS_msn=" + std::to_string(edge.msn + 1));
+  double waited = Since(start);
+  REQUIRE(held.status == 200);
+  CHECK(held.body.find("\n" + std::to_string(edge.msn + 1) + ".m4s\n") != std::string::npos);
+  CHECK(held.headers["Cache-Control"] == "max-age=12");  // S-15: 6 × target duration
+  CHECK(waited < 3.0);
+
+  // The hinted part, asked for before it exists: held, then its bytes (an fMP4 fragment).
+  edge = LiveEdge(node, "ll");
+  REQUIRE(!edge.hint.empty());
+  auto part = Http("GET", node.http, "/ll/v1/" + edge.hint);
+  REQUIRE(part.status == 200);
+  CHECK(part.headers["Content-Type"] == "video/mp4");
+  CHECK(part.body.substr(4, 4) == "moof");
+  auto init = Http("GET", node.http, "/ll/v1/init.mp4");
+  CHECK(init.body.substr(4, 4) == "ftyp");
+  // ffprobe reads init.mp4 + a whole fMP4 segment: H.264 and AAC, 2 s.
+  auto segment = Http("GET", node.http, "/ll/v1/" + std::to_string(edge.msn) + ".m4s");
+  REQUIRE(segment.status == 200);
+  WriteFile(dir + "/seg.mp4", init.body + segment.body);
+  auto probe = Probe(dir + "/seg.mp4");
+  std::map<std::string, std::string> codecs;
+  for (const auto& st : probe["streams"]) codecs[st["codec_type"]] = st["codec_name"];
+  CHECK(codecs["video"] == "h264");
+  CHECK(codecs["audio"] == "aac");
+  CHECK(probe["first_video_frame"]["key_frame"] == 1);
+
+  // Rules that answer at once.
+  CHECK(Http("GET", node.http, "/ll/v1/index.ll.m3u8?_HLS_part=1").status == 400);
+  CHECK(Http("GET", node.http, "/ll/v1/index.ll.m3u8?_HLS_msn=" + std::to_string(edge.msn + 5))
+            .status == 400);
+  CHECK(Http("GET", node.http, "/ll/v1/" + std::to_string(edge.msn + 7) + ".0.m4s").status ==
+        404);  // not the next due part
+
+  // The source stops: a request for a segment that never comes answers 503 after 3 × 2 s.
+  push->Wait();
+  edge = LiveEdge(node, "ll");
+  start = std::chrono::steady_clock::now();
+  auto never = Http("GET", node.http,
+                    "/ll/v1/index.ll.m3u8?_HLS_msn=" + std::to_string(edge.msn + 2), "", {}, 15s);
+  waited = Since(start);
+  CHECK(never.status == 503);
+  CHECK(waited == Approx(6.0).margin(1.0));
+}
+
+TEST_CASE("S-10 hls.js in low-latency mode plays the LL-HLS stream for 20 s") {
+  auto dir = MakeTempDir("llhls-play");
+  auto central = StartCentral(dir);
+  auto node = StartIngestWithStream(central, "ingest-1", "ll");
+  auto push = PushFile(SourceTs(60), node.publish, "ll");
+  REQUIRE(Eventually([&] { return LiveEdge(node, "ll").msn >= 0; }, 20s));
+  auto [rc, out] = RunCommand("node " MESHWORK_SOURCE_DIR "/tests/e2e/play.mjs --url 'http://" +
+                              node.http + "/ll/index.ll.m3u8' --seconds 20 --low-latency 2>&1");
+  auto at = out.rfind("RESULT ");
+  REQUIRE(at != std::string::npos);
+  auto result = nlohmann::json::parse(out.substr(at + 7), nullptr, false);
+  INFO(result.dump());
+  CHECK(rc == 0);
+  CHECK(result["ok"] == true);
+  // hls.js's own latency estimate (behind the live edge): a player that fell back to plain
+  // HLS would sit 3 segments (6 s) or more behind.
+  double latency = result["hls_latency_s"].is_number() ? result["hls_latency_s"].get<double>() : 99;
+  std::printf("P-9 hls.js low-latency latency behind the live edge: %.2f s\n", latency);
+  CHECK(latency < 6.0);
+}
+
+}  // namespace
+}  // namespace meshwork::testing

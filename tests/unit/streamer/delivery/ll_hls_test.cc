@@ -1,0 +1,128 @@
+// LL-HLS playlists and blocking-reload rules (S-11, S-12) on hand-built windows.
+#include "streamer/delivery/ll_hls.h"
+
+#include <catch2/catch.hpp>
+
+#include "common/status/status_map.h"
+
+namespace meshwork::streamer {
+namespace {
+
+std::shared_ptr<const Part> MakePart(int index, int64_t start, bool independent) {
+  auto p = std::make_shared<Part>();
+  p->index = index;
+  p->start = start;
+  p->duration = 45'000;
+  p->independent = independent;
+  p->data = std::make_shared<const std::string>("x");
+  return p;
+}
+
+// `complete` segments of 2 s (4 parts each) from msn 100, then an open segment with `open`
+// parts.
+std::shared_ptr<RenditionWindow> Window(const std::string& name, int complete, int open) {
+  auto w = std::make_shared<RenditionWindow>();
+  w->info.name = name;
+  w->info.live_window = 6;
+  w->info.init = std::make_shared<const std::string>("init");
+  for (int i = 0; i < complete; ++i) {
+    auto s = std::make_shared<Segment>();
+    s->msn = 100 + i;
+    s->start = s->msn * 180'000;
+    s->duration = 180'000;
+    s->program_date_time_ms = s->start / 90;
+    for (int p = 0; p < 4; ++p) s->parts.push_back(MakePart(p, s->start + p * 45'000, p == 0));
+    w->segments.push_back(s);
+  }
+  if (open > 0) {
+    w->open_msn = 100 + complete;
+    w->open_start = w->open_msn * 180'000;
+    for (int p = 0; p < open; ++p)
+      w->open_parts.push_back(MakePart(p, w->open_start + p * 45'000, p == 0));
+  }
+  return w;
+}
+
+int Count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST_CASE("S-11 the LL-HLS media playlist: server control, parts, preload hint, reports") {
+  auto v1 = Window("v1", 8, 2);
+  auto v2 = Window("v2", 8, 1);
+  std::string text = LowLatencyMediaPlaylist(*v1, {v1, v2}, false);
+  CHECK(text.find("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.500,"
+                  "CAN-SKIP-UNTIL=12.0") != std::string::npos);
+  CHECK(text.find("#EXT-X-PART-INF:PART-TARGET=0.500") != std::string::npos);
+  CHECK(text.find("#EXT-X-MEDIA-SEQUENCE:102") != std::string::npos);  // the last 6
+  CHECK(text.find("#EXT-X-MAP:URI=\"init.mp4\"") != std::string::npos);
+  // Parts only for the last three target durations: the last 3 complete segments + open.
+  CHECK(Count(text, "#EXT-X-PART:") == 3 * 4 + 2);
+  CHECK(text.find("URI=\"104.0.m4s\"") == std::string::npos);
+  CHECK(text.find("URI=\"105.0.m4s\",INDEPENDENT=YES") != std::string::npos);
+  CHECK(text.find("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"108.2.m4s\"") != std::string::npos);
+  CHECK(text.find("#EXT-X-RENDITION-REPORT:URI=\"../v2/index.ll.m3u8\",LAST-MSN=108,LAST-PART=0") !=
+        std::string::npos);
+  CHECK(Count(text, "#EXT-X-RENDITION-REPORT") == 1);  // not for itself
+}
+
+TEST_CASE("S-12 delta updates skip what is older than CAN-SKIP-UNTIL") {
+  auto w = Window("v1", 12, 0);
+  w->info.live_window = 12;
+  std::string full = LowLatencyMediaPlaylist(*w, {w}, false);
+  std::string delta = LowLatencyMediaPlaylist(*w, {w}, true);
+  CHECK(full.find("EXT-X-SKIP") == std::string::npos);
+  CHECK(delta.find("#EXT-X-SKIP:SKIPPED-SEGMENTS=5") != std::string::npos);
+  CHECK(delta.find("\n100.m4s") == std::string::npos);
+  CHECK(delta.find("\n111.m4s") != std::string::npos);
+  // With nothing open, the hint is part 0 of the next segment.
+  CHECK(delta.find("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"112.0.m4s\"") != std::string::npos);
+}
+
+TEST_CASE("S-12 delivery directives are parsed strictly") {
+  auto r = ParseBlockingRequest("_HLS_msn=105&_HLS_part=2&_HLS_skip=YES");
+  REQUIRE(r.ok());
+  CHECK(*r->msn == 105);
+  CHECK(*r->part == 2);
+  CHECK(r->skip);
+  auto orphan = ParseBlockingRequest("_HLS_part=1");
+  CHECK(orphan.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(FieldOf(orphan.status()) == "_HLS_part");
+  for (const char* bad : {"_HLS_msn=", "_HLS_msn=-1", "_HLS_msn=1x", "_HLS_msn=1&_HLS_part=a",
+                          "_HLS_skip=NO", "_HLS_msn=99999999999999999999"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseBlockingRequest(bad).ok());
+  }
+  CHECK(ParseBlockingRequest("").ok());
+  CHECK(ParseBlockingRequest("other=1&x").ok());
+}
+
+TEST_CASE("S-12 what a blocking request waits for") {
+  Position last{108, 1};  // part 1 of the open segment 108
+  auto target = [&](int64_t msn, std::optional<int> part) {
+    BlockingRequest r;
+    r.msn = msn;
+    r.part = part;
+    return BlockingTarget(r, last, 2000, 500);
+  };
+  // Satisfied already / waits.
+  CHECK(target(107, std::nullopt)->ReachedBy(last));
+  CHECK_FALSE(target(108, std::nullopt)->ReachedBy(last));  // the segment is not complete
+  CHECK(target(108, 1)->ReachedBy(last));
+  CHECK_FALSE(target(108, 2)->ReachedBy(last));
+  // A part index past the last part of a segment is part 0 of the next.
+  auto rollover = target(108, 4);
+  REQUIRE(rollover.ok());
+  CHECK(rollover->msn == 109);
+  CHECK(rollover->part == 0);
+  // More than two segments ahead → 400; the advance part limit → 400.
+  CHECK(target(110, std::nullopt).ok());
+  CHECK(FieldOf(target(111, std::nullopt).status()) == "_HLS_msn");
+  CHECK(target(110, 3).ok());        // the furthest part two segments ahead
+  CHECK_FALSE(target(110, 4).ok());  // rolls over to 111: three segments ahead
+}
+
+}  // namespace
+}  // namespace meshwork::streamer
