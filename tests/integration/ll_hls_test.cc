@@ -115,3 +115,33 @@ TEST_CASE("S-10 hls.js in low-latency mode plays the LL-HLS stream for 20 s") {
 
 }  // namespace
 }  // namespace meshwork::testing
+
+namespace meshwork::testing {
+namespace {
+
+TEST_CASE("S-16 dash.js plays the DASH stream (same fMP4 segments) for 20 s") {
+  auto dir = MakeTempDir("dash-play");
+  auto central = StartCentral(dir);
+  auto node = StartIngestWithStream(central, "ingest-1", "dash");
+  auto push = PushFile(SourceTs(60), node.publish, "dash");
+  REQUIRE(Eventually([&] { return LiveEdge(node, "dash").msn >= 1; }, 20s));
+  auto mpd = Http("GET", node.http, "/dash/index.mpd");
+  REQUIRE(mpd.status == 200);
+  CHECK(mpd.headers["Content-Type"] == "application/dash+xml");
+  CHECK(mpd.body.find("type=\"dynamic\"") != std::string::npos);
+  CHECK(mpd.body.find("$Number$") != std::string::npos);
+  CHECK(mpd.body.find("UTCTiming") != std::string::npos);
+  CHECK(Http("GET", node.http, "/time").status == 200);
+  auto [rc, out] = RunCommand("node " MESHWORK_SOURCE_DIR "/tests/e2e/play.mjs --url 'http://" +
+                              node.http + "/dash/index.mpd' --player dash --seconds 20 2>&1");
+  auto at = out.rfind("RESULT ");
+  REQUIRE(at != std::string::npos);
+  auto result = nlohmann::json::parse(out.substr(at + 7), nullptr, false);
+  INFO(result.dump());
+  CHECK(rc == 0);
+  CHECK(result["ok"] == true);
+  std::printf("dash.js live latency: %s s\n", result["latency_s"].dump().c_str());
+}
+
+}  // namespace
+}  // namespace meshwork::testing
