@@ -4,75 +4,11 @@
 #include <array>
 #include <cstdio>
 
+#include "streamer/media/bit_reader.h"
+
 namespace meshwork::media {
-namespace {
 
-// MSB-first bit reader over an RBSP. Reading past the end sets `failed` and returns 0, so a
-// parser can read a whole structure and check once (it must still bound its loops).
-class BitReader {
- public:
-  explicit BitReader(std::string_view data) : data_(data) {}
-
-  bool failed() const { return failed_; }
-  size_t bits_left() const { return failed_ ? 0 : data_.size() * 8 - pos_; }
-
-  uint32_t Bits(int n) {
-    uint32_t v = 0;
-    for (int i = 0; i < n; ++i) v = (v << 1) | Bit();
-    return v;
-  }
-  uint32_t Bit() {
-    if (failed_ || pos_ >= data_.size() * 8) {
-      failed_ = true;
-      return 0;
-    }
-    uint32_t b = (static_cast<uint8_t>(data_[pos_ >> 3]) >> (7 - (pos_ & 7))) & 1;
-    ++pos_;
-    return b;
-  }
-  void Skip(size_t n) {
-    if (failed_ || n > data_.size() * 8 - pos_) {
-      failed_ = true;
-      return;
-    }
-    pos_ += n;
-  }
-  // ue(v); values above 2^32 - 2 are malformed.
-  uint32_t Ue() {
-    int zeros = 0;
-    while (Bit() == 0) {
-      if (failed_ || ++zeros > 31) {
-        failed_ = true;
-        return 0;
-      }
-    }
-    if (zeros == 0) return 0;
-    uint64_t v = (uint64_t{1} << zeros) - 1 + Bits(zeros);
-    if (v > 0xfffffffeu) {
-      failed_ = true;
-      return 0;
-    }
-    return static_cast<uint32_t>(v);
-  }
-  int32_t Se() {
-    uint32_t k = Ue();
-    if (k & 1) return static_cast<int32_t>((k + 1) / 2);
-    return -static_cast<int32_t>(k / 2);
-  }
-  // ue(v) that must be at most `max`; otherwise the reader fails.
-  uint32_t UeMax(uint32_t max) {
-    uint32_t v = Ue();
-    if (v > max) failed_ = true;
-    return failed_ ? 0 : v;
-  }
-
- private:
-  std::string_view data_;
-  size_t pos_ = 0;
-  bool failed_ = false;
-};
-
-bool HighProfile(uint32_t profile_idc) {
+bool H264ProfileHasChromaInfo(uint32_t profile_idc) {
   switch (profile_idc) {
     case 100:
     case 110:
@@ -92,6 +28,8 @@ bool HighProfile(uint32_t profile_idc) {
       return false;
   }
 }
+
+namespace {
 
 void SkipH264ScalingList(BitReader& br, int size) {
   int last = 8;
@@ -167,7 +105,7 @@ std::optional<VideoInfo> ParseH264Sps(std::string_view nal) {
   br.UeMax(31);  // seq_parameter_set_id
   uint32_t chroma_format_idc = 1;
   bool separate_colour_plane = false;
-  if (HighProfile(profile_idc)) {
+  if (H264ProfileHasChromaInfo(profile_idc)) {
     chroma_format_idc = br.UeMax(3);
     if (chroma_format_idc == 3) separate_colour_plane = br.Bit();
     br.UeMax(6);     // bit_depth_luma_minus8

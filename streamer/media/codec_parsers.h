@@ -32,6 +32,9 @@ struct VideoInfo {
 std::optional<VideoInfo> ParseH264Sps(std::string_view nal);
 std::optional<VideoInfo> ParseHevcSps(std::string_view nal);
 
+// H.264 profiles whose SPS carries chroma_format_idc and bit depths (high profiles).
+bool H264ProfileHasChromaInfo(uint32_t profile_idc);
+
 // NAL unit type helpers.
 inline int H264NalType(std::string_view nal) { return nal.empty() ? -1 : nal[0] & 0x1f; }
 inline int HevcNalType(std::string_view nal) { return nal.empty() ? -1 : (nal[0] >> 1) & 0x3f; }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 
+#include "streamer/media/bit_reader.h"
 #include "streamer/media/codec_parsers.h"
 
 namespace meshwork::media {
@@ -69,72 +70,11 @@ class Writer {
   std::vector<size_t> open_;
 };
 
-// Exp-Golomb bit reader over an RBSP (emulation prevention already removed). Reading past
-// the end sets `failed` and yields zeros.
-class BitReader {
- public:
-  explicit BitReader(std::string_view data) : data_(data) {}
-  uint32_t Bits(int n) {
-    uint32_t v = 0;
-    for (int i = 0; i < n; ++i) v = (v << 1) | Bit();
-    return v;
-  }
-  void Skip(size_t n) {
-    for (size_t i = 0; i < n; ++i) Bit();
-  }
-  uint32_t Ue() {
-    int zeros = 0;
-    while (!failed && Bit() == 0) {
-      if (++zeros > 31) {
-        failed = true;
-        return 0;
-      }
-    }
-    if (zeros == 0) return 0;
-    return static_cast<uint32_t>((uint64_t{1} << zeros) - 1 + Bits(zeros));
-  }
-  bool failed = false;
-
- private:
-  uint32_t Bit() {
-    if (pos_ >= data_.size() * 8) {
-      failed = true;
-      return 0;
-    }
-    uint32_t b = (static_cast<uint8_t>(data_[pos_ / 8]) >> (7 - pos_ % 8)) & 1;
-    ++pos_;
-    return b;
-  }
-  std::string_view data_;
-  size_t pos_ = 0;
-};
-
 struct ChromaInfo {
   uint32_t chroma_format = 1;
   uint32_t bit_depth_luma_minus8 = 0;
   uint32_t bit_depth_chroma_minus8 = 0;
 };
-
-bool IsH264HighProfile(uint8_t profile) {
-  switch (profile) {
-    case 100:
-    case 110:
-    case 122:
-    case 244:
-    case 44:
-    case 83:
-    case 86:
-    case 118:
-    case 128:
-    case 138:
-    case 139:
-    case 134:
-    case 135:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // chroma_format_idc and bit depths of a high-profile H.264 SPS (NAL header included).
 std::optional<ChromaInfo> H264Chroma(std::string_view sps) {
@@ -147,7 +87,7 @@ std::optional<ChromaInfo> H264Chroma(std::string_view sps) {
   if (c.chroma_format == 3) r.Bits(1);  // separate_colour_plane_flag
   c.bit_depth_luma_minus8 = r.Ue();
   c.bit_depth_chroma_minus8 = r.Ue();
-  if (r.failed || c.chroma_format > 3 || c.bit_depth_luma_minus8 > 7 ||
+  if (r.failed() || c.chroma_format > 3 || c.bit_depth_luma_minus8 > 7 ||
       c.bit_depth_chroma_minus8 > 7) {
     return std::nullopt;
   }
@@ -199,7 +139,7 @@ std::optional<HevcSpsFields> ParseHevcSpsFields(std::string_view sps) {
   }
   c.bit_depth_luma_minus8 = r.Ue();
   c.bit_depth_chroma_minus8 = r.Ue();
-  if (!r.failed && c.chroma_format <= 3 && c.bit_depth_luma_minus8 <= 7 &&
+  if (!r.failed() && c.chroma_format <= 3 && c.bit_depth_luma_minus8 <= 7 &&
       c.bit_depth_chroma_minus8 <= 7) {
     f.chroma = c;
   }
@@ -242,7 +182,7 @@ void WriteAvcC(Writer& w, const TrackInfo& info) {
     w.U16(static_cast<uint32_t>(pps[i].size()));
     w.Bytes(pps[i]);
   }
-  if (!sps.empty() && IsH264HighProfile(profile)) {
+  if (!sps.empty() && H264ProfileHasChromaInfo(profile)) {
     if (auto c = H264Chroma(sps[0])) {
       w.U8(0xfc | c->chroma_format);
       w.U8(0xf8 | c->bit_depth_luma_minus8);

@@ -98,13 +98,10 @@ TEST_CASE("S-10 hls.js in low-latency mode plays the LL-HLS stream for 20 s") {
   auto node = StartIngestWithStream(central, "ingest-1", "ll");
   auto push = PushFile(SourceTs(60), node.publish, "ll");
   REQUIRE(Eventually([&] { return LiveEdge(node, "ll").msn >= 0; }, 20s));
-  auto [rc, out] = RunCommand("node " MESHWORK_SOURCE_DIR "/tests/e2e/play.mjs --url 'http://" +
-                              node.http + "/ll/index.ll.m3u8' --seconds 20 --low-latency 2>&1");
-  auto at = out.rfind("RESULT ");
-  REQUIRE(at != std::string::npos);
-  auto result = nlohmann::json::parse(out.substr(at + 7), nullptr, false);
+  auto result = PlayInBrowser("http://" + node.http + "/ll/index.ll.m3u8", 20, "--low-latency");
   INFO(result.dump());
-  CHECK(rc == 0);
+  REQUIRE(result.is_object());
+  CHECK(result["exit_code"] == 0);
   CHECK(result["ok"] == true);
   // hls.js's own latency estimate (behind the live edge): a player that fell back to plain
   // HLS would sit 3 segments (6 s) or more behind.
@@ -132,13 +129,10 @@ TEST_CASE("S-16 dash.js plays the DASH stream (same fMP4 segments) for 20 s") {
   CHECK(mpd.body.find("$Number$") != std::string::npos);
   CHECK(mpd.body.find("UTCTiming") != std::string::npos);
   CHECK(Http("GET", node.http, "/time").status == 200);
-  auto [rc, out] = RunCommand("node " MESHWORK_SOURCE_DIR "/tests/e2e/play.mjs --url 'http://" +
-                              node.http + "/dash/index.mpd' --player dash --seconds 20 2>&1");
-  auto at = out.rfind("RESULT ");
-  REQUIRE(at != std::string::npos);
-  auto result = nlohmann::json::parse(out.substr(at + 7), nullptr, false);
+  auto result = PlayInBrowser("http://" + node.http + "/dash/index.mpd", 20, "--player dash");
   INFO(result.dump());
-  CHECK(rc == 0);
+  REQUIRE(result.is_object());
+  CHECK(result["exit_code"] == 0);
   CHECK(result["ok"] == true);
   std::printf("dash.js live latency: %s s\n", result["latency_s"].dump().c_str());
 }

@@ -124,6 +124,18 @@ Streamer StartIngestWithStream(const Central& central, const std::string& id,
   return node;
 }
 
+nlohmann::json PlayInBrowser(const std::string& url, int seconds, const std::string& flags) {
+  auto [rc, out] =
+      RunCommand("node " MESHWORK_SOURCE_DIR "/tests/e2e/play.mjs --url '" + url + "' --seconds " +
+                 std::to_string(seconds) + " " + flags + " 2>/dev/null");
+  auto at = out.rfind("RESULT ");
+  if (at == std::string::npos) return nullptr;
+  auto result = nlohmann::json::parse(out.substr(at + 7), nullptr, false);
+  if (!result.is_object()) return nullptr;
+  result["exit_code"] = rc;
+  return result;
+}
+
 void WriteFile(const std::string& path, const std::string& body) {
   std::ofstream out(path, std::ios::binary);
   out << body;

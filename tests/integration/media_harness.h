@@ -45,6 +45,11 @@ Streamer StartIngestWithStream(const Central& central, const std::string& id,
                                const std::string& stream,
                                const std::vector<std::string>& inputs = {"publish://"});
 
+// Plays `url` in headless Chromium with tests/e2e/play.mjs for `seconds` (`flags` are more
+// of its options); returns its RESULT JSON (with "exit_code" added), or null when it printed
+// none.
+nlohmann::json PlayInBrowser(const std::string& url, int seconds, const std::string& flags = "");
+
 // Writes `body` to `path`.
 void WriteFile(const std::string& path, const std::string& body);
 

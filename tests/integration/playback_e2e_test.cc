@@ -14,17 +14,10 @@ struct PlayResult {
   nlohmann::json json;
 };
 
-// Runs the browser harness; `extra` are more of its flags.
 PlayResult Play(const std::string& url, int seconds, const std::string& extra = "") {
-  std::string cmd = "node " MESHWORK_SOURCE_DIR "/tests/e2e/play.mjs --url '" + url +
-                    "' --seconds " + std::to_string(seconds) + " " + extra + " 2>/dev/null";
-  auto [rc, out] = RunCommand(cmd);
   PlayResult result;
-  auto at = out.rfind("RESULT ");
-  if (at != std::string::npos) {
-    result.json = nlohmann::json::parse(out.substr(at + 7), nullptr, false);
-  }
-  result.ok = rc == 0 && result.json.is_object() && result.json["ok"] == true;
+  result.json = PlayInBrowser(url, seconds, extra);
+  result.ok = result.json.is_object() && result.json["exit_code"] == 0 && result.json["ok"] == true;
   return result;
 }
 
