@@ -3,6 +3,7 @@
 #include <openssl/ssl.h>
 
 #include <charconv>
+#include <deque>
 #include <list>
 #include <optional>
 
@@ -127,6 +128,13 @@ void Responder::Send(Response response) {
   sink->Complete(std::move(response));
 }
 
+std::shared_ptr<ChunkedWriter> Responder::StartChunked(Response header) {
+  if (!sink_) return nullptr;
+  auto sink = std::move(sink_);
+  sink_ = nullptr;
+  return sink->StartChunked(std::move(header));
+}
+
 // What the server knows of a connection, whatever its transport.
 class SessionBase {
  public:
@@ -138,6 +146,11 @@ class SessionBase {
   virtual void Complete(Response response) = 0;
   // Reads the next chunk of a streamed request body (on this session's executor).
   virtual void ReadChunk(BodyReader::ChunkFn on_chunk) = 0;
+  // Chunked responses (on this session's executor): the header, then chunks in order; a
+  // null chunk is the end.
+  virtual void BeginChunked(Response header) = 0;
+  virtual void QueueChunk(std::shared_ptr<const std::string> data) = 0;
+  std::atomic<bool> broken{false};  // the connection failed during a chunked response
   virtual asio::any_io_executor executor() = 0;
 };
 
@@ -222,10 +235,41 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 // How long a closing TLS connection may take to send its close_notify.
 constexpr std::chrono::milliseconds kTlsShutdownTimeout{1000};
 
+// A chunked response: each call hops onto the connection's worker.
+class SessionChunkedWriter final : public ChunkedWriter {
+ public:
+  explicit SessionChunkedWriter(std::shared_ptr<SessionBase> session)
+      : session_(std::move(session)) {}
+  ~SessionChunkedWriter() override { Finish(); }
+  void Write(std::shared_ptr<const std::string> data) override {
+    if (finished_.load() || !data || data->empty()) return;
+    auto session = session_;
+    asio::dispatch(session->executor(),
+                   [session, data = std::move(data)]() mutable { session->QueueChunk(data); });
+  }
+  void Finish() override {
+    if (finished_.exchange(true)) return;
+    auto session = session_;
+    asio::dispatch(session->executor(), [session] { session->QueueChunk(nullptr); });
+  }
+  bool closed() const override { return session_->broken.load(); }
+
+ private:
+  std::shared_ptr<SessionBase> session_;
+  std::atomic<bool> finished_{false};
+};
+
 // The Responder's sink: hops back onto the session's worker.
 class SessionSink final : public Responder::Sink {
  public:
   explicit SessionSink(std::shared_ptr<SessionBase> session) : session_(std::move(session)) {}
+  std::shared_ptr<ChunkedWriter> StartChunked(Response header) override {
+    auto session = session_;
+    asio::dispatch(session->executor(), [session, h = std::move(header)]() mutable {
+      session->BeginChunked(std::move(h));
+    });
+    return std::make_shared<SessionChunkedWriter>(session_);
+  }
   void Complete(Response response) override {
     auto session = session_;
     // Inline when already on the connection's worker (the common case), else posted there.
@@ -298,6 +342,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
   void Complete(Response response) override { Write(std::move(response)); }
   void ReadChunk(BodyReader::ChunkFn on_chunk) override;
+  void BeginChunked(Response header) override;
+  void QueueChunk(std::shared_ptr<const std::string> data) override;
 
   asio::any_io_executor executor() override { return stream_.get_executor(); }
 
@@ -330,6 +376,13 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   std::optional<beast_http::request_parser<beast_http::buffer_body>> stream_parser_;
   std::unique_ptr<uint8_t[]> chunk_;
   bool body_done_ = true;
+  // A chunked response in progress: its header, the chunks waiting (null = the end).
+  std::shared_ptr<beast_http::response<beast_http::empty_body>> chunked_header_;
+  std::optional<beast_http::response_serializer<beast_http::empty_body>> chunked_serializer_;
+  std::deque<std::shared_ptr<const std::string>> chunks_;
+  bool chunk_writing_ = false;
+  bool chunked_keep_ = false;
+  void PumpChunks();
   std::shared_ptr<RequestContext> ctx_;
   std::shared_ptr<Response> out_;
   net::IpAddress peer_;
@@ -666,6 +719,77 @@ void Session<Stream>::Write(Response response) {
                             if (ec || !keep) return self->Close();
                             self->ReadHeader();
                           });
+}
+
+template <typename Stream>
+void Session<Stream>::BeginChunked(Response header) {
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  server_->CountRequest(method_text_, static_cast<unsigned>(header.result_int()), seconds);
+  chunked_keep_ = keep_alive_ && body_done_ && !close_after_response_ && !server_->stopping.load();
+  chunked_header_ =
+      std::make_shared<beast_http::response<beast_http::empty_body>>(header.result(), 11);
+  for (const auto& field : header) {
+    if (field.name() == beast_http::field::content_length) continue;
+    chunked_header_->set(field.name_string(), field.value());
+  }
+  chunked_header_->set(beast_http::field::server, "meshwork");
+  chunked_header_->chunked(true);
+  chunked_header_->keep_alive(chunked_keep_);
+  chunked_serializer_.emplace(*chunked_header_);
+  chunk_writing_ = true;
+  Lowest().expires_after(server_->options.read_timeout);
+  beast_http::async_write_header(stream_, *chunked_serializer_,
+                                 [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                                   self->server_->AddBytesOut(n);
+                                   self->chunk_writing_ = false;
+                                   if (ec) {
+                                     self->broken.store(true);
+                                     return self->Close();
+                                   }
+                                   self->PumpChunks();
+                                 });
+}
+
+template <typename Stream>
+void Session<Stream>::QueueChunk(std::shared_ptr<const std::string> data) {
+  if (broken.load()) return;
+  chunks_.push_back(std::move(data));
+  PumpChunks();
+}
+
+template <typename Stream>
+void Session<Stream>::PumpChunks() {
+  if (chunk_writing_ || chunks_.empty() || !chunked_serializer_) return;
+  auto data = std::move(chunks_.front());
+  chunks_.pop_front();
+  chunk_writing_ = true;
+  Lowest().expires_after(server_->options.read_timeout);
+  auto self = this->shared_from_this();
+  if (!data) {  // the end
+    asio::async_write(stream_, beast_http::make_chunk_last(),
+                      [self](beast::error_code ec, size_t n) {
+                        self->server_->AddBytesOut(n);
+                        self->chunk_writing_ = false;
+                        self->chunked_serializer_.reset();
+                        self->chunked_header_.reset();
+                        self->chunks_.clear();
+                        if (ec || !self->chunked_keep_) return self->Close();
+                        self->ReadHeader();
+                      });
+    return;
+  }
+  asio::async_write(stream_, beast_http::make_chunk(asio::buffer(*data)),
+                    [self, data](beast::error_code ec, size_t n) {
+                      self->server_->AddBytesOut(n);
+                      self->chunk_writing_ = false;
+                      if (ec) {
+                        self->broken.store(true);
+                        self->chunks_.clear();
+                        return self->Close();
+                      }
+                      self->PumpChunks();
+                    });
 }
 
 template <typename Stream>

@@ -46,6 +46,19 @@ struct RequestContext {
   std::optional<std::string> QueryParam(std::string_view name) const;
 };
 
+// A response sent in pieces with chunked transfer (Responder::StartChunked), for objects
+// still being produced (the DASH segment in progress, S-16). Thread-safe: calls hop onto the
+// connection's worker and are written in order. Finish() ends the response; a writer dropped
+// without it finishes too. After the connection breaks, writes are dropped and closed()
+// turns true, so the producer can stop.
+class ChunkedWriter {
+ public:
+  virtual ~ChunkedWriter() = default;
+  virtual void Write(std::shared_ptr<const std::string> data) = 0;
+  virtual void Finish() = 0;
+  virtual bool closed() const = 0;
+};
+
 // Completes one request. Move-only; Send() may be called once from any thread: the
 // response is posted to the connection's own worker. A Responder dropped without Send()
 // answers 500, so a forgotten path never hangs a client.
@@ -55,6 +68,8 @@ class Responder {
    public:
     virtual ~Sink() = default;
     virtual void Complete(Response response) = 0;
+    // Sends `header` (status and fields; its body is ignored) with chunked transfer.
+    virtual std::shared_ptr<ChunkedWriter> StartChunked(Response header) { return nullptr; }
   };
   explicit Responder(std::shared_ptr<Sink> sink) : sink_(std::move(sink)) {}
   Responder(Responder&&) = default;
@@ -64,6 +79,9 @@ class Responder {
   ~Responder();
 
   void Send(Response response);
+  // Answers with `header` and a chunked body written through the returned writer (instead of
+  // Send). Null when this responder cannot stream (already answered).
+  std::shared_ptr<ChunkedWriter> StartChunked(Response header);
   bool sent() const { return sink_ == nullptr; }
 
  private:

@@ -237,6 +237,59 @@ void ServeLowLatencyPlaylist(const HlsContext& context, RequestContext& ctx, con
   if (!status.ok()) responder->Send(Unavailable(std::string(status.message()), cors));
 }
 
+// S-16: a DASH segment still in progress, sent with chunked transfer as its parts complete
+// (each part is a moof + mdat, so the chunks add up to the finished .m4s byte for byte).
+class ChunkedSegment : public std::enable_shared_from_this<ChunkedSegment> {
+ public:
+  ChunkedSegment(HlsContext context, Target target, std::shared_ptr<http::ChunkedWriter> writer,
+                 boost::asio::any_io_executor executor)
+      : context_(context),
+        target_(std::move(target)),
+        writer_(std::move(writer)),
+        executor_(std::move(executor)) {}
+
+  // Writes every part available past the last written, then waits for the next one.
+  void Pump() {
+    auto w = context_.store->Window(target_.stream, target_.rendition);
+    if (!w || writer_->closed()) return writer_->Finish();
+    if (const Segment* done = w->Find(target_.msn)) {
+      for (; next_ < static_cast<int>(done->parts.size()); ++next_) {
+        writer_->Write(done->parts[next_]->data);
+      }
+      return writer_->Finish();
+    }
+    if (w->open_msn == target_.msn) {
+      for (; next_ < static_cast<int>(w->open_parts.size()); ++next_) {
+        writer_->Write(w->open_parts[next_]->data);
+      }
+    } else {
+      // Not open yet: only the segment right after the last complete one is worth waiting for.
+      bool upcoming = next_ == 0 && !w->segments.empty() && w->open_msn < 0 &&
+                      w->segments.back()->msn + 1 == target_.msn;
+      if (!upcoming) return writer_->Finish();
+    }
+    auto self = shared_from_this();
+    auto deadline = HoldDeadline(target_.pipeline->settings());
+    auto status =
+        context_.store->Wait(target_.stream, target_.rendition, Position{target_.msn, next_},
+                             executor_, deadline, [self](Waiters::Outcome outcome) {
+                               if (outcome == Waiters::Outcome::kPublished) {
+                                 self->Pump();
+                               } else {
+                                 self->writer_->Finish();
+                               }
+                             });
+    if (!status.ok()) writer_->Finish();
+  }
+
+ private:
+  HlsContext context_;
+  Target target_;
+  std::shared_ptr<http::ChunkedWriter> writer_;
+  boost::asio::any_io_executor executor_;
+  int next_ = 0;
+};
+
 // A part or an fMP4 segment: served when held; the next due part (the preload hint) or the
 // segment in progress is held until published; anything else is 404.
 void ServeFragment(const HlsContext& context, RequestContext& ctx, const Target& target,
@@ -272,8 +325,20 @@ void ServeFragment(const HlsContext& context, RequestContext& ctx, const Target&
                    (target.msn * per_segment + target.part == last_index + 1 ||
                     (last->part >= 0 && target.msn == last->msn && target.part == last->part + 1) ||
                     (last->part < 0 && target.msn == last->msn + 1 && target.part == 0));
-  bool open_segment = target.kind == Target::kM4s && target.msn == window->open_msn;
-  if (!next_part && !open_segment) return r.Send(NotFound("no such object", cors));
+  bool in_progress =
+      target.kind == Target::kM4s &&
+      (target.msn == window->open_msn || (window->open_msn < 0 && target.msn == last->msn + 1));
+  if (in_progress) {
+    http::Response header{http::Status::ok, 11};
+    header.set(http::beast_http::field::content_type, kMp4Type);
+    header.set(http::beast_http::field::cache_control, "no-store");
+    http::AddCors(header, cors);
+    auto writer = r.StartChunked(std::move(header));
+    if (!writer) return;
+    std::make_shared<ChunkedSegment>(context, target, std::move(writer), ctx.executor)->Pump();
+    return;
+  }
+  if (!next_part) return r.Send(NotFound("no such object", cors));
   auto responder = std::make_shared<Responder>(std::move(r));
   auto status = context.store->Wait(
       target.stream, target.rendition, wanted, ctx.executor, HoldDeadline(settings),

@@ -129,6 +129,17 @@ TEST_CASE("S-16 dash.js plays the DASH stream (same fMP4 segments) for 20 s") {
   CHECK(mpd.body.find("$Number$") != std::string::npos);
   CHECK(mpd.body.find("UTCTiming") != std::string::npos);
   CHECK(Http("GET", node.http, "/time").status == 200);
+  // The segment in progress comes with chunked transfer as its parts complete, and adds up to
+  // the finished segment byte for byte (S-16 low latency).
+  Edge edge = LiveEdge(node, "dash");
+  std::string next = "/dash/v1/" + std::to_string(edge.msn + 1) + ".m4s";
+  auto in_progress = Http("GET", node.http, next, "", {}, 10s);
+  REQUIRE(in_progress.status == 200);
+  CHECK(in_progress.headers["Transfer-Encoding"] == "chunked");
+  auto finished = Http("GET", node.http, next);
+  REQUIRE(finished.status == 200);
+  CHECK(finished.headers.count("Transfer-Encoding") == 0);
+  CHECK(in_progress.body == finished.body);
   auto result = PlayInBrowser("http://" + node.http + "/dash/index.mpd", 20, "--player dash");
   INFO(result.dump());
   REQUIRE(result.is_object());
