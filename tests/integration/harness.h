@@ -41,6 +41,10 @@ class Process {
   std::string pending_;
 };
 
+// A port on 127.0.0.1 nobody is using right now (bound and released; `type` is SOCK_STREAM
+// or SOCK_DGRAM), for peers that cannot bind port 0 and report it.
+int FreePort(int type);
+
 // A fresh directory under the build's temp area.
 std::string MakeTempDir(const std::string& tag);
 

@@ -1,8 +1,6 @@
 // Network inputs through the whole pipeline with real ffmpeg senders: UDP, SRT (listener),
 // and ordered failover between inputs (S-1, S-2).
-#include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -10,19 +8,6 @@
 
 namespace meshwork::testing {
 namespace {
-
-// A port nobody is using right now (bound on 127.0.0.1 and released).
-int FreePort(int type) {
-  int fd = socket(AF_INET, type, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // ffmpeg sending the test source in real time to `url` as MPEG-TS.
 std::unique_ptr<Process> Send(const std::string& url) {
