@@ -15,6 +15,7 @@
 #include "common/net/ip_address.h"
 #include "common/status/status_map.h"
 #include "nlohmann/json.hpp"
+#include "tests/unit/temp_dir.h"
 
 namespace meshwork::central {
 namespace {
@@ -22,26 +23,6 @@ namespace {
 using nlohmann::json;
 
 json J(std::string_view text) { return json::parse(text); }
-
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = std::filesystem::temp_directory_path() /
-            ("meshwork_config_test_" + std::to_string(::getpid()) + "_" + std::to_string(stamp) +
-             "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 // A store and a service loaded from it; Reopen() closes both and loads them again.
 struct Fixture {

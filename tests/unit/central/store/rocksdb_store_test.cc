@@ -11,30 +11,10 @@
 #include <vector>
 
 #include "central/store/store.h"
+#include "tests/unit/temp_dir.h"
 
 namespace meshwork::central {
 namespace {
-
-// A fresh directory per test, removed when the test ends.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = std::filesystem::temp_directory_path() /
-            ("meshwork_store_test_" + std::to_string(::getpid()) + "_" + std::to_string(stamp) +
-             "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 std::unique_ptr<Store> Open(const TempDir& dir) {
   auto store = OpenRocksDbStore(dir.path());

@@ -10,24 +10,9 @@
 #include <sstream>
 #include <string>
 
+#include "tests/unit/temp_dir.h"
+
 namespace meshwork::media {
-
-// A directory removed when the test process ends.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag)
-      : path_(std::filesystem::temp_directory_path() / (tag + "-" + std::to_string(::getpid()))) {
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // The standard output of a shell command.
 inline std::string Capture(const std::string& cmd) {
