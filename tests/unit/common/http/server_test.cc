@@ -555,3 +555,45 @@ TEST_CASE("SplitHostPort accepts ADDR:PORT and [V6]:PORT") {
 
 }  // namespace
 }  // namespace meshwork::http
+
+namespace meshwork::http {
+namespace {
+
+TEST_CASE("S-16 a chunked response carries its pieces in order, written from another thread") {
+  Router router;
+  std::thread producer;
+  router.Add({Verb::get}, "/pieces", [&producer](RequestContext&, Responder r) {
+    Response header{Status::ok, 11};
+    header.set(beast_http::field::content_type, "video/mp4");
+    auto writer = r.StartChunked(std::move(header));
+    REQUIRE(writer);
+    // The pieces come later, from a thread of the producer's own.
+    producer = std::thread([writer] {
+      for (const char* piece : {"moof-1|", "mdat-1|", "moof-2|", "mdat-2"}) {
+        writer->Write(std::make_shared<const std::string>(piece));
+      }
+      writer->Finish();
+      writer->Write(std::make_shared<const std::string>("ignored after Finish"));
+    });
+  });
+  router.Add({Verb::get}, "/after", [](RequestContext&, Responder r) {
+    r.Send(MakeResponse(Status::ok, "next", "text/plain"));
+  });
+  auto server = StartServer(SmallOptions(), std::move(router));
+  RawConnection conn(server->port());
+  conn.Write("GET /pieces HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto res = conn.Read();
+  producer.join();
+  REQUIRE(res);
+  CHECK(res->result_int() == 200);
+  CHECK(res->chunked());
+  CHECK(res->body() == "moof-1|mdat-1|moof-2|mdat-2");
+  // The connection stays usable after the last chunk.
+  conn.Write("GET /after HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto next = conn.Read();
+  REQUIRE(next);
+  CHECK(next->body() == "next");
+}
+
+}  // namespace
+}  // namespace meshwork::http
