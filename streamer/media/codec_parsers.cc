@@ -31,6 +31,23 @@ bool H264ProfileHasChromaInfo(uint32_t profile_idc) {
 
 namespace {
 
+// The start of a VUI, the same in H.264 and HEVC: aspect ratio, overscan, video signal type
+// and chroma location, none of which a playlist needs.
+void SkipVuiHead(BitReader& br) {
+  if (br.Bit()) {  // aspect_ratio_info_present_flag
+    if (br.Bits(8) == 255) br.Skip(32);
+  }
+  if (br.Bit()) br.Bit();  // overscan
+  if (br.Bit()) {          // video_signal_type_present_flag
+    br.Skip(4);
+    if (br.Bit()) br.Skip(24);
+  }
+  if (br.Bit()) {  // chroma_loc_info_present_flag
+    br.Ue();
+    br.Ue();
+  }
+}
+
 void SkipH264ScalingList(BitReader& br, int size) {
   int last = 8;
   int next = 8;
@@ -168,18 +185,7 @@ std::optional<VideoInfo> ParseH264Sps(std::string_view nal) {
 
   // VUI: only the timing is wanted; a truncated VUI leaves the frame rate unknown.
   if (br.Bit()) {
-    if (br.Bit()) {  // aspect_ratio_info_present_flag
-      if (br.Bits(8) == 255) br.Skip(32);
-    }
-    if (br.Bit()) br.Bit();  // overscan
-    if (br.Bit()) {          // video_signal_type_present_flag
-      br.Skip(4);
-      if (br.Bit()) br.Skip(24);
-    }
-    if (br.Bit()) {  // chroma_loc_info_present_flag
-      br.Ue();
-      br.Ue();
-    }
+    SkipVuiHead(br);
     if (br.Bit()) {  // timing_info_present_flag
       uint32_t num_units_in_tick = br.Bits(32);
       uint32_t time_scale = br.Bits(32);
@@ -408,18 +414,7 @@ std::optional<VideoInfo> ParseHevcSps(std::string_view nal) {
   br.Bit();                                   // sps_temporal_mvp_enabled_flag
   br.Bit();                                   // strong_intra_smoothing_enabled_flag
   if (br.failed() || !br.Bit()) return info;  // vui_parameters_present_flag
-  if (br.Bit()) {                             // aspect_ratio_info_present_flag
-    if (br.Bits(8) == 255) br.Skip(32);
-  }
-  if (br.Bit()) br.Bit();  // overscan
-  if (br.Bit()) {          // video_signal_type_present_flag
-    br.Skip(4);
-    if (br.Bit()) br.Skip(24);
-  }
-  if (br.Bit()) {  // chroma_loc_info_present_flag
-    br.Ue();
-    br.Ue();
-  }
+  SkipVuiHead(br);
   br.Bit();        // neutral_chroma_indication_flag
   br.Bit();        // field_seq_flag
   br.Bit();        // frame_field_info_present_flag

@@ -2,7 +2,6 @@
 // produces the bitstreams at test time, ffprobe and ffmpeg's trace_headers bitstream filter
 // say what they contain.
 #include "streamer/media/codec_parsers.h"
-#include "tests/unit/streamer/media/test_files.h"
 
 #include <unistd.h>
 
@@ -17,6 +16,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "tests/unit/streamer/media/test_files.h"
 
 namespace meshwork::media {
 namespace {
@@ -39,22 +40,6 @@ std::string Generate(const std::string& name, const std::string& args) {
   std::string cmd = "ffmpeg -hide_banner -loglevel error -y " + args + " " + out.string();
   if (std::system(cmd.c_str()) != 0 || !fs::exists(out)) return "";
   return out.string();
-}
-
-// key=value lines of ffprobe for the first video stream.
-std::map<std::string, std::string> Probe(const std::string& file) {
-  std::string text = Capture(
-      "ffprobe -v error -select_streams v:0 -show_entries "
-      "stream=profile,level,width,height,r_frame_rate -of default=nw=1 " +
-      file);
-  std::map<std::string, std::string> kv;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto eq = line.find('=');
-    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return kv;
 }
 
 double Rate(const std::string& fraction) {
@@ -189,7 +174,7 @@ TEST_CASE("S-3 H.264 SPS of real libx264 output gives the codec string ffprobe i
       }
       std::string sps = FirstNal(ReadFile(file), false, 7);
       REQUIRE(!sps.empty());
-      auto probe = Probe(file);
+      auto probe = ProbeVideo(file);
       TracedSps traced = TraceSps(file);
       REQUIRE(traced.fields.count("profile_idc"));
       int profile_idc = static_cast<int>(traced.fields["profile_idc"]);
@@ -245,7 +230,7 @@ TEST_CASE("S-3 HEVC SPS of real libx265 output gives the hvc1 codec string ffpro
       }
       std::string sps = FirstNal(ReadFile(file), true, 33);
       REQUIRE(!sps.empty());
-      auto probe = Probe(file);
+      auto probe = ProbeVideo(file);
       TracedSps traced = TraceSps(file);
       REQUIRE(traced.fields.count("general_profile_idc"));
       REQUIRE(traced.fields["sps_max_sub_layers_minus1"] == 0);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -31,6 +32,22 @@ inline std::string ReadFile(const std::filesystem::path& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// key=value lines of ffprobe for the first video stream of `file`.
+inline std::map<std::string, std::string> ProbeVideo(const std::string& file) {
+  std::string text = Capture(
+      "ffprobe -v error -select_streams v:0 -show_entries "
+      "stream=profile,level,width,height,r_frame_rate -of default=nw=1 " +
+      file);
+  std::map<std::string, std::string> kv;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return kv;
 }
 
 }  // namespace meshwork::media

@@ -58,21 +58,6 @@ const std::string& H264File() {
   return path;
 }
 
-std::map<std::string, std::string> ProbeVideo(const std::string& file) {
-  std::string text = Capture(
-      "ffprobe -v error -select_streams v:0 -show_entries "
-      "stream=profile,level,width,height,r_frame_rate -of default=nw=1 " +
-      file);
-  std::map<std::string, std::string> kv;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto eq = line.find('=');
-    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return kv;
-}
-
 struct Demuxed {
   std::vector<TrackInfo> track_events;
   std::map<uint16_t, TrackInfo> tracks;  // latest per PID
