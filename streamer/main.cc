@@ -9,10 +9,13 @@
 #include "common/process/process.h"
 #include "meshwork/v1/role_names.h"
 #include "streamer/agent/agent.h"
+#include "streamer/agent/host_sampler.h"
 #include "streamer/delivery/hls_routes.h"
 #include "streamer/delivery/node_routes.h"
+#include "streamer/delivery/origin_routes.h"
 #include "streamer/delivery/play_sessions.h"
 #include "streamer/packager/stream_manager.h"
+#include "streamer/store/origin_store.h"
 #include "streamer/store/segment_store.h"
 
 ABSL_FLAG(std::string, central, "127.0.0.1:9090", "HOST:PORT of central's gRPC listener");
@@ -24,6 +27,14 @@ ABSL_FLAG(std::string, publish_listen, "127.0.0.1:8082", "ADDR:PORT of the publi
 ABSL_FLAG(int, public_port, 0, "public port of the viewer listener when port-forwarded");
 ABSL_FLAG(int, http_threads, 2, "worker threads of the viewer listener");
 ABSL_FLAG(int, publish_threads, 1, "worker threads of the publish listener");
+ABSL_FLAG(uint64_t, max_object_bytes, 64ull << 20,
+          "largest object a packager may publish (413 above)");
+ABSL_FLAG(uint64_t, max_stream_bytes, 512ull << 20,
+          "memory kept per published stream (the live window plus its tail)");
+ABSL_FLAG(double, shed_dvr_cpu, 85, "CPU % above which DVR reads are shed (L-16)");
+ABSL_FLAG(double, shed_live_cpu, 95, "CPU % above which live reads are shed too");
+ABSL_FLAG(int64_t, shed_dvr_in_flight, 5000, "reads in flight above which DVR reads are shed");
+ABSL_FLAG(int64_t, shed_live_in_flight, 15000, "reads in flight above which live reads are shed");
 
 namespace meshwork::streamer {
 namespace {
@@ -57,9 +68,23 @@ int Run() {
   StreamManager streams(&store, RealClock::Get());
   PlaySessions sessions(RealClock::Get());
 
+  OriginStore::Options origin_options;
+  origin_options.max_stream_bytes = absl::GetFlag(FLAGS_max_stream_bytes);
+  OriginStore origin(origin_options, RealClock::Get());
+  ShedThresholds thresholds;
+  thresholds.dvr_cpu_percent = absl::GetFlag(FLAGS_shed_dvr_cpu);
+  thresholds.live_cpu_percent = absl::GetFlag(FLAGS_shed_live_cpu);
+  thresholds.dvr_in_flight = absl::GetFlag(FLAGS_shed_dvr_in_flight);
+  thresholds.live_in_flight = absl::GetFlag(FLAGS_shed_live_in_flight);
+  Shedder shedder(thresholds, metrics.get());
+  OriginOptions delivery_options;
+  delivery_options.max_object_bytes = absl::GetFlag(FLAGS_max_object_bytes);
+  OriginDelivery origin_delivery(delivery_options, &origin, &streams, &shedder, metrics.get());
+
   http::Router viewer_router;
   AddNodeRoutes(viewer_router, identity, &config, metrics.get(), connected);
-  AddHlsRoutes(viewer_router, HlsContext{&store, &streams, &sessions});
+  HlsContext hls{&store, &streams, &sessions, &origin_delivery};
+  AddHlsRoutes(viewer_router, hls);
   http::ServerOptions viewer;
   viewer.name = "http";
   viewer.listen = absl::GetFlag(FLAGS_listen);
@@ -74,7 +99,7 @@ int Run() {
 
   http::Router publish_router;
   AddNodeRoutes(publish_router, identity, &config, metrics.get(), connected);
-  AddPushRoutes(publish_router, &streams);
+  origin_delivery.AddPublishRoutes(publish_router);
   http::ServerOptions publish;
   publish.name = "publish";
   publish.listen = absl::GetFlag(FLAGS_publish_listen);
@@ -108,7 +133,9 @@ int Run() {
   l->set_port((*publish_server)->port());
 
   const http::Server* servers[] = {viewer_server->get(), publish_server->get()};
-  auto filler = [servers, &streams, &sessions](v1::LoadReport& report) {
+  auto shed_sampler = std::make_shared<HostSampler>();
+  auto filler = [servers, &streams, &sessions, &shedder, shed_sampler](v1::LoadReport& report) {
+    shedder.SetCpuPercent(shed_sampler->Sample().cpu_percent);
     uint64_t in = 0, out = 0;
     for (const auto* s : servers) {
       in += s->counters().bytes_in.load();
@@ -124,8 +151,9 @@ int Run() {
       s.set_play_sessions(it == counts.by_stream.end() ? 0 : it->second);
     }
   };
-  agent_options.on_config = [&streams](std::shared_ptr<const NodeConfig> next) {
+  agent_options.on_config = [&streams, &origin](std::shared_ptr<const NodeConfig> next) {
     streams.Apply(*next);
+    origin.Apply(next->streams);
   };
   agent = std::make_unique<Agent>(agent_options, &config, filler, metrics.get());
   agent->Start();

@@ -12,7 +12,9 @@
 #include "common/time/clock.h"
 #include "streamer/delivery/dash.h"
 #include "streamer/delivery/ll_hls.h"
+#include "streamer/delivery/origin_routes.h"
 #include "streamer/delivery/playlists.h"
+#include "streamer/delivery/responses.h"
 
 namespace meshwork::streamer {
 
@@ -20,11 +22,6 @@ using http::RequestContext;
 using http::Responder;
 
 namespace {
-
-constexpr char kPlaylistType[] = "application/vnd.apple.mpegurl";
-constexpr char kTsType[] = "video/mp2t";
-constexpr char kMp4Type[] = "video/mp4";
-constexpr char kImmutable[] = "max-age=86400, immutable";
 
 // What a viewer path names.
 struct Target {
@@ -105,38 +102,6 @@ std::optional<Target> Resolve(std::string_view path, const StreamManager& stream
   t.pipeline = streams.Find(t.stream);
   if (!t.pipeline) return std::nullopt;
   return t;
-}
-
-http::Response NotFound(std::string_view what, std::string_view cors) {
-  http::Response res = http::ErrorResponse(absl::NotFoundError(std::string(what)));
-  res.set(http::beast_http::field::cache_control, "max-age=1");  // L-6
-  http::AddCors(res, cors);
-  return res;
-}
-
-http::Response Playlist(const http::Request& request, std::string body, int max_age,
-                        std::string_view cors) {
-  http::Response res{http::Status::ok, 11};
-  res.set(http::beast_http::field::content_type, kPlaylistType);
-  res.set(http::beast_http::field::cache_control, absl::StrCat("max-age=", max_age));
-  res.set(http::beast_http::field::vary, "Accept-Encoding");
-  if (http::AcceptsGzip(request)) {
-    res.set(http::beast_http::field::content_encoding, "gzip");
-    res.body() = http::Gzip(body);
-  } else {
-    res.body() = std::move(body);
-  }
-  http::AddCors(res, cors);
-  res.prepare_payload();
-  return res;
-}
-
-http::Response Unavailable(std::string_view message, std::string_view cors) {
-  http::Response res = http::ErrorResponse(absl::UnavailableError(std::string(message)));
-  res.set(http::beast_http::field::retry_after, "1");
-  res.set(http::beast_http::field::cache_control, "no-store");
-  http::AddCors(res, cors);
-  return res;
 }
 
 // A rendered LL-HLS media playlist, shared by every request answered from the same window:
@@ -353,6 +318,34 @@ void ServeFragment(const HlsContext& context, RequestContext& ctx, const Target&
   if (!status.ok()) responder->Send(Unavailable(std::string(status.message()), cors));
 }
 
+// A stream published by packagers: playlists and objects come from the origin store.
+void ServeFromOrigin(OriginDelivery& origin, RequestContext& ctx, Responder r,
+                     const Target& target) {
+  switch (target.kind) {
+    case Target::kMaster:
+      return origin.ServePlaylist(ctx, std::move(r), target.stream, "");
+    case Target::kMedia:
+      return origin.ServePlaylist(ctx, std::move(r), target.stream, target.rendition);
+    case Target::kInit:
+      return origin.ServeObject(ctx, std::move(r), target.stream, target.rendition,
+                                ObjectKey{ObjectKey::kInit, -1, -1});
+    case Target::kSegment:
+      return origin.ServeObject(ctx, std::move(r), target.stream, target.rendition,
+                                ObjectKey{ObjectKey::kTs, target.msn, -1});
+    case Target::kM4s:
+      return origin.ServeObject(ctx, std::move(r), target.stream, target.rendition,
+                                ObjectKey{ObjectKey::kM4s, target.msn, -1});
+    case Target::kPart:
+      return origin.ServeObject(ctx, std::move(r), target.stream, target.rendition,
+                                ObjectKey{ObjectKey::kPart, target.msn, target.part});
+    case Target::kLlMaster:
+    case Target::kLlMedia:
+    case Target::kMpd:
+      break;
+  }
+  r.Send(NotFound("published streams are served as HLS (index.m3u8) only", "*"));
+}
+
 }  // namespace
 
 void AddHlsRoutes(http::Router& router, HlsContext context) {
@@ -380,25 +373,28 @@ void AddHlsRoutes(http::Router& router, HlsContext context) {
       agent = ua->value();
     }
     context.sessions->Touch(target->stream, "hls", ctx.client, agent, active);
+    if (context.origin && context.origin->Serves(target->stream)) {
+      return ServeFromOrigin(*context.origin, ctx, std::move(r), *target);
+    }
     // S-15: plain playlist responses live at most half a target duration.
     int playlist_age = std::max(0, settings.segment_ms / 2000);
     switch (target->kind) {
       case Target::kMaster: {
         std::string body = MasterPlaylist(context.store->Renditions(target->stream));
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
-        return r.Send(Playlist(ctx.request, std::move(body), playlist_age, cors));
+        return r.Send(PlaylistResponse(ctx.request, std::move(body), playlist_age, cors));
       }
       case Target::kMedia: {
         auto window = context.store->Window(target->stream, target->rendition);
         if (!window || window->segments.empty()) {
           return r.Send(NotFound("no such rendition (yet)", cors));
         }
-        return r.Send(Playlist(ctx.request, MediaPlaylist(*window), playlist_age, cors));
+        return r.Send(PlaylistResponse(ctx.request, MediaPlaylist(*window), playlist_age, cors));
       }
       case Target::kLlMaster: {
         std::string body = LowLatencyMasterPlaylist(context.store->Renditions(target->stream));
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
-        return r.Send(Playlist(ctx.request, std::move(body), playlist_age, cors));
+        return r.Send(PlaylistResponse(ctx.request, std::move(body), playlist_age, cors));
       }
       case Target::kMpd: {
         DashOptions options;
@@ -439,70 +435,60 @@ void AddHlsRoutes(http::Router& router, HlsContext context) {
   });
 }
 
-void AddPushRoutes(http::Router& router, StreamManager* streams) {
-  router.AddStreaming(
-      {http::Verb::put, http::Verb::post}, "/{path...}",
-      [streams](RequestContext& ctx, std::shared_ptr<http::BodyReader> body, Responder r) {
-        std::string_view path = ctx.params[0];
-        constexpr std::string_view kSuffix = "/publish";
-        if (path.size() <= kSuffix.size() || path.substr(path.size() - kSuffix.size()) != kSuffix) {
-          return r.Send(http::ErrorResponse(absl::NotFoundError("push to /{stream}/publish")));
-        }
-        std::string stream(path.substr(0, path.size() - kSuffix.size()));
-        auto pipeline = streams->Find(stream);
-        if (!pipeline) {
-          return r.Send(http::ErrorResponse(absl::NotFoundError(
-              absl::StrCat("stream \"", stream, "\" is not placed on this node"))));
-        }
-        auto session = pipeline->BeginPush();
-        if (!session.ok()) return r.Send(http::ErrorResponse(session.status()));
-        log::Info("push_started", {{"stream", stream}, {"client", ctx.client.ToString()}});
-        // Reads until the end of the body; each chunk goes straight to the demuxer.
-        struct Loop : std::enable_shared_from_this<Loop> {
-          std::shared_ptr<StreamPipeline> pipeline;
-          std::shared_ptr<http::BodyReader> body;
-          uint64_t session;
-          std::string stream;
-          uint64_t bytes = 0;
-          std::optional<Responder> responder;
-          void Next() {
-            body->Read([self = shared_from_this()](const absl::Status& status,
-                                                   std::span<const uint8_t> chunk, bool done) {
-              self->OnChunk(status, chunk, done);
-            });
-          }
-          void OnChunk(const absl::Status& status, std::span<const uint8_t> chunk, bool done) {
-            if (!status.ok()) {
-              pipeline->EndPush(session);
-              log::Warn("push_broken",
-                        {{"stream", stream}, {"bytes", bytes}, {"error", status.ToString()}});
-              responder->Send(http::ErrorResponse(status));
-              return;
-            }
-            bytes += chunk.size();
-            if (!chunk.empty() && !pipeline->FeedPush(session, chunk)) {
-              log::Warn("push_superseded", {{"stream", stream}, {"bytes", bytes}});
-              responder->Send(http::ErrorResponse(
-                  absl::AbortedError("another publisher took over this stream")));
-              return;
-            }
-            if (done) {
-              pipeline->EndPush(session);
-              log::Info("push_ended", {{"stream", stream}, {"bytes", bytes}});
-              responder->Send(http::MakeResponse(http::Status::no_content, "", "text/plain"));
-              return;
-            }
-            Next();
-          }
-        };
-        auto loop = std::make_shared<Loop>();
-        loop->pipeline = std::move(pipeline);
-        loop->body = std::move(body);
-        loop->session = *session;
-        loop->stream = stream;
-        loop->responder.emplace(std::move(r));
-        loop->Next();
-      });
+void ServePush(StreamManager* streams, RequestContext& ctx, std::shared_ptr<http::BodyReader> body,
+               Responder r, const std::string& stream) {
+  auto pipeline = streams->Find(stream);
+  if (!pipeline) {
+    return r.Send(http::ErrorResponse(
+        absl::NotFoundError(absl::StrCat("stream \"", stream, "\" is not placed on this node"))));
+  }
+  auto session = pipeline->BeginPush();
+  if (!session.ok()) return r.Send(http::ErrorResponse(session.status()));
+  log::Info("push_started", {{"stream", stream}, {"client", ctx.client.ToString()}});
+  // Reads until the end of the body; each chunk goes straight to the demuxer.
+  struct Loop : std::enable_shared_from_this<Loop> {
+    std::shared_ptr<StreamPipeline> pipeline;
+    std::shared_ptr<http::BodyReader> body;
+    uint64_t session;
+    std::string stream;
+    uint64_t bytes = 0;
+    std::optional<Responder> responder;
+    void Next() {
+      body->Read([self = shared_from_this()](const absl::Status& status,
+                                             std::span<const uint8_t> chunk,
+                                             bool done) { self->OnChunk(status, chunk, done); });
+    }
+    void OnChunk(const absl::Status& status, std::span<const uint8_t> chunk, bool done) {
+      if (!status.ok()) {
+        pipeline->EndPush(session);
+        log::Warn("push_broken",
+                  {{"stream", stream}, {"bytes", bytes}, {"error", status.ToString()}});
+        responder->Send(http::ErrorResponse(status));
+        return;
+      }
+      bytes += chunk.size();
+      if (!chunk.empty() && !pipeline->FeedPush(session, chunk)) {
+        log::Warn("push_superseded", {{"stream", stream}, {"bytes", bytes}});
+        responder->Send(
+            http::ErrorResponse(absl::AbortedError("another publisher took over this stream")));
+        return;
+      }
+      if (done) {
+        pipeline->EndPush(session);
+        log::Info("push_ended", {{"stream", stream}, {"bytes", bytes}});
+        responder->Send(http::MakeResponse(http::Status::no_content, "", "text/plain"));
+        return;
+      }
+      Next();
+    }
+  };
+  auto loop = std::make_shared<Loop>();
+  loop->pipeline = std::move(pipeline);
+  loop->body = std::move(body);
+  loop->session = *session;
+  loop->stream = stream;
+  loop->responder.emplace(std::move(r));
+  loop->Next();
 }
 
 }  // namespace meshwork::streamer

@@ -20,14 +20,22 @@
 
 namespace meshwork::streamer {
 
+class OriginDelivery;
+
 struct HlsContext {
   SegmentStore* store;
   StreamManager* streams;
   PlaySessions* sessions;
+  // Streams whose objects packagers publish to this node are served from here (L-6…L-16).
+  OriginDelivery* origin = nullptr;
 };
 
 // Adds the catch-all viewer routes; add them after every other route of the listener.
 void AddHlsRoutes(http::Router& router, HlsContext context);
-void AddPushRoutes(http::Router& router, StreamManager* streams);
+// The continuous MPEG-TS push of `stream` (S-1): each chunk goes to the demuxer as it
+// arrives. Called by the publish listener's route.
+void ServePush(StreamManager* streams, http::RequestContext& ctx,
+               std::shared_ptr<http::BodyReader> body, http::Responder r,
+               const std::string& stream);
 
 }  // namespace meshwork::streamer

@@ -103,4 +103,17 @@ void Waiters::Remove(const std::string& key) {
   for (auto& w : gone) Complete(w, Outcome::kRemoved);
 }
 
+void Waiters::RemovePrefix(const std::string& prefix) {
+  std::vector<std::shared_ptr<Waiter>> gone;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = by_key_.lower_bound(prefix);
+    while (it != by_key_.end() && it->first.compare(0, prefix.size(), prefix) == 0) {
+      gone.insert(gone.end(), it->second.begin(), it->second.end());
+      it = by_key_.erase(it);
+    }
+  }
+  for (auto& w : gone) Complete(w, Outcome::kRemoved);
+}
+
 }  // namespace meshwork::streamer

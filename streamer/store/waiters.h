@@ -42,6 +42,8 @@ class Waiters {
   void Publish(const std::string& key, Position published);
   // The rendition is gone (stream removed): releases all its waiters with kRemoved.
   void Remove(const std::string& key);
+  // Releases every waiter whose key starts with `prefix` with kRemoved.
+  void RemovePrefix(const std::string& prefix);
 
   size_t size() const { return count_.load(); }
 

@@ -1,0 +1,528 @@
+#include "streamer/delivery/origin_routes.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/http/content.h"
+#include "common/http/response.h"
+#include "common/log/log.h"
+#include "common/metrics/metrics.h"
+#include "common/status/absl_view.h"
+#include "common/status/status_map.h"
+#include "prometheus/counter.h"
+#include "prometheus/histogram.h"
+#include "streamer/delivery/hls_routes.h"
+#include "streamer/delivery/publish_request.h"
+#include "streamer/delivery/responses.h"
+
+namespace meshwork::streamer {
+
+using http::RequestContext;
+using http::Responder;
+namespace field = http::beast_http;
+
+namespace {
+
+constexpr size_t kMaxManifestBytes = 1 << 20;
+constexpr int kMaxHoldHops = 8;
+
+std::optional<std::string_view> Header(const http::Request& request, std::string_view name) {
+  auto it = request.find(boost::beast::string_view(name.data(), name.size()));
+  if (it == request.end()) return std::nullopt;
+  return std::string_view(it->value().data(), it->value().size());
+}
+
+std::string_view ContentType(ObjectKey key) {
+  return key.kind == ObjectKey::kTs ? kTsType : kMp4Type;
+}
+
+std::string ObjectFile(ObjectKey key) {
+  switch (key.kind) {
+    case ObjectKey::kInit:
+      return "init.mp4";
+    case ObjectKey::kTs:
+      return absl::StrCat(key.msn, ".ts");
+    case ObjectKey::kM4s:
+      return absl::StrCat(key.msn, ".m4s");
+    case ObjectKey::kPart:
+      return absl::StrCat(key.msn, ".", key.part, ".m4s");
+  }
+  return "";
+}
+
+// Reads a whole (small) body into a string, refusing more than `limit` bytes.
+class SmallBody : public std::enable_shared_from_this<SmallBody> {
+ public:
+  using Done = std::function<void(absl::Status, std::string)>;
+  SmallBody(std::shared_ptr<http::BodyReader> body, size_t limit, Done done)
+      : body_(std::move(body)), limit_(limit), done_(std::move(done)) {}
+  void Next() {
+    body_->Read([self = shared_from_this()](const absl::Status& status,
+                                            std::span<const uint8_t> bytes, bool done) {
+      if (!status.ok()) return self->done_(status, "");
+      self->data_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      if (self->data_.size() > self->limit_) {
+        return self->done_(WithField(absl::OutOfRangeError(
+                                         absl::StrCat("body larger than ", self->limit_, " bytes")),
+                                     "body"),
+                           "");
+      }
+      if (done) return self->done_(absl::OkStatus(), std::move(self->data_));
+      self->Next();
+    });
+  }
+
+ private:
+  std::shared_ptr<http::BodyReader> body_;
+  size_t limit_;
+  Done done_;
+  std::string data_;
+};
+
+http::Response TooLarge(std::string_view message) {
+  return http::ErrorResponse(http::Status::payload_too_large, "payload_too_large", message);
+}
+
+}  // namespace
+
+struct OriginDelivery::Metrics {
+  prometheus::Histogram* publish_ack = nullptr;
+  prometheus::Counter* slow_publish = nullptr;
+  prometheus::Counter* lookups = nullptr;
+  prometheus::Family<prometheus::Counter>* publishes = nullptr;
+  prometheus::Family<prometheus::Counter>* reads = nullptr;
+  std::atomic<uint64_t> slow{0};
+
+  explicit Metrics(prometheus::Registry* registry) {
+    if (!registry) return;
+    publish_ack = &prometheus::BuildHistogram()
+                       .Name("meshwork_publish_ack_seconds")
+                       .Help("From the last byte of a published object to its acknowledgement")
+                       .Register(*registry)
+                       .Add({}, metrics::LatencyBuckets());
+    slow_publish = &prometheus::BuildCounter()
+                        .Name("meshwork_slow_publish_total")
+                        .Help("Publishes acknowledged later than 500 ms after their last byte")
+                        .Register(*registry)
+                        .Add({});
+    lookups = &prometheus::BuildCounter()
+                   .Name("meshwork_origin_index_lookups_total")
+                   .Help(
+                       "Reads that had to consult the object index (404/410 decided from "
+                       "metadata make none)")
+                   .Register(*registry)
+                   .Add({});
+    publishes = &prometheus::BuildCounter()
+                     .Name("meshwork_origin_publishes_total")
+                     .Help("Objects published on the publish listener, by result")
+                     .Register(*registry);
+    reads = &prometheus::BuildCounter()
+                 .Name("meshwork_origin_reads_total")
+                 .Help("Reads of published objects, by answer")
+                 .Register(*registry);
+  }
+  void Publish(std::string_view result) {
+    if (publishes) publishes->Add({{"result", std::string(result)}}).Increment();
+  }
+  void Read(std::string_view answer) {
+    if (reads) reads->Add({{"answer", std::string(answer)}}).Increment();
+  }
+};
+
+OriginDelivery::OriginDelivery(OriginOptions options, OriginStore* origin, StreamManager* streams,
+                               Shedder* shedder, prometheus::Registry* registry)
+    : options_(options),
+      origin_(origin),
+      streams_(streams),
+      shedder_(shedder),
+      metrics_(std::make_unique<Metrics>(registry)) {}
+
+OriginDelivery::~OriginDelivery() = default;
+
+uint64_t OriginDelivery::slow_publishes() const { return metrics_->slow.load(); }
+
+// ---------------------------------------------------------------------------------------
+// Publishing
+
+// One object upload: the body is copied once, into chunks of `chunk_bytes` that are kept as
+// they are (L-17); nothing is visible until the last byte arrived (L-2).
+class OriginDelivery::Upload : public std::enable_shared_from_this<Upload> {
+ public:
+  Upload(OriginDelivery* owner, std::shared_ptr<http::BodyReader> body, Responder r,
+         OriginStore::PublishRequest request)
+      : owner_(owner), body_(std::move(body)), r_(std::move(r)), request_(std::move(request)) {}
+
+  void Next() {
+    body_->Read([self = shared_from_this()](const absl::Status& status,
+                                            std::span<const uint8_t> bytes,
+                                            bool done) { self->OnChunk(status, bytes, done); });
+  }
+
+ private:
+  void OnChunk(const absl::Status& status, std::span<const uint8_t> bytes, bool done) {
+    if (!status.ok()) {
+      owner_->metrics_->Publish("broken");
+      log::Warn("publish_broken", {{"stream", request_.stream},
+                                   {"object", Describe()},
+                                   {"bytes", request_.size},
+                                   {"error", status.ToString()}});
+      return r_.Send(http::ErrorResponse(status));
+    }
+    request_.size += bytes.size();
+    if (request_.size > owner_->options_.max_object_bytes) {
+      owner_->metrics_->Publish("too_large");
+      return r_.Send(TooLarge(absl::StrCat("object larger than ", owner_->options_.max_object_bytes,
+                                           " bytes (--max-object-bytes)")));
+    }
+    const size_t chunk = owner_->options_.chunk_bytes;
+    while (!bytes.empty()) {
+      if (!current_) {
+        current_ = std::make_shared<std::string>();
+        current_->reserve(chunk);
+      }
+      size_t n = std::min(bytes.size(), chunk - current_->size());
+      current_->append(reinterpret_cast<const char*>(bytes.data()), n);
+      bytes = bytes.subspan(n);
+      if (current_->size() == chunk) request_.chunks.push_back(std::move(current_));
+    }
+    if (!done) return Next();
+    if (current_) {
+      // A small last piece gives its unused reservation back (a cheap copy of few bytes).
+      if (current_->size() < chunk / 4) current_->shrink_to_fit();
+      request_.chunks.push_back(std::move(current_));
+    }
+    auto last_byte = std::chrono::steady_clock::now();
+    std::string stream = request_.stream, object = Describe(), pipeline = request_.pipeline;
+    auto result = owner_->origin_->Publish(std::move(request_));
+    auto published = std::chrono::steady_clock::now();
+    if (!result.ok()) {
+      owner_->metrics_->Publish("refused");
+      return r_.Send(http::ErrorResponse(result.status()));
+    }
+    bool created = *result == OriginStore::PublishResult::kCreated;
+    owner_->metrics_->Publish(created ? "created" : "replaced");
+    http::Response res{created ? http::Status::created : http::Status::no_content, 11};
+    r_.Send(std::move(res));
+    // L-18: from the last byte to the answer handed to the connection.
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - last_byte).count();
+    if (owner_->metrics_->publish_ack) owner_->metrics_->publish_ack->Observe(seconds);
+    if (seconds * 1000 > static_cast<double>(owner_->options_.slow_publish_ms)) {
+      owner_->metrics_->slow.fetch_add(1);
+      if (owner_->metrics_->slow_publish) owner_->metrics_->slow_publish->Increment();
+      double index_ms = std::chrono::duration<double, std::milli>(published - last_byte).count();
+      log::Warn("slow_publish",
+                {{"stream", stream},
+                 {"object", object},
+                 {"pipeline", pipeline},
+                 {"ack_ms", absl::StrFormat("%.1f", seconds * 1000)},
+                 {"cause", index_ms * 2 > seconds * 1000 ? "index update (writers' lock)"
+                                                         : "answer hand-off to the connection"}});
+    }
+  }
+
+  std::string Describe() const {
+    return absl::StrCat(request_.rendition, "/", ObjectFile(request_.key));
+  }
+
+  OriginDelivery* owner_;
+  std::shared_ptr<http::BodyReader> body_;
+  Responder r_;
+  OriginStore::PublishRequest request_;
+  std::shared_ptr<std::string> current_;
+};
+
+void OriginDelivery::ReceiveObject(RequestContext& ctx, std::shared_ptr<http::BodyReader> body,
+                                   Responder r, OriginStore::PublishRequest request) {
+  if (auto length = ctx.request.find(field::field::content_length); length != ctx.request.end()) {
+    uint64_t n = 0;
+    std::string_view v(length->value().data(), length->value().size());
+    if (absl::SimpleAtoi(AbslView(v), &n) && n > options_.max_object_bytes) {
+      metrics_->Publish("too_large");
+      return r.Send(TooLarge(absl::StrCat("object of ", n, " bytes is larger than ",
+                                          options_.max_object_bytes, " (--max-object-bytes)")));
+    }
+  }
+  std::make_shared<Upload>(this, std::move(body), std::move(r), std::move(request))->Next();
+}
+
+void OriginDelivery::ReceiveNotification(RequestContext& ctx,
+                                         std::shared_ptr<http::BodyReader> body, Responder r,
+                                         std::string stream) {
+  auto responder = std::make_shared<Responder>(std::move(r));
+  auto reader = std::make_shared<SmallBody>(
+      std::move(body), options_.max_notification_bytes,
+      [this, responder, stream](absl::Status status, std::string data) {
+        if (!status.ok()) {
+          if (status.code() == absl::StatusCode::kOutOfRange) {
+            return responder->Send(TooLarge(std::string(status.message())));
+          }
+          return responder->Send(http::ErrorResponse(status));
+        }
+        auto event = nlohmann::json::parse(data, nullptr, false);
+        if (event.is_discarded() || !event.is_object()) {
+          return responder->Send(
+              http::ErrorResponse(InvalidField("body", "must be a JSON object")));
+        }
+        auto id = event.find("id");
+        if (id == event.end() || !id->is_string() || id->get<std::string>().empty() ||
+            id->get<std::string>().size() > 128) {
+          return responder->Send(
+              http::ErrorResponse(InvalidField("id", "required: a string of 1 to 128 bytes")));
+        }
+        auto type = event.find("type");
+        if (type == event.end() || !type->is_string() || type->get<std::string>().empty() ||
+            type->get<std::string>().size() > 64) {
+          return responder->Send(http::ErrorResponse(
+              InvalidField("type", "required: a string of 1 to 64 bytes (e.g. ad-start)")));
+        }
+        for (const auto& [k, v] : event.items()) {
+          if (k != "id" && k != "type" && k != "payload") {
+            return responder->Send(
+                http::ErrorResponse(InvalidField(k, "unknown member (id, type, payload)")));
+          }
+        }
+        auto seq = origin_->Notify(stream, event);
+        if (!seq.ok()) return responder->Send(http::ErrorResponse(seq.status()));
+        log::Info("stream_notification", {{"stream", stream},
+                                          {"id", id->get<std::string>()},
+                                          {"type", type->get<std::string>()},
+                                          {"seq", *seq}});
+        responder->Send(http::JsonResponse(http::Status::ok, {{"seq", *seq}}));
+      });
+  (void)ctx;
+  reader->Next();
+}
+
+void OriginDelivery::AddPublishRoutes(http::Router& router) {
+  router.AddStreaming(
+      {http::Verb::put, http::Verb::post}, "/{path...}",
+      [this](RequestContext& ctx, std::shared_ptr<http::BodyReader> body, Responder r) {
+        auto target = ParsePublishPath(ctx.path);
+        if (!target.ok()) return r.Send(http::ErrorResponse(target.status()));
+        bool post = ctx.request.method() == http::Verb::post;
+        switch (target->kind) {
+          case PublishTarget::kPush:
+            return ServePush(streams_, ctx, std::move(body), std::move(r), target->stream);
+          case PublishTarget::kNotifications:
+            if (!post) {
+              return r.Send(http::ErrorResponse(http::Status::method_not_allowed,
+                                                "method_not_allowed", "notifications take POST"));
+            }
+            if (!origin_->View(target->stream)) break;
+            return ReceiveNotification(ctx, std::move(body), std::move(r), target->stream);
+          case PublishTarget::kManifest: {
+            // A packager's own playlist: drained and acknowledged, not kept.
+            auto responder = std::make_shared<Responder>(std::move(r));
+            std::make_shared<SmallBody>(
+                std::move(body), kMaxManifestBytes,
+                [responder](absl::Status status, std::string) {
+                  if (!status.ok()) {
+                    return responder->Send(http::ErrorResponse(status));
+                  }
+                  responder->Send(http::MakeResponse(http::Status::no_content, "", "text/plain"));
+                })
+                ->Next();
+            return;
+          }
+          case PublishTarget::kObject: {
+            if (post) {
+              return r.Send(http::ErrorResponse(http::Status::method_not_allowed,
+                                                "method_not_allowed", "objects take PUT"));
+            }
+            auto headers = ParsePublishHeaders(Header(ctx.request, "X-Pipeline"),
+                                               Header(ctx.request, "X-Region"),
+                                               Header(ctx.request, "X-Defects"));
+            if (!headers.ok()) {
+              metrics_->Publish("bad_request");
+              return r.Send(http::ErrorResponse(headers.status()));
+            }
+            if (!origin_->View(target->stream)) break;
+            OriginStore::PublishRequest request;
+            request.stream = target->stream;
+            request.rendition = target->rendition;
+            request.key = target->key;
+            request.pipeline = std::move(headers->pipeline);
+            request.region = std::move(headers->region);
+            request.defects = headers->defects;
+            return ReceiveObject(ctx, std::move(body), std::move(r), std::move(request));
+          }
+        }
+        r.Send(http::ErrorResponse(absl::NotFoundError(
+            absl::StrCat("stream \"", target->stream, "\" is not placed on this node"))));
+      });
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+bool OriginDelivery::Serves(const std::string& stream) const {
+  auto view = origin_->View(stream);
+  return view && !view->renditions.empty();
+}
+
+std::string OriginMediaPlaylist(const OriginStreamView& view, const OriginRendition& rendition) {
+  const OriginPolicy& policy = *view.policy;
+  struct Entry {
+    int64_t msn;
+    uint64_t version;
+  };
+  std::vector<Entry> entries;
+  ObjectKey::Kind kind = rendition.fmp4 ? ObjectKey::kM4s : ObjectKey::kTs;
+  for (int64_t msn = rendition.meta.newest_msn;
+       msn >= 0 && msn >= rendition.meta.first_msn &&
+       entries.size() < static_cast<size_t>(std::max(1, policy.live_window));
+       --msn) {
+    auto object = rendition.Find(ObjectKey{kind, msn, -1});
+    auto chosen = object ? ChooseCandidate(policy, *object, msn) : nullptr;
+    if (!chosen) {
+      if (entries.empty()) continue;  // the newest may be masked: list what precedes it
+      break;                          // a hole ends the run (msns stay consecutive)
+    }
+    entries.push_back({msn, policy.VersionOf(*chosen, msn)});
+  }
+  std::reverse(entries.begin(), entries.end());
+  int target = (policy.tmpl.segment_ms + 999) / 1000;
+  std::string out = absl::StrCat(
+      "#EXTM3U\n#EXT-X-VERSION:", rendition.fmp4 ? 7 : 3, "\n#EXT-X-TARGETDURATION:", target,
+      "\n#EXT-X-MEDIA-SEQUENCE:", entries.empty() ? 0 : entries.front().msn, "\n");
+  if (rendition.fmp4) absl::StrAppend(&out, "#EXT-X-MAP:URI=\"init.mp4?v=", policy.version, "\"\n");
+  std::string extinf = absl::StrFormat("#EXTINF:%.3f,\n", policy.tmpl.segment_ms / 1000.0);
+  for (const auto& e : entries) {
+    absl::StrAppend(&out, extinf, e.msn, rendition.fmp4 ? ".m4s" : ".ts", "?v=", e.version, "\n");
+  }
+  return out;
+}
+
+std::string OriginMasterPlaylist(const OriginStreamView& view) {
+  if (view.renditions.empty()) return "";
+  std::string out = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+  for (const auto& [name, r] : view.renditions) {
+    if (r->meta.newest_msn < 0) continue;
+    uint64_t bandwidth = std::max<uint64_t>(1, r->bitrate_bps * 11 / 10);
+    absl::StrAppend(&out, "#EXT-X-STREAM-INF:BANDWIDTH=", bandwidth, "\n", name, "/index.m3u8\n");
+  }
+  return out;
+}
+
+void OriginDelivery::ServePlaylist(RequestContext& ctx, Responder r, const std::string& stream,
+                                   const std::string& rendition) {
+  auto view = origin_->View(stream);
+  if (!view) return r.Send(NotFound("no such stream on this node", "*"));
+  const OriginPolicy& policy = *view->policy;
+  if (shedder_->Shed(RequestClass::kLive)) {
+    metrics_->Read("shed");
+    http::Response res = Unavailable("the node is shedding load", policy.cors);
+    res.set(field::field::cache_control, "max-age=5");
+    res.set(field::field::retry_after, "5");
+    return r.Send(std::move(res));
+  }
+  std::string body;
+  if (rendition.empty()) {
+    body = OriginMasterPlaylist(*view);
+  } else if (auto it = view->renditions.find(rendition); it != view->renditions.end()) {
+    body = OriginMediaPlaylist(*view, *it->second);
+  }
+  if (body.empty()) return r.Send(NotFound("no such rendition", policy.cors));  // L-6
+  http::Response res = PlaylistResponse(ctx.request, std::move(body),
+                                        std::max(0, policy.tmpl.segment_ms / 2000), policy.cors);
+  if (view->notifications) res.set("X-Stream-Notifications", *view->notifications);
+  r.Send(std::move(res));
+}
+
+void OriginDelivery::ServeObject(RequestContext& ctx, Responder r, const std::string& stream,
+                                 const std::string& rendition, ObjectKey key) {
+  auto view = origin_->View(stream);
+  if (!view) return r.Send(NotFound("no such stream on this node", "*"));
+  auto it = view->renditions.find(rendition);
+  RenditionMeta none;
+  const RenditionMeta& meta = it == view->renditions.end() ? none : it->second->meta;
+  RequestClass cls = ClassifyRead(*view->policy, meta, key, origin_->NowMs());
+  if (shedder_->Shed(cls)) {
+    metrics_->Read("shed");
+    http::Response res = Unavailable("the node is shedding load", view->policy->cors);
+    res.set(field::field::cache_control, "max-age=5");
+    res.set(field::field::retry_after, "5");
+    return r.Send(std::move(res));
+  }
+  Answer(&ctx, std::make_shared<Responder>(std::move(r)), stream, rendition, key, 0,
+         std::make_shared<Shedder::Token>(shedder_));
+}
+
+void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
+                            const std::string& stream, const std::string& rendition, ObjectKey key,
+                            int hops, std::shared_ptr<Shedder::Token> token) {
+  auto view = origin_->View(stream);
+  if (!view) return r->Send(NotFound("the stream was removed from this node", "*"));
+  const OriginPolicy& policy = *view->policy;
+  auto it = view->renditions.find(rendition);
+  const OriginRendition* rend = it == view->renditions.end() ? nullptr : it->second.get();
+  ReadDecision d = origin_->Decide(*view, rend, key);
+  if (d.looked_up && metrics_->lookups) metrics_->lookups->Increment();
+  if (d.verdict == ReadDecision::kHold && hops >= kMaxHoldHops) {
+    d.verdict = d.candidate ? ReadDecision::kServe : ReadDecision::kMissing;
+  }
+  switch (d.verdict) {
+    case ReadDecision::kServe: {
+      metrics_->Read("served");
+      const Candidate& c = *d.candidate;
+      uint64_t version = policy.VersionOf(c, key.msn);
+      std::string etag = absl::StrCat("\"", c.serial, "-v", version, "\"");
+      http::Response header{http::Status::ok, 11};
+      header.set(field::field::cache_control, kImmutable);
+      header.set(field::field::etag, etag);
+      header.set("X-Pipeline", c.pipeline);
+      if (c.defects) header.set("X-Defects", DefectsToString(c.defects));
+      if (c.notifications) header.set("X-Stream-Notifications", *c.notifications);
+      http::AddCors(header, policy.cors);
+      if (auto inm = Header(ctx->request, "If-None-Match"); inm && *inm == etag) {
+        header.result(http::Status::not_modified);
+        return r->Send(std::move(header));
+      }
+      http::SharedBuffers body;
+      for (const auto& chunk : c.chunks) body.Append(chunk);
+      return http::SendMedia(ctx->request, *r, std::move(body), ContentType(key),
+                             std::move(header));
+    }
+    case ReadDecision::kNotYet: {
+      metrics_->Read("not_yet");
+      http::Response res = NotFound("not published yet", policy.cors);
+      res.set(field::field::cache_control, absl::StrCat("max-age=", d.ttl_ms / 1000));
+      res.set("X-Cache-TTL-Ms", std::to_string(d.ttl_ms));
+      return r->Send(std::move(res));
+    }
+    case ReadDecision::kGone: {
+      metrics_->Read("gone");
+      http::Response res = http::ErrorResponse(http::Status::gone, "gone",
+                                               "not delivered by any pipeline before its "
+                                               "retry deadline, or before the stream's start");
+      int64_t window_s =
+          (static_cast<int64_t>(policy.live_window) * policy.tmpl.segment_ms + 999) / 1000;
+      res.set(field::field::cache_control,
+              absl::StrCat("max-age=", std::max<int64_t>(window_s, 1)));
+      http::AddCors(res, policy.cors);
+      return r->Send(std::move(res));
+    }
+    case ReadDecision::kMissing:
+      metrics_->Read("missing");
+      return r->Send(NotFound(rend ? "no such object" : "no such rendition", policy.cors));
+    case ReadDecision::kHold:
+      break;
+  }
+  metrics_->Read("held");
+  int64_t wait_ms = std::max<int64_t>(1, d.until_ms - origin_->NowMs());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  auto status =
+      origin_->Wait(stream, rendition, key, d.generation, ctx->executor, deadline,
+                    [this, ctx, r, stream, rendition, key, hops, token](Waiters::Outcome outcome) {
+                      if (outcome == Waiters::Outcome::kRemoved) {
+                        return r->Send(NotFound("the stream was removed from this node", "*"));
+                      }
+                      Answer(ctx, r, stream, rendition, key, hops + 1, token);
+                    });
+  if (!status.ok()) r->Send(Unavailable(std::string(status.message()), policy.cors));
+}
+
+}  // namespace meshwork::streamer

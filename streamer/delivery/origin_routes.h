@@ -1,0 +1,76 @@
+// The live origin over HTTP (L-1…L-19).
+//
+// Publish listener (its own worker threads, L-3):
+//   PUT  /{stream}/{rendition}/{init.mp4|N.ts|N.m4s|N.P.m4s}   an object (X-Pipeline,
+//        X-Region, X-Defects), read in 256 KiB chunks as it arrives; visible only once
+//        complete; 201 new, 204 replaced; 413 above the object size limit
+//   PUT  /{stream}/{rendition}/*.m3u8|*.mpd    a packager's own manifest: accepted, ignored
+//   POST /{stream}/notifications               L-10
+//   PUT|POST /{stream}/publish                 continuous MPEG-TS push (S-1)
+// Viewer listener, for streams whose objects are published to this node: master and media
+// playlists built from the object index, and objects decided by the L-6…L-12 rules with
+// shedding (L-16) in front.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/http/router.h"
+#include "prometheus/registry.h"
+#include "streamer/delivery/shedder.h"
+#include "streamer/packager/stream_manager.h"
+#include "streamer/store/origin_store.h"
+
+namespace meshwork::streamer {
+
+struct OriginOptions {
+  uint64_t max_object_bytes = 64ull << 20;
+  size_t chunk_bytes = 256 * 1024;  // L-17
+  size_t max_notification_bytes = 64 * 1024;
+  int64_t slow_publish_ms = 500;  // L-18
+};
+
+class OriginDelivery {
+ public:
+  OriginDelivery(OriginOptions options, OriginStore* origin, StreamManager* streams,
+                 Shedder* shedder, prometheus::Registry* registry);
+  ~OriginDelivery();
+
+  // The publish listener's routes (objects, manifests, notifications, push).
+  void AddPublishRoutes(http::Router& router);
+
+  // True when `stream` is served from the origin store: objects were published to it.
+  bool Serves(const std::string& stream) const;
+  // Master (`rendition` empty) or media playlist of a published stream.
+  void ServePlaylist(http::RequestContext& ctx, http::Responder r, const std::string& stream,
+                     const std::string& rendition);
+  void ServeObject(http::RequestContext& ctx, http::Responder r, const std::string& stream,
+                   const std::string& rendition, ObjectKey key);
+
+  uint64_t slow_publishes() const;
+
+ private:
+  struct Metrics;
+  class Upload;
+  void Answer(http::RequestContext* ctx, std::shared_ptr<http::Responder> r,
+              const std::string& stream, const std::string& rendition, ObjectKey key, int hops,
+              std::shared_ptr<Shedder::Token> token);
+  void ReceiveObject(http::RequestContext& ctx, std::shared_ptr<http::BodyReader> body,
+                     http::Responder r, OriginStore::PublishRequest request);
+  void ReceiveNotification(http::RequestContext& ctx, std::shared_ptr<http::BodyReader> body,
+                           http::Responder r, std::string stream);
+
+  const OriginOptions options_;
+  OriginStore* origin_;
+  StreamManager* streams_;
+  Shedder* shedder_;
+  std::unique_ptr<Metrics> metrics_;
+};
+
+// A published rendition's media playlist: the newest consecutive run of segments that have a
+// candidate to serve (at most the live window), object URLs carrying `?v=N` (L-14).
+std::string OriginMediaPlaylist(const OriginStreamView& view, const OriginRendition& rendition);
+// The master playlist of a published stream (empty when nothing is published).
+std::string OriginMasterPlaylist(const OriginStreamView& view);
+
+}  // namespace meshwork::streamer

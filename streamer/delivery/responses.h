@@ -1,0 +1,24 @@
+// Responses shared by the viewer handlers of locally packaged and published streams.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/http/types.h"
+
+namespace meshwork::streamer {
+
+inline constexpr char kPlaylistType[] = "application/vnd.apple.mpegurl";
+inline constexpr char kTsType[] = "video/mp2t";
+inline constexpr char kMp4Type[] = "video/mp4";
+inline constexpr char kImmutable[] = "max-age=86400, immutable";
+
+// 404 for an unknown stream, rendition or object (L-6: `Cache-Control: max-age=1`).
+http::Response NotFound(std::string_view what, std::string_view cors);
+// 503 with `Retry-After: 1`, not cacheable (a hold that ran out, a full waiter table).
+http::Response Unavailable(std::string_view message, std::string_view cors);
+// A playlist (gzip when the client accepts it) cacheable for `max_age` seconds.
+http::Response PlaylistResponse(const http::Request& request, std::string body, int max_age,
+                                std::string_view cors);
+
+}  // namespace meshwork::streamer

@@ -1,0 +1,180 @@
+// The live origin's read rules (L-4…L-15) as pure functions of a stream's policy, the
+// rendition's in-memory metadata and the time: which candidate a read gets, whether it is
+// held, answered 404 with a TTL, or 410, and which request class it is. Nothing here touches
+// object bodies, so the answers for future and long-gone objects cost no store lookup.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+
+namespace meshwork::streamer {
+
+// L-4, L-5: when each object of a rendition is due.
+struct Template {
+  int64_t availability_start_ms = -1;  // < 0: not known yet (derived from the first publish)
+  int segment_ms = 2000;
+  int part_ms = 0;  // 0: the stream has no parts
+  int retry_deadline_ms = 2000;
+  int grace_ms = 200;  // L-12
+
+  bool known() const { return availability_start_ms >= 0; }
+  // due(msn) = availability_start + (msn+1)·segment_ms; a part p of msn is due when it
+  // ends: availability_start + msn·segment_ms + (p+1)·part_ms.
+  int64_t Due(int64_t msn, int part = -1) const;
+  // The msn whose segment is being produced at `now_ms` (due in (now, now + segment_ms]).
+  int64_t ProducingMsn(int64_t now_ms) const;
+  // The availability start that makes `msn` due at `published_ms` (for streams whose
+  // configuration leaves it open).
+  int64_t StartFor(int64_t msn, int64_t published_ms) const;
+};
+
+// What an object path names inside a rendition.
+struct ObjectKey {
+  enum Kind { kInit, kTs, kM4s, kPart } kind = kTs;
+  int64_t msn = -1;  // -1 for init
+  int part = -1;     // >= 0 for kPart
+  auto operator<=>(const ObjectKey&) const = default;
+  bool is_segment() const { return kind == kTs || kind == kM4s; }
+};
+
+// X-Defects (L-1) as a bit set.
+enum Defect : uint32_t {
+  kDefectShort = 1,
+  kDefectMissingFrames = 2,
+  kDefectMissing = 4,
+  kDefectTimestampGap = 8,
+};
+// "short, missing-frames" form of a defect set, in a fixed order.
+std::string DefectsToString(uint32_t defects);
+
+// One pipeline's copy of an object (L-11).
+struct Candidate {
+  std::string pipeline;
+  std::string region;
+  uint32_t defects = 0;
+  std::vector<std::shared_ptr<const std::string>> chunks;  // the body (L-17)
+  uint64_t size = 0;
+  int64_t published_ms = 0;
+  uint64_t serial = 0;  // distinct per publish on this node (ETag)
+  // X-Stream-Notifications in force when it was published (L-10); null when none.
+  std::shared_ptr<const std::string> notifications;
+};
+
+// An object: one candidate per pipeline. `generation` counts publishes of it.
+struct StoredObject {
+  std::vector<std::shared_ptr<const Candidate>> candidates;
+  uint64_t generation = 0;
+};
+
+// A range of msns (open-ended when a bound is absent) of a pipeline and/or region.
+struct CandidateRange {
+  std::optional<std::string> pipeline;
+  std::optional<std::string> region;
+  std::optional<int64_t> from_msn;
+  std::optional<int64_t> to_msn;
+  bool Covers(const Candidate& c, int64_t msn) const;
+};
+
+// What central configures for a stream published by packagers.
+struct OriginPolicy {
+  Template tmpl;
+  std::vector<std::string> pipelines;  // preference order (L-11)
+  std::vector<CandidateRange> masks;   // L-13
+  uint64_t version = 1;                // L-14
+  struct RangeVersion {
+    CandidateRange range;
+    uint64_t version = 0;
+  };
+  std::vector<RangeVersion> range_versions;
+  int live_window = 6;
+  std::string cors = "*";
+
+  // From the stream object central sends (absent members take their defaults).
+  static OriginPolicy FromJson(const nlohmann::json& stream);
+  // Position of a pipeline in the preference order; unknown ones after, by name.
+  int Rank(const std::string& pipeline) const;
+  bool Masked(const Candidate& c, int64_t msn) const;
+  // L-14: the cache version of an object served from `c`.
+  uint64_t VersionOf(const Candidate& c, int64_t msn) const;
+};
+
+// L-11: the first unmasked candidate in preference order without defects, else the first
+// unmasked one (with its defects); null when every candidate is masked.
+std::shared_ptr<const Candidate> ChooseCandidate(const OriginPolicy& policy,
+                                                 const StoredObject& object, int64_t msn);
+
+// The in-memory metadata of a rendition that reads are decided from.
+struct RenditionMeta {
+  int64_t first_msn = -1;   // the oldest segment held (-1: none yet)
+  int64_t newest_msn = -1;  // the newest segment published by any pipeline
+  // The newest msn each pipeline delivered (L-12: only pipelines still delivering are
+  // waited for).
+  std::map<std::string, int64_t> pipeline_newest;
+};
+
+struct ReadDecision {
+  enum Verdict {
+    kServe,    // send `candidate`
+    kHold,     // wait until published, at most until `until_ms` (L-7, L-12)
+    kNotYet,   // 404 with a TTL of `ttl_ms` (L-8)
+    kGone,     // 410 (L-9)
+    kMissing,  // 404, short TTL: not published, and no template to say more
+  } verdict = kMissing;
+  std::shared_ptr<const Candidate> candidate;
+  int64_t until_ms = 0;
+  int64_t ttl_ms = 0;
+  bool looked_up = false;   // the object index was consulted
+  uint64_t generation = 0;  // the object's publish count when decided (0: absent)
+};
+
+// Decides a read of `key`. `lookup` returns the object (null when absent); it is called
+// only when metadata alone cannot answer.
+template <typename Lookup>
+ReadDecision DecideRead(const OriginPolicy& policy, const RenditionMeta& meta, ObjectKey key,
+                        int64_t now_ms, Lookup&& lookup);
+
+// L-15: 1 publishes, 2 live-edge reads (playlists, init, objects within the live window),
+// 3 DVR reads (older objects).
+enum class RequestClass { kPublish = 1, kLive = 2, kDvr = 3 };
+RequestClass ClassifyRead(const OriginPolicy& policy, const RenditionMeta& meta,
+                          std::optional<ObjectKey> key, int64_t now_ms);
+
+// ---- implementation of the template ----
+
+namespace origin_internal {
+ReadDecision DecideFound(const OriginPolicy& policy, const RenditionMeta& meta, ObjectKey key,
+                         int64_t now_ms, const StoredObject* object);
+bool BeyondNext(const OriginPolicy& policy, ObjectKey key, int64_t now_ms, int64_t* ttl_ms);
+}  // namespace origin_internal
+
+template <typename Lookup>
+ReadDecision DecideRead(const OriginPolicy& policy, const RenditionMeta& meta, ObjectKey key,
+                        int64_t now_ms, Lookup&& lookup) {
+  ReadDecision d;
+  if (key.kind != ObjectKey::kInit && policy.tmpl.known()) {
+    // Before the oldest segment held: gone (never existed, or aged out of the window).
+    if (meta.first_msn >= 0 && key.msn < meta.first_msn) {
+      d.verdict = ReadDecision::kGone;
+      return d;
+    }
+    int64_t ttl = 0;
+    if (origin_internal::BeyondNext(policy, key, now_ms, &ttl)) {
+      d.verdict = ReadDecision::kNotYet;
+      d.ttl_ms = ttl;
+      return d;
+    }
+  }
+  auto object = lookup();
+  d = origin_internal::DecideFound(policy, meta, key, now_ms, object.get());
+  d.looked_up = true;
+  return d;
+}
+
+}  // namespace meshwork::streamer

@@ -1,0 +1,268 @@
+#include "streamer/store/origin_store.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace meshwork::streamer {
+
+namespace {
+
+std::string Base64Url(std::string_view in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (unsigned char c : in) {
+    acc = (acc << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(kAlphabet[(acc >> bits) & 63]);
+    }
+  }
+  if (bits > 0) out.push_back(kAlphabet[(acc << (6 - bits)) & 63]);
+  return out;  // unpadded, as base64url in headers usually is
+}
+
+std::string StreamPrefix(const std::string& stream) { return stream + "\n"; }
+
+uint64_t CandidateBytes(const StoredObject& o) {
+  uint64_t n = 0;
+  for (const auto& c : o.candidates) n += c->size;
+  return n;
+}
+
+}  // namespace
+
+std::string ObjectWaiterKey(const std::string& stream, const std::string& rendition,
+                            ObjectKey key) {
+  return absl::StrCat(stream, "\n", rendition, "\n", static_cast<int>(key.kind), ":", key.msn, ".",
+                      key.part);
+}
+
+std::shared_ptr<const StoredObject> OriginRendition::Find(ObjectKey key) const {
+  auto it = objects.find(key);
+  return it == objects.end() ? nullptr : it->second;
+}
+
+OriginStore::OriginStore(Options options, const Clock& clock)
+    : options_(options), clock_(clock), waiters_(options.max_waiters) {}
+
+std::shared_ptr<OriginStore::Slot> OriginStore::SlotOf(const std::string& stream) const {
+  absl::ReaderMutexLock lock(&map_mu_);
+  auto it = streams_.find(stream);
+  return it == streams_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const OriginStreamView> OriginStore::View(const std::string& stream) const {
+  auto slot = SlotOf(stream);
+  return slot ? slot->Get() : nullptr;
+}
+
+void OriginStore::Apply(const std::map<std::string, nlohmann::json>& streams) {
+  absl::MutexLock write(&write_mu_);
+  std::vector<std::string> removed;
+  {
+    absl::MutexLock lock(&map_mu_);
+    for (auto it = streams_.begin(); it != streams_.end();) {
+      if (streams.count(it->first)) {
+        ++it;
+      } else {
+        removed.push_back(it->first);
+        it = streams_.erase(it);
+      }
+    }
+  }
+  for (const auto& name : removed) waiters_.RemovePrefix(StreamPrefix(name));
+  for (const auto& [name, object] : streams) {
+    auto policy = std::make_shared<OriginPolicy>(OriginPolicy::FromJson(object));
+    std::shared_ptr<Slot> slot = SlotOf(name);
+    if (!slot) {
+      auto view = std::make_shared<OriginStreamView>();
+      view->name = name;
+      view->policy = policy;
+      absl::MutexLock lock(&map_mu_);
+      streams_[name] = std::make_shared<Slot>(std::move(view));
+      continue;
+    }
+    auto current = slot->Get();
+    // An availability start derived from the first publish stays until central sets one.
+    if (!policy->tmpl.known() && current->policy->tmpl.known() &&
+        policy->tmpl.segment_ms == current->policy->tmpl.segment_ms) {
+      policy->tmpl.availability_start_ms = current->policy->tmpl.availability_start_ms;
+    }
+    auto next = std::make_shared<OriginStreamView>(*current);
+    next->policy = policy;
+    slot->Set(std::move(next));
+  }
+}
+
+absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest request) {
+  auto slot = SlotOf(request.stream);
+  if (!slot) {
+    return absl::NotFoundError(
+        absl::StrCat("stream \"", request.stream, "\" is not placed on this node"));
+  }
+  int64_t now = NowMs();
+  auto candidate = std::make_shared<Candidate>();
+  candidate->pipeline = std::move(request.pipeline);
+  candidate->region = std::move(request.region);
+  candidate->defects = request.defects;
+  candidate->chunks = std::move(request.chunks);
+  candidate->size = request.size;
+  candidate->published_ms = now;
+  candidate->serial = serial_.fetch_add(1) + 1;
+  const ObjectKey key = request.key;
+  PublishResult result = PublishResult::kCreated;
+  {
+    absl::MutexLock write(&write_mu_);
+    auto current = slot->Get();
+    auto view = std::make_shared<OriginStreamView>(*current);
+    candidate->notifications = view->notifications;
+    if (key.is_segment() && !view->policy->tmpl.known()) {
+      // L-4: no configured availability start: the first segment is due when it arrives.
+      auto policy = std::make_shared<OriginPolicy>(*view->policy);
+      policy->tmpl.availability_start_ms = policy->tmpl.StartFor(key.msn, now);
+      view->policy = std::move(policy);
+    }
+    auto& rendition_slot = view->renditions[request.rendition];
+    auto rendition = rendition_slot ? std::make_shared<OriginRendition>(*rendition_slot)
+                                    : std::make_shared<OriginRendition>();
+    rendition->name = request.rendition;
+    auto& object_slot = rendition->objects[key];
+    auto object = object_slot ? std::make_shared<StoredObject>(*object_slot)
+                              : std::make_shared<StoredObject>();
+    auto same = std::find_if(object->candidates.begin(), object->candidates.end(),
+                             [&](const auto& c) { return c->pipeline == candidate->pipeline; });
+    if (same != object->candidates.end()) {
+      result = PublishResult::kReplaced;
+      rendition->bytes -= (*same)->size;
+      view->bytes -= (*same)->size;
+      *same = candidate;
+    } else {
+      object->candidates.push_back(candidate);
+    }
+    rendition->bytes += candidate->size;
+    view->bytes += candidate->size;
+    ++object->generation;
+    object_slot = object;
+    if (key.kind != ObjectKey::kTs) rendition->fmp4 = true;
+    if (key.kind != ObjectKey::kInit) {
+      auto& meta = rendition->meta;
+      auto& newest = meta.pipeline_newest[candidate->pipeline];
+      newest = std::max(newest, key.msn);
+      if (key.is_segment()) {
+        if (key.msn >= meta.newest_msn) {
+          meta.newest_msn = key.msn;
+          rendition->bitrate_bps =
+              candidate->size * 8 * 1000 / static_cast<uint64_t>(view->policy->tmpl.segment_ms);
+        }
+        if (meta.first_msn < 0 || key.msn < meta.first_msn) meta.first_msn = key.msn;
+      }
+    }
+    TrimLocked(*view, *rendition);
+    rendition_slot = rendition;
+    slot->Set(std::move(view));
+    waiters_.Publish(ObjectWaiterKey(request.stream, request.rendition, key),
+                     Position{static_cast<int64_t>(object->generation), -1});
+  }
+  return result;
+}
+
+void OriginStore::TrimLocked(OriginStreamView& view, OriginRendition& changed) {
+  // Per rendition: the live window plus S-14's tail, at least min_retain_segments.
+  size_t retain = std::max<size_t>(options_.min_retain_segments,
+                                   3 * static_cast<size_t>(std::max(1, view.policy->live_window)));
+  auto drop_below = [&view](OriginRendition& r, int64_t msn) {
+    for (auto it = r.objects.begin(); it != r.objects.end();) {
+      if (it->first.kind != ObjectKey::kInit && it->first.msn < msn) {
+        uint64_t n = CandidateBytes(*it->second);
+        r.bytes -= n;
+        view.bytes -= n;
+        it = r.objects.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (r.meta.first_msn >= 0 && r.meta.first_msn < msn) r.meta.first_msn = msn;
+  };
+  if (changed.meta.newest_msn >= static_cast<int64_t>(retain)) {
+    drop_below(changed, changed.meta.newest_msn - static_cast<int64_t>(retain) + 1);
+  }
+  // Per stream: bytes, oldest segments first, keeping each rendition's newest segment.
+  while (view.bytes > options_.max_stream_bytes) {
+    const OriginRendition* oldest = nullptr;
+    for (const auto& [name, r] : view.renditions) {
+      const OriginRendition* c = name == changed.name ? &changed : r.get();
+      if (c->meta.first_msn < 0 || c->meta.first_msn >= c->meta.newest_msn) continue;
+      if (!oldest || c->meta.first_msn < oldest->meta.first_msn) oldest = c;
+    }
+    if (!oldest) break;
+    if (oldest == &changed) {
+      drop_below(changed, changed.meta.first_msn + 1);
+    } else {
+      // Copy before changing: the shared rendition may be in readers' hands.
+      auto copy = std::make_shared<OriginRendition>(*oldest);
+      drop_below(*copy, copy->meta.first_msn + 1);
+      view.renditions[copy->name] = copy;
+    }
+  }
+}
+
+absl::StatusOr<uint64_t> OriginStore::Notify(const std::string& stream,
+                                             const nlohmann::json& event) {
+  auto slot = SlotOf(stream);
+  if (!slot) {
+    return absl::NotFoundError(absl::StrCat("stream \"", stream, "\" is not placed on this node"));
+  }
+  absl::MutexLock write(&write_mu_);
+  auto view = std::make_shared<OriginStreamView>(*slot->Get());
+  // Cumulative: earlier events carry over, newest last, the oldest dropped beyond the bound.
+  auto& events = view->notification_events;
+  if (!events.is_array()) events = nlohmann::json::array();
+  events.push_back(event);
+  while (events.size() > options_.max_notifications) events.erase(events.begin());
+  view->notification_seq += 1;
+  nlohmann::json state = {{"seq", view->notification_seq}, {"events", events}};
+  view->notifications = std::make_shared<const std::string>(Base64Url(state.dump()));
+  uint64_t seq = view->notification_seq;
+  slot->Set(std::move(view));
+  return seq;
+}
+
+ReadDecision OriginStore::Decide(const OriginStreamView& view, const OriginRendition* rendition,
+                                 ObjectKey key) const {
+  if (!rendition) return ReadDecision{};
+  return DecideRead(*view.policy, rendition->meta, key, NowMs(), [&] {
+    lookups_.fetch_add(1, std::memory_order_relaxed);
+    return rendition->Find(key);
+  });
+}
+
+absl::Status OriginStore::Wait(const std::string& stream, const std::string& rendition,
+                               ObjectKey key, uint64_t seen_generation,
+                               boost::asio::any_io_executor executor,
+                               std::chrono::steady_clock::time_point deadline,
+                               Waiters::Callback callback) {
+  std::string waiter_key = ObjectWaiterKey(stream, rendition, key);
+  auto status = waiters_.Wait(waiter_key, Position{static_cast<int64_t>(seen_generation) + 1, -1},
+                              std::move(executor), deadline, std::move(callback));
+  if (!status.ok()) return status;
+  // Published between the caller's decision and the registration: release now.
+  if (auto view = View(stream)) {
+    auto r = view->renditions.find(rendition);
+    if (r != view->renditions.end()) {
+      if (auto object = r->second->Find(key)) {
+        waiters_.Publish(waiter_key, Position{static_cast<int64_t>(object->generation), -1});
+      }
+    }
+  } else {
+    waiters_.Remove(waiter_key);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace meshwork::streamer

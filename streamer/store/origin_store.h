@@ -1,0 +1,129 @@
+// The live origin's object store (L-1, L-2, L-7, L-10…L-14, L-17, L-19): objects published
+// by packagers (`PUT` on the publish listener), one candidate per pipeline, kept in memory
+// and bounded per stream; each stream's policy (template, pipeline order, masks, versions)
+// comes from central.
+//
+// Readers never wait for writers: each stream is an immutable view (policy, renditions with
+// their metadata and object index, notification state) replaced whole by a publish; a read
+// takes the current view with one pointer copy. Publishes are serialised by one writers'
+// mutex and copy only the small object index of the rendition they change, never a body.
+// Holds (L-7, L-12) are waiters keyed by object, released by its next publish.
+// Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/sync/snapshot.h"
+#include "common/time/clock.h"
+#include "nlohmann/json.hpp"
+#include "streamer/store/origin_rules.h"
+#include "streamer/store/waiters.h"
+
+namespace meshwork::streamer {
+
+// One rendition as published so far: immutable once shared.
+struct OriginRendition {
+  std::string name;
+  RenditionMeta meta;
+  std::map<ObjectKey, std::shared_ptr<const StoredObject>> objects;
+  uint64_t bytes = 0;
+  bool fmp4 = false;  // published as CMAF (init.mp4 + .m4s) rather than MPEG-TS
+  // The size of the newest segment's chosen candidate over its duration (master BANDWIDTH).
+  uint64_t bitrate_bps = 0;
+
+  // The object's current state, or null. Counts as a store lookup (see OriginStore).
+  std::shared_ptr<const StoredObject> Find(ObjectKey key) const;
+};
+
+// One stream: immutable once shared.
+struct OriginStreamView {
+  std::string name;
+  std::shared_ptr<const OriginPolicy> policy;
+  std::map<std::string, std::shared_ptr<const OriginRendition>> renditions;
+  // L-10: the cumulative notification state as sent in X-Stream-Notifications (base64url
+  // JSON), null before the first notification.
+  std::shared_ptr<const std::string> notifications;
+  uint64_t notification_seq = 0;
+  nlohmann::json notification_events = nlohmann::json::array();
+  uint64_t bytes = 0;
+};
+
+class OriginStore {
+ public:
+  struct Options {
+    size_t min_retain_segments = 18;  // per rendition; at least 3 × the live window
+    uint64_t max_stream_bytes = 512ull << 20;
+    size_t max_waiters = 20'000;
+    size_t max_notifications = 16;  // events kept in the cumulative state
+  };
+  OriginStore(Options options, const Clock& clock);
+
+  // The streams placed on this node (name → stream object from central). Streams no longer
+  // placed are dropped with their objects; their waiters complete with kRemoved.
+  void Apply(const std::map<std::string, nlohmann::json>& streams);
+
+  struct PublishRequest {
+    std::string stream;
+    std::string rendition;
+    ObjectKey key;
+    std::string pipeline;
+    std::string region;
+    uint32_t defects = 0;
+    std::vector<std::shared_ptr<const std::string>> chunks;
+    uint64_t size = 0;
+  };
+  enum class PublishResult { kCreated, kReplaced };
+  // Makes a complete object visible (L-1). NotFound when the stream is not placed here.
+  absl::StatusOr<PublishResult> Publish(PublishRequest request);
+
+  // L-10: adds `event` (a JSON object) to the stream's cumulative notification state.
+  // Returns the new sequence number; NotFound when the stream is not placed here.
+  absl::StatusOr<uint64_t> Notify(const std::string& stream, const nlohmann::json& event);
+
+  // The stream's current view, or null when it is not placed here.
+  std::shared_ptr<const OriginStreamView> View(const std::string& stream) const;
+
+  // Decides a read of (stream, rendition, key) at the clock's now; counts index lookups.
+  // A null rendition (unknown) gives kMissing.
+  ReadDecision Decide(const OriginStreamView& view, const OriginRendition* rendition,
+                      ObjectKey key) const;
+
+  // Holds until the object is published again (its generation passes `seen_generation`) or
+  // `deadline`. ResourceExhausted beyond max_waiters.
+  absl::Status Wait(const std::string& stream, const std::string& rendition, ObjectKey key,
+                    uint64_t seen_generation, boost::asio::any_io_executor executor,
+                    std::chrono::steady_clock::time_point deadline, Waiters::Callback callback);
+
+  int64_t NowMs() const { return UnixMillis(clock_.Now()); }
+  const Clock& clock() const { return clock_; }
+  // Object index lookups made by reads so far (P-5: 404/410 storms make none).
+  uint64_t lookups() const { return lookups_.load(std::memory_order_relaxed); }
+  size_t waiting() const { return waiters_.size(); }
+
+ private:
+  using Slot = Snapshot<OriginStreamView>;
+  std::shared_ptr<Slot> SlotOf(const std::string& stream) const;
+  void TrimLocked(OriginStreamView& view, OriginRendition& changed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+
+  const Options options_;
+  const Clock& clock_;
+  absl::Mutex write_mu_;  // serialises publishes and configuration changes
+  mutable absl::Mutex map_mu_;
+  std::map<std::string, std::shared_ptr<Slot>> streams_ ABSL_GUARDED_BY(map_mu_);
+  std::atomic<uint64_t> serial_{0};
+  mutable std::atomic<uint64_t> lookups_{0};
+  Waiters waiters_;
+};
+
+// The waiter key of one object (also used by tests).
+std::string ObjectWaiterKey(const std::string& stream, const std::string& rendition, ObjectKey key);
+
+}  // namespace meshwork::streamer
