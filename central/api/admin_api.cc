@@ -1,8 +1,12 @@
 #include "central/api/admin_api.h"
 
+#include <optional>
+#include <string_view>
+
 #include "absl/strings/str_cat.h"
 #include "boost/asio/post.hpp"
 #include "central/model/json_fields.h"
+#include "central/model/object_codecs.h"
 #include "common/http/response.h"
 #include "common/net/ip_address.h"
 #include "common/status/status_map.h"
@@ -19,6 +23,51 @@ void AdminApi::OnPool(Responder responder, std::function<http::Response()> work)
     responder.Send(work());
   });
 }
+
+namespace {
+
+http::Response MethodNotAllowed(std::string_view method, std::string_view allow) {
+  http::Response res = http::ErrorResponse(
+      http::Status::method_not_allowed, "method_not_allowed",
+      absl::StrCat(std::string(method), " is not allowed here; allowed: ", std::string(allow)));
+  res.set(http::beast_http::field::allow, allow);
+  return res;
+}
+
+struct StreamSubpath {
+  enum Kind { kMasks, kMask, kInvalidate } kind;
+  std::string stream;
+  std::string mask_id;
+};
+
+// "{stream}/masks", "{stream}/masks/{id}" or "{stream}/invalidate" (the stream having at
+// least one segment).
+std::optional<StreamSubpath> ParseStreamSubpath(std::string_view path) {
+  size_t last = path.rfind('/');
+  if (last == std::string_view::npos || last == 0) return std::nullopt;
+  std::string_view tail = path.substr(last + 1);
+  std::string_view head = path.substr(0, last);
+  if (tail == "masks") return StreamSubpath{StreamSubpath::kMasks, std::string(head), ""};
+  if (tail == "invalidate") {
+    return StreamSubpath{StreamSubpath::kInvalidate, std::string(head), ""};
+  }
+  size_t before = head.rfind('/');
+  if (before == std::string_view::npos || before == 0 || head.substr(before + 1) != "masks") {
+    return std::nullopt;
+  }
+  return StreamSubpath{StreamSubpath::kMask, std::string(head.substr(0, before)),
+                       std::string(tail)};
+}
+
+absl::Status NoSuchStream(const std::string& name) {
+  return absl::NotFoundError(absl::StrCat("stream \"", name, "\" does not exist"));
+}
+
+bool IsBlank(std::string_view body) {
+  return body.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+}  // namespace
 
 json AdminApi::StreamerJson(const StreamerRecord& record) const {
   json out = record.object;
@@ -38,6 +87,7 @@ void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collecti
   });
   const std::string item = path + "/{name...}";
   router.Add({Verb::get}, item, [this, kind](RequestContext& ctx, Responder r) {
+    if (kind == ObjectKind::kStream && ServeStreamSubresource(ctx, r, ctx.params[0])) return;
     auto config = config_->Current();
     auto it = config->Objects(kind).find(ctx.params[0]);
     if (it == config->Objects(kind).end()) {
@@ -66,12 +116,126 @@ void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collecti
     });
   });
   router.Add({Verb::delete_}, item, [this, kind](RequestContext& ctx, Responder r) {
+    if (kind == ObjectKind::kStream && ServeStreamSubresource(ctx, r, ctx.params[0])) return;
     OnPool(std::move(r), [this, kind, name = ctx.params[0]] {
       absl::Status status = config_->DeleteObject(kind, name);
       if (!status.ok()) return http::ErrorResponse(status);
       return http::MakeResponse(http::Status::no_content, "", "application/json");
     });
   });
+  if (kind == ObjectKind::kStream) {
+    // POST exists only on the sub-resources (masks, invalidate).
+    router.Add({Verb::post}, item, [this](RequestContext& ctx, Responder r) {
+      if (ServeStreamSubresource(ctx, r, ctx.params[0])) return;
+      r.Send(MethodNotAllowed("POST", "GET, PUT, PATCH, DELETE"));
+    });
+  }
+}
+
+bool AdminApi::ServeStreamSubresource(RequestContext& ctx, Responder& r, const std::string& path) {
+  auto config = config_->Current();
+  if (config->streams.contains(path)) return false;  // a stream by that very name
+  auto sub = ParseStreamSubpath(path);
+  if (!sub) return false;
+  const Verb verb = ctx.request.method();
+  const bool read = verb == Verb::get || verb == Verb::head;
+  const std::string& stream = sub->stream;
+
+  if (sub->kind == StreamSubpath::kInvalidate) {
+    if (verb != Verb::post) {
+      r.Send(MethodNotAllowed(std::string(ctx.request.method_string()), "POST"));
+      return true;
+    }
+    // L-14: an empty body is a whole-stream bump, like {}.
+    json body = json::object();
+    if (!IsBlank(ctx.request.body())) {
+      auto parsed = ParseObjectBody(ctx.request.body());
+      if (!parsed.ok()) {
+        r.Send(http::ErrorResponse(parsed.status()));
+        return true;
+      }
+      body = std::move(*parsed);
+    }
+    OnPool(std::move(r), [this, stream, body = std::move(body)] {
+      auto stored = config_->MutateObject(ObjectKind::kStream, stream, [&](json& object) {
+        return InvalidateStream(object, body).status();
+      });
+      if (!stored.ok()) return http::ErrorResponse(stored.status());
+      return http::JsonResponse(
+          http::Status::ok,
+          {{"version", (*stored)["version"]}, {"range_versions", (*stored)["range_versions"]}});
+    });
+    return true;
+  }
+
+  if (read) {
+    auto it = config->streams.find(stream);
+    if (it == config->streams.end()) {
+      r.Send(http::ErrorResponse(NoSuchStream(stream)));
+      return true;
+    }
+    const json& masks = it->second.object["masks"];
+    if (sub->kind == StreamSubpath::kMasks) {
+      r.Send(http::JsonResponse(http::Status::ok, {{"masks", masks}}));
+      return true;
+    }
+    for (const json& m : masks) {
+      if (m["id"] == sub->mask_id) {
+        r.Send(http::JsonResponse(http::Status::ok, m));
+        return true;
+      }
+    }
+    r.Send(http::ErrorResponse(absl::NotFoundError(
+        absl::StrCat("mask \"", sub->mask_id, "\" does not exist on stream \"", stream, "\""))));
+    return true;
+  }
+
+  if (sub->kind == StreamSubpath::kMask) {
+    if (verb != Verb::delete_) {
+      r.Send(MethodNotAllowed(std::string(ctx.request.method_string()), "GET, DELETE"));
+      return true;
+    }
+    OnPool(std::move(r), [this, stream, id = sub->mask_id] {
+      auto stored = config_->MutateObject(
+          ObjectKind::kStream, stream, [&](json& object) { return RemoveStreamMask(object, id); });
+      if (!stored.ok()) return http::ErrorResponse(stored.status());
+      return http::MakeResponse(http::Status::no_content, "", "application/json");
+    });
+    return true;
+  }
+
+  // …/masks: POST adds one, DELETE with a body removes every equal one.
+  if (verb != Verb::post && verb != Verb::delete_) {
+    r.Send(MethodNotAllowed(std::string(ctx.request.method_string()), "GET, POST, DELETE"));
+    return true;
+  }
+  auto body = ParseObjectBody(ctx.request.body());
+  if (!body.ok()) {
+    r.Send(http::ErrorResponse(body.status()));
+    return true;
+  }
+  if (verb == Verb::post) {
+    OnPool(std::move(r), [this, stream, body = std::move(*body)] {
+      json mask;
+      auto stored = config_->MutateObject(ObjectKind::kStream, stream, [&](json& object) {
+        auto added = AddStreamMask(object, body);
+        if (!added.ok()) return added.status();
+        mask = std::move(*added);
+        return absl::OkStatus();
+      });
+      if (!stored.ok()) return http::ErrorResponse(stored.status());
+      return http::JsonResponse(http::Status::created, mask);
+    });
+  } else {
+    OnPool(std::move(r), [this, stream, body = std::move(*body)] {
+      auto stored = config_->MutateObject(ObjectKind::kStream, stream, [&](json& object) {
+        return RemoveStreamMasksLike(object, body);
+      });
+      if (!stored.ok()) return http::ErrorResponse(stored.status());
+      return http::MakeResponse(http::Status::no_content, "", "application/json");
+    });
+  }
+  return true;
 }
 
 namespace {

@@ -1,5 +1,6 @@
-// The REST API under /central/api-v4/ (M-1): config (T-1…T-7), streamers, zones, streams,
-// VOD assets, and the read-only route queries (Z-21, Z-24). Reads answer
+// The REST API under /central/api-v4/ (M-1): config (T-1…T-7), streamers, zones, streams
+// (with their masks and cache invalidation, L-13/L-14), VOD assets, and the read-only route
+// queries (Z-21, Z-24). Reads answer
 // from the snapshot on the HTTP worker; writes run on the blocking pool (they wait for the
 // synced store) and answer from there.
 #pragma once
@@ -28,6 +29,11 @@ class AdminApi {
   // GET/PUT/PATCH/DELETE of zones, streams or VOD assets under `collection`.
   void AddObjectRoutes(http::Router& router, const std::string& collection, ObjectKind kind);
   void AddRouteQueries(http::Router& router);
+  // L-13/L-14: `/streams/{stream}/masks`, `…/masks/{id}` and `…/invalidate`. The router's
+  // `{name...}` capture cannot be followed by a suffix, so the stream routes hand such paths
+  // here (when they do not name a stream themselves). Returns false when `path` is not one.
+  bool ServeStreamSubresource(http::RequestContext& ctx, http::Responder& r,
+                              const std::string& path);
   // Runs `work` on the blocking pool and sends its response.
   void OnPool(http::Responder responder, std::function<http::Response()> work);
 

@@ -160,10 +160,14 @@ absl::StatusOr<ConfigService::PutResult> ConfigService::PutObject(ObjectKind kin
                                                                   const json& body) {
   absl::MutexLock lock(&write_mu_);
   auto current = snapshot_.Get();
+  auto it = current->Objects(kind).find(name);
+  const json* stored = it == current->Objects(kind).end() ? nullptr : &it->second.object;
+  if (kind == ObjectKind::kStream) RETURN_IF_ERROR(CheckStreamManagedMembers(body, stored));
   ASSIGN_OR_RETURN(json canonical, ValidateObject(kind, body, name, *current));
-  bool created = !current->Objects(kind).contains(name);
+  // A replaced stream keeps its masks and versions (L-13, L-14).
+  if (kind == ObjectKind::kStream) KeepStreamManagedMembers(canonical, stored);
   RETURN_IF_ERROR(CommitObject(kind, name, canonical).status());
-  return PutResult{created, canonical};
+  return PutResult{stored == nullptr, canonical};
 }
 
 absl::StatusOr<json> ConfigService::PatchObject(ObjectKind kind, const std::string& name,
@@ -174,9 +178,31 @@ absl::StatusOr<json> ConfigService::PatchObject(ObjectKind kind, const std::stri
   auto current = snapshot_.Get();
   auto it = current->Objects(kind).find(name);
   if (it == current->Objects(kind).end()) return NotFound(kind, name);
-  json merged = it->second.object;
-  merged.merge_patch(patch);
+  const json& stored = it->second.object;
+  json merged;
+  if (kind == ObjectKind::kStream) {
+    RETURN_IF_ERROR(CheckStreamManagedMembers(patch, &stored));
+    merged = MergeStreamPatch(stored, patch);
+  } else {
+    merged = stored;
+    merged.merge_patch(patch);
+  }
   ASSIGN_OR_RETURN(json canonical, ValidateObject(kind, merged, name, *current));
+  if (kind == ObjectKind::kStream) KeepStreamManagedMembers(canonical, &stored);
+  if (canonical == stored) return canonical;
+  RETURN_IF_ERROR(CommitObject(kind, name, canonical).status());
+  return canonical;
+}
+
+absl::StatusOr<json> ConfigService::MutateObject(ObjectKind kind, const std::string& name,
+                                                 const std::function<absl::Status(json&)>& edit) {
+  absl::MutexLock lock(&write_mu_);
+  auto current = snapshot_.Get();
+  auto it = current->Objects(kind).find(name);
+  if (it == current->Objects(kind).end()) return NotFound(kind, name);
+  json edited = it->second.object;
+  RETURN_IF_ERROR(edit(edited));
+  ASSIGN_OR_RETURN(json canonical, ValidateObject(kind, edited, name, *current));
   if (canonical == it->second.object) return canonical;
   RETURN_IF_ERROR(CommitObject(kind, name, canonical).status());
   return canonical;
@@ -213,7 +239,13 @@ absl::StatusOr<std::unique_ptr<ConfigService>> ConfigService::Load(Store* store)
     ASSIGN_OR_RETURN(auto objects, store->Scan(info.store_kind));
     for (auto& [name, text] : objects) {
       ASSIGN_OR_RETURN(auto env, OpenEnvelope(text, absl::StrCat(info.noun, " ", name)));
-      // Stored objects were valid when written; read them back as they are.
+      // Stored objects were valid when written; read them back as they are, except that a
+      // stream written before its later members existed gets their defaults (L-4, L-13).
+      if (kind == ObjectKind::kStream) {
+        if (auto upgraded = ValidateStream(env.second, name); upgraded.ok()) {
+          env.second = std::move(*upgraded);
+        }
+      }
       ((*config).*info.records)[name] = ObjectRecord{std::move(env.second), env.first};
       if (kind == ObjectKind::kZone) {
         config->zones_revision = std::max(config->zones_revision, env.first);

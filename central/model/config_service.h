@@ -86,6 +86,14 @@ class ConfigService {
   absl::StatusOr<nlohmann::json> PatchObject(ObjectKind kind, const std::string& name,
                                              const nlohmann::json& patch);
   absl::Status DeleteObject(ObjectKind kind, const std::string& name);
+  // One atomic read-modify-write of an existing object: `edit` changes a copy of the stored
+  // canonical object; the result is validated again and committed as one synced write with a
+  // new revision (none when nothing changed). An error from `edit` or the validation writes
+  // nothing. NotFound when the object does not exist. Returns the stored object.
+  // Streams: this is how the server-managed members (masks, version, range_versions) change.
+  absl::StatusOr<nlohmann::json> MutateObject(
+      ObjectKind kind, const std::string& name,
+      const std::function<absl::Status(nlohmann::json& object)>& edit);
 
   // Registration of a node central has not seen: creates it with its reported hostname and
   // role. A known node is left as the operator configured it. Returns true when created.

@@ -47,31 +47,60 @@ RangeResult ParseRange(std::string_view header, uint64_t size, ByteRange* range)
   return RangeResult::kSatisfiable;
 }
 
+MediaSlice PrepareMediaHeader(const Request& request, uint64_t size, std::string_view content_type,
+                              Response& header) {
+  header.version(11);
+  header.result(Status::ok);
+  header.set(beast_http::field::content_type, content_type);
+  header.set(beast_http::field::accept_ranges, "bytes");
+  header.erase(beast_http::field::content_range);
+  auto asked = request.find(beast_http::field::range);
+  ByteRange range;
+  RangeResult r =
+      asked == request.end() ? RangeResult::kNone : ParseRange(asked->value(), size, &range);
+  switch (r) {
+    case RangeResult::kUnsatisfiable:
+      header.result(Status::range_not_satisfiable);
+      header.set(beast_http::field::content_range, absl::StrCat("bytes */", size));
+      return MediaSlice{};
+    case RangeResult::kSatisfiable:
+      header.result(Status::partial_content);
+      header.set(beast_http::field::content_range,
+                 absl::StrCat("bytes ", range.first, "-", range.last, "/", size));
+      return MediaSlice{true, range.first, range.last - range.first + 1};
+    case RangeResult::kNone:
+      break;
+  }
+  return MediaSlice{true, 0, size};
+}
+
 Response MediaResponse(const Request& request, std::shared_ptr<const std::string> body,
                        std::string_view content_type) {
   Response res{Status::ok, 11};
-  res.set(beast_http::field::content_type, content_type);
-  res.set(beast_http::field::accept_ranges, "bytes");
-  auto header = request.find(beast_http::field::range);
-  ByteRange range;
-  RangeResult r = header == request.end() ? RangeResult::kNone
-                                          : ParseRange(header->value(), body->size(), &range);
-  if (r == RangeResult::kUnsatisfiable) {
-    res.result(Status::range_not_satisfiable);
-    res.set(beast_http::field::content_range, absl::StrCat("bytes */", body->size()));
-    res.prepare_payload();
-    return res;
-  }
-  if (r == RangeResult::kSatisfiable) {
-    res.result(Status::partial_content);
-    res.set(beast_http::field::content_range,
-            absl::StrCat("bytes ", range.first, "-", range.last, "/", body->size()));
-    res.body().assign(*body, range.first, range.last - range.first + 1);
-  } else {
-    res.body() = *body;
+  MediaSlice slice = PrepareMediaHeader(request, body->size(), content_type, res);
+  if (slice.send_body) {
+    if (slice.offset == 0 && slice.length == body->size()) {
+      res.body() = *body;
+    } else {
+      res.body().assign(*body, slice.offset, slice.length);
+    }
   }
   res.prepare_payload();
   return res;
+}
+
+void SendMedia(const Request& request, Responder& responder, SharedBuffers body,
+               std::string_view content_type, Response header) {
+  header.body().clear();
+  header.erase(beast_http::field::content_length);
+  header.erase(beast_http::field::transfer_encoding);
+  MediaSlice slice = PrepareMediaHeader(request, body.size, content_type, header);
+  if (!slice.send_body) {
+    header.prepare_payload();
+    responder.Send(std::move(header));
+    return;
+  }
+  responder.SendBuffers(std::move(header), std::move(body), slice.offset, slice.length);
 }
 
 bool AcceptsGzip(const Request& request) {

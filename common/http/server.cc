@@ -6,6 +6,7 @@
 #include <deque>
 #include <list>
 #include <optional>
+#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
@@ -135,6 +136,32 @@ std::shared_ptr<ChunkedWriter> Responder::StartChunked(Response header) {
   return sink->StartChunked(std::move(header));
 }
 
+void Responder::SendBuffers(Response header, SharedBuffers body, uint64_t offset, uint64_t length) {
+  if (!sink_) return;
+  auto sink = std::move(sink_);
+  sink_ = nullptr;
+  // Cut the slice to the bytes the chunks really hold, so Content-Length never promises more.
+  uint64_t held = 0;
+  for (const auto& chunk : body.chunks) {
+    if (chunk) held += chunk->size();
+  }
+  body.size = held;
+  offset = std::min(offset, held);
+  length = std::min(length, held - offset);
+  sink->CompleteBuffers(std::move(header), std::move(body), offset, length);
+}
+
+void Responder::Sink::CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                                      uint64_t length) {
+  std::string joined;
+  joined.reserve(static_cast<size_t>(length));
+  body.ForEachPiece(offset, length, [&joined](std::string_view piece) { joined.append(piece); });
+  header.erase(beast_http::field::transfer_encoding);
+  header.body() = std::move(joined);
+  header.content_length(header.body().size());
+  Complete(std::move(header));
+}
+
 // What the server knows of a connection, whatever its transport.
 class SessionBase {
  public:
@@ -144,6 +171,9 @@ class SessionBase {
   virtual void Shutdown() = 0;
   // Answers the current request (on this session's executor).
   virtual void Complete(Response response) = 0;
+  // Answers the current request with a body written from shared chunks (scatter-gather).
+  virtual void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                               uint64_t length) = 0;
   // Reads the next chunk of a streamed request body (on this session's executor).
   virtual void ReadChunk(BodyReader::ChunkFn on_chunk) = 0;
   // Chunked responses (on this session's executor): the header, then chunks in order; a
@@ -277,6 +307,14 @@ class SessionSink final : public Responder::Sink {
       session->Complete(std::move(r));
     });
   }
+  void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                       uint64_t length) override {
+    auto session = session_;
+    asio::dispatch(session->executor(),
+                   [session, h = std::move(header), b = std::move(body), offset, length]() mutable {
+                     session->CompleteBuffers(std::move(h), std::move(b), offset, length);
+                   });
+  }
 
  private:
   std::shared_ptr<SessionBase> session_;
@@ -341,6 +379,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   }
 
   void Complete(Response response) override { Write(std::move(response)); }
+  void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                       uint64_t length) override;
   void ReadChunk(BodyReader::ChunkFn on_chunk) override;
   void BeginChunked(Response header) override;
   void QueueChunk(std::shared_ptr<const std::string> data) override;
@@ -719,6 +759,52 @@ void Session<Stream>::Write(Response response) {
                             if (ec || !keep) return self->Close();
                             self->ReadHeader();
                           });
+}
+
+// A scatter-gather answer in flight: the serialized header, the chunks it points into and
+// the buffer list handed to the write. Held by the write's handler until it completes.
+struct GatherWrite {
+  std::string header;
+  SharedBuffers body;
+  std::vector<asio::const_buffer> buffers;
+};
+
+template <typename Stream>
+void Session<Stream>::CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                                      uint64_t length) {
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  server_->CountRequest(method_text_, static_cast<unsigned>(header.result_int()), seconds);
+  bool keep = keep_alive_ && body_done_ && !close_after_response_ && !server_->stopping.load();
+  beast_http::response<beast_http::empty_body> head(std::move(header.base()));
+  head.version(11);
+  head.erase(beast_http::field::transfer_encoding);
+  head.content_length(length);
+  head.set(beast_http::field::server, "meshwork");
+  head.keep_alive(keep);
+
+  auto out = std::make_shared<GatherWrite>();
+  {
+    std::ostringstream text;
+    text << head.base();  // the status line, the fields and the blank line
+    out->header = std::move(text).str();
+  }
+  out->buffers.reserve(body.chunks.size() + 1);
+  out->buffers.push_back(asio::buffer(out->header));
+  if (method_ != Verb::head) {  // HEAD: the header alone; the chunks are let go now
+    body.ForEachPiece(offset, length, [&out](std::string_view piece) {
+      out->buffers.push_back(asio::buffer(piece.data(), piece.size()));
+    });
+    out->body = std::move(body);  // moves the pointers only: the views above stay valid
+  }
+  // ctx_ stays alive until the next request, as with Write.
+  Lowest().expires_after(server_->options.read_timeout);
+  asio::async_write(stream_, out->buffers,
+                    [self = this->shared_from_this(), out, keep](beast::error_code ec, size_t n) {
+                      self->server_->AddBytesOut(n);
+                      if (ec || !keep) return self->Close();
+                      self->ReadHeader();
+                    });
 }
 
 template <typename Stream>

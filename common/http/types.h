@@ -1,6 +1,8 @@
 // The request/response types every Meshwork HTTP handler sees.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -59,6 +61,38 @@ class ChunkedWriter {
   virtual bool closed() const = 0;
 };
 
+// A body kept as a list of shared chunks (media objects stored in 256 KiB pieces), sent by
+// Responder::SendBuffers straight from the chunks without joining them. `size` is the sum of
+// the chunk sizes; Append keeps it so.
+struct SharedBuffers {
+  std::vector<std::shared_ptr<const std::string>> chunks;
+  uint64_t size = 0;
+
+  void Append(std::shared_ptr<const std::string> chunk) {
+    if (!chunk) return;
+    size += chunk->size();
+    chunks.push_back(std::move(chunk));
+  }
+  // Calls fn(std::string_view) for each contiguous piece of bytes [offset, offset+length),
+  // in order; pieces past the end of the chunks are not visited. Null chunks count as empty.
+  template <typename Fn>
+  void ForEachPiece(uint64_t offset, uint64_t length, Fn&& fn) const {
+    for (const auto& chunk : chunks) {
+      if (length == 0) return;
+      if (!chunk) continue;
+      uint64_t n = chunk->size();
+      if (offset >= n) {
+        offset -= n;
+        continue;
+      }
+      uint64_t take = std::min(n - offset, length);
+      fn(std::string_view(chunk->data() + offset, static_cast<size_t>(take)));
+      offset = 0;
+      length -= take;
+    }
+  }
+};
+
 // Completes one request. Move-only; Send() may be called once from any thread: the
 // response is posted to the connection's own worker. A Responder dropped without Send()
 // answers 500, so a forgotten path never hangs a client.
@@ -70,6 +104,11 @@ class Responder {
     virtual void Complete(Response response) = 0;
     // Sends `header` (status and fields; its body is ignored) with chunked transfer.
     virtual std::shared_ptr<ChunkedWriter> StartChunked(Response header) { return nullptr; }
+    // Sends `header` (status and fields; its body is ignored) with bytes [offset,
+    // offset+length) of `body`, already clamped to the chunks. The default copies the bytes
+    // into a string body and calls Complete; the server's sink writes the chunks directly.
+    virtual void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                                 uint64_t length);
   };
   explicit Responder(std::shared_ptr<Sink> sink) : sink_(std::move(sink)) {}
   Responder(Responder&&) = default;
@@ -82,6 +121,12 @@ class Responder {
   // Answers with `header` and a chunked body written through the returned writer (instead of
   // Send). Null when this responder cannot stream (already answered).
   std::shared_ptr<ChunkedWriter> StartChunked(Response header);
+  // Answers (instead of Send) with `header` (status and fields; its string body is ignored)
+  // and Content-Length `length`, the body being bytes [offset, offset+length) of `body`,
+  // written from the chunks themselves (scatter-gather, L-17): the payload is not copied, and
+  // the chunks are held until the write completes. A slice past the end of the chunks is cut
+  // to what they hold. A HEAD request gets the header alone, with that Content-Length.
+  void SendBuffers(Response header, SharedBuffers body, uint64_t offset, uint64_t length);
   bool sent() const { return sink_ == nullptr; }
 
  private:

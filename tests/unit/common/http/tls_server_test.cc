@@ -20,6 +20,7 @@
 #include "boost/beast/http.hpp"
 #include "boost/beast/ssl.hpp"
 #include "common/http/client.h"
+#include "common/http/content.h"
 #include "common/http/response.h"
 #include "common/http/router.h"
 #include "common/http/server.h"
@@ -144,6 +145,11 @@ struct TlsFixture {
   std::string cert = dir + "/cert.pem";
   std::string key = dir + "/key.pem";
   std::atomic<int> https_requests{0};
+  std::string media = [] {
+    std::string out(3 * 256 * 1024 + 17, '\0');
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>((i * 131) ^ (i >> 9));
+    return out;
+  }();
 
   TlsFixture() { MakeCertificate("one", cert, key); }
 
@@ -165,6 +171,14 @@ struct TlsFixture {
     router.Add({Verb::get}, "/scheme", [this](RequestContext& ctx, Responder responder) {
       if (ctx.scheme == "https") ++https_requests;
       responder.Send(MakeResponse(Status::ok, ctx.scheme, "text/plain"));
+    });
+    // L-17: a body of several chunks, written from them (scatter-gather).
+    router.Add({Verb::get}, "/media", [this](RequestContext& ctx, Responder responder) {
+      SharedBuffers body;
+      for (size_t at = 0; at < media.size(); at += 256 * 1024) {
+        body.Append(std::make_shared<const std::string>(media.substr(at, 256 * 1024)));
+      }
+      SendMedia(ctx.request, responder, std::move(body), "video/mp4");
     });
     return router;
   }
@@ -201,6 +215,18 @@ TEST_CASE("T-6 a TLS listener serves HTTPS and its handlers see scheme https") {
     CHECK(std::chrono::steady_clock::now() - started < 1500ms);
     CHECK(client.ReadToEnd(2s) == asio::error::eof);
   }
+}
+
+TEST_CASE("L-17 scatter-gather responses over TLS arrive byte for byte") {
+  TlsFixture f;
+  auto server = f.Start();
+  TlsClient client;
+  REQUIRE(client.Connect(server->port()) == "");
+  CHECK(client.Get("/media") == 200);
+  CHECK(client.body() == f.media);
+  // Keep-alive: a second one on the same TLS connection.
+  CHECK(client.Get("/media") == 200);
+  CHECK(client.body() == f.media);
 }
 
 TEST_CASE("T-6 a TLS listener refuses TLS below 1.2") {
