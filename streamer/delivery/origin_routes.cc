@@ -367,7 +367,7 @@ std::string OriginMediaPlaylist(const OriginStreamView& view, const OriginRendit
   const OriginPolicy& policy = *view.policy;
   struct Entry {
     int64_t msn;
-    uint64_t version;
+    uint64_t version;  // 0: nothing to serve (EXT-X-GAP)
   };
   std::vector<Entry> entries;
   ObjectKey::Kind kind = rendition.fmp4 ? ObjectKey::kM4s : ObjectKey::kTs;
@@ -377,21 +377,24 @@ std::string OriginMediaPlaylist(const OriginStreamView& view, const OriginRendit
        --msn) {
     auto object = rendition.Find(ObjectKey{kind, msn, -1});
     auto chosen = object ? ChooseCandidate(policy, *object, msn) : nullptr;
-    if (!chosen) {
-      if (entries.empty()) continue;  // the newest may be masked: list what precedes it
-      break;                          // a hole ends the run (msns stay consecutive)
-    }
-    entries.push_back({msn, policy.VersionOf(*chosen, msn)});
+    if (!chosen && entries.empty()) continue;  // the newest may be masked: start before it
+    entries.push_back({msn, chosen ? policy.VersionOf(*chosen, msn) : 0});
   }
   std::reverse(entries.begin(), entries.end());
+  // A hole inside the window stays in place, marked as a gap, so msns remain consecutive.
+  bool gaps =
+      std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return !e.version; });
   int target = (policy.tmpl.segment_ms + 999) / 1000;
-  std::string out = absl::StrCat(
-      "#EXTM3U\n#EXT-X-VERSION:", rendition.fmp4 ? 7 : 3, "\n#EXT-X-TARGETDURATION:", target,
-      "\n#EXT-X-MEDIA-SEQUENCE:", entries.empty() ? 0 : entries.front().msn, "\n");
+  int version = gaps ? 8 : rendition.fmp4 ? 7 : 3;
+  std::string out =
+      absl::StrCat("#EXTM3U\n#EXT-X-VERSION:", version, "\n#EXT-X-TARGETDURATION:", target,
+                   "\n#EXT-X-MEDIA-SEQUENCE:", entries.empty() ? 0 : entries.front().msn, "\n");
   if (rendition.fmp4) absl::StrAppend(&out, "#EXT-X-MAP:URI=\"init.mp4?v=", policy.version, "\"\n");
   std::string extinf = absl::StrFormat("#EXTINF:%.3f,\n", policy.tmpl.segment_ms / 1000.0);
   for (const auto& e : entries) {
-    absl::StrAppend(&out, extinf, e.msn, rendition.fmp4 ? ".m4s" : ".ts", "?v=", e.version, "\n");
+    if (!e.version) absl::StrAppend(&out, "#EXT-X-GAP\n");
+    absl::StrAppend(&out, extinf, e.msn, rendition.fmp4 ? ".m4s" : ".ts",
+                    "?v=", e.version ? e.version : policy.version, "\n");
   }
   return out;
 }

@@ -149,7 +149,7 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
     view->bytes += candidate->size;
     ++object->generation;
     object_slot = object;
-    if (key.kind != ObjectKey::kTs) rendition->fmp4 = true;
+    if (key.kind == ObjectKey::kM4s || key.kind == ObjectKey::kPart) rendition->fmp4 = true;
     if (key.kind != ObjectKey::kInit) {
       auto& meta = rendition->meta;
       auto& newest = meta.pipeline_newest[candidate->pipeline];

@@ -49,8 +49,7 @@ TEST_CASE("S-12 a held request past its deadline completes once, as a deadline")
   int calls = 0;
   Outcome outcome = Outcome::kPublished;
   REQUIRE(waiters
-              .Wait("k", Position{1, 0}, io.get_executor(),
-                    std::chrono::steady_clock::now() + 20ms,
+              .Wait("k", Position{1, 0}, io.get_executor(), std::chrono::steady_clock::now() + 20ms,
                     [&](Outcome o) {
                       ++calls;
                       outcome = o;

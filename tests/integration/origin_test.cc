@@ -1,0 +1,190 @@
+// The live origin over real HTTP on a real streamer placed by a real central (L-1…L-14,
+// L-18): publishes with X-Pipeline, holds, 404 with TTL, 410, masks and invalidation pushed
+// from central, notifications, a broken upload, the object size limit.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <future>
+#include <regex>
+
+#include "tests/integration/harness.h"
+
+namespace meshwork::testing {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+HttpResult PutObject(const Streamer& node, const std::string& path, const std::string& body,
+                     const std::string& pipeline,
+                     std::vector<std::pair<std::string, std::string>> extra = {}) {
+  extra.emplace_back("X-Pipeline", pipeline);
+  return Http("PUT", node.publish, path, body, extra);
+}
+
+// A metric's value from the node's /metrics (the sum over its label sets matching `labels`).
+double Metric(const Streamer& node, const std::string& name, const std::string& labels = "") {
+  auto r = Http("GET", node.http, "/metrics");
+  double sum = 0;
+  std::regex line("^" + name + "(\\{[^}]*\\})? ([0-9.e+-]+)$");
+  std::istringstream in(r.body);
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (std::regex_match(l, m, line) && m[1].str().find(labels) != std::string::npos) {
+      sum += std::stod(m[2]);
+    }
+  }
+  return sum;
+}
+
+// Sends a PUT whose body stops halfway, then closes the connection (L-2).
+void BrokenUpload(const std::string& address, const std::string& path) {
+  auto colon = address.rfind(':');
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  inet_pton(AF_INET, address.substr(0, colon).c_str(), &sa.sin_addr);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+  std::string request = "PUT " + path +
+                        " HTTP/1.1\r\nHost: x\r\nX-Pipeline: a\r\nContent-Length: 100000\r\n\r\n" +
+                        std::string(50'000, 'x');
+  REQUIRE(send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
+  close(fd);
+}
+
+TEST_CASE("L-1 L-7 L-8 L-9 L-10 L-13 L-14 a published stream on a real origin") {
+  auto dir = MakeTempDir("origin");
+  auto central = StartCentral(dir);
+  auto node = StartStreamer(central.grpc, "origin-1", "origin", {"--max-object-bytes=200000"});
+  // msn 5 is in production when the stream is created (availability start 10.5 s ago).
+  const int64_t start = NowMs() - 10'500;
+  nlohmann::json stream = {{"placement", {{"streamers", {"origin-1"}}}},
+                           {"segment_ms", 2000},
+                           {"live_window", 4},
+                           {"pipelines", {"a", "b"}},
+                           {"template", {{"availability_start", start}}}};
+  REQUIRE(Http("PUT", central.http, "/central/api-v4/streams/live", stream.dump()).status == 201);
+  auto producing = [&] { return (NowMs() - start) / 2000; };
+  // Placed: the publish listener knows the stream.
+  REQUIRE(Eventually(
+      [&] { return PutObject(node, "/live/v1/init.mp4", "init", "a").status == 201; }, 10s));
+
+  // L-1: created, replaced, another pipeline's candidate; the preferred one is served.
+  int64_t m = producing() - 1;
+  std::string ms = std::to_string(m);
+  CHECK(PutObject(node, "/live/v1/" + ms + ".ts", "first", "b").status == 201);
+  CHECK(PutObject(node, "/live/v1/" + ms + ".ts", "second", "a").status == 201);
+  CHECK(PutObject(node, "/live/v1/" + ms + ".ts", "third", "a", {{"X-Region", "eu"}}).status ==
+        204);
+  auto got = Http("GET", node.http, "/live/v1/" + ms + ".ts");
+  CHECK(got.status == 200);
+  CHECK(got.body == "third");
+  CHECK(got.headers["X-Pipeline"] == "a");
+  std::string etag = got.headers["ETag"];
+  CHECK_FALSE(etag.empty());
+  // Bad headers: 400 naming the header, nothing stored.
+  auto bad = Http("PUT", node.publish, "/live/v1/" + ms + ".ts", "evil");
+  CHECK(bad.status == 400);
+  CHECK(bad.Json()["error"]["field"] == "X-Pipeline");
+  CHECK(Http("GET", node.http, "/live/v1/" + ms + ".ts").body == "third");
+
+  // L-6: unknown rendition → 404 with max-age=1.
+  auto unknown = Http("GET", node.http, "/live/v7/" + ms + ".ts");
+  CHECK(unknown.status == 404);
+  CHECK(unknown.headers["Cache-Control"] == "max-age=1");
+
+  // L-8: an object further ahead than the next: 404 with a TTL ending at its due time, and no
+  // lookup in the object index (L-15 / P-5).
+  double lookups = Metric(node, "meshwork_origin_index_lookups_total");
+  int64_t future = producing() + 3;
+  int64_t asked = NowMs();
+  auto early = Http("GET", node.http, "/live/v1/" + std::to_string(future) + ".ts");
+  CHECK(early.status == 404);
+  int64_t ttl = std::stoll(early.headers["X-Cache-TTL-Ms"]);
+  int64_t due = start + (future + 1) * 2000;
+  CHECK(ttl <= due - asked);
+  CHECK(ttl >= due - NowMs() - 50);
+  CHECK(early.headers["Cache-Control"] == "max-age=" + std::to_string(ttl / 1000));
+  // L-9: before the stream's first segment → 410, cacheable for the live window.
+  auto gone = Http("GET", node.http, "/live/v1/" + std::to_string(m - 2) + ".ts");
+  CHECK(gone.status == 410);
+  CHECK(gone.headers["Cache-Control"] == "max-age=8");
+  CHECK(Metric(node, "meshwork_origin_index_lookups_total") == lookups);
+
+  // L-7: the next due object is held and answered the instant it is published.
+  int64_t next = producing();
+  std::string path = "/live/v1/" + std::to_string(next) + ".ts";
+  double held_before = Metric(node, "meshwork_origin_reads_total", "answer=\"held\"");
+  auto waiting = std::async(std::launch::async, [&] { return Http("GET", node.http, path); });
+  REQUIRE(Eventually(
+      [&] { return Metric(node, "meshwork_origin_reads_total", "answer=\"held\"") > held_before; },
+      3s));
+  // L-2: a broken upload of that object leaves nothing visible; the held read keeps waiting.
+  BrokenUpload(node.publish, path);
+  CHECK(waiting.wait_for(std::chrono::milliseconds(0)) == std::future_status::timeout);
+  // L-10: a notification before the publish marks it.
+  auto note = Http("POST", node.publish, "/live/notifications",
+                   R"({"id": "ev-1", "type": "ad-start", "payload": {"duration": 30}})");
+  CHECK(note.status == 200);
+  CHECK(note.Json()["seq"] == 1);
+  CHECK(Http("POST", node.publish, "/live/notifications", R"({"type": "x"})")
+            .Json()["error"]["field"] == "id");
+  REQUIRE(PutObject(node, path, "fresh", "b").status == 201);
+  auto released = waiting.get();
+  CHECK(released.status == 200);
+  CHECK(released.body == "fresh");
+  CHECK(released.headers["X-Pipeline"] == "b");
+  CHECK_FALSE(released.headers["X-Stream-Notifications"].empty());
+  auto playlist = Http("GET", node.http, "/live/v1/index.m3u8");
+  REQUIRE(playlist.status == 200);
+  CHECK(playlist.headers["X-Stream-Notifications"] == released.headers["X-Stream-Notifications"]);
+  CHECK(playlist.body.find(ms + ".ts?v=1\n") != std::string::npos);
+
+  // The object size limit: 413, nothing stored, the node alive.
+  auto big = PutObject(node, "/live/v1/" + std::to_string(next + 1) + ".ts",
+                       std::string(300'000, 'x'), "a");
+  CHECK(big.status == 413);
+  CHECK(Http("GET", node.http, "/whoami").status == 200);
+
+  // L-13: a mask from central hides pipeline a's candidate on the node; DELETE restores it.
+  auto mask = Http("POST", central.http, "/central/api-v4/streams/live/masks",
+                   nlohmann::json({{"pipeline", "a"}, {"from_msn", m}, {"to_msn", m}}).dump());
+  REQUIRE(mask.status == 201);
+  // Pipeline b's candidate (published first) takes over.
+  CHECK(Eventually([&] { return Http("GET", node.http, "/live/v1/" + ms + ".ts").body == "first"; },
+                   5s));
+  REQUIRE(Http("DELETE", central.http,
+               "/central/api-v4/streams/live/masks/" + mask.Json()["id"].get<std::string>())
+              .status == 204);
+  CHECK(Eventually([&] { return Http("GET", node.http, "/live/v1/" + ms + ".ts").body == "third"; },
+                   5s));
+
+  // L-14: invalidation changes the object URLs in the playlist and the ETag.
+  REQUIRE(Http("POST", central.http, "/central/api-v4/streams/live/invalidate").status == 200);
+  CHECK(Eventually(
+      [&] {
+        return Http("GET", node.http, "/live/v1/index.m3u8").body.find(ms + ".ts?v=2\n") !=
+               std::string::npos;
+      },
+      5s));
+  auto after = Http("GET", node.http, "/live/v1/" + ms + ".ts?v=2");
+  CHECK(after.status == 200);
+  CHECK(after.headers["ETag"] != etag);
+  // A conditional GET with the current ETag: 304.
+  CHECK(Http("GET", node.http, "/live/v1/" + ms + ".ts", "",
+             {{"If-None-Match", after.headers["ETag"]}})
+            .status == 304);
+  // L-18: nothing here was slow.
+  CHECK(Metric(node, "meshwork_slow_publish_total") == 0);
+}
+
+}  // namespace
+}  // namespace meshwork::testing

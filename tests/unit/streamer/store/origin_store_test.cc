@@ -1,0 +1,252 @@
+// The origin store (L-1, L-7, L-10, L-12, L-14, L-17): candidates per pipeline, holds
+// released by publishes, notifications, derived templates, bounded memory.
+#include "streamer/store/origin_store.h"
+
+#include <catch2/catch.hpp>
+
+#include "boost/asio/io_context.hpp"
+#include "streamer/delivery/origin_routes.h"
+
+namespace meshwork::streamer {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int64_t kFakeNowMs = 1'700'000'000'000;  // FakeClock's epoch
+
+nlohmann::json Stream(int64_t availability_start = kFakeNowMs) {
+  return {{"segment_ms", 2000},
+          {"live_window", 3},
+          {"pipelines", {"a", "b"}},
+          {"template", {{"availability_start", availability_start}, {"grace_ms", 200}}}};
+}
+
+OriginStore::PublishRequest Put(std::string pipeline, int64_t msn, std::string bytes = "xyz",
+                                ObjectKey::Kind kind = ObjectKey::kTs) {
+  OriginStore::PublishRequest r;
+  r.stream = "live/ch1";
+  r.rendition = "v1";
+  r.key = {kind, kind == ObjectKey::kInit ? -1 : msn, -1};
+  r.pipeline = std::move(pipeline);
+  r.size = bytes.size();
+  r.chunks.push_back(std::make_shared<const std::string>(std::move(bytes)));
+  return r;
+}
+
+TEST_CASE("L-1 a publish is 201 when new and 204 when the same pipeline retries it") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  store.Apply({{"live/ch1", Stream()}});
+  CHECK(*store.Publish(Put("a", 0, "first")) == OriginStore::PublishResult::kCreated);
+  CHECK(*store.Publish(Put("b", 0, "other")) == OriginStore::PublishResult::kCreated);
+  CHECK(*store.Publish(Put("a", 0, "retry")) == OriginStore::PublishResult::kReplaced);
+  auto view = store.View("live/ch1");
+  auto object = view->renditions.at("v1")->Find({ObjectKey::kTs, 0, -1});
+  REQUIRE(object->candidates.size() == 2);
+  auto chosen = ChooseCandidate(*view->policy, *object, 0);
+  CHECK(chosen->pipeline == "a");
+  CHECK(*chosen->chunks[0] == "retry");
+  CHECK(view->bytes == 10);
+  auto r = Put("a", 1);
+  r.stream = "other";
+  CHECK(store.Publish(std::move(r)).status().code() == absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("L-7 a held read is released the moment its object is published") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  store.Apply({{"live/ch1", Stream()}});
+  REQUIRE(store.Publish(Put("a", 0)).ok());
+  clock.Advance(2100ms);  // msn 1 is in production
+  auto view = store.View("live/ch1");
+  ObjectKey key{ObjectKey::kTs, 1, -1};
+  auto d = store.Decide(*view, view->renditions.at("v1").get(), key);
+  REQUIRE(d.verdict == ReadDecision::kHold);
+  boost::asio::io_context io;
+  std::vector<Waiters::Outcome> fired;
+  REQUIRE(store
+              .Wait("live/ch1", "v1", key, d.generation, io.get_executor(),
+                    std::chrono::steady_clock::now() + 10s,
+                    [&](Waiters::Outcome o) { fired.push_back(o); })
+              .ok());
+  // Another object's publish does not release it.
+  REQUIRE(store.Publish(Put("b", 0)).ok());
+  io.poll();
+  CHECK(fired.empty());
+  REQUIRE(store.Publish(Put("a", 1)).ok());
+  io.restart();
+  io.poll();
+  REQUIRE(fired.size() == 1);
+  CHECK(fired[0] == Waiters::Outcome::kPublished);
+  view = store.View("live/ch1");
+  d = store.Decide(*view, view->renditions.at("v1").get(), key);
+  CHECK(d.verdict == ReadDecision::kServe);
+  CHECK(store.waiting() == 0);
+}
+
+TEST_CASE("L-7 a waiter registered after the publish it waits for is released at once") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  store.Apply({{"live/ch1", Stream()}});
+  REQUIRE(store.Publish(Put("a", 0)).ok());
+  boost::asio::io_context io;
+  bool fired = false;
+  // Decided while absent (generation 0), registered after the publish.
+  REQUIRE(store
+              .Wait("live/ch1", "v1", {ObjectKey::kTs, 0, -1}, 0, io.get_executor(),
+                    std::chrono::steady_clock::now() + 10s,
+                    [&](Waiters::Outcome o) { fired = o == Waiters::Outcome::kPublished; })
+              .ok());
+  io.poll();
+  CHECK(fired);
+}
+
+TEST_CASE("L-4 the availability start is derived from the first publish when not configured") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  store.Apply({{"live/ch1", Stream(-1)}});
+  REQUIRE(store.Publish(Put("a", 40)).ok());
+  auto policy = store.View("live/ch1")->policy;
+  REQUIRE(policy->tmpl.known());
+  CHECK(policy->tmpl.Due(40) == kFakeNowMs);
+  // A configuration change that still leaves it open keeps the derived start.
+  store.Apply({{"live/ch1", Stream(-1)}});
+  CHECK(store.View("live/ch1")->policy->tmpl.Due(40) == kFakeNowMs);
+}
+
+TEST_CASE("L-10 notifications accumulate with an increasing sequence and mark later segments") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  store.Apply({{"live/ch1", Stream()}});
+  REQUIRE(store.Publish(Put("a", 0)).ok());
+  CHECK(*store.Notify("live/ch1", {{"id", "e1"}, {"type", "ad-start"}}) == 1);
+  REQUIRE(store.Publish(Put("a", 1)).ok());
+  CHECK(*store.Notify("live/ch1", {{"id", "e2"}, {"type", "ad-end"}}) == 2);
+  auto view = store.View("live/ch1");
+  auto rendition = view->renditions.at("v1");
+  CHECK(rendition->Find({ObjectKey::kTs, 0, -1})->candidates[0]->notifications == nullptr);
+  auto first = rendition->Find({ObjectKey::kTs, 1, -1})->candidates[0]->notifications;
+  REQUIRE(first);
+  REQUIRE(view->notifications);
+  CHECK(*first != *view->notifications);
+  // base64url of {"events":[...],"seq":2}: decode and check both events are there.
+  auto decode = [](const std::string& in) {
+    std::string out;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (char c : in) {
+      int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+              : c >= 'a' && c <= 'z' ? c - 'a' + 26
+              : c >= '0' && c <= '9' ? c - '0' + 52
+              : c == '-'             ? 62
+                                     : 63;
+      acc = (acc << 6) | v;
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        out.push_back(static_cast<char>((acc >> bits) & 0xff));
+      }
+    }
+    return nlohmann::json::parse(out);
+  };
+  auto latest = decode(*view->notifications);
+  CHECK(latest["seq"] == 2);
+  REQUIRE(latest["events"].size() == 2);
+  CHECK(latest["events"][0]["id"] == "e1");
+  CHECK(latest["events"][1]["type"] == "ad-end");
+  CHECK(decode(*first)["seq"] == 1);
+  CHECK(store.Notify("nope", {{"id", "x"}}).status().code() == absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("L-14 invalidation changes object URLs in the playlist") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  auto config = Stream();
+  store.Apply({{"live/ch1", config}});
+  for (int msn = 0; msn < 5; ++msn) REQUIRE(store.Publish(Put("a", msn)).ok());
+  auto playlist = [&] {
+    auto view = store.View("live/ch1");
+    return OriginMediaPlaylist(*view, *view->renditions.at("v1"));
+  };
+  std::string before = playlist();
+  CHECK(before.find("#EXT-X-MEDIA-SEQUENCE:2\n") != std::string::npos);  // live_window 3
+  CHECK(before.find("4.ts?v=1\n") != std::string::npos);
+  config["version"] = 2;
+  config["range_versions"] = {{{"from_msn", 3}, {"to_msn", 3}, {"version", 3}}};
+  store.Apply({{"live/ch1", config}});
+  std::string after = playlist();
+  CHECK(after.find("2.ts?v=2\n") != std::string::npos);
+  CHECK(after.find("3.ts?v=3\n") != std::string::npos);
+  CHECK(after.find("4.ts?v=2\n") != std::string::npos);
+}
+
+TEST_CASE("L-13 a masked newest segment leaves the playlist and a masked older one is a gap") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  auto config = Stream();
+  store.Apply({{"live/ch1", config}});
+  for (int msn = 0; msn < 4; ++msn) REQUIRE(store.Publish(Put("a", msn)).ok());
+  config["masks"] = {{{"id", "m1"}, {"pipeline", "a"}, {"from_msn", 3}}};
+  store.Apply({{"live/ch1", config}});
+  auto view = store.View("live/ch1");
+  std::string text = OriginMediaPlaylist(*view, *view->renditions.at("v1"));
+  CHECK(text.find("3.ts") == std::string::npos);
+  CHECK(text.find("#EXT-X-MEDIA-SEQUENCE:0\n") != std::string::npos);
+  CHECK(text.find("2.ts?v=1") != std::string::npos);
+  config["masks"] = {{{"id", "m2"}, {"pipeline", "a"}, {"from_msn", 1}, {"to_msn", 1}}};
+  store.Apply({{"live/ch1", config}});
+  view = store.View("live/ch1");
+  text = OriginMediaPlaylist(*view, *view->renditions.at("v1"));
+  CHECK(text.find("#EXT-X-GAP\n#EXTINF:2.000,\n1.ts") != std::string::npos);
+  CHECK(text.find("#EXT-X-VERSION:8\n") != std::string::npos);
+  CHECK(text.find("#EXT-X-MEDIA-SEQUENCE:1\n") != std::string::npos);  // window of 3: 1…3
+}
+
+TEST_CASE("L-17 memory per stream stays within its window and byte bound") {
+  FakeClock clock;
+  OriginStore::Options options;
+  options.min_retain_segments = 4;
+  options.max_stream_bytes = 10'000;
+  OriginStore store(options, clock);
+  auto config = Stream();
+  config["live_window"] = 1;
+  store.Apply({{"live/ch1", config}});
+  for (int msn = 0; msn < 10; ++msn) REQUIRE(store.Publish(Put("a", msn, "0123456789")).ok());
+  auto view = store.View("live/ch1");
+  auto r = view->renditions.at("v1");
+  CHECK(r->meta.first_msn == 6);  // 4 retained
+  CHECK(r->objects.size() == 4);
+  CHECK(view->bytes == 40);
+  // The byte bound trims the oldest segments further.
+  for (int msn = 10; msn < 13; ++msn) {
+    REQUIRE(store.Publish(Put("a", msn, std::string(4000, 'x'))).ok());
+  }
+  view = store.View("live/ch1");
+  CHECK(view->bytes <= 10'000);
+  CHECK(view->renditions.at("v1")->meta.first_msn == 11);
+  // Reads below the window are gone, decided from metadata.
+  auto d = store.Decide(*view, view->renditions.at("v1").get(), {ObjectKey::kTs, 5, -1});
+  CHECK(d.verdict == ReadDecision::kGone);
+  CHECK_FALSE(d.looked_up);
+}
+
+TEST_CASE("L-1 streams no longer placed are dropped and their waiters released") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  store.Apply({{"live/ch1", Stream()}});
+  REQUIRE(store.Publish(Put("a", 0)).ok());
+  boost::asio::io_context io;
+  Waiters::Outcome outcome = Waiters::Outcome::kPublished;
+  REQUIRE(store
+              .Wait("live/ch1", "v1", {ObjectKey::kTs, 1, -1}, 0, io.get_executor(),
+                    std::chrono::steady_clock::now() + 10s,
+                    [&](Waiters::Outcome o) { outcome = o; })
+              .ok());
+  store.Apply({});
+  io.poll();
+  CHECK(outcome == Waiters::Outcome::kRemoved);
+  CHECK(store.View("live/ch1") == nullptr);
+}
+
+}  // namespace
+}  // namespace meshwork::streamer
