@@ -31,10 +31,12 @@ ABSL_FLAG(uint64_t, max_object_bytes, 64ull << 20,
           "largest object a packager may publish (413 above)");
 ABSL_FLAG(uint64_t, max_stream_bytes, 512ull << 20,
           "memory kept per published stream (the live window plus its tail)");
-ABSL_FLAG(double, shed_dvr_cpu, 85, "CPU % above which DVR reads are shed (L-16)");
-ABSL_FLAG(double, shed_live_cpu, 95, "CPU % above which live reads are shed too");
-ABSL_FLAG(int64_t, shed_dvr_in_flight, 5000, "reads in flight above which DVR reads are shed");
-ABSL_FLAG(int64_t, shed_live_in_flight, 15000, "reads in flight above which live reads are shed");
+ABSL_FLAG(double, shed_dvr_cpu, 90, "host CPU % above which DVR reads are shed (L-16; 0 = off)");
+ABSL_FLAG(double, shed_live_cpu, 0, "host CPU % above which live reads are shed too (0 = off)");
+ABSL_FLAG(int64_t, shed_dvr_in_flight, 5000,
+          "reads in flight above which DVR reads are shed (0 = off)");
+ABSL_FLAG(int64_t, shed_live_in_flight, 15000,
+          "reads in flight above which live reads are shed (0 = off)");
 
 namespace meshwork::streamer {
 namespace {

@@ -437,21 +437,7 @@ void OriginDelivery::ServePlaylist(RequestContext& ctx, Responder r, const std::
 
 void OriginDelivery::ServeObject(RequestContext& ctx, Responder r, const std::string& stream,
                                  const std::string& rendition, ObjectKey key) {
-  auto view = origin_->View(stream);
-  if (!view) return r.Send(NotFound("no such stream on this node", "*"));
-  auto it = view->renditions.find(rendition);
-  RenditionMeta none;
-  const RenditionMeta& meta = it == view->renditions.end() ? none : it->second->meta;
-  RequestClass cls = ClassifyRead(*view->policy, meta, key, origin_->NowMs());
-  if (shedder_->Shed(cls)) {
-    metrics_->Read("shed");
-    http::Response res = Unavailable("the node is shedding load", view->policy->cors);
-    res.set(field::field::cache_control, "max-age=5");
-    res.set(field::field::retry_after, "5");
-    return r.Send(std::move(res));
-  }
-  Answer(&ctx, std::make_shared<Responder>(std::move(r)), stream, rendition, key, 0,
-         std::make_shared<Shedder::Token>(shedder_));
+  Answer(&ctx, std::make_shared<Responder>(std::move(r)), stream, rendition, key, 0, nullptr);
 }
 
 void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
@@ -464,6 +450,21 @@ void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
   const OriginRendition* rend = it == view->renditions.end() ? nullptr : it->second.get();
   ReadDecision d = origin_->Decide(*view, rend, key);
   if (d.looked_up && metrics_->lookups) metrics_->lookups->Increment();
+  bool costly = d.verdict == ReadDecision::kServe || d.verdict == ReadDecision::kHold;
+  if (!token && costly) {
+    // L-16: only answers that send a body or hold a request are worth shedding; 404/410
+    // decided from metadata cost less than the 503 would.
+    RequestClass cls =
+        ClassifyRead(policy, rend ? rend->meta : RenditionMeta{}, key, origin_->NowMs());
+    if (shedder_->Shed(cls)) {
+      metrics_->Read("shed");
+      http::Response res = Unavailable("the node is shedding load", policy.cors);
+      res.set(field::field::cache_control, "max-age=5");
+      res.set(field::field::retry_after, "5");
+      return r->Send(std::move(res));
+    }
+    token = std::make_shared<Shedder::Token>(shedder_);
+  }
   if (d.verdict == ReadDecision::kHold && hops >= kMaxHoldHops) {
     d.verdict = d.candidate ? ReadDecision::kServe : ReadDecision::kMissing;
   }

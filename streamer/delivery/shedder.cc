@@ -18,11 +18,14 @@ bool Shedder::Shed(RequestClass cls) {
   if (cls == RequestClass::kPublish) return false;
   double cpu = cpu_.load(std::memory_order_relaxed);
   int64_t in_flight = in_flight_.load(std::memory_order_relaxed);
+  auto above = [](double value, double threshold) { return threshold > 0 && value > threshold; };
   bool shed;
   if (cls == RequestClass::kDvr) {
-    shed = cpu > thresholds_.dvr_cpu_percent || in_flight > thresholds_.dvr_in_flight;
+    shed = above(cpu, thresholds_.dvr_cpu_percent) ||
+           above(static_cast<double>(in_flight), static_cast<double>(thresholds_.dvr_in_flight));
   } else {
-    shed = cpu > thresholds_.live_cpu_percent || in_flight > thresholds_.live_in_flight;
+    shed = above(cpu, thresholds_.live_cpu_percent) ||
+           above(static_cast<double>(in_flight), static_cast<double>(thresholds_.live_in_flight));
   }
   if (!shed) return false;
   if (cls == RequestClass::kDvr) {

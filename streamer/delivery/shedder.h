@@ -2,7 +2,9 @@
 // edge or DVR); under pressure the node sheds DVR reads first, then live reads, never
 // publishes. Pressure is the node's CPU (sampled once a second) and the number of reads in
 // flight (held or being decided), each against two thresholds: above the first DVR reads
-// are shed, above the second live reads too. Thread-safe (atomics).
+// are shed, above the second live reads too. A threshold of 0 is off. By default CPU sheds
+// DVR reads only: live viewers are refused on CPU only when an operator asks for it, since a
+// busy host still serves memory-resident live objects well. Thread-safe (atomics).
 #pragma once
 
 #include <atomic>
@@ -15,8 +17,8 @@
 namespace meshwork::streamer {
 
 struct ShedThresholds {
-  double dvr_cpu_percent = 85;
-  double live_cpu_percent = 95;
+  double dvr_cpu_percent = 90;
+  double live_cpu_percent = 0;
   int64_t dvr_in_flight = 5'000;
   int64_t live_in_flight = 15'000;
 };

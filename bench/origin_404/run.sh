@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# P-5: a 404/410 storm on a live origin against nginx answering a static 404, side by side.
+#
+# Set-up: central and one streamer (--role=origin, --http-threads=THREADS, one publish
+# thread); stream `live` placed on it (2 s segments, live window 6, pipeline `a`,
+# availability start 60 s ago); init.mp4 and one small segment (msn producing−1) published,
+# so the rendition's first msn is producing−1.
+#
+# Phases, each wrk -t1 -c100 -dDURATION (default 10 s), HTTP/1.1 keep-alive, a Lua script
+# cycling through the msns:
+#   future  /live/v1/{F … F+997}.ts with F = producing+3 plus a margin for the time the phase
+#           takes, so every one stays beyond the next due segment → 404 with a TTL (L-8);
+#   gone    /live/v1/{0 … first−1}.ts, before the first published msn → 410 (L-9);
+#   nginx   the same future paths on nginx with `location / { return 404; }`.
+# The answers are spot-checked with curl before and after. Bar: each ≥ 0.8 × nginx's req/s.
+# meshwork_origin_index_lookups_total is read from the streamer's /metrics before and after
+# its two phases: the difference must be 0 (the answers come from metadata alone); one GET of
+# the published segment afterwards checks that the counter does count.
+#
+# SHED (default off): CPU shedding (L-16) samples the whole host's CPU, which includes wrk's
+# own core here, so by default its thresholds are set out of reach (101 %) to measure the
+# 404/410 path rather than 503s; SHED=on keeps the node's defaults.
+# Loopback only; every process it starts is stopped on exit. Uses the binaries in BUILD_DIR
+# (default <repo>/build) and /usr/sbin/nginx, wrk from PATH.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+threads="${THREADS:-2}"
+duration="${DURATION:-10}"
+shed_flags=()
+[ "${SHED:-off}" = on ] || shed_flags=(--shed-dvr-cpu=101 --shed-live-cpu=101)
+nginx_bin="${NGINX:-/usr/sbin/nginx}"
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+die() { echo "error: $*" >&2; exit 1; }
+now_ms() { date +%s%3N; }
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+ready() {  # ready FILE KEY — waits (≤ 20 s) for the READY line in FILE; prints KEY's value
+  local line=""
+  for _ in $(seq 1 200); do
+    line=$(grep -m1 '^READY ' "$1" 2>/dev/null || true)
+    [ -n "$line" ] && break
+    sleep 0.1
+  done
+  [ -n "$line" ] || die "no READY line in $1; its log ends: $(tail -n5 "${1%.out}.log")"
+  echo "${line#READY }" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"
+}
+
+# ---- central, the origin streamer, the stream --------------------------------------------
+"$build/central/central" --data-dir="$work/db" --http-listen=127.0.0.1:0 \
+  --grpc-listen=127.0.0.1:0 >"$work/central.out" 2>"$work/central.log" &
+pids+=($!)
+central_http=$(ready "$work/central.out" http)
+central_grpc=$(ready "$work/central.out" grpc)
+
+"$build/streamer/streamer" --central="$central_grpc" --node-id=origin-1 --role=origin \
+  --hostname=127.0.0.1 --listen=127.0.0.1:0 --publish-listen=127.0.0.1:0 \
+  --http-threads="$threads" --publish-threads=1 "${shed_flags[@]}" \
+  >"$work/streamer.out" 2>"$work/streamer.log" &
+pids+=($!)
+viewer=$(ready "$work/streamer.out" http)
+publish=$(ready "$work/streamer.out" publish)
+
+start=$(( $(now_ms) - 60000 ))
+stream_json="{\"placement\":{\"streamers\":[\"origin-1\"]},\"segment_ms\":2000,\"live_window\":6,\
+\"pipelines\":[\"a\"],\"template\":{\"availability_start\":$start}}"
+placed=""
+for _ in $(seq 1 50); do
+  if curl -fsS -X PUT "http://$central_http/central/api-v4/streams/live" -d "$stream_json" \
+    >/dev/null 2>>"$work/put.err"; then placed=yes; break; fi
+  sleep 0.2
+done
+[ -n "$placed" ] || die "could not create the stream: $(tail -n2 "$work/put.err")"
+
+put() {  # put PATH FILE → HTTP status of the PUT on the publish listener
+  curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'X-Pipeline: a' \
+    --data-binary @"$2" "http://$publish$1"
+}
+printf 'init' >"$work/init.mp4"
+code=""
+for _ in $(seq 1 100); do
+  code=$(put /live/v1/init.mp4 "$work/init.mp4")
+  [ "$code" = 201 ] && break
+  sleep 0.1
+done
+[ "$code" = 201 ] || die "the streamer never accepted the stream (last PUT: $code)"
+
+# ---- one published segment; the msn ranges -------------------------------------------------
+producing=$(( ($(now_ms) - start) / 2000 ))
+first=$((producing - 1))
+head -c 1500 /dev/urandom >"$work/small.ts"
+code=$(put "/live/v1/$first.ts" "$work/small.ts")
+[ "$code" = 201 ] || die "PUT /live/v1/$first.ts answered $code"
+# `producing` advances by one every 2 s: start far enough ahead that the lowest future msn is
+# still beyond the next due one at the end of the phase (and of the spot check after it).
+future_lo=$((producing + 3 + (duration + 9) / 2))
+future_hi=$((future_lo + 997))
+gone_lo=0
+gone_hi=$((first - 1))
+
+cycle_script() {  # cycle_script FILE LO HI — a wrk script GETting /live/v1/{LO…HI}.ts in turn
+  cat >"$1" <<LUA
+local lo, n, i = $2, $3 - $2 + 1, 0
+request = function()
+  local path = "/live/v1/" .. (lo + i % n) .. ".ts"
+  i = i + 1
+  return wrk.format("GET", path)
+end
+LUA
+}
+cycle_script "$work/future.lua" "$future_lo" "$future_hi"
+cycle_script "$work/gone.lua" "$gone_lo" "$gone_hi"
+
+status_of() { curl -s -o /dev/null -w '%{http_code}' "$1"; }
+spot_check() {  # spot_check WHEN — the first and last msn of each range answer 404 / 410
+  local m c
+  for m in "$future_lo" "$future_hi"; do
+    c=$(status_of "http://$viewer/live/v1/$m.ts")
+    [ "$c" = 404 ] || die "$1: GET /live/v1/$m.ts (future) answered $c, not 404"
+  done
+  for m in "$gone_lo" "$gone_hi"; do
+    c=$(status_of "http://$viewer/live/v1/$m.ts")
+    [ "$c" = 410 ] || die "$1: GET /live/v1/$m.ts (never existed) answered $c, not 410"
+  done
+}
+spot_check before
+curl -s -D - -o /dev/null "http://$viewer/live/v1/$future_lo.ts" |
+  grep -qi '^X-Cache-TTL-Ms:' || die "a future object's 404 carries no X-Cache-TTL-Ms"
+
+# ---- nginx: a static 404 -------------------------------------------------------------------
+nginx_port=$(free_port)
+chmod a+rx "$work"  # as root, nginx's workers run as nobody
+cat >"$work/nginx.conf" <<NGINX
+worker_processes $threads;
+daemon off;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  log_not_found off;
+  client_body_temp_path $work/client_body;
+  proxy_temp_path $work/proxy;
+  fastcgi_temp_path $work/fastcgi;
+  uwsgi_temp_path $work/uwsgi;
+  scgi_temp_path $work/scgi;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / { return 404; }
+  }
+}
+NGINX
+"$nginx_bin" -p "$work/" -c "$work/nginx.conf" -e "$work/nginx-error.log" &
+pids+=($!)
+for _ in $(seq 1 50); do
+  [ "$(status_of "http://127.0.0.1:$nginx_port/live/v1/$future_lo.ts")" = 404 ] && break
+  sleep 0.1
+done
+
+# ---- measurements --------------------------------------------------------------------------
+lookups() {  # the streamer's meshwork_origin_index_lookups_total (summed over label sets)
+  curl -fsS "http://$viewer/metrics" |
+    awk '$1 ~ /^meshwork_origin_index_lookups_total(\{|$)/ { s += $2; seen = 1 }
+         END { if (seen) printf "%.0f\n", s; else print "missing" }'
+}
+measure() {  # measure URL SCRIPT → "req/s non-2xx/3xx-answers socket-errors"
+  wrk -t1 -c100 -d"${duration}s" -s "$2" "$1" >"$work/wrk.txt" 2>&1 || true
+  awk '
+    /requests in/ { total = $1 }
+    /Requests\/sec/ { rps = $2 }
+    /Non-2xx/ { non = $NF }
+    /Socket errors/ { gsub(/,/, ""); errs = $4 + $6 + $8 + $10 }
+    END { printf "%s %d %d %d\n", rps, non, total, errs }' "$work/wrk.txt"
+}
+before=$(lookups)
+read -r f_rps f_non f_total f_err < <(measure "http://$viewer/" "$work/future.lua")
+read -r g_rps g_non g_total g_err < <(measure "http://$viewer/" "$work/gone.lua")
+after=$(lookups)
+spot_check after
+# The counter is live: one read of the published segment is a lookup.
+[ "$(status_of "http://$viewer/live/v1/$first.ts")" = 200 ] || die "the published segment is gone"
+probe=$(lookups)
+read -r n_rps n_non n_total n_err < <(measure "http://127.0.0.1:$nginx_port/" "$work/future.lua")
+
+printf '\nP-5 404/410 storm, wrk -t1 -c100 -d%ss, %s threads / workers each, CPU shedding %s\n' \
+  "$duration" "$threads" "${SHED:-off}"
+printf 'future msns %s…%s (404 + TTL), never-existing msns %s…%s (410)\n' \
+  "$future_lo" "$future_hi" "$gone_lo" "$gone_hi"
+python3 - "$f_rps" "$f_non" "$f_total" "$f_err" "$g_rps" "$g_non" "$g_total" "$g_err" \
+  "$n_rps" "$n_non" "$n_total" "$n_err" "$before" "$after" "$probe" <<'PY'
+import sys
+a = sys.argv[1:]
+rows = [("streamer 404 future", a[0:4]), ("streamer 410 gone", a[4:8]),
+        ("nginx static 404", a[8:12])]
+print(f"{'answers':<20} {'req/s':>10} {'requests':>10} {'non-2xx':>10} {'sock.err':>8}")
+for name, (rps, non, total, err) in rows:
+    print(f"{name:<20} {float(rps):>10.0f} {total:>10} {non:>10} {err:>8}")
+nginx = float(a[8])
+for name, (rps, non, total, err) in rows[:2]:
+    r = float(rps) / nginx
+    ok = r >= 0.8 and non == total
+    print(f"{name}: streamer/nginx req/s {r:.2f} (bar ≥ 0.80) {'PASS' if ok else 'FAIL'}")
+before, after, probe = a[12], a[13], a[14]
+if "missing" in (before, after, probe):
+    print("index lookups: meshwork_origin_index_lookups_total missing from /metrics FAIL")
+else:
+    d = int(after) - int(before)
+    print(f"index lookups during the storm: {before} → {after}, difference {d} (bar 0) "
+          f"{'PASS' if d == 0 else 'FAIL'}")
+    if int(probe) <= int(after):
+        print("warning: a GET of the published segment did not move the lookup counter")
+PY
