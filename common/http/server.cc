@@ -678,7 +678,12 @@ void Session<Stream>::ReadChunk(BodyReader::ChunkFn on_chunk) {
     on_chunk(absl::OkStatus(), {}, true);
     return;
   }
-  if (!chunk_) chunk_ = std::make_unique<uint8_t[]>(kBodyChunkBytes);
+  if (!chunk_) {
+    chunk_ = std::make_unique<uint8_t[]>(kBodyChunkBytes);
+    // Beast reads at most the buffer's free capacity per read: without room, a large body
+    // would arrive a few hundred bytes per read.
+    buffer_.reserve(kBodyChunkBytes);
+  }
   auto& body = stream_parser_->get().body();
   body.data = chunk_.get();
   body.size = kBodyChunkBytes;
