@@ -182,6 +182,7 @@ int Run() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Meshwork central: control plane, routing and configuration");
   meshwork::NormalizeFlagNames(argc, argv);
+  meshwork::ConfigureServerRuntime();
   absl::ParseCommandLine(argc, argv);
   return meshwork::central::Run();
 }

@@ -179,6 +179,7 @@ int Run() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Meshwork streamer: ingest, origin or edge node");
   meshwork::NormalizeFlagNames(argc, argv);
+  meshwork::ConfigureServerRuntime();
   absl::ParseCommandLine(argc, argv);
   return meshwork::streamer::Run();
 }

@@ -3,6 +3,8 @@
 #include <csignal>
 #include <cstdio>
 
+#include "absl/synchronization/mutex.h"
+
 namespace meshwork {
 
 namespace {
@@ -63,4 +65,8 @@ void NormalizeFlagNames(int argc, char** argv) {
     }
   }
 }
+void ConfigureServerRuntime() {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+}
+
 }  // namespace meshwork

@@ -27,4 +27,8 @@ namespace meshwork {
 // Rewrites `--flag-name=value` to `--flag_name=value` in place (the documented flags use
 // dashes; Abseil's use underscores). Values are left untouched.
 void NormalizeFlagNames(int argc, char** argv);
+
+// Process-wide runtime settings for the servers: Abseil's mutex deadlock detection (a debug
+// aid that costs a graph lookup on every lock) is turned off.
+void ConfigureServerRuntime();
 }  // namespace meshwork

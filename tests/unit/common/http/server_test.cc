@@ -21,6 +21,7 @@
 #include "common/http/response.h"
 #include "common/http/router.h"
 #include "common/net/cidr.h"
+#include "common/status/status_map.h"
 #include "nlohmann/json.hpp"
 
 namespace meshwork::http {
@@ -822,6 +823,28 @@ TEST_CASE("L-17 SendMedia and MediaResponse answer ranges alike") {
     CHECK((*got)[beast_http::field::accept_ranges] == "bytes");
     CHECK(got->body() == expected.body());
   }
+}
+
+}  // namespace
+}  // namespace meshwork::http
+
+namespace meshwork::http {
+namespace {
+
+TEST_CASE("M-1 error bodies are valid JSON whatever bytes the message holds") {
+  auto status =
+      WithField(absl::NotFoundError("no such resource: /a\"b\\c\x01\xff\xc3\xa9"), "path");
+  Response res = ErrorResponse(status);
+  auto body = nlohmann::json::parse(res.body());
+  CHECK(body["error"]["status"] == 404);
+  CHECK(body["error"]["code"] == "not_found");
+  CHECK(body["error"]["field"] == "path");
+  CHECK(body["error"]["message"] == "no such resource: /a\"b\\c\x01\xef\xbf\xbd\xc3\xa9");
+  CHECK(res[beast_http::field::content_type] == "application/json");
+  auto plain = nlohmann::json::parse(
+      ErrorResponse(Status::payload_too_large, "payload_too_large", "too big").body());
+  CHECK(plain == nlohmann::json::parse(
+                     R"({"error":{"code":"payload_too_large","message":"too big","status":413}})"));
 }
 
 }  // namespace
