@@ -347,6 +347,12 @@ TEST_CASE("A second Send on a Responder is ignored") {
   auto second = conn.Read();
   REQUIRE(second);
   CHECK(second->body() == "first");
+  // The handler counts after its Send returns, which may be after the client has read the
+  // answer: wait (bounded) for the server thread to get there.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (sent_after_first.load() < 2 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::yield();
+  }
   CHECK(sent_after_first.load() == 2);
 }
 
