@@ -1,5 +1,6 @@
 // central: the control plane. Wiring only; the parts live in store/, model/, cluster/, rpc/,
-// api/.
+// api/, ott/.
+#include <algorithm>
 #include <csignal>
 #include <memory>
 
@@ -11,6 +12,8 @@
 #include "central/api/viewer_api.h"
 #include "central/cluster/node_registry.h"
 #include "central/model/config_service.h"
+#include "central/ott/ott_service.h"
+#include "central/ott/viewing_keys.h"
 #include "central/routing/routing_service.h"
 #include "central/rpc/control_service.h"
 #include "central/rpc/routing_rpc.h"
@@ -32,6 +35,13 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key for --https-listen");
 ABSL_FLAG(std::string, api_token_file, "", "file holding the admin API bearer token (M-3)");
 ABSL_FLAG(int, http_threads, 2, "worker threads of the HTTP listener");
 ABSL_FLAG(int, offline_after_ms, 3000, "a node without a report for this long is offline (C-4)");
+ABSL_FLAG(int64_t, viewing_key_rotate_s, 86400,
+          "rotate the OTT viewing key this often, in seconds; 0 = never (O-7)");
+ABSL_FLAG(int64_t, viewing_key_overlap_s, 6 * 3600,
+          "a replaced viewing key is still accepted this long, in seconds (O-7; the pass "
+          "lifetime)");
+ABSL_FLAG(int, ott_min_protocol_version, 1,
+          "OTT group members with an older protocol version are not eligible (O-4)");
 
 namespace meshwork::central {
 namespace {
@@ -85,6 +95,24 @@ int Run() {
       });
   registry.StartSweeper(std::chrono::milliseconds(200));
 
+  // O-7: the first viewing key is created before any node can register.
+  ott::ViewingKeyOptions key_options;
+  key_options.rotate_every =
+      std::chrono::seconds(std::max<int64_t>(0, absl::GetFlag(FLAGS_viewing_key_rotate_s)));
+  key_options.overlap =
+      std::chrono::seconds(std::max<int64_t>(0, absl::GetFlag(FLAGS_viewing_key_overlap_s)));
+  ott::ViewingKeyManager viewing_keys(config->get(), RealClock::Get(), key_options);
+  if (absl::Status s = viewing_keys.EnsureKey(); !s.ok()) {
+    log::Error("startup_failed", {{"error", s.ToString()}});
+    return 1;
+  }
+  ott::GroupOptions group_options;
+  group_options.min_protocol_version =
+      static_cast<uint32_t>(std::max(0, absl::GetFlag(FLAGS_ott_min_protocol_version)));
+  ott::OttService ott_service(config->get(), &registry, &viewing_keys, RealClock::Get(),
+                              group_options, metrics.get());
+  ott_service.Start(std::chrono::milliseconds(1000));
+
   boost::asio::thread_pool blocking_pool(2);
   ControlService control(config->get(), &registry, &blocking_pool);
   grpc::ServerBuilder builder;
@@ -108,7 +136,7 @@ int Run() {
   log::Info("grpc_listening", {{"port", grpc_port}});
 
   // Every listener serves the same routes; the listener's scheme shapes redirects (T-6).
-  AdminApi api(config->get(), &registry, &routing, &blocking_pool);
+  AdminApi api(config->get(), &registry, &routing, &blocking_pool, &ott_service);
   auto build_router = [&] {
     http::Router router;
     api.AddRoutes(router);
@@ -170,6 +198,7 @@ int Run() {
   log::Info("central_stopping", {{"signal", sig}});
   if (https_server) https_server->Stop();
   (*http_server)->Stop();
+  ott_service.Stop();
   grpc_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   blocking_pool.join();
   log::Info("central_stopped");

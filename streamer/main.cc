@@ -5,6 +5,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "common/http/server.h"
+#include "common/http/tls.h"
 #include "common/log/log.h"
 #include "common/process/process.h"
 #include "meshwork/v1/role_names.h"
@@ -13,6 +14,7 @@
 #include "streamer/delivery/hls_routes.h"
 #include "streamer/delivery/node_routes.h"
 #include "streamer/delivery/origin_routes.h"
+#include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/play_sessions.h"
 #include "streamer/packager/stream_manager.h"
 #include "streamer/store/origin_store.h"
@@ -24,6 +26,10 @@ ABSL_FLAG(std::string, hostname, "", "public host name of this node (default: th
 ABSL_FLAG(std::string, role, "edge", "ingest, origin or edge");
 ABSL_FLAG(std::string, listen, "127.0.0.1:8081", "ADDR:PORT of the viewer listener");
 ABSL_FLAG(std::string, publish_listen, "127.0.0.1:8082", "ADDR:PORT of the publish listener");
+ABSL_FLAG(std::string, https_listen, "",
+          "ADDR:PORT of an HTTPS viewer listener (needs --tls-cert and --tls-key; O-13)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain for --https-listen");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key for --https-listen");
 ABSL_FLAG(int, public_port, 0, "public port of the viewer listener when port-forwarded");
 ABSL_FLAG(int, http_threads, 2, "worker threads of the viewer listener");
 ABSL_FLAG(int, publish_threads, 1, "worker threads of the publish listener");
@@ -83,10 +89,15 @@ int Run() {
   delivery_options.max_object_bytes = absl::GetFlag(FLAGS_max_object_bytes);
   OriginDelivery origin_delivery(delivery_options, &origin, &streams, &shedder, metrics.get());
 
-  http::Router viewer_router;
-  AddNodeRoutes(viewer_router, identity, &config, metrics.get(), connected);
-  HlsContext hls{&store, &streams, &sessions, &origin_delivery};
-  AddHlsRoutes(viewer_router, hls);
+  OttGate ott(node_id, &config, RealClock::Get(), metrics.get());
+  HlsContext hls{&store, &streams, &sessions, &origin_delivery, &ott};
+  auto build_viewer_router = [&] {
+    http::Router router;
+    AddNodeRoutes(router, identity, &config, metrics.get(), connected);
+    AddHlsRoutes(router, hls);
+    return router;
+  };
+  http::Router viewer_router = build_viewer_router();
   http::ServerOptions viewer;
   viewer.name = "http";
   viewer.listen = absl::GetFlag(FLAGS_listen);
@@ -97,6 +108,27 @@ int Run() {
   if (!viewer_server.ok()) {
     log::Error("startup_failed", {{"error", viewer_server.status().ToString()}});
     return 1;
+  }
+
+  std::unique_ptr<http::Server> https_server;
+  const std::string https_listen = absl::GetFlag(FLAGS_https_listen);
+  std::vector<std::string> certificate_names;
+  if (!https_listen.empty()) {
+    http::ServerOptions tls = viewer;
+    tls.name = "https";
+    tls.scheme = "https";
+    tls.listen = https_listen;
+    tls.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+    tls.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+    auto names = http::CertificateDnsNames(tls.tls_cert_file);
+    auto started = names.ok() ? http::Server::Start(tls, build_viewer_router())
+                              : absl::StatusOr<std::unique_ptr<http::Server>>(names.status());
+    if (!started.ok()) {
+      log::Error("startup_failed", {{"error", started.status().ToString()}});
+      return 1;
+    }
+    https_server = *std::move(started);
+    certificate_names = *names;
   }
 
   http::Router publish_router;
@@ -134,10 +166,24 @@ int Run() {
   l->set_scheme("http");
   l->set_port((*publish_server)->port());
 
-  const http::Server* servers[] = {viewer_server->get(), publish_server->get()};
+  if (https_server) {
+    l = reg.add_listeners();
+    l->set_name("https");
+    l->set_scheme("https");
+    l->set_port(https_server->port());
+    for (const auto& name : certificate_names) reg.add_certificate_names(name);
+  }
+  std::vector<const http::Server*> servers = {viewer_server->get(), publish_server->get()};
+  if (https_server) servers.push_back(https_server.get());
   auto shed_sampler = std::make_shared<HostSampler>();
-  auto filler = [servers, &streams, &sessions, &shedder, shed_sampler](v1::LoadReport& report) {
-    shedder.SetCpuPercent(shed_sampler->Sample().cpu_percent);
+  auto filler = [servers, &streams, &sessions, &shedder, &ott,
+                 shed_sampler](v1::LoadReport& report) {
+    auto load = shed_sampler->Sample();
+    shedder.SetCpuPercent(load.cpu_percent);
+    ott.SetLoad(load.cpu_percent, load.out_kbit);
+    report.set_backup_sessions(ott.backup_sessions());
+    report.set_refusals(ott.refusals());
+    for (const auto& id : ott.held_key_ids()) report.add_viewing_key_ids(id);
     uint64_t in = 0, out = 0;
     for (const auto* s : servers) {
       in += s->counters().bytes_in.load();
@@ -153,21 +199,25 @@ int Run() {
       s.set_play_sessions(it == counts.by_stream.end() ? 0 : it->second);
     }
   };
-  agent_options.on_config = [&streams, &origin](std::shared_ptr<const NodeConfig> next) {
+  agent_options.on_config = [&streams, &origin, &ott](std::shared_ptr<const NodeConfig> next) {
     streams.Apply(*next);
     origin.Apply(next->streams);
+    ott.Apply(*next);
   };
   agent = std::make_unique<Agent>(agent_options, &config, filler, metrics.get());
   agent->Start();
 
-  AnnounceReady({{"http", (*viewer_server)->bound_address()},
-                 {"publish", (*publish_server)->bound_address()}});
+  nlohmann::json ready = {{"http", (*viewer_server)->bound_address()},
+                          {"publish", (*publish_server)->bound_address()}};
+  if (https_server) ready["https"] = https_server->bound_address();
+  AnnounceReady(ready);
   log::Info("streamer_started",
             {{"node", node_id}, {"role", identity.role}, {"central", agent_options.central}});
   int sig = WaitForShutdownSignal();
   log::Info("streamer_stopping", {{"signal", sig}});
   (*viewer_server)->Stop();
   (*publish_server)->Stop();
+  if (https_server) https_server->Stop();
   agent->Stop();
   log::Info("streamer_stopped");
   return 0;

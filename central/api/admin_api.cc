@@ -294,8 +294,38 @@ void AdminApi::AddRouteQueries(http::Router& router) {
   });
 }
 
+void AdminApi::AddOttRoutes(http::Router& router) {
+  const std::string api = kApiPrefix;
+  router.Add({Verb::get}, api + "/ott-groups", [this](RequestContext&, Responder r) {
+    r.Send(http::JsonResponse(http::Status::ok, ott::GroupsJson(ott_->Evaluate())));
+  });
+  router.Add({Verb::get}, api + "/ott-groups/{name}", [this](RequestContext& ctx, Responder r) {
+    auto snapshot = ott_->Evaluate();
+    auto it = snapshot.groups.find(ctx.params[0]);
+    if (it == snapshot.groups.end()) {
+      return r.Send(http::ErrorResponse(absl::NotFoundError(
+          absl::StrCat("OTT group \"", ctx.params[0], "\" does not exist"))));
+    }
+    r.Send(http::JsonResponse(http::Status::ok, ott::GroupJson(it->second)));
+  });
+  router.Add({Verb::get}, api + "/ott-key", [this](RequestContext&, Responder r) {
+    r.Send(http::JsonResponse(http::Status::ok, ott_->KeyBlock()));
+  });
+  router.Add({Verb::post}, api + "/ott-key/rotate", [this](RequestContext&, Responder r) {
+    OnPool(std::move(r), [this] {
+      auto block = ott_->RotateKey();
+      if (!block.ok()) return http::ErrorResponse(block.status());
+      return http::JsonResponse(http::Status::ok, *block);
+    });
+  });
+  router.Add({Verb::get}, api + "/alerts", [this](RequestContext&, Responder r) {
+    r.Send(http::JsonResponse(http::Status::ok, ott_->AlertsJson()));
+  });
+}
+
 void AdminApi::AddRoutes(http::Router& router) {
   const std::string api = kApiPrefix;
+  if (ott_) AddOttRoutes(router);
   AddObjectRoutes(router, "zones", ObjectKind::kZone);
   AddObjectRoutes(router, "streams", ObjectKind::kStream);
   AddObjectRoutes(router, "vod", ObjectKind::kVod);

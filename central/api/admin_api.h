@@ -1,6 +1,6 @@
 // The REST API under /central/api-v4/ (M-1): config (T-1…T-7), streamers, zones, streams
-// (with their masks and cache invalidation, L-13/L-14), VOD assets, and the read-only route
-// queries (Z-21, Z-24). Reads answer
+// (with their masks and cache invalidation, L-13/L-14), VOD assets, the read-only route
+// queries (Z-21, Z-24), OTT groups, the viewing-key block and alerts (O-19, M-2). Reads answer
 // from the snapshot on the HTTP worker; writes run on the blocking pool (they wait for the
 // synced store) and answer from there.
 #pragma once
@@ -8,6 +8,7 @@
 #include "boost/asio/thread_pool.hpp"
 #include "central/cluster/node_registry.h"
 #include "central/model/config_service.h"
+#include "central/ott/ott_service.h"
 #include "central/routing/routing_service.h"
 #include "common/http/router.h"
 
@@ -18,9 +19,10 @@ inline constexpr char kApiPrefix[] = "/central/api-v4";
 class AdminApi {
  public:
   // All pointers must outlive the API and the server it is routed on.
+  // `ott` may be null: no OTT routes then.
   AdminApi(ConfigService* config, NodeRegistry* registry, RoutingService* routing,
-           boost::asio::thread_pool* pool)
-      : config_(config), registry_(registry), routing_(routing), pool_(pool) {}
+           boost::asio::thread_pool* pool, ott::OttService* ott = nullptr)
+      : config_(config), registry_(registry), routing_(routing), pool_(pool), ott_(ott) {}
 
   void AddRoutes(http::Router& router);
 
@@ -29,6 +31,8 @@ class AdminApi {
   // GET/PUT/PATCH/DELETE of zones, streams or VOD assets under `collection`.
   void AddObjectRoutes(http::Router& router, const std::string& collection, ObjectKind kind);
   void AddRouteQueries(http::Router& router);
+  // O-19, M-2: ott-groups, ott-key (and its rotation), alerts.
+  void AddOttRoutes(http::Router& router);
   // L-13/L-14: `/streams/{stream}/masks`, `…/masks/{id}` and `…/invalidate`. The router's
   // `{name...}` capture cannot be followed by a suffix, so the stream routes hand such paths
   // here (when they do not name a stream themselves). Returns false when `path` is not one.
@@ -41,6 +45,7 @@ class AdminApi {
   NodeRegistry* registry_;
   RoutingService* routing_;
   boost::asio::thread_pool* pool_;
+  ott::OttService* ott_;
 };
 
 }  // namespace meshwork::central

@@ -3,7 +3,7 @@
 namespace meshwork::central {
 
 v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config, const std::string& node_id,
-                                   uint64_t since_revision) {
+                                   uint64_t since_revision, const v1::OttGroupViews* ott_views) {
   v1::ConfigUpdate update;
   update.set_revision(config.revision);
   bool full = since_revision == 0 || since_revision > config.revision;
@@ -27,10 +27,32 @@ v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config, const std::strin
       }
     }
   }
+  if (full || config.viewing_keys_revision > since_revision) {
+    // O-7: every key the node must accept; an empty list removes them all.
+    auto* keys = update.mutable_viewing_keys();
+    for (const auto& k : config.viewing_keys) {
+      auto* key = keys->add_keys();
+      key->set_id(k.id);
+      key->set_secret(k.secret);
+      key->set_not_after_unix_ms(k.not_after_unix_ms);
+      key->set_created_unix_ms(k.created_unix_ms);
+    }
+  }
+  if (full) {
+    *update.mutable_ott_groups() = ott_views ? *ott_views : v1::OttGroupViews();
+  }
   auto it = config.streamers.find(node_id);
   if (it != config.streamers.end() && (full || it->second.revision > since_revision)) {
     *update.mutable_node() = it->second.settings;
   }
+  return update;
+}
+
+v1::ConfigUpdate OttViewsUpdate(uint64_t revision, const v1::OttGroupViews& views) {
+  v1::ConfigUpdate update;
+  update.set_revision(revision);
+  update.set_full(false);
+  *update.mutable_ott_groups() = views;
   return update;
 }
 

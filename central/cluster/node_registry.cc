@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "central/model/streamer_codec.h"
@@ -126,11 +127,58 @@ void NodeRegistry::RefreshLiveStreamsLocked() {
 }
 
 void NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel) {
-  absl::MutexLock lock(&mu_);
-  Node& node = nodes_[node_id];
-  node.channels.push_back(std::move(channel));
-  node.live->AddSession();
-  if (sessions_gauge_) sessions_gauge_->Increment();
+  std::optional<v1::OttGroupViews> views;
+  {
+    absl::MutexLock lock(&mu_);
+    Node& node = nodes_[node_id];
+    node.channels.push_back(channel);
+    node.live->AddSession();
+    if (sessions_gauge_) sessions_gauge_->Increment();
+    if (node.ott_views.groups_size() > 0) views = node.ott_views;
+  }
+  if (views) channel->OttViewsChanged(*views);
+}
+
+ott::NodeStates NodeRegistry::OttNodeStates() const {
+  absl::ReaderMutexLock lock(&mu_);
+  ott::NodeStates out;
+  for (const auto& [id, node] : nodes_) {
+    ott::NodeState& state = out[id];
+    state.registered = node.registered;
+    if (node.registered) state.registration = node.registration;
+    state.has_report = node.has_report;
+    if (node.has_report) {
+      state.report = node.report;
+      state.report_received_unix_ms = UnixMillis(node.report_wall);
+    }
+    state.online = OnlineLocked(node);
+  }
+  return out;
+}
+
+void NodeRegistry::SetOttViews(std::map<std::string, v1::OttGroupViews> views) {
+  std::vector<std::pair<std::vector<std::shared_ptr<NodeChannel>>, v1::OttGroupViews>> sends;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [id, node] : nodes_) {
+      auto it = views.find(id);
+      v1::OttGroupViews next = it == views.end() ? v1::OttGroupViews() : std::move(it->second);
+      std::string bytes = next.SerializeAsString();
+      if (bytes == node.ott_views_bytes) continue;
+      node.ott_views = std::move(next);
+      node.ott_views_bytes = std::move(bytes);
+      if (!node.channels.empty()) sends.emplace_back(node.channels, node.ott_views);
+    }
+  }
+  for (auto& [channels, v] : sends) {
+    for (auto& c : channels) c->OttViewsChanged(v);
+  }
+}
+
+v1::OttGroupViews NodeRegistry::OttViews(const std::string& node_id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = nodes_.find(node_id);
+  return it == nodes_.end() ? v1::OttGroupViews() : it->second.ott_views;
 }
 
 void NodeRegistry::Detach(const std::string& node_id, const NodeChannel* channel) {

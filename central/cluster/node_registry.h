@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "central/cluster/live_node.h"
 #include "central/model/config_service.h"
+#include "central/ott/groups.h"
 #include "central/store/store.h"
 #include "common/sync/snapshot.h"
 #include "common/time/clock.h"
@@ -35,6 +36,9 @@ class NodeChannel {
   virtual ~NodeChannel() = default;
   // Must not block; called with no registry lock held.
   virtual void ConfigChanged(std::shared_ptr<const ClusterConfig> config) = 0;
+  // O-6/O-15: the node's OTT group views changed; send them on their own (an update with the
+  // revision already sent and only the ott_groups section). Must not block.
+  virtual void OttViewsChanged(const meshwork::v1::OttGroupViews& views) {}
 };
 
 class NodeRegistry {
@@ -62,6 +66,16 @@ class NodeRegistry {
   // The read-only `status` member of a streamer object (M-1).
   nlohmann::json StatusJson(const std::string& node_id) const;
 
+  // What the OTT evaluator needs of every known node (registration, latest report, online,
+  // central's receive time of the report).
+  ott::NodeStates OttNodeStates() const;
+  // Replaces the OTT group views of every node (a node absent from `views` has none) and
+  // sends each node whose views changed its new views on every attached channel. A channel
+  // attached later gets the node's current views at once.
+  void SetOttViews(std::map<std::string, meshwork::v1::OttGroupViews> views);
+  // The node's current views (empty when it is a member of no group).
+  meshwork::v1::OttGroupViews OttViews(const std::string& node_id) const;
+
   // Pushes a new configuration to every attached channel.
   void ConfigChanged(std::shared_ptr<const ClusterConfig> config);
 
@@ -80,6 +94,8 @@ class NodeRegistry {
     std::chrono::steady_clock::time_point report_at;
     Clock::TimePoint report_wall;
     bool online = false;  // as of the last Sweep()
+    meshwork::v1::OttGroupViews ott_views;
+    std::string ott_views_bytes;  // serialized, to tell a change
     std::shared_ptr<LiveNode> live = std::make_shared<LiveNode>();
   };
   void RefreshLiveStreamsLocked() ABSL_SHARED_LOCKS_REQUIRED(mu_);

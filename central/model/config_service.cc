@@ -1,6 +1,12 @@
 #include "central/model/config_service.h"
 
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "central/model/json_fields.h"
 #include "central/model/object_codecs.h"
 #include "central/model/streamer_codec.h"
@@ -110,6 +116,50 @@ absl::Status CheckRouteOwnership(const json& zone, const ClusterConfig& config) 
     }
   }
   return absl::OkStatus();
+}
+
+// Key rows: {"revision", "value": {"id", "secret_hex", "created_unix_ms", "not_after_unix_ms"}}.
+json ViewingKeyValue(const ViewingKeyRecord& key) {
+  return {{"id", key.id},
+          {"secret_hex", absl::BytesToHexString(key.secret)},
+          {"created_unix_ms", key.created_unix_ms},
+          {"not_after_unix_ms", key.not_after_unix_ms}};
+}
+
+absl::StatusOr<ViewingKeyRecord> ReadViewingKey(const json& value, const std::string& row) {
+  ViewingKeyRecord key;
+  if (!value.is_object() || !value.contains("id") || !value["id"].is_string() ||
+      !value.contains("secret_hex") || !value["secret_hex"].is_string()) {
+    return absl::DataLossError(absl::StrCat("stored viewing key ", row, " is unreadable"));
+  }
+  key.id = value["id"].get<std::string>();
+  const std::string& hex = value["secret_hex"].get_ref<const std::string&>();
+  bool is_hex = !hex.empty() && hex.size() % 2 == 0 &&
+                std::all_of(hex.begin(), hex.end(), [](char c) { return std::isxdigit(c); });
+  if (!is_hex) {
+    return absl::DataLossError(absl::StrCat("stored viewing key ", row, " is unreadable"));
+  }
+  key.secret = absl::HexStringToBytes(hex);
+  key.created_unix_ms = value.value("created_unix_ms", int64_t{0});
+  key.not_after_unix_ms = value.value("not_after_unix_ms", int64_t{0});
+  return key;
+}
+
+// "k12" → 12 (0 when not of that form): keys sort newest first by number.
+uint64_t KeyNumber(const std::string& id) {
+  if (id.size() < 2 || id[0] != 'k') return 0;
+  uint64_t n = 0;
+  for (char c : id.substr(1)) {
+    if (c < '0' || c > '9') return 0;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return n;
+}
+
+void SortKeys(std::vector<ViewingKeyRecord>& keys) {
+  std::sort(keys.begin(), keys.end(), [](const ViewingKeyRecord& a, const ViewingKeyRecord& b) {
+    return KeyNumber(a.id) > KeyNumber(b.id);
+  });
 }
 
 }  // namespace
@@ -255,6 +305,14 @@ absl::StatusOr<std::unique_ptr<ConfigService>> ConfigService::Load(Store* store)
       }
     }
   }
+  ASSIGN_OR_RETURN(auto keys, store->Scan(Kind::kKeys));
+  for (auto& [id, text] : keys) {
+    ASSIGN_OR_RETURN(auto env, OpenEnvelope(text, absl::StrCat("viewing key ", id)));
+    ASSIGN_OR_RETURN(auto key, ReadViewingKey(env.second, id));
+    config->viewing_keys.push_back(std::move(key));
+    config->viewing_keys_revision = std::max(config->viewing_keys_revision, env.first);
+  }
+  SortKeys(config->viewing_keys);
   service->snapshot_.Set(std::move(config));
   return service;
 }
@@ -344,6 +402,38 @@ absl::Status ConfigService::DeleteStreamer(const std::string& id) {
   log::Info("streamer_deleted", {{"id", id}, {"revision", next->revision}});
   Publish(next);
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::UpdateViewingKeys(
+    const std::function<std::optional<std::vector<ViewingKeyRecord>>(const ClusterConfig&)>&
+        decide) {
+  absl::MutexLock lock(&write_mu_);
+  auto current = snapshot_.Get();
+  std::optional<std::vector<ViewingKeyRecord>> keys = decide(*current);
+  if (!keys) return current;
+  SortKeys(*keys);
+  if (*keys == current->viewing_keys) return current;
+  uint64_t revision = store_->revision() + 1;
+  std::vector<Mutation> mutations;
+  std::set<std::string> kept;
+  for (const auto& key : *keys) {
+    kept.insert(key.id);
+    mutations.push_back({Kind::kKeys, key.id, Envelope(revision, ViewingKeyValue(key))});
+  }
+  for (const auto& old : current->viewing_keys) {
+    if (!kept.contains(old.id)) mutations.push_back({Kind::kKeys, old.id, std::nullopt});
+  }
+  auto next = std::make_shared<ClusterConfig>(*current);
+  ASSIGN_OR_RETURN(next->revision, store_->Commit(mutations));
+  next->viewing_keys = std::move(*keys);
+  next->viewing_keys_revision = next->revision;
+  // Ids only: a secret never reaches a log line.
+  std::vector<std::string> ids;
+  for (const auto& key : next->viewing_keys) ids.push_back(key.id);
+  log::Info("viewing_keys_changed",
+            {{"keys", absl::StrJoin(ids, ",")}, {"revision", next->revision}});
+  Publish(next);
+  return std::shared_ptr<const ClusterConfig>(next);
 }
 
 absl::StatusOr<bool> ConfigService::EnsureStreamer(const std::string& id,

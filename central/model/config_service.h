@@ -40,6 +40,15 @@ using ObjectMap = std::map<std::string, ObjectRecord>;
 
 enum class ObjectKind { kZone, kStream, kVod };
 
+// O-7: a viewing key of the cluster. The secret is never logged nor shown by the API.
+struct ViewingKeyRecord {
+  std::string id;      // "k1", "k2", …
+  std::string secret;  // raw bytes
+  int64_t created_unix_ms = 0;
+  int64_t not_after_unix_ms = 0;  // 0: the current key; else the end of its rotation overlap
+  bool operator==(const ViewingKeyRecord&) const = default;
+};
+
 // One immutable view of the whole configuration.
 struct ClusterConfig {
   uint64_t revision = 0;
@@ -52,6 +61,9 @@ struct ClusterConfig {
   ObjectMap vod;                                    // by name
   uint64_t zones_revision = 0;                      // last change to any zone
   uint64_t streams_revision = 0;  // last change to any stream (placement included)
+  // O-7: the keys nodes must accept, the current one first, then older ones (newest first).
+  std::vector<ViewingKeyRecord> viewing_keys;
+  uint64_t viewing_keys_revision = 0;  // last change to the key set
 
   const ObjectMap& Objects(ObjectKind kind) const;
 };
@@ -94,6 +106,14 @@ class ConfigService {
   absl::StatusOr<nlohmann::json> MutateObject(
       ObjectKind kind, const std::string& name,
       const std::function<absl::Status(nlohmann::json& object)>& edit);
+
+  // O-7: one atomic change of the viewing key set. `decide` sees the current configuration
+  // (under the write lock) and returns the new key set, or nullopt for "no change". The new
+  // set is committed (synced) with a new revision and published; keys absent from it are
+  // deleted from the store. Returns the configuration after the change.
+  absl::StatusOr<std::shared_ptr<const ClusterConfig>> UpdateViewingKeys(
+      const std::function<std::optional<std::vector<ViewingKeyRecord>>(const ClusterConfig&)>&
+          decide);
 
   // Registration of a node central has not seen: creates it with its reported hostname and
   // role. A known node is left as the operator configured it. Returns true when created.

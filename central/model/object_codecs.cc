@@ -19,7 +19,7 @@ constexpr std::string_view kZoneMembers[] = {"name", "routes", "fallback_zone"};
 constexpr std::string_view kStreamMembers[] = {
     "name",        "placement",        "inputs",  "segment_ms",    "part_ms",
     "live_window", "input_timeout_ms", "cors",    "template",      "pipelines",
-    "masks",       "next_mask_id",     "version", "range_versions"};
+    "masks",       "next_mask_id",     "version", "range_versions", "ott"};
 // Changed only by the server (L-13 masks, L-14 invalidation).
 constexpr std::string_view kManagedMembers[] = {"masks", "next_mask_id", "version",
                                                 "range_versions"};
@@ -31,6 +31,7 @@ constexpr std::string_view kStoredMaskMembers[] = {"id", "pipeline", "region", "
                                                    "to_msn"};
 constexpr std::string_view kRangeVersionMembers[] = {"from_msn", "to_msn", "pipeline", "region",
                                                      "version"};
+constexpr std::string_view kOttMembers[] = {"enabled", "group", "backup", "stale_after_ms"};
 constexpr size_t kMaxPipelines = 16;
 constexpr std::string_view kInputSchemes[] = {"publish://", "udp://", "srt://", "http://"};
 
@@ -188,6 +189,43 @@ absl::Status ResolvePipelines(const json& body, json& out) {
     if (!seen.insert(v.get<std::string>()).second) return InvalidField(field, "is listed twice");
     out["pipelines"].push_back(v);
   }
+  return absl::OkStatus();
+}
+
+// O-1, O-3a, O-15: {"enabled", "group", "backup", "stale_after_ms"}, every member present
+// (null where absent). A group name is required when enabled; it is not defaulted.
+absl::Status ResolveOtt(const json& body, json& out) {
+  json resolved = {{"enabled", false},
+                   {"group", nullptr},
+                   {"backup", "can_replace"},
+                   {"stale_after_ms", nullptr}};
+  auto it = body.find("ott");
+  if (it != body.end() && !it->is_null()) {
+    if (!it->is_object()) return InvalidField("ott", "must be an object");
+    RETURN_IF_ERROR(RejectUnknownMembers(*it, kOttMembers, "ott"));
+    if (auto e = it->find("enabled"); e != it->end() && !e->is_null()) {
+      if (!e->is_boolean()) return InvalidField("ott.enabled", "must be a boolean");
+      resolved["enabled"] = *e;
+    }
+    if (auto g = it->find("group"); g != it->end() && !g->is_null()) {
+      if (!g->is_string() || !IsValidName(g->get_ref<const std::string&>())) {
+        return InvalidField("ott.group", "must be a group name ([a-z0-9][a-z0-9._-]{0,63})");
+      }
+      resolved["group"] = *g;
+    }
+    if (auto b = it->find("backup"); b != it->end() && !b->is_null()) {
+      if (!b->is_string() || (*b != "can_replace" && *b != "not_offered")) {
+        return InvalidField("ott.backup", "must be \"can_replace\" or \"not_offered\"");
+      }
+      resolved["backup"] = *b;
+    }
+    ASSIGN_OR_RETURN(auto stale, OptionalBoundedInt(*it, "stale_after_ms", "ott", 500, 60'000));
+    if (stale) resolved["stale_after_ms"] = *stale;
+  }
+  if (resolved["enabled"].get<bool>() && resolved["group"].is_null()) {
+    return InvalidField("ott.group", "is required when ott.enabled is true");
+  }
+  out["ott"] = std::move(resolved);
   return absl::OkStatus();
 }
 
@@ -354,6 +392,7 @@ absl::StatusOr<json> ValidateStream(const json& body, std::string_view name) {
                    BoundedInt(body, "input_timeout_ms", 100, 60'000, 3000));
   RETURN_IF_ERROR(ResolvePipelines(body, out));
   RETURN_IF_ERROR(ResolveManaged(body, out));
+  RETURN_IF_ERROR(ResolveOtt(body, out));
   out["cors"] = "*";
   if (auto c = body.find("cors"); c != body.end() && !c->is_null()) {
     if (!c->is_string() || c->get<std::string>().empty() ||

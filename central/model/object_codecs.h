@@ -21,6 +21,9 @@ std::span<const std::string_view> ZoneMembers();
 //  "template": {"availability_start": ms|null, "segment_ms", "part_ms", "retry_deadline_ms",
 //               "grace_ms"} (L-4, L-5, L-12; always fully resolved),
 //  "pipelines": [pipeline id…] (L-11),
+//  "ott": {"enabled": bool, "group": name|null (required when enabled), "backup":
+//          "can_replace"|"not_offered", "stale_after_ms": 500…60000|null} (O-1, O-3a, O-15;
+//          always fully resolved, null stale_after_ms = 2 × segment_ms on the streamer),
 //  server-managed (L-13, L-14): "masks": [{"id", "pipeline", "region", "from_msn", "to_msn"}…],
 //  "next_mask_id", "version", "range_versions": [{"from_msn", "to_msn", "pipeline", "region",
 //  "version"}…]}.

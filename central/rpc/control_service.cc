@@ -25,6 +25,7 @@ class ReactorChannel final : public NodeChannel {
  public:
   explicit ReactorChannel(SessionReactor* reactor) : reactor_(reactor) {}
   void ConfigChanged(std::shared_ptr<const ClusterConfig> config) override;
+  void OttViewsChanged(const v1::OttGroupViews& views) override;
   void Orphan() {
     absl::MutexLock lock(&mu_);
     reactor_ = nullptr;
@@ -48,22 +49,25 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
     absl::MutexLock lock(&mu_);
     if (finished_ || node_id_.empty()) return;
     if (config.revision <= sent_revision_) return;
-    v1::ConfigUpdate update = BuildConfigUpdate(config, node_id_, sent_revision_);
+    v1::OttGroupViews views;
+    if (sent_revision_ == 0 || sent_revision_ > config.revision) {
+      views = registry_->OttViews(node_id_);  // a full update carries them
+    }
+    v1::ConfigUpdate update = BuildConfigUpdate(config, node_id_, sent_revision_, &views);
     sent_revision_ = config.revision;
     // A change to another node's settings (or anything this node does not receive) is not
     // sent: with N nodes registering that would be N² messages. The node's revision then
     // lags, which is harmless: on reconnect it gets every section changed since it.
     if (!HasSections(update)) return;
-    if (queue_.size() >= kMaxQueuedUpdates) {
-      log::Warn("session_overflow", {{"node", node_id_}});
-      FinishLocked(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "config queue overflow"));
-      return;
-    }
-    queue_.push_back(std::move(update));
-    if (!writing_) {
-      writing_ = true;
-      StartWrite(&queue_.front());
-    }
+    EnqueueLocked(std::move(update));
+  }
+
+  // O-6/O-15: the node's OTT group views, on their own, at the revision already sent. Any
+  // thread; never blocks.
+  void PushOttViews(const v1::OttGroupViews& views) {
+    absl::MutexLock lock(&mu_);
+    if (finished_ || node_id_.empty()) return;
+    EnqueueLocked(OttViewsUpdate(sent_revision_, views));
   }
 
   // grpc::ServerBidiReactor
@@ -147,6 +151,19 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
     return true;
   }
 
+  void EnqueueLocked(v1::ConfigUpdate update) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (queue_.size() >= kMaxQueuedUpdates) {
+      log::Warn("session_overflow", {{"node", node_id_}});
+      FinishLocked(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "config queue overflow"));
+      return;
+    }
+    queue_.push_back(std::move(update));
+    if (!writing_) {
+      writing_ = true;
+      StartWrite(&queue_.front());
+    }
+  }
+
   void FinishLocked(grpc::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (finished_) return;
     finished_ = true;
@@ -168,6 +185,11 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
 void ReactorChannel::ConfigChanged(std::shared_ptr<const ClusterConfig> config) {
   absl::MutexLock lock(&mu_);
   if (reactor_) reactor_->Push(*config);
+}
+
+void ReactorChannel::OttViewsChanged(const v1::OttGroupViews& views) {
+  absl::MutexLock lock(&mu_);
+  if (reactor_) reactor_->PushOttViews(views);
 }
 
 }  // namespace
@@ -198,7 +220,8 @@ grpc::ServerUnaryReactor* ControlService::Register(grpc::CallbackServerContext* 
     }
     registry_->Registered(*request);
     auto config = config_->Current();
-    *response->mutable_snapshot() = BuildConfigUpdate(*config, request->node_id(), 0);
+    v1::OttGroupViews views = registry_->OttViews(request->node_id());
+    *response->mutable_snapshot() = BuildConfigUpdate(*config, request->node_id(), 0, &views);
     response->set_report_interval_ms(kReportIntervalMs);
     log::Info("node_registered", {{"node", request->node_id()},
                                   {"hostname", request->hostname()},

@@ -1,7 +1,11 @@
 #include "common/http/tls.h"
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 
@@ -58,6 +62,38 @@ absl::StatusOr<std::shared_ptr<ssl::context>> LoadServerTlsContext(const std::st
                                                    "\": ", OpenSslError("mismatch")));
   }
   return ctx;
+}
+
+absl::StatusOr<std::vector<std::string>> CertificateDnsNames(const std::string& cert_file) {
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(cert_file.c_str(), "r"), &std::fclose);
+  if (!file) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot open certificate ", cert_file));
+  }
+  std::unique_ptr<X509, void (*)(X509*)> cert(PEM_read_X509(file.get(), nullptr, nullptr, nullptr),
+                                              &X509_free);
+  if (!cert) {
+    return absl::InvalidArgumentError(absl::StrCat("no PEM certificate in ", cert_file));
+  }
+  std::vector<std::string> names;
+  auto* sans = static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(cert.get(), NID_subject_alt_name, nullptr, nullptr));
+  if (sans) {
+    for (int i = 0; i < sk_GENERAL_NAME_num(sans); ++i) {
+      const GENERAL_NAME* name = sk_GENERAL_NAME_value(sans, i);
+      if (name->type != GEN_DNS) continue;
+      const ASN1_IA5STRING* dns = name->d.dNSName;
+      names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
+                         static_cast<size_t>(ASN1_STRING_length(dns)));
+    }
+    GENERAL_NAMES_free(sans);
+  }
+  if (names.empty()) {
+    char cn[256] = {0};
+    int n =
+        X509_NAME_get_text_by_NID(X509_get_subject_name(cert.get()), NID_commonName, cn, sizeof cn);
+    if (n > 0) names.emplace_back(cn, static_cast<size_t>(n));
+  }
+  return names;
 }
 
 }  // namespace meshwork::http

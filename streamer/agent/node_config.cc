@@ -1,5 +1,7 @@
 #include "streamer/agent/node_config.h"
 
+#include <algorithm>
+
 namespace meshwork::streamer {
 
 std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
@@ -20,6 +22,46 @@ std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
     for (const auto& s : update.streams().streams()) {
       auto parsed = nlohmann::json::parse(s.config_json(), nullptr, /*allow_exceptions=*/false);
       if (parsed.is_object()) next->streams[s.name()] = std::move(parsed);
+    }
+  }
+  if (update.has_ott_groups()) {
+    next->ott_groups.clear();
+    for (const auto& g : update.ott_groups().groups()) {
+      auto view = nlohmann::json::parse(g.view_json(), nullptr, /*allow_exceptions=*/false);
+      if (!view.is_object()) continue;
+      OttView parsed;
+      parsed.group = g.group();
+      auto members = view.find("members");
+      if (members == view.end() || !members->is_array()) continue;
+      for (const auto& m : *members) {
+        if (!m.is_object()) continue;
+        OttMember member;
+        member.node = m.value("node", "");
+        member.stream = m.value("stream", "");
+        member.eligible = m.value("eligible", false);
+        auto text = [&m](const char* key) {
+          auto it = m.find(key);
+          return it != m.end() && it->is_string() ? it->get<std::string>() : std::string();
+        };
+        member.http_base = text("http_base");
+        member.https_base = text("https_base");
+        member.address_public = m.value("address_public", false);
+        member.shared_name = m.value("shared_name", false);
+        auto load = m.find("load");
+        member.load = load != m.end() && load->is_number_unsigned() ? load->get<uint64_t>() : 0;
+        if (!member.node.empty() && !member.stream.empty()) parsed.members.push_back(member);
+      }
+      std::sort(parsed.members.begin(), parsed.members.end(),
+                [](const OttMember& a, const OttMember& b) { return a.node < b.node; });
+      next->ott_groups[g.group()] = std::move(parsed);
+    }
+  }
+  if (update.has_viewing_keys()) {
+    next->viewing_keys.clear();
+    for (const auto& k : update.viewing_keys().keys()) {
+      if (k.id().empty() || k.secret().empty()) continue;
+      next->viewing_keys.push_back(
+          {k.id(), k.secret(), k.not_after_unix_ms(), k.created_unix_ms()});
     }
   }
   return next;

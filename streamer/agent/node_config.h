@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/net/cidr.h"
 #include "meshwork/v1/control.pb.h"
@@ -12,12 +13,38 @@
 
 namespace meshwork::streamer {
 
+// O-6, O-15: one member of an OTT group as central describes it.
+struct OttMember {
+  std::string node;
+  std::string stream;
+  bool eligible = false;
+  std::string http_base;   // "http://host:port", or empty
+  std::string https_base;  // "https://host:port", or empty
+  bool address_public = false;
+  bool shared_name = false;
+  uint64_t load = 0;
+};
+struct OttView {
+  std::string group;
+  std::vector<OttMember> members;  // in node-id order
+};
+
+// O-7: a viewing key this node accepts passes signed with (the secret never leaves memory).
+struct HeldKey {
+  std::string id;
+  std::string secret;
+  int64_t not_after_unix_ms = 0;  // 0: the current key, which also signs
+  int64_t created_unix_ms = 0;
+};
+
 struct NodeConfig {
   uint64_t revision = 0;
   // Streams placed on this node: name → the stream object as configured in central.
   std::map<std::string, nlohmann::json> streams;
   std::shared_ptr<const net::CidrSet> trusted_proxies = std::make_shared<const net::CidrSet>();
   meshwork::v1::StreamerSettings settings;
+  std::map<std::string, OttView> ott_groups;  // by group name
+  std::vector<HeldKey> viewing_keys;
 };
 
 // The snapshot after applying `update` to `current`: a full update replaces everything, a

@@ -13,6 +13,7 @@
 #include "streamer/delivery/dash.h"
 #include "streamer/delivery/ll_hls.h"
 #include "streamer/delivery/origin_routes.h"
+#include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/playlists.h"
 #include "streamer/delivery/responses.h"
 
@@ -318,6 +319,12 @@ void ServeFragment(const HlsContext& context, RequestContext& ctx, const Target&
   if (!status.ok()) responder->Send(Unavailable(std::string(status.message()), cors));
 }
 
+// The requests a viewer opens a stream with (O-3): playlists and the MPD.
+bool IsEntry(Target::Kind kind) {
+  return kind == Target::kMaster || kind == Target::kMedia || kind == Target::kLlMaster ||
+         kind == Target::kLlMedia || kind == Target::kMpd;
+}
+
 // A stream published by packagers: playlists and objects come from the origin store.
 void ServeFromOrigin(OriginDelivery& origin, RequestContext& ctx, Responder r,
                      const Target& target) {
@@ -376,11 +383,40 @@ void AddHlsRoutes(http::Router& router, HlsContext context) {
     if (context.origin && context.origin->Serves(target->stream)) {
       return ServeFromOrigin(*context.origin, ctx, std::move(r), *target);
     }
+    OttSettings ott = context.ott ? context.ott->Settings(target->stream) : OttSettings{};
+    if (ott.enabled && IsEntry(target->kind)) {
+      if (auto pass = ctx.QueryParam("pass")) {
+        // O-7, O-16: a viewer sent here by another member.
+        if (auto refused = context.ott->AdmitPass(ctx, target->stream, *pass, cors, active)) {
+          return r.Send(std::move(*refused));
+        }
+      } else if (!target->pipeline->Working()) {
+        // O-3: a new viewer of a stream that is not working here goes to a member where it is.
+        std::string_view path = ctx.path.substr(1 + target->stream.size() + 1);
+        std::string location = context.ott->RedirectTarget(ctx, target->stream, ott, path);
+        if (!location.empty()) {
+          http::Response res{http::Status::found, 11};
+          res.set(http::beast_http::field::location, location);
+          res.set(http::beast_http::field::cache_control, "no-store");
+          http::AddCors(res, cors);
+          return r.Send(std::move(res));
+        }
+      }
+    }
     // S-15: plain playlist responses live at most half a target duration.
     int playlist_age = std::max(0, settings.segment_ms / 2000);
     switch (target->kind) {
       case Target::kMaster: {
-        std::string body = MasterPlaylist(context.store->Renditions(target->stream));
+        auto renditions = context.store->Renditions(target->stream);
+        std::string body;
+        if (ott.enabled && renditions.size() == 1 && !renditions[0]->segments.empty()) {
+          // O-6: a single-rendition OTT stream lists backup members for players that switch.
+          body = context.ott
+                     ->MasterWithBackups(ctx, target->stream, ott, StreamInfLine(*renditions[0]),
+                                         renditions[0]->info.name)
+                     .value_or("");
+        }
+        if (body.empty()) body = MasterPlaylist(renditions);
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
         return r.Send(PlaylistResponse(ctx.request, std::move(body), playlist_age, cors));
       }
@@ -388,6 +424,11 @@ void AddHlsRoutes(http::Router& router, HlsContext context) {
         auto window = context.store->Window(target->stream, target->rendition);
         if (!window || window->segments.empty()) {
           return r.Send(NotFound("no such rendition (yet)", cors));
+        }
+        if (ott.enabled && UnixMillis(RealClock::Get().Now()) - window->last_publish_unix_ms >
+                               ott.stale_after_ms) {
+          // O-3a: a stale playlist would keep the player here; a 404 moves it to a backup.
+          return r.Send(NotFound("the stream stopped on this node", cors));
         }
         return r.Send(PlaylistResponse(ctx.request, MediaPlaylist(*window), playlist_age, cors));
       }

@@ -21,6 +21,7 @@
 namespace meshwork::streamer {
 
 class OriginDelivery;
+class OttGate;
 
 struct HlsContext {
   SegmentStore* store;
@@ -28,6 +29,8 @@ struct HlsContext {
   PlaySessions* sessions;
   // Streams whose objects packagers publish to this node are served from here (L-6…L-16).
   OriginDelivery* origin = nullptr;
+  // OTT redundancy: backups in master playlists, passes, redirects, stale 404s (O-3…O-16).
+  OttGate* ott = nullptr;
 };
 
 // Adds the catch-all viewer routes; add them after every other route of the listener.

@@ -19,29 +19,33 @@ std::string FormatProgramDateTime(int64_t unix_ms) {
                          tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
+std::string StreamInfLine(const RenditionWindow& w) {
+  std::string codecs;
+  const media::TrackInfo* video = nullptr;
+  for (const auto& t : w.info.tracks) {
+    if (t.is_video() && !video) video = &t;
+    if (t.codec_string.empty()) continue;
+    if (!codecs.empty()) codecs += ",";
+    codecs += t.codec_string;
+  }
+  uint64_t bandwidth = std::max<uint64_t>(w.peak_bitrate_bps, 1);
+  std::string line = absl::StrCat("#EXT-X-STREAM-INF:BANDWIDTH=", bandwidth);
+  if (!codecs.empty()) absl::StrAppend(&line, ",CODECS=\"", codecs, "\"");
+  if (video && video->width > 0 && video->height > 0) {
+    absl::StrAppend(&line, ",RESOLUTION=", video->width, "x", video->height);
+  }
+  if (video && video->frame_rate > 0) {
+    absl::StrAppend(&line, ",FRAME-RATE=", absl::StrFormat("%.3f", video->frame_rate));
+  }
+  return line;
+}
+
 std::string MasterPlaylist(const std::vector<std::shared_ptr<const RenditionWindow>>& renditions) {
   std::string out;
   for (const auto& w : renditions) {
     if (!w || w->segments.empty()) continue;
     if (out.empty()) out = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n";
-    std::string codecs;
-    const media::TrackInfo* video = nullptr;
-    for (const auto& t : w->info.tracks) {
-      if (t.is_video() && !video) video = &t;
-      if (t.codec_string.empty()) continue;
-      if (!codecs.empty()) codecs += ",";
-      codecs += t.codec_string;
-    }
-    uint64_t bandwidth = std::max<uint64_t>(w->peak_bitrate_bps, 1);
-    absl::StrAppend(&out, "#EXT-X-STREAM-INF:BANDWIDTH=", bandwidth);
-    if (!codecs.empty()) absl::StrAppend(&out, ",CODECS=\"", codecs, "\"");
-    if (video && video->width > 0 && video->height > 0) {
-      absl::StrAppend(&out, ",RESOLUTION=", video->width, "x", video->height);
-    }
-    if (video && video->frame_rate > 0) {
-      absl::StrAppend(&out, ",FRAME-RATE=", absl::StrFormat("%.3f", video->frame_rate));
-    }
-    absl::StrAppend(&out, "\n", w->info.name, "/index.m3u8\n");
+    absl::StrAppend(&out, StreamInfLine(*w), "\n", w->info.name, "/index.m3u8\n");
   }
   return out;
 }

@@ -10,6 +10,11 @@
 
 namespace meshwork::streamer {
 
+// A rendition's variant line, without the newline:
+// "#EXT-X-STREAM-INF:BANDWIDTH=<peak bps>[,CODECS="…"][,RESOLUTION=WxH][,FRAME-RATE=f]".
+// The same window always gives the same bytes (backup variants copy it, O-6).
+std::string StreamInfLine(const RenditionWindow& window);
+
 // The master playlist: one variant per rendition with BANDWIDTH (peak measured bitrate),
 // CODECS, RESOLUTION and FRAME-RATE; variant URIs are relative ("v1/index.m3u8").
 // Renditions without a segment yet are left out; empty when none has one.

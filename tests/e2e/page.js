@@ -6,6 +6,9 @@
   var params = new URLSearchParams(location.search);
   var player = params.get('player') || 'hls';
   var lowLatency = params.get('ll') === '1';
+  // ott=1: the load timeouts the OTT operator guide recommends (O-21): about one target
+  // duration, one retry, so a dead or stale node is left for a backup variant in seconds.
+  var ott = params.get('ott') === '1';
   var url = params.get('url');
   var video = document.getElementById('video');
   var MAX_ERRORS = 100;
@@ -21,6 +24,7 @@
     errors: [],
     fatal: false,
     events: [],
+    frag_hosts: [],
     hls: null,
     dash: null,
   };
@@ -73,7 +77,15 @@
       recordError({ source: 'harness', type: 'setup', details: 'Hls.isSupported() is false (no MSE?)', fatal: true });
       return;
     }
-    var hls = new Hls({
+    var fast = {
+      default: {
+        maxTimeToFirstByteMs: 2000,
+        maxLoadTimeMs: 4000,
+        timeoutRetry: { maxNumRetry: 1, retryDelayMs: 0, maxRetryDelayMs: 0 },
+        errorRetry: { maxNumRetry: 1, retryDelayMs: 250, maxRetryDelayMs: 500 },
+      },
+    };
+    var config = {
       lowLatencyMode: lowLatency,
       enableWorker: true,
       backBufferLength: 30,
@@ -86,8 +98,20 @@
           errorRetry: { maxNumRetry: 1, retryDelayMs: 1000, maxRetryDelayMs: 2000 },
         },
       },
-    });
+    };
+    if (ott) {
+      config.playlistLoadPolicy = fast;
+      config.fragLoadPolicy = fast;
+    }
+    var hls = new Hls(config);
     state.hls = hls;
+    hls.on(Hls.Events.FRAG_LOADED, function (ev, data) {
+      try {
+        var host = new URL(data.frag.url, location.href).host;
+        var hosts = state.frag_hosts;
+        if (hosts[hosts.length - 1] !== host && hosts.length < 50) hosts.push(host);
+      } catch (e) {}
+    });
     hls.on(Hls.Events.ERROR, function (ev, data) {
       var e = {
         source: 'hls.js',
@@ -218,6 +242,7 @@
     state: state,
     sample: sample,
     errors: function () { return state.errors.slice(); },
+    fragHosts: function () { return state.frag_hosts.slice(); },
     events: function () { return state.events.slice(); },
   };
 

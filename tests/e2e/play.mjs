@@ -4,7 +4,9 @@
 // reports whether playback advanced for the requested time.
 //
 //   node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash] [--low-latency]
-//                           [--timeout-s T] [--screenshot FILE]
+//                           [--timeout-s T] [--screenshot FILE] [--ott]
+// --ott: hls.js load timeouts of about one target duration (O-21); the result lists the hosts
+// fragments came from, in order (frag_hosts).
 //
 // Prints exactly one `RESULT {json}` line on stdout; diagnostics go to stderr.
 // Exit status: 0 when ok, 1 otherwise (bad usage too).
@@ -44,6 +46,7 @@ try {
       seconds: { type: 'string' },
       player: { type: 'string', default: 'hls' },
       'low-latency': { type: 'boolean', default: false },
+      ott: { type: 'boolean', default: false },
       'timeout-s': { type: 'string' },
       screenshot: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -244,7 +247,12 @@ async function run() {
     result.reason = 'page crashed';
   });
 
-  const q = new URLSearchParams({ player: opts.player, ll: lowLatency ? '1' : '0', url: opts.url });
+  const q = new URLSearchParams({
+    player: opts.player,
+    ll: lowLatency ? '1' : '0',
+    ott: opts.ott ? '1' : '0',
+    url: opts.url,
+  });
   t0 = performance.now();
   const elapsed = () => (performance.now() - t0) / 1000;
   await page.goto(`${pageOrigin}/?${q}`, { waitUntil: 'load', timeout: timeoutS * 1000 });
@@ -316,6 +324,7 @@ async function run() {
 
   try {
     result.errors = await page.evaluate(() => window.__harness.errors());
+    result.frag_hosts = await page.evaluate(() => window.__harness.fragHosts());
     const events = await page.evaluate(() => window.__harness.events());
     const w0 = events.length ? events[0].wall_ms : 0;
     for (const e of events) process.stderr.write(`[page event +${((e.wall_ms - w0) / 1000).toFixed(3)}s] ${e.msg}\n`);

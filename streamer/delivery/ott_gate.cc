@@ -1,0 +1,247 @@
+#include "streamer/delivery/ott_gate.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/crypto/pass.h"
+#include "common/http/content.h"
+#include "common/http/response.h"
+#include "common/log/log.h"
+#include "common/net/address_class.h"
+#include "common/net/ip_address.h"
+#include "common/status/absl_view.h"
+#include "streamer/delivery/backups.h"
+
+namespace meshwork::streamer {
+
+namespace {
+
+constexpr size_t kMaxBackupSessions = 1'000'000;
+
+std::string_view UserAgent(const http::RequestContext& ctx) {
+  auto it = ctx.request.find(http::beast_http::field::user_agent);
+  if (it == ctx.request.end()) return {};
+  return {it->value().data(), it->value().size()};
+}
+
+bool ViewerPublic(const http::RequestContext& ctx) { return !net::IsPrivate(ctx.client); }
+
+std::vector<crypto::ViewingKey> AcceptedKeys(const NodeConfig& config, int64_t now_ms) {
+  std::vector<crypto::ViewingKey> keys;
+  for (const auto& k : config.viewing_keys) {
+    if (k.not_after_unix_ms == 0 || k.not_after_unix_ms > now_ms) keys.push_back({k.id, k.secret});
+  }
+  return keys;
+}
+
+}  // namespace
+
+OttSettings OttSettings::FromJson(const nlohmann::json& stream, int segment_ms) {
+  OttSettings s;
+  s.stale_after_ms = 2 * segment_ms;
+  auto ott = stream.find("ott");
+  if (ott == stream.end() || !ott->is_object()) return s;
+  s.enabled = ott->value("enabled", false);
+  if (auto g = ott->find("group"); g != ott->end() && g->is_string()) s.group = *g;
+  if (auto b = ott->find("backup"); b != ott->end() && b->is_string()) {
+    s.offered = *b != "not_offered";
+  }
+  if (auto st = ott->find("stale_after_ms"); st != ott->end() && st->is_number_integer()) {
+    s.stale_after_ms = st->get<int>();
+  }
+  if (s.group.empty()) s.enabled = false;
+  return s;
+}
+
+OttGate::OttGate(std::string node_id, const Snapshot<NodeConfig>* config, const Clock& clock,
+                 prometheus::Registry* registry)
+    : node_id_(std::move(node_id)), config_(config), clock_(clock) {
+  if (!registry) return;
+  refusals_counter_ = &prometheus::BuildCounter()
+                           .Name("meshwork_ott_refusals_total")
+                           .Help("Viewers from other nodes refused with 429 under overload (O-16)")
+                           .Register(*registry)
+                           .Add({});
+  pass_failures_ = &prometheus::BuildCounter()
+                        .Name("meshwork_ott_pass_rejections_total")
+                        .Help("Requests with a pass answered 403 (O-7), by reason")
+                        .Register(*registry);
+}
+
+void OttGate::Apply(const NodeConfig& config) {
+  auto next = std::make_shared<SettingsMap>();
+  for (const auto& [name, object] : config.streams) {
+    int segment_ms = object.value("segment_ms", 2000);
+    OttSettings s = OttSettings::FromJson(object, segment_ms);
+    if (s.enabled) (*next)[name] = std::move(s);
+  }
+  settings_.Set(std::move(next));
+}
+
+OttSettings OttGate::Settings(const std::string& stream) const {
+  auto map = settings_.Get();
+  auto it = map->find(stream);
+  return it == map->end() ? OttSettings{} : it->second;
+}
+
+void OttGate::SetLoad(double cpu_percent, uint64_t out_kbit) {
+  cpu_.store(cpu_percent);
+  out_kbit_.store(out_kbit);
+}
+
+std::vector<OttGate::Usable> OttGate::UsablePeers(const NodeConfig& config, const OttSettings& ott,
+                                                  const http::RequestContext& ctx) const {
+  std::vector<Usable> out;
+  auto view = config.ott_groups.find(ott.group);
+  if (view == config.ott_groups.end()) return out;
+  bool viewer_public = ViewerPublic(ctx);
+  bool viewer_https = ctx.ViewerScheme() == "https";
+  for (const auto& m : view->second.members) {  // node-id order
+    if (m.node == node_id_ || !m.eligible) continue;
+    BackupPeer peer{m.node, m.http_base, m.https_base, m.address_public, m.shared_name, m.load};
+    std::string base = BackupBase(peer, viewer_public, viewer_https);
+    if (!base.empty()) out.push_back({&m, std::move(base)});
+  }
+  return out;
+}
+
+std::optional<std::string> OttGate::Pass(const NodeConfig& config, const std::string& stream,
+                                         const std::string& group) const {
+  const HeldKey* signing = nullptr;
+  for (const auto& k : config.viewing_keys) {
+    if (k.not_after_unix_ms == 0 && (!signing || k.created_unix_ms > signing->created_unix_ms)) {
+      signing = &k;
+    }
+  }
+  if (!signing) return std::nullopt;
+  int64_t now = UnixMillis(clock_.Now()) / 1000;
+  crypto::PassClaims claims;
+  claims.key_id = signing->id;
+  claims.stream = stream;
+  claims.group = group;
+  claims.issuer = node_id_;
+  claims.issued_unix_s = now;
+  claims.expires_unix_s = now + kPassLifetimeS;
+  return crypto::SignPass(claims, crypto::ViewingKey{signing->id, signing->secret});
+}
+
+std::optional<std::string> OttGate::MasterWithBackups(const http::RequestContext& ctx,
+                                                      const std::string& stream,
+                                                      const OttSettings& ott,
+                                                      const std::string& stream_inf,
+                                                      const std::string& rendition) {
+  if (!ott.enabled || ClassifyPlayer(UserAgent(ctx)) != PlayerClass::kSwitches) {
+    return std::nullopt;
+  }
+  auto config = config_->Get();
+  auto peers = UsablePeers(*config, ott, ctx);
+  if (peers.empty()) return std::nullopt;
+  uint64_t index = viewers_.fetch_add(1);
+  std::vector<std::string> uris;
+  for (size_t i : ChooseBackups(peers.size(), index)) {
+    const Usable& p = peers[i];
+    auto pass = Pass(*config, p.member->stream, ott.group);
+    if (!pass) return std::nullopt;  // no viewing key yet: no backups
+    uris.push_back(
+        absl::StrCat(p.base, "/", p.member->stream, "/", rendition, "/index.m3u8?pass=", *pass));
+  }
+  return streamer::MasterWithBackups(stream_inf, rendition + "/index.m3u8", uris);
+}
+
+bool OttGate::Overloaded(const NodeConfig& config, bool already_counted) {
+  const auto& settings = config.settings;
+  if (settings.has_alert_thresholds()) {
+    const auto& t = settings.alert_thresholds();
+    if (t.has_cpu_percent_error() &&
+        cpu_.load() > static_cast<double>(t.cpu_percent_error().value())) {
+      return true;
+    }
+    if (t.has_network_percent_error() && settings.has_cdn() &&
+        settings.cdn().has_network_bandwidth_kbit()) {
+      double capacity = static_cast<double>(settings.cdn().network_bandwidth_kbit().value());
+      if (capacity > 0 && static_cast<double>(out_kbit_.load()) * 100 / capacity >
+                              static_cast<double>(t.network_percent_error().value())) {
+        return true;
+      }
+    }
+  }
+  if (!already_counted && settings.has_backup_session_limit() &&
+      backup_sessions() >= settings.backup_session_limit().value()) {
+    return true;
+  }
+  return false;
+}
+
+std::optional<http::Response> OttGate::AdmitPass(const http::RequestContext& ctx,
+                                                 const std::string& stream, const std::string& pass,
+                                                 std::string_view cors,
+                                                 std::chrono::milliseconds active_window) {
+  auto config = config_->Get();
+  int64_t now_ms = UnixMillis(clock_.Now());
+  auto claims = crypto::VerifyPass(pass, stream, AcceptedKeys(*config, now_ms), now_ms / 1000);
+  if (!claims.ok()) {
+    std::string reason(claims.status().message());
+    if (pass_failures_)
+      pass_failures_->Add({{"reason", reason.substr(0, reason.find(' '))}}).Increment();
+    http::Response res = http::ErrorResponse(http::Status::forbidden, "permission_denied",
+                                             absl::StrCat("pass refused: ", reason));
+    res.set(http::beast_http::field::cache_control, "no-store");
+    http::AddCors(res, cors);
+    return res;
+  }
+  std::string key =
+      absl::StrCat(ctx.client.ToString(), "\n", stream, "\n", AbslView(UserAgent(ctx)));
+  auto now = std::chrono::steady_clock::now();
+  bool known;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = backup_.find(key);
+    known = it != backup_.end() && it->second > now;
+  }
+  // A viewer that already switched here keeps its place; new ones are refused under
+  // overload (O-16). Own viewers never carry a pass, so they are never refused.
+  if (Overloaded(*config, known)) {
+    refusals_.fetch_add(1);
+    if (refusals_counter_) refusals_counter_->Increment();
+    http::Response res = http::ErrorResponse(http::Status::too_many_requests, "overloaded",
+                                             "this node takes no more viewers from other nodes");
+    res.set(http::beast_http::field::retry_after, "10");
+    res.set(http::beast_http::field::cache_control, "no-store");
+    http::AddCors(res, cors);
+    return res;
+  }
+  absl::MutexLock lock(&mu_);
+  if (backup_.size() < kMaxBackupSessions || backup_.count(key)) backup_[key] = now + active_window;
+  return std::nullopt;
+}
+
+std::string OttGate::RedirectTarget(const http::RequestContext& ctx, const std::string& stream,
+                                    const OttSettings& ott, std::string_view path_in_stream) {
+  if (!ott.enabled) return "";
+  auto config = config_->Get();
+  auto peers = UsablePeers(*config, ott, ctx);
+  if (peers.empty()) return "";
+  auto least = std::min_element(peers.begin(), peers.end(), [](const Usable& a, const Usable& b) {
+    return a.member->load < b.member->load;
+  });
+  auto pass = Pass(*config, least->member->stream, ott.group);
+  if (!pass) return "";
+  (void)stream;
+  return absl::StrCat(least->base, "/", least->member->stream, "/", AbslView(path_in_stream),
+                      "?pass=", *pass);
+}
+
+uint64_t OttGate::backup_sessions() {
+  auto now = std::chrono::steady_clock::now();
+  absl::MutexLock lock(&mu_);
+  absl::erase_if(backup_, [now](const auto& entry) { return entry.second <= now; });
+  return backup_.size();
+}
+
+std::vector<std::string> OttGate::held_key_ids() const {
+  std::vector<std::string> ids;
+  for (const auto& k : config_->Get()->viewing_keys) ids.push_back(k.id);
+  return ids;
+}
+
+}  // namespace meshwork::streamer

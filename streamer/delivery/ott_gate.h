@@ -1,0 +1,104 @@
+// The streamer's side of OTT redundancy (O-3, O-3a, O-6, O-7, O-16, O-20): master playlists
+// with balanced backup variants and passes, pass verification for viewers arriving from
+// other nodes, backup-session accounting and overload refusal, stale-stream 404s, and the
+// redirect of a new viewer to a working member. Everything is decided locally from the group
+// view and viewing keys central pushed (no call to central per viewer).
+// Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "common/http/types.h"
+#include "common/sync/snapshot.h"
+#include "common/time/clock.h"
+#include "nlohmann/json.hpp"
+#include "prometheus/counter.h"
+#include "prometheus/registry.h"
+#include "streamer/agent/node_config.h"
+
+namespace meshwork::streamer {
+
+// A stream's `ott` settings (from the stream object central sends).
+struct OttSettings {
+  bool enabled = false;
+  std::string group;
+  bool offered = true;  // backup: can_replace
+  int stale_after_ms = 0;
+  static OttSettings FromJson(const nlohmann::json& stream, int segment_ms);
+};
+
+class OttGate {
+ public:
+  static constexpr int64_t kPassLifetimeS = 6 * 3600;
+
+  OttGate(std::string node_id, const Snapshot<NodeConfig>* config, const Clock& clock,
+          prometheus::Registry* registry);
+
+  // The OTT settings of the streams placed here (call on every configuration change).
+  void Apply(const NodeConfig& config);
+  // The stream's settings (disabled when it is not an OTT stream).
+  OttSettings Settings(const std::string& stream) const;
+
+  // The node's load, sampled once a second (O-16).
+  void SetLoad(double cpu_percent, uint64_t out_kbit);
+
+  // O-6: the master playlist listing this node's variant and up to two backups, or nullopt
+  // when backups do not apply (not an OTT stream, no usable peer, a player that does not
+  // switch (O-20), several renditions).
+  std::optional<std::string> MasterWithBackups(const http::RequestContext& ctx,
+                                               const std::string& stream, const OttSettings& ott,
+                                               const std::string& stream_inf,
+                                               const std::string& rendition);
+
+  // O-7, O-16: a request carrying `?pass=`. nullopt: admitted (counted as a backup session);
+  // otherwise the answer to send (403 with the reason, 429 when overloaded).
+  std::optional<http::Response> AdmitPass(const http::RequestContext& ctx,
+                                          const std::string& stream, const std::string& pass,
+                                          std::string_view cors,
+                                          std::chrono::milliseconds active_window);
+
+  // O-3: where to send a new viewer of a stream not working here: the least-loaded eligible
+  // member's URL for the same path with a pass, or empty when there is none.
+  std::string RedirectTarget(const http::RequestContext& ctx, const std::string& stream,
+                             const OttSettings& ott, std::string_view path_in_stream);
+
+  uint64_t backup_sessions();
+  uint64_t refusals() const { return refusals_.load(); }
+  std::vector<std::string> held_key_ids() const;
+
+ private:
+  struct Usable {
+    const OttMember* member;
+    std::string base;
+  };
+  // Eligible members of the group other than this node whose address this viewer may use.
+  std::vector<Usable> UsablePeers(const NodeConfig& config, const OttSettings& ott,
+                                  const http::RequestContext& ctx) const;
+  std::optional<std::string> Pass(const NodeConfig& config, const std::string& stream,
+                                  const std::string& group) const;
+  bool Overloaded(const NodeConfig& config, bool already_counted);
+
+  using SettingsMap = std::map<std::string, OttSettings>;
+  Snapshot<SettingsMap> settings_;
+  const std::string node_id_;
+  const Snapshot<NodeConfig>* config_;
+  const Clock& clock_;
+  std::atomic<uint64_t> viewers_{0};  // master playlists with backups served (O-6 rotation)
+  std::atomic<double> cpu_{0};
+  std::atomic<uint64_t> out_kbit_{0};
+  std::atomic<uint64_t> refusals_{0};
+  absl::Mutex mu_;
+  // Backup sessions: (client, stream, agent) → expiry.
+  absl::flat_hash_map<std::string, std::chrono::steady_clock::time_point> backup_
+      ABSL_GUARDED_BY(mu_);
+  prometheus::Counter* refusals_counter_ = nullptr;
+  prometheus::Family<prometheus::Counter>* pass_failures_ = nullptr;
+};
+
+}  // namespace meshwork::streamer

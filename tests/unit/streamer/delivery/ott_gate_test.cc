@@ -1,0 +1,121 @@
+// The streamer's OTT decisions (O-3, O-6, O-7, O-16, O-20) from a group view and viewing keys.
+#include "streamer/delivery/ott_gate.h"
+
+#include <catch2/catch.hpp>
+#include <regex>
+
+#include "common/crypto/pass.h"
+
+namespace meshwork::streamer {
+namespace {
+
+constexpr char kBrowser[] = "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0 Safari/537.36";
+
+struct Fixture {
+  FakeClock clock;
+  Snapshot<NodeConfig> config;
+  OttGate gate{"node-a", &config, clock, nullptr};
+  OttSettings ott;
+
+  explicit Fixture(std::vector<OttMember> members, uint64_t limit = 100) {
+    auto c = std::make_shared<NodeConfig>();
+    c->ott_groups["g"] = OttView{"g", std::move(members)};
+    c->viewing_keys.push_back({"k1", std::string(32, 'x'), 0, 1});
+    c->settings.mutable_backup_session_limit()->set_value(limit);
+    c->settings.mutable_alert_thresholds()->mutable_cpu_percent_error()->set_value(90);
+    c->streams["ch1"] = {{"segment_ms", 2000}, {"ott", {{"enabled", true}, {"group", "g"}}}};
+    config.Set(c);
+    gate.Apply(*c);
+    ott = gate.Settings("ch1");
+  }
+  http::RequestContext Request(std::string agent, std::string client = "10.0.0.5") {
+    http::RequestContext ctx;
+    if (!agent.empty()) ctx.request.set(http::beast_http::field::user_agent, agent);
+    ctx.client = *net::IpAddress::Parse(client);
+    ctx.scheme = "http";
+    return ctx;
+  }
+};
+
+OttMember Member(std::string node, uint64_t load = 0, bool eligible = true) {
+  return {node, "ch1", eligible, "http://" + node + ":80", "", false, false, load};
+}
+
+TEST_CASE("O-6 the master lists the node's own variant first, then two backups with passes") {
+  Fixture f({Member("node-a"), Member("node-b"), Member("node-c"), Member("node-d")});
+  REQUIRE(f.ott.enabled);
+  CHECK(f.ott.stale_after_ms == 4000);
+  auto ctx = f.Request(kBrowser);
+  auto master = f.gate.MasterWithBackups(ctx, "ch1", f.ott, "#EXT-X-STREAM-INF:BANDWIDTH=1", "v1");
+  REQUIRE(master);
+  std::regex uri("\n(http://node-[bcd]:80/ch1/v1/index.m3u8\\?pass=([^\n]+))\n");
+  std::vector<std::string> passes;
+  for (auto it = std::sregex_iterator(master->begin(), master->end(), uri);
+       it != std::sregex_iterator(); ++it) {
+    passes.push_back((*it)[2]);
+  }
+  REQUIRE(passes.size() == 2);
+  CHECK(master->find("\nv1/index.m3u8\n") < master->find("http://"));
+  auto claims = crypto::VerifyPass(passes[0], "ch1", {{"k1", std::string(32, 'x')}},
+                                   UnixMillis(f.clock.Now()) / 1000);
+  REQUIRE(claims.ok());
+  CHECK(claims->issuer == "node-a");
+  CHECK(claims->group == "g");
+  CHECK(claims->expires_unix_s - claims->issued_unix_s == OttGate::kPassLifetimeS);
+  // O-20: no backups for players that do not switch; none for ineligible peers.
+  CHECK_FALSE(f.gate.MasterWithBackups(f.Request("Lavf/60.3.100"), "ch1", f.ott, "#X", "v1"));
+  Fixture lonely({Member("node-a"), Member("node-b", 0, false)});
+  CHECK_FALSE(
+      lonely.gate.MasterWithBackups(lonely.Request(kBrowser), "ch1", lonely.ott, "#X", "v1"));
+}
+
+TEST_CASE("O-7 a pass from another node is admitted, a bad one answered 403 with the reason") {
+  Fixture f({Member("node-a"), Member("node-b")});
+  int64_t now = UnixMillis(f.clock.Now()) / 1000;
+  crypto::ViewingKey key{"k1", std::string(32, 'x')};
+  auto good = crypto::SignPass({"k1", "ch1", "g", "node-b", now, now + 3600}, key);
+  auto ctx = f.Request(kBrowser);
+  CHECK_FALSE(f.gate.AdmitPass(ctx, "ch1", good, "*", std::chrono::seconds(4)));
+  CHECK(f.gate.backup_sessions() == 1);
+  auto other = crypto::SignPass({"k1", "ch2", "g", "node-b", now, now + 3600}, key);
+  auto refused = f.gate.AdmitPass(ctx, "ch1", other, "*", std::chrono::seconds(4));
+  REQUIRE(refused);
+  CHECK(refused->result_int() == 403);
+  CHECK(refused->body().find("another stream") != std::string::npos);
+  auto wrong_key =
+      crypto::SignPass({"k1", "ch1", "g", "node-b", now, now + 3600}, {"k1", std::string(32, 'y')});
+  CHECK(f.gate.AdmitPass(ctx, "ch1", wrong_key, "*", std::chrono::seconds(4))->result_int() == 403);
+}
+
+TEST_CASE("O-16 viewers from other nodes are refused at the backup session limit or CPU error") {
+  Fixture f({Member("node-a"), Member("node-b")}, /*limit=*/1);
+  int64_t now = UnixMillis(f.clock.Now()) / 1000;
+  auto pass =
+      crypto::SignPass({"k1", "ch1", "g", "node-b", now, now + 3600}, {"k1", std::string(32, 'x')});
+  auto first = f.Request(kBrowser, "10.0.0.1");
+  auto second = f.Request(kBrowser, "10.0.0.2");
+  CHECK_FALSE(f.gate.AdmitPass(first, "ch1", pass, "*", std::chrono::seconds(60)));
+  auto refused = f.gate.AdmitPass(second, "ch1", pass, "*", std::chrono::seconds(60));
+  REQUIRE(refused);
+  CHECK(refused->result_int() == 429);
+  CHECK((*refused)[http::beast_http::field::retry_after] != "");
+  // The viewer already counted here keeps its place.
+  CHECK_FALSE(f.gate.AdmitPass(first, "ch1", pass, "*", std::chrono::seconds(60)));
+  CHECK(f.gate.refusals() == 1);
+  // CPU above the error threshold refuses even a counted one.
+  f.gate.SetLoad(95, 0);
+  CHECK(f.gate.AdmitPass(first, "ch1", pass, "*", std::chrono::seconds(60))->result_int() == 429);
+  CHECK(f.gate.refusals() == 2);
+}
+
+TEST_CASE("O-3 a new viewer is redirected to the least-loaded eligible member with a pass") {
+  Fixture f(
+      {Member("node-a"), Member("node-b", 7), Member("node-c", 2), Member("node-d", 0, false)});
+  auto location = f.gate.RedirectTarget(f.Request(""), "ch1", f.ott, "v1/index.m3u8");
+  CHECK(location.rfind("http://node-c:80/ch1/v1/index.m3u8?pass=", 0) == 0);
+  Fixture none({Member("node-a"), Member("node-b", 0, false)});
+  CHECK(none.gate.RedirectTarget(none.Request(""), "ch1", none.ott, "index.m3u8").empty());
+}
+
+}  // namespace
+}  // namespace meshwork::streamer
