@@ -19,7 +19,7 @@ bool HasSegments(const Streamer& node, const std::string& stream, size_t n) {
   return Playlist(node, stream).entries.size() >= n;
 }
 
-TEST_CASE("S-1 S-8 S-9 ffmpeg pushes over HTTP; ffprobe validates the HLS segments") {
+TEST_CASE("S-1 S-8 S-9 ffmpeg pushes over HTTP and ffprobe validates the HLS segments") {
   auto dir = MakeTempDir("s8");
   auto central = StartCentral(dir);
   auto node = StartIngestWithStream(central, "ingest-1", "news/ch1");

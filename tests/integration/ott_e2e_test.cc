@@ -6,6 +6,8 @@
 #include <csignal>
 #include <future>
 #include <regex>
+#include <sstream>
+#include <thread>
 
 #include "tests/integration/media_harness.h"
 
@@ -27,26 +29,32 @@ int Variants(const std::string& master) {
 
 std::string Host(const std::string& address) { return address; }  // "127.0.0.1:PORT"
 
-TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or its input stops") {
+// Three ingest nodes with stream ch1 in OTT group ch1, each fed the same source, every
+// member eligible and node A's master listing two backups for a browser.
+struct OttCluster {
+  Central central;
+  Streamer a, b, c;
+  std::unique_ptr<Process> push_a, push_b, push_c;
+};
+
+void StartOttCluster(OttCluster& k) {
   auto dir = MakeTempDir("ott-e2e");
-  auto central = StartCentral(dir);
-  Streamer a = StartIngestWithStream(central, "node-a", "ch1");
-  Streamer b = StartIngestWithStream(central, "node-b", "ch1");
-  Streamer c = StartIngestWithStream(central, "node-c", "ch1");
-  auto stream = Http("GET", central.http, "/central/api-v4/streams/ch1").Json();
+  k.central = StartCentral(dir);
+  k.a = StartIngestWithStream(k.central, "node-a", "ch1");
+  k.b = StartIngestWithStream(k.central, "node-b", "ch1");
+  k.c = StartIngestWithStream(k.central, "node-c", "ch1");
+  auto stream = Http("GET", k.central.http, "/central/api-v4/streams/ch1").Json();
   stream["ott"] = {{"enabled", true}, {"group", "ch1"}};
-  auto put = Http("PUT", central.http, "/central/api-v4/streams/ch1", stream.dump());
+  auto put = Http("PUT", k.central.http, "/central/api-v4/streams/ch1", stream.dump());
   INFO(put.body);
   REQUIRE(put.status == 200);
   const std::string& source = SourceTs(120);
-  auto push_a = PushFile(source, a.publish, "ch1");
-  auto push_b = PushFile(source, b.publish, "ch1");
-  auto push_c = PushFile(source, c.publish, "ch1");
-
-  // The group forms: every member eligible, and a browser gets A's variant plus two backups.
+  k.push_a = PushFile(source, k.a.publish, "ch1");
+  k.push_b = PushFile(source, k.b.publish, "ch1");
+  k.push_c = PushFile(source, k.c.publish, "ch1");
   REQUIRE(Eventually(
       [&] {
-        auto g = Http("GET", central.http, "/central/api-v4/ott-groups/ch1").Json();
+        auto g = Http("GET", k.central.http, "/central/api-v4/ott-groups/ch1").Json();
         if (!g.is_object() || !g["members"].is_array() || g["members"].size() != 3) return false;
         for (const auto& m : g["members"]) {
           if (m["eligible"] != true) return false;
@@ -56,13 +64,22 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
       40s));
   REQUIRE(Eventually(
       [&] {
-        auto m = Http("GET", a.http, "/ch1/index.m3u8", "", {{"User-Agent", kBrowser}});
+        auto m = Http("GET", k.a.http, "/ch1/index.m3u8", "", {{"User-Agent", kBrowser}});
         return m.status == 200 && Variants(m.body) == 3;
       },
       10s));
+}
+
+TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or its input stops") {
+  OttCluster k;
+  StartOttCluster(k);
+  Central& central = k.central;
+  Streamer& a = k.a;
+  Streamer& b = k.b;
+  auto& push_b = k.push_b;
+  Streamer& c = k.c;
   // Players that do not switch get no backups (O-20).
-  auto vlc =
-      Http("GET", a.http, "/ch1/index.m3u8", "", {{"User-Agent", "VLC/3.0.18 LibVLC/3.0.18"}});
+  auto vlc = Http("GET", a.http, "/ch1/index.m3u8", "", {{"User-Agent", "VLC/3.0.18 LibVLC/3.0.18"}});
   CHECK(Variants(vlc.body) == 1);
 
   SECTION("kill -9 of the node under a playing viewer") {
@@ -147,6 +164,93 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
     CHECK(forged.status == 403);
     CHECK(forged.body.find("pass") != std::string::npos);
   }
+}
+
+// A simulated player (R-6): opens a node's master playlist as a browser, then reloads its
+// current variant's media playlist and fetches its newest segment about once a second;
+// on any failure (refused connection, 4xx, 5xx) it moves to the next variant, as hls.js does
+// with redundant variants.
+class SimViewer {
+ public:
+  SimViewer(std::string node, int id) : node_(std::move(node)), id_(id) {}
+
+  void Run(std::chrono::steady_clock::time_point until) {
+    auto master = Http("GET", node_, "/ch1/index.m3u8", "",
+                       {{"User-Agent", std::string(kBrowser) + " sim/" + std::to_string(id_)}});
+    if (master.status != 200) return fail("master " + std::to_string(master.status));
+    std::istringstream in(master.body);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      if (line.rfind("http://", 0) == 0) {
+        size_t slash = line.find('/', 7);
+        variants_.push_back({line.substr(7, slash - 7), line.substr(slash)});
+      } else {
+        variants_.push_back({node_, "/ch1/" + line});
+      }
+    }
+    while (std::chrono::steady_clock::now() < until) {
+      if (current_ >= variants_.size()) return fail("no variant left");
+      const auto& [host, path] = variants_[current_];
+      auto playlist = Http("GET", host, path, "", {}, 2s);
+      std::string segment;
+      std::istringstream lines(playlist.body);
+      for (std::string line; std::getline(lines, line);) {
+        if (!line.empty() && line[0] != '#') segment = line;
+      }
+      std::string dir = path.substr(0, path.rfind('/') + 1);
+      bool ok = playlist.status == 200 && !segment.empty() &&
+                Http("GET", host, dir + segment, "", {}, 4s).status == 200;
+      if (!ok) {
+        ++current_;  // the next variant, at once
+        continue;
+      }
+      serving_ = host;
+      std::this_thread::sleep_for(1s);  // a player's reload pace
+    }
+  }
+  const std::string& serving() const { return serving_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  void fail(std::string why) { error_ = std::move(why); }
+  std::string node_;
+  int id_;
+  std::vector<std::pair<std::string, std::string>> variants_;
+  size_t current_ = 0;
+  std::string serving_;
+  std::string error_;
+};
+
+TEST_CASE("R-6 one of three nodes killed under 300 simulated viewers: all continue, split evenly") {
+  OttCluster k;
+  StartOttCluster(k);
+  std::vector<std::string> nodes = {k.a.http, k.b.http, k.c.http};
+  std::vector<std::unique_ptr<SimViewer>> viewers;
+  for (int i = 0; i < 300; ++i) viewers.push_back(std::make_unique<SimViewer>(nodes[i % 3], i));
+  auto until = std::chrono::steady_clock::now() + 25s;
+  std::vector<std::thread> threads;
+  for (auto& v : viewers) threads.emplace_back([&v, until] { v->Run(until); });
+  // Every viewer playing from its own node before the kill.
+  REQUIRE(Eventually(
+      [&] {
+        return std::all_of(viewers.begin(), viewers.end(),
+                           [](const auto& v) { return !v->serving().empty(); });
+      },
+      15s));
+  k.a.process->Signal(SIGKILL);
+  k.a.process->Wait();
+  for (auto& t : threads) t.join();
+  std::map<std::string, int> moved;  // where A's viewers went
+  for (int i = 0; i < 300; ++i) {
+    INFO("viewer " << i << ": " << viewers[i]->error());
+    CHECK(viewers[i]->error().empty());
+    CHECK(viewers[i]->serving() != k.a.http);
+    if (i % 3 == 0) ++moved[viewers[i]->serving()];
+  }
+  INFO("A's viewers now on B: " << moved[k.b.http] << ", on C: " << moved[k.c.http]);
+  CHECK(moved[k.b.http] + moved[k.c.http] == 100);
+  CHECK(std::abs(moved[k.b.http] - 50) <= 5);  // ±10 % of an even split
+  CHECK(std::abs(moved[k.c.http] - 50) <= 5);
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ struct Cluster {
   }
 };
 
-TEST_CASE("Z-20 the viewer redirect keeps path and query; 404 unknown stream; 503 no node") {
+TEST_CASE("Z-20 the viewer redirect keeps path and query, 404 unknown stream, 503 no node") {
   Cluster c;
   c.nodes.Add(Node("edge-1", v1::ROLE_EDGE, 8081, 3));
   c.nodes.Add(Node("ingest-1", v1::ROLE_INGEST, 8082, 0, {"news/ch1"}));

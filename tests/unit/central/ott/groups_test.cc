@@ -290,15 +290,34 @@ TEST_CASE("O-13 certificate names match exactly or by a one-label wildcard") {
   CHECK_FALSE(CertificateCovers({"*.0.113.7"}, "203.0.113.7"));
 }
 
-TEST_CASE("O-14 a hostname shared by two nodes is flagged") {
+TEST_CASE("O-14 a hostname shared by two nodes on the same port is flagged") {
   ClusterConfig config = HealthyConfig();
   config.streamers["ingest-1"].settings.set_hostname("cdn.example.net");
-  config.streamers["ingest-2"].settings.set_hostname("cdn.example.net");
-  auto snapshot = EvaluateGroups(config, HealthyNodes(), kNow);
+  config.streamers["ingest-2"].settings.set_hostname("CDN.example.net");
+  NodeStates nodes = HealthyNodes();
+  auto snapshot = EvaluateGroups(config, nodes, kNow);
   CHECK(Member(snapshot, "ingest-1").shared_name);
   CHECK(Member(snapshot, "ingest-2").shared_name);
   CHECK_FALSE(Member(snapshot, "ingest-3").shared_name);
   CHECK(snapshot.groups.at("ch1").state == "degraded");
+  CHECK(std::find(snapshot.groups.at("ch1").problems.begin(),
+                  snapshot.groups.at("ch1").problems.end(),
+                  "ingest-1: its hostname is shared with another node, not usable for backup") !=
+        snapshot.groups.at("ch1").problems.end());
+
+  SECTION("nodes on one host, each on its own ports, are distinct") {
+    for (const char* id : {"ingest-1", "ingest-2", "ingest-3"}) {
+      config.streamers[id].settings.set_hostname("203.0.113.7");
+    }
+    nodes["ingest-2"].registration.mutable_listeners(0)->set_port(8081);
+    nodes["ingest-2"].registration.mutable_listeners(1)->set_port(8444);
+    nodes["ingest-3"].registration.mutable_listeners(0)->set_port(8082);
+    nodes["ingest-3"].registration.mutable_listeners(1)->set_port(8445);
+    auto distinct = EvaluateGroups(config, nodes, kNow);
+    CHECK_FALSE(Member(distinct, "ingest-1").shared_name);
+    CHECK_FALSE(Member(distinct, "ingest-2").shared_name);
+    CHECK(Member(distinct, "ingest-2").http_base == "http://203.0.113.7:8081");
+  }
 }
 
 TEST_CASE("O-10 http_base uses the public port when the node announces one") {

@@ -58,7 +58,7 @@ TEST_CASE("O-6 backups are balanced over 1000 viewers with 2, 3 and 5 eligible n
 }
 
 TEST_CASE(
-    "O-20 user agents: AVPlayer, Safari, hls.js browsers, ExoPlayer and Media3 get backups; VLC, "
+    "O-20 user agents: AVPlayer, Safari, hls.js browsers, ExoPlayer and Media3 get backups, VLC, "
     "Lavf, mpv, Kodi and empty do not") {
   const std::vector<std::string> switches = {
       // AVPlayer on iOS, iPadOS, tvOS and macOS.
