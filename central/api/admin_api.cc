@@ -303,8 +303,8 @@ void AdminApi::AddOttRoutes(http::Router& router) {
     auto snapshot = ott_->Evaluate();
     auto it = snapshot.groups.find(ctx.params[0]);
     if (it == snapshot.groups.end()) {
-      return r.Send(http::ErrorResponse(absl::NotFoundError(
-          absl::StrCat("OTT group \"", ctx.params[0], "\" does not exist"))));
+      return r.Send(http::ErrorResponse(
+          absl::NotFoundError(absl::StrCat("OTT group \"", ctx.params[0], "\" does not exist"))));
     }
     r.Send(http::JsonResponse(http::Status::ok, ott::GroupJson(it->second)));
   });

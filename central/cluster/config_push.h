@@ -16,9 +16,9 @@ namespace meshwork::central {
 // group views are not part of the configuration (they follow the nodes' reports): a full
 // update carries `ott_views` (none when null), deltas never do; they travel on their own
 // (OttViewsUpdate).
-meshwork::v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config,
-                                             const std::string& node_id, uint64_t since_revision,
-                                             const meshwork::v1::OttGroupViews* ott_views = nullptr);
+meshwork::v1::ConfigUpdate BuildConfigUpdate(
+    const ClusterConfig& config, const std::string& node_id, uint64_t since_revision,
+    const meshwork::v1::OttGroupViews* ott_views = nullptr);
 
 // An update carrying only the node's OTT group views, at the revision the node already has
 // (the streamer replaces the section whole).

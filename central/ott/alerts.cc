@@ -52,10 +52,10 @@ void AlertTracker::TrackRefusals(const NodeStates& nodes,
       r.run_start.reset();
     } else if (r.run_start && now - *r.run_start >= options_.overload_after) {
       r.raised = true;
-      r.reason = absl::StrCat("refusing viewers from other nodes for ",
-                              std::chrono::duration_cast<std::chrono::seconds>(now - *r.run_start)
-                                  .count(),
-                              " s (", r.last, " refusals so far)");
+      r.reason =
+          absl::StrCat("refusing viewers from other nodes for ",
+                       std::chrono::duration_cast<std::chrono::seconds>(now - *r.run_start).count(),
+                       " s (", r.last, " refusals so far)");
     }
   }
 }

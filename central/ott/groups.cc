@@ -55,6 +55,27 @@ std::string EffectiveHostname(const ClusterConfig& config, const std::string& id
   return "";
 }
 
+// The viewer ports a node announces: the http port (public_port when set) and the https port.
+std::pair<uint32_t, uint32_t> ViewerPorts(const v1::RegisterRequest& reg) {
+  uint32_t http_port = 0, https_port = 0;
+  for (const auto& l : reg.listeners()) {
+    if (l.name() == "publish") continue;
+    if (l.scheme() == "http" && http_port == 0) http_port = l.port();
+    if (l.scheme() == "https" && https_port == 0) https_port = l.port();
+  }
+  if (reg.public_port() != 0 && http_port != 0) http_port = reg.public_port();
+  return {http_port, https_port};
+}
+
+// "http host:port" and "https host:port" for each viewer listener (`host` lower case).
+std::vector<std::string> AddressKeys(const std::string& host, const v1::RegisterRequest& reg) {
+  auto [http_port, https_port] = ViewerPorts(reg);
+  std::vector<std::string> keys;
+  if (http_port) keys.push_back(absl::StrCat("http ", host, ":", http_port));
+  if (https_port) keys.push_back(absl::StrCat("https ", host, ":", https_port));
+  return keys;
+}
+
 const v1::StreamReport* FindStream(const v1::LoadReport& report, const std::string& name) {
   for (const auto& s : report.streams()) {
     if (s.name() == name) return &s;
@@ -123,7 +144,8 @@ std::string OverloadReason(const ClusterConfig& config, const std::string& id,
   }
   if (settings.has_backup_session_limit() &&
       report.backup_sessions() >= settings.backup_session_limit().value()) {
-    return absl::StrCat("backup sessions at the limit of ", settings.backup_session_limit().value());
+    return absl::StrCat("backup sessions at the limit of ",
+                        settings.backup_session_limit().value());
   }
   return "";
 }
@@ -196,8 +218,8 @@ GroupStatus EvaluateGroup(const std::string& name, std::vector<Work> members,
     }
     CodecResult codecs = CodecResult::kNoRenditions;
     if (codec_reference && w.report) {
-      codecs =
-          CompareRenditions(*w.report, *members[*codec_reference].report, options.max_bitrate_ratio);
+      codecs = CompareRenditions(*w.report, *members[*codec_reference].report,
+                                 options.max_bitrate_ratio);
     }
     m.codecs_match = codecs == CodecResult::kMatch;
 
@@ -229,22 +251,22 @@ GroupStatus EvaluateGroup(const std::string& name, std::vector<Work> members,
         if (codecs == CodecResult::kCodecs || codecs == CodecResult::kNoRenditions) {
           reasons.push_back(absl::StrCat(who, "codecs differ from ", ref_node));
         } else if (codecs == CodecResult::kBitrate) {
-          reasons.push_back(absl::StrCat(who, "bitrates differ from ", ref_node,
-                                         " by more than ", options.max_bitrate_ratio, "x"));
+          reasons.push_back(absl::StrCat(who, "bitrates differ from ", ref_node, " by more than ",
+                                         options.max_bitrate_ratio, "x"));
         }
       } else if (w.report && !m.codecs_match) {
         reasons.push_back(absl::StrCat(who, "reports no renditions for ", m.stream));
       }
       if (!m.clock_ok && m.clock_skew_s) {
-        reasons.push_back(absl::StrCat(who, "clock differs by ", WholeSeconds(*m.clock_skew_s),
-                                       " s"));
+        reasons.push_back(
+            absl::StrCat(who, "clock differs by ", WholeSeconds(*m.clock_skew_s), " s"));
       }
       if (!m.key_held) {
-        reasons.push_back(key_id.empty()
-                              ? who + "no viewing key exists"
-                              : absl::StrCat(who, "does not hold viewing key ", key_id));
+        reasons.push_back(key_id.empty() ? who + "no viewing key exists"
+                                         : absl::StrCat(who, "does not hold viewing key ", key_id));
       }
-      if (m.overloaded) reasons.push_back(absl::StrCat(who, "overloaded (", w.overload_reason, ")"));
+      if (m.overloaded)
+        reasons.push_back(absl::StrCat(who, "overloaded (", w.overload_reason, ")"));
       if (!m.version_ok) {
         reasons.push_back(absl::StrCat(who, "protocol version ", m.protocol_version.value_or(0),
                                        " is older than ", options.min_protocol_version));
@@ -254,7 +276,8 @@ GroupStatus EvaluateGroup(const std::string& name, std::vector<Work> members,
                  m.codecs_match && m.clock_ok && m.key_held && !m.overloaded && m.version_ok;
     // Addresses matter only for a member offered as a backup (O-11, O-13, O-14).
     if (m.backup == "can_replace" && !m.http_base.empty()) {
-      if (!m.address_public) reasons.push_back(who + "a node has only private addresses for backup");
+      if (!m.address_public)
+        reasons.push_back(who + "a node has only private addresses for backup");
       if (m.https_base.empty()) reasons.push_back(who + "a node has no https address for backup");
       if (m.shared_name) {
         reasons.push_back(who + "its hostname is shared with another node, not usable for backup");
@@ -285,9 +308,7 @@ GroupStatus EvaluateGroup(const std::string& name, std::vector<Work> members,
   return group;
 }
 
-json OptionalNumber(const std::optional<double>& v) {
-  return v ? json(Round3(*v)) : json(nullptr);
-}
+json OptionalNumber(const std::optional<double>& v) { return v ? json(Round3(*v)) : json(nullptr); }
 
 json OptionalText(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }
 
@@ -348,16 +369,15 @@ GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nod
   GroupsSnapshot snapshot;
   if (const ViewingKeyRecord* key = CurrentViewingKey(config)) snapshot.key_id = key->id;
 
-  // O-14: how many known nodes announce each hostname.
-  std::map<std::string, int> hostname_users;
-  std::set<std::string> ids;
-  for (const auto& [id, record] : config.streamers) ids.insert(id);
-  for (const auto& [id, state] : nodes) ids.insert(id);
-  for (const auto& id : ids) {
-    auto it = nodes.find(id);
-    std::string host = Lower(
-        StripBrackets(EffectiveHostname(config, id, it == nodes.end() ? nullptr : &it->second)));
-    if (!host.empty()) ++hostname_users[host];
+  // O-14: how many registered nodes announce each address (hostname and port). Nodes on one
+  // host with ports of their own (a test bed, several nodes per machine) stay distinct; a
+  // CDN name in front of several nodes (same name, same port) does not.
+  std::map<std::string, int> address_users;
+  for (const auto& [id, state] : nodes) {
+    if (!state.registered) continue;
+    std::string host = Lower(StripBrackets(EffectiveHostname(config, id, &state)));
+    if (host.empty()) continue;
+    for (const auto& key : AddressKeys(host, state.registration)) ++address_users[key];
   }
 
   std::map<std::string, std::vector<Work>> by_group;
@@ -411,13 +431,7 @@ GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nod
         m.protocol_version = reg.protocol_version();
         m.version_ok = reg.protocol_version() >= options.min_protocol_version;
         const std::string host = EffectiveHostname(config, node_id, w.state);
-        uint32_t http_port = 0, https_port = 0;
-        for (const auto& l : reg.listeners()) {
-          if (l.name() == "publish") continue;
-          if (l.scheme() == "http" && http_port == 0) http_port = l.port();
-          if (l.scheme() == "https" && https_port == 0) https_port = l.port();
-        }
-        if (reg.public_port() != 0 && http_port != 0) http_port = reg.public_port();
+        auto [http_port, https_port] = ViewerPorts(reg);
         if (!host.empty() && http_port != 0) {
           m.http_base = absl::StrCat("http://", UrlHost(host), ":", http_port);
         }
@@ -428,9 +442,11 @@ GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nod
         }
         auto ip = net::IpAddress::Parse(StripBrackets(host));
         m.address_public = !host.empty() && (!ip.ok() || !net::IsPrivate(ip->Unmapped()));
-        m.shared_name =
-            !host.empty() &&
-            hostname_users[Lower(StripBrackets(host))] > 1;
+        if (!host.empty()) {
+          for (const auto& key : AddressKeys(Lower(StripBrackets(host)), reg)) {
+            if (address_users[key] > 1) m.shared_name = true;
+          }
+        }
       }
       list.push_back(std::move(w));
     }
@@ -444,27 +460,27 @@ GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nod
 json GroupJson(const GroupStatus& group) {
   json members = json::array();
   for (const auto& m : group.members) {
-    members.push_back({{"stream", m.stream},
-                       {"node", m.node},
-                       {"backup", m.backup},
-                       {"online", m.online},
-                       {"live_window_age_s", OptionalNumber(m.live_window_age_s)},
-                       {"same_timeline", m.same_timeline},
-                       {"codecs_match", m.codecs_match},
-                       {"clock_skew_s", OptionalNumber(m.clock_skew_s)},
-                       {"key_held", m.key_held},
-                       {"overloaded", m.overloaded},
-                       {"version", m.version_ok},
-                       {"protocol_version", m.protocol_version ? json(*m.protocol_version)
-                                                               : json(nullptr)},
-                       {"eligible", m.eligible},
-                       {"eligible_backups", m.eligible_backups},
-                       {"http_base", OptionalText(m.http_base)},
-                       {"https_base", OptionalText(m.https_base)},
-                       {"address_public", m.address_public},
-                       {"shared_name", m.shared_name},
-                       {"load", m.load},
-                       {"reasons", m.reasons}});
+    members.push_back(
+        {{"stream", m.stream},
+         {"node", m.node},
+         {"backup", m.backup},
+         {"online", m.online},
+         {"live_window_age_s", OptionalNumber(m.live_window_age_s)},
+         {"same_timeline", m.same_timeline},
+         {"codecs_match", m.codecs_match},
+         {"clock_skew_s", OptionalNumber(m.clock_skew_s)},
+         {"key_held", m.key_held},
+         {"overloaded", m.overloaded},
+         {"version", m.version_ok},
+         {"protocol_version", m.protocol_version ? json(*m.protocol_version) : json(nullptr)},
+         {"eligible", m.eligible},
+         {"eligible_backups", m.eligible_backups},
+         {"http_base", OptionalText(m.http_base)},
+         {"https_base", OptionalText(m.https_base)},
+         {"address_public", m.address_public},
+         {"shared_name", m.shared_name},
+         {"load", m.load},
+         {"reasons", m.reasons}});
   }
   return {{"name", group.name},
           {"state", group.state},

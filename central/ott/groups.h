@@ -27,8 +27,10 @@
 // whatever its node id, and with two disagreeing members the lower node id is the reference.
 //
 // Addresses (O-9…O-14) are not eligibility conditions (a viewer's scheme and address decide
-// on the node) but produce group problems: a private-only address, no https address, a
-// hostname shared with another node.
+// on the node) but produce group problems: a private-only address, no https address, an
+// address shared with another node (shared_name: another registered node announces the same
+// hostname on the same viewer port — a CDN name in front of several nodes; nodes sharing a
+// host but each on its own port stay distinct, as on a test bed).
 #pragma once
 
 #include <cstdint>
@@ -80,9 +82,9 @@ struct MemberStatus {
   std::string http_base;   // "http://host:port", empty when unknown
   std::string https_base;  // "https://host:port", empty unless an https listener covers host
   bool address_public = false;
-  bool shared_name = false;
-  uint64_t load = 0;      // play_sessions
-  uint64_t refusals = 0;  // the node's refusal counter (O-16)
+  bool shared_name = false;     // another registered node announces the same host and port
+  uint64_t load = 0;            // play_sessions
+  uint64_t refusals = 0;        // the node's refusal counter (O-16)
   size_t eligible_backups = 0;  // eligible members of the group on other nodes
   // Why the member is not eligible, and its address problems, each "<node>: <text>". A
   // member not offered as backup is not eligible but has no reason for it: it is a choice.

@@ -82,10 +82,9 @@ void OttService::PublishAlerts(const std::vector<Alert>& alerts) {
   for (const auto& a : alerts_) before[absl::StrCat(a.code, " ", a.Subject())] = &a;
   for (const auto& [key, a] : now_active) {
     if (!before.contains(key)) {
-      log::Warn("alert_raised", {{"code", a->code},
-                                 {"name", a->name},
-                                 {"subject", a->Subject()},
-                                 {"reason", a->reason}});
+      log::Warn(
+          "alert_raised",
+          {{"code", a->code}, {"name", a->name}, {"subject", a->Subject()}, {"reason", a->reason}});
     }
   }
   for (const auto& [key, a] : before) {

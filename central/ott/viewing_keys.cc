@@ -18,8 +18,7 @@ namespace {
 // 32 bytes from OpenSSL's CSPRNG; a generator failure aborts (no predictable keys).
 std::string RandomSecret() {
   std::string out(kViewingKeyBytes, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(out.size())) !=
-      1) {
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(out.size())) != 1) {
     log::Error("viewing_key_random_failed", {{"openssl_error", ERR_get_error()}});
     std::abort();
   }

@@ -69,10 +69,9 @@ class RawNode {
       while (!stop_) {
         meshwork::v1::SessionMessage message;
         auto* report = message.mutable_report();
-        report->set_node_clock_unix_ms(
-            std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::system_clock::now().time_since_epoch())
-                .count());
+        report->set_node_clock_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count());
         report->set_play_sessions(3);
         report->set_cpu_percent(5);
         {
@@ -114,7 +113,8 @@ class RawNode {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<meshwork::v1::Control::Stub> stub_;
   std::unique_ptr<grpc::ClientContext> context_;
-  std::unique_ptr<grpc::ClientReaderWriter<meshwork::v1::SessionMessage, meshwork::v1::ConfigUpdate>>
+  std::unique_ptr<
+      grpc::ClientReaderWriter<meshwork::v1::SessionMessage, meshwork::v1::ConfigUpdate>>
       stream_;
   std::atomic<bool> stop_{false};
   std::thread reader_;

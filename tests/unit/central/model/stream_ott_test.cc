@@ -13,8 +13,8 @@ namespace {
 using nlohmann::json;
 
 std::string OttError(std::string_view ott) {
-  auto result = ValidateStream(json::parse(std::string(R"({"ott": )") + std::string(ott) + "}"),
-                               "ch1");
+  auto result =
+      ValidateStream(json::parse(std::string(R"({"ott": )") + std::string(ott) + "}"), "ch1");
   if (result.ok()) return "ok";
   CHECK(result.status().code() == absl::StatusCode::kInvalidArgument);
   return FieldOf(result.status());
@@ -31,8 +31,8 @@ TEST_CASE("O-1 a stream without ott is stored with ott resolved and disabled") {
 }
 
 TEST_CASE("O-1 an enabled ott member is stored with every member present") {
-  auto stream = ValidateStream(json::parse(R"({"ott": {"enabled": true, "group": "news.hd"}})"),
-                               "ch1");
+  auto stream =
+      ValidateStream(json::parse(R"({"ott": {"enabled": true, "group": "news.hd"}})"), "ch1");
   REQUIRE(stream.ok());
   CHECK((*stream)["ott"] == json::parse(R"({"enabled": true, "group": "news.hd",
                                            "backup": "can_replace", "stale_after_ms": null})"));

@@ -23,8 +23,8 @@ int Count(const std::vector<Alert>& alerts, int code, const std::string& node = 
 TEST_CASE("O-18 a healthy group raises no alert") {
   FakeClock clock;
   AlertTracker tracker(clock);
-  auto alerts = tracker.Update(EvaluateGroups(HealthyConfig(), HealthyNodes(), kNow),
-                               HealthyNodes());
+  auto alerts =
+      tracker.Update(EvaluateGroups(HealthyConfig(), HealthyNodes(), kNow), HealthyNodes());
   CHECK(alerts.empty());
 }
 
@@ -35,9 +35,7 @@ TEST_CASE("O-18 alert 79 is raised after 30 s of refusals and cleared after 30 s
   NodeStates nodes = HealthyNodes();
   uint64_t refusals = 5;  // a counter: what was refused before does not count
   nodes["ingest-2"].report.set_refusals(refusals);
-  auto round = [&] {
-    return tracker.Update(EvaluateGroups(config, nodes, kNow), nodes);
-  };
+  auto round = [&] { return tracker.Update(EvaluateGroups(config, nodes, kNow), nodes); };
   CHECK(Count(round(), kAlertOverload) == 0);
 
   // Refusing every second: the first increase is seen at 1 s, the alert 30 s after it.

@@ -65,7 +65,9 @@ TEST_CASE("O-15 every eligibility column turns a member ineligible") {
        },
        [](const MemberStatus& m) { return m.backup == "can_replace"; }},
       {"live window 601 s old",
-       [&](ClusterConfig&, NodeStates& n, GroupOptions&) { stream_of(n).set_live_window_age_s(601); },
+       [&](ClusterConfig&, NodeStates& n, GroupOptions&) {
+         stream_of(n).set_live_window_age_s(601);
+       },
        [](const MemberStatus& m) { return m.window_ok; }},
       {"stream not working",
        [&](ClusterConfig&, NodeStates& n, GroupOptions&) { stream_of(n).set_working(false); },
@@ -73,10 +75,8 @@ TEST_CASE("O-15 every eligibility column turns a member ineligible") {
       {"timeline differs",
        [&](ClusterConfig&, NodeStates& n, GroupOptions&) {
          // Half a segment and one tick off the common timeline.
-         stream_of(n).set_timeline_fingerprint("1000:" +
-                                               std::to_string(1000 * kSegmentMs * 90 +
-                                                              kSegmentMs * 45 + 1) +
-                                               ":180000");
+         stream_of(n).set_timeline_fingerprint(
+             "1000:" + std::to_string(1000 * kSegmentMs * 90 + kSegmentMs * 45 + 1) + ":180000");
        },
        [](const MemberStatus& m) { return m.same_timeline; }},
       {"codecs differ",
@@ -106,7 +106,9 @@ TEST_CASE("O-15 every eligibility column turns a member ineligible") {
        },
        [](const MemberStatus& m) { return m.key_held; }},
       {"cpu over threshold",
-       [](ClusterConfig&, NodeStates& n, GroupOptions&) { n["ingest-2"].report.set_cpu_percent(95); },
+       [](ClusterConfig&, NodeStates& n, GroupOptions&) {
+         n["ingest-2"].report.set_cpu_percent(95);
+       },
        [](const MemberStatus& m) { return !m.overloaded; }},
       {"network over threshold",
        [](ClusterConfig&, NodeStates& n, GroupOptions&) {

@@ -27,9 +27,7 @@ struct Fixture {
   std::unique_ptr<ConfigService> config;
   std::unique_ptr<ViewingKeyManager> keys;
 
-  explicit Fixture(ViewingKeyOptions options = {hours(6), seconds(0)}) {
-    Reopen(options);
-  }
+  explicit Fixture(ViewingKeyOptions options = {hours(6), seconds(0)}) { Reopen(options); }
   void Reopen(ViewingKeyOptions options = {hours(6), seconds(0)}) {
     keys.reset();
     config.reset();
