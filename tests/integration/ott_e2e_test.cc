@@ -247,7 +247,7 @@ TEST_CASE("R-6 one of three nodes killed under 300 simulated viewers: all contin
     CHECK(viewers[i]->serving() != k.a.http);
     if (i % 3 == 0) ++moved[viewers[i]->serving()];
   }
-  INFO("A's viewers now on B: " << moved[k.b.http] << ", on C: " << moved[k.c.http]);
+  WARN("R-6: A's viewers now on B: " << moved[k.b.http] << ", on C: " << moved[k.c.http]);
   CHECK(moved[k.b.http] + moved[k.c.http] == 100);
   CHECK(std::abs(moved[k.b.http] - 50) <= 5);  // ±10 % of an even split
   CHECK(std::abs(moved[k.c.http] - 50) <= 5);
