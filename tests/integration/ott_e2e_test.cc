@@ -79,7 +79,8 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
   auto& push_b = k.push_b;
   Streamer& c = k.c;
   // Players that do not switch get no backups (O-20).
-  auto vlc = Http("GET", a.http, "/ch1/index.m3u8", "", {{"User-Agent", "VLC/3.0.18 LibVLC/3.0.18"}});
+  auto vlc =
+      Http("GET", a.http, "/ch1/index.m3u8", "", {{"User-Agent", "VLC/3.0.18 LibVLC/3.0.18"}});
   CHECK(Variants(vlc.body) == 1);
 
   SECTION("kill -9 of the node under a playing viewer") {
@@ -163,6 +164,45 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
     auto forged = Http("GET", target, "/ch1/v1/index.m3u8?pass=AAAA.BBBB");
     CHECK(forged.status == 403);
     CHECK(forged.body.find("pass") != std::string::npos);
+  }
+  SECTION("both backups refuse: the viewer loses the stream when its node dies") {
+    auto playing = std::async(std::launch::async, [&] {
+      return PlayInBrowser("http://" + a.http + "/ch1/index.m3u8", 40, "--ott --timeout-s 60");
+    });
+    REQUIRE(Eventually(
+        [&] {
+          auto r = Http("GET", central.http, "/central/api-v4/streamers/node-a").Json();
+          return r.is_object() && r["status"]["report"]["play_sessions"].get<int>() >= 1;
+        },
+        30s));
+    std::this_thread::sleep_for(6s);  // steady playback on A, as above
+    // The player holds A's master with B and C as backups; now both reach their limit.
+    for (const char* id : {"node-b", "node-c"}) {
+      REQUIRE(Http("PATCH", central.http, std::string("/central/api-v4/streamers/") + id,
+                   R"({"backup_session_limit": 0})")
+                  .status == 200);
+    }
+    std::this_thread::sleep_for(2s);  // the limits reach B and C over their sessions
+    a.process->Signal(SIGKILL);
+    a.process->Wait();
+    auto result = playing.get();
+    INFO(result.dump());
+    CHECK(result["ok"] == false);
+    bool refused = false;
+    for (const auto& e : result["errors"]) refused |= e.value("http_code", 0) == 429;
+    CHECK(refused);
+    // The refusals are reported to central (alert 79's input; its 30 s rule is unit-tested).
+    CHECK(Eventually(
+        [&] {
+          uint64_t total = 0;
+          for (const char* id : {"node-b", "node-c"}) {
+            auto r =
+                Http("GET", central.http, std::string("/central/api-v4/streamers/") + id).Json();
+            total += r["status"]["report"].value("refusals", 0);
+          }
+          return total > 0;
+        },
+        5s));
   }
 }
 
