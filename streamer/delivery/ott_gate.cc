@@ -24,6 +24,21 @@ std::string_view UserAgent(const http::RequestContext& ctx) {
   return {it->value().data(), it->value().size()};
 }
 
+// A short metric label for a pass refusal (the messages of crypto::VerifyPass).
+std::string ReasonLabel(std::string_view message) {
+  static constexpr std::pair<std::string_view, std::string_view> kLabels[] = {
+      {"malformed", "malformed"},
+      {"unknown key", "unknown_key"},
+      {"bad signature", "bad_signature"},
+      {"another stream", "other_stream"},
+      {"expired", "expired"},
+      {"not yet valid", "not_yet_valid"}};
+  for (const auto& [needle, label] : kLabels) {
+    if (message.find(needle) != std::string_view::npos) return std::string(label);
+  }
+  return "other";
+}
+
 bool ViewerPublic(const http::RequestContext& ctx) { return !net::IsPrivate(ctx.client); }
 
 std::vector<crypto::ViewingKey> AcceptedKeys(const NodeConfig& config, int64_t now_ms) {
@@ -181,8 +196,7 @@ std::optional<http::Response> OttGate::AdmitPass(const http::RequestContext& ctx
   auto claims = crypto::VerifyPass(pass, stream, AcceptedKeys(*config, now_ms), now_ms / 1000);
   if (!claims.ok()) {
     std::string reason(claims.status().message());
-    if (pass_failures_)
-      pass_failures_->Add({{"reason", reason.substr(0, reason.find(' '))}}).Increment();
+    if (pass_failures_) pass_failures_->Add({{"reason", ReasonLabel(reason)}}).Increment();
     http::Response res = http::ErrorResponse(http::Status::forbidden, "permission_denied",
                                              absl::StrCat("pass refused: ", reason));
     res.set(http::beast_http::field::cache_control, "no-store");
