@@ -117,5 +117,38 @@ TEST_CASE("O-3 a new viewer is redirected to the least-loaded eligible member wi
   CHECK(none.gate.RedirectTarget(none.Request(""), "ch1", none.ott, "index.m3u8").empty());
 }
 
+TEST_CASE("O-13 a viewer on HTTPS behind a trusted proxy is offered only HTTPS backups") {
+  OttMember secure = Member("node-c");
+  secure.https_base = "https://node-c.example:443";
+  Fixture f({Member("node-a"), Member("node-b"), secure});
+  auto ctx = f.Request(kBrowser);
+  ctx.peer_trusted = true;
+  ctx.request.set("X-Forwarded-Proto", "https");
+  auto master = f.gate.MasterWithBackups(ctx, "ch1", f.ott, "#EXT-X-STREAM-INF:BANDWIDTH=1", "v1");
+  REQUIRE(master);
+  CHECK(master->find("https://node-c.example:443/ch1/v1/index.m3u8?pass=") != std::string::npos);
+  CHECK(master->find("http://node-b") == std::string::npos);
+  // The same header from an untrusted peer changes nothing: both plain backups are offered.
+  ctx.peer_trusted = false;
+  master = f.gate.MasterWithBackups(ctx, "ch1", f.ott, "#EXT-X-STREAM-INF:BANDWIDTH=1", "v1");
+  REQUIRE(master);
+  CHECK(master->find("http://node-b:80/") != std::string::npos);
+  CHECK(master->find("http://node-c:80/") != std::string::npos);
+}
+
+TEST_CASE("O-11 a viewer with a public address gets no private backup") {
+  OttMember open = Member("node-c");
+  open.address_public = true;
+  Fixture f({Member("node-a"), Member("node-b"), open});
+  auto master = f.gate.MasterWithBackups(f.Request(kBrowser, "203.0.113.9"), "ch1", f.ott,
+                                         "#EXT-X-STREAM-INF:BANDWIDTH=1", "v1");
+  REQUIRE(master);
+  CHECK(master->find("node-b") == std::string::npos);
+  CHECK(master->find("http://node-c:80/") != std::string::npos);
+  // The redirect on open follows the same rule.
+  auto location = f.gate.RedirectTarget(f.Request("", "203.0.113.9"), "ch1", f.ott, "index.m3u8");
+  CHECK(location.rfind("http://node-c:80/", 0) == 0);
+}
+
 }  // namespace
 }  // namespace meshwork::streamer
