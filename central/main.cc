@@ -37,9 +37,9 @@ ABSL_FLAG(int, http_threads, 2, "worker threads of the HTTP listener");
 ABSL_FLAG(int, offline_after_ms, 3000, "a node without a report for this long is offline (C-4)");
 ABSL_FLAG(int64_t, viewing_key_rotate_s, 86400,
           "rotate the OTT viewing key this often, in seconds; 0 = never (O-7)");
-ABSL_FLAG(int64_t, viewing_key_overlap_s, 6 * 3600,
-          "a replaced viewing key is still accepted this long, in seconds (O-7; the pass "
-          "lifetime)");
+ABSL_FLAG(int64_t, viewing_key_overlap_s, 6 * 3600 + 600,
+          "a replaced viewing key is still accepted this long, in seconds (O-7; the 6 h pass "
+          "lifetime plus the 240 s clock tolerance and a margin for the push)");
 ABSL_FLAG(int, ott_min_protocol_version, 1,
           "OTT group members with an older protocol version are not eligible (O-4)");
 

@@ -15,6 +15,7 @@
 #include "streamer/delivery/origin_routes.h"
 #include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/playlists.h"
+#include "streamer/delivery/publish_request.h"
 #include "streamer/delivery/responses.h"
 
 namespace meshwork::streamer {
@@ -47,7 +48,7 @@ struct Target {
 bool ParseMsn(std::string_view s, int64_t* msn) {
   if (s.empty() || s.size() > 18) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *msn);
-  return ec == std::errc() && p == s.data() + s.size() && *msn >= 0;
+  return ec == std::errc() && p == s.data() + s.size() && *msn >= 0 && *msn <= kMaxMsn;
 }
 
 std::optional<Target> Resolve(std::string_view path, const StreamManager& streams) {
@@ -416,9 +417,14 @@ void AddHlsRoutes(http::Router& router, HlsContext context) {
                                          renditions[0]->info.name)
                      .value_or("");
         }
+        bool personal = !body.empty();
         if (body.empty()) body = MasterPlaylist(renditions);
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
-        return r.Send(PlaylistResponse(ctx.request, std::move(body), playlist_age, cors));
+        http::Response res = PlaylistResponse(ctx.request, std::move(body), playlist_age, cors);
+        // Backups depend on the viewer (player, scheme, address, rotation, passes): never
+        // to be cached and handed to another viewer.
+        if (personal) res.set(http::beast_http::field::cache_control, "private, no-store");
+        return r.Send(std::move(res));
       }
       case Target::kMedia: {
         auto window = context.store->Window(target->stream, target->rendition);

@@ -25,9 +25,9 @@ namespace meshwork::streamer {
 
 struct OriginOptions {
   uint64_t max_object_bytes = 64ull << 20;
-  size_t chunk_bytes = 256 * 1024;  // L-17
-  size_t max_notification_bytes = 64 * 1024;
-  int64_t slow_publish_ms = 500;  // L-18
+  size_t chunk_bytes = 256 * 1024;       // L-17
+  size_t max_notification_bytes = 4096;  // the header it travels in is bounded too
+  int64_t slow_publish_ms = 500;         // L-18
 };
 
 class OriginDelivery {

@@ -151,7 +151,16 @@ std::optional<std::string> OttGate::MasterWithBackups(const http::RequestContext
   auto config = config_->Get();
   auto peers = UsablePeers(*config, ott, ctx);
   if (peers.empty()) return std::nullopt;
-  uint64_t index = viewers_.fetch_add(1);
+  // O-6: the rotation is counted per set of usable peers, so each set stays balanced however
+  // requests for other streams or viewer classes interleave.
+  std::string rotation_key = ott.group;
+  for (const auto& p : peers) absl::StrAppend(&rotation_key, "\n", p.base);
+  uint64_t index;
+  {
+    absl::MutexLock lock(&mu_);
+    if (rotations_.size() > 10'000 && !rotations_.count(rotation_key)) rotations_.clear();
+    index = rotations_[rotation_key]++;
+  }
   std::vector<std::string> uris;
   for (size_t i : ChooseBackups(peers.size(), index)) {
     const Usable& p = peers[i];
@@ -164,6 +173,8 @@ std::optional<std::string> OttGate::MasterWithBackups(const http::RequestContext
 }
 
 bool OttGate::Overloaded(const NodeConfig& config, bool already_counted) {
+  // O-16 refuses new viewers only: one that already moved here keeps its place.
+  if (already_counted) return false;
   const auto& settings = config.settings;
   if (settings.has_alert_thresholds()) {
     const auto& t = settings.alert_thresholds();
@@ -180,7 +191,7 @@ bool OttGate::Overloaded(const NodeConfig& config, bool already_counted) {
       }
     }
   }
-  if (!already_counted && settings.has_backup_session_limit() &&
+  if (settings.has_backup_session_limit() &&
       backup_sessions() >= settings.backup_session_limit().value()) {
     return true;
   }

@@ -89,11 +89,12 @@ class OttGate {
   const std::string node_id_;
   const Snapshot<NodeConfig>* config_;
   const Clock& clock_;
-  std::atomic<uint64_t> viewers_{0};  // master playlists with backups served (O-6 rotation)
   std::atomic<double> cpu_{0};
   std::atomic<uint64_t> out_kbit_{0};
   std::atomic<uint64_t> refusals_{0};
   absl::Mutex mu_;
+  // O-6 rotation position per (group, usable peers): masters with backups served so far.
+  absl::flat_hash_map<std::string, uint64_t> rotations_ ABSL_GUARDED_BY(mu_);
   // Backup sessions: (client, stream, agent) → expiry.
   absl::flat_hash_map<std::string, std::chrono::steady_clock::time_point> backup_
       ABSL_GUARDED_BY(mu_);

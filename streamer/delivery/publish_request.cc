@@ -32,7 +32,6 @@ absl::Status BadPath(std::string_view message) { return InvalidField("path", mes
 
 // The object a file name names; false when it is none.
 bool ParseObjectFile(std::string_view file, ObjectKey* key) {
-  constexpr int64_t kMaxMsn = int64_t{1} << 53;
   if (file == "init.mp4") {
     *key = ObjectKey{ObjectKey::kInit, -1, -1};
     return true;

@@ -16,6 +16,10 @@
 
 namespace meshwork::streamer {
 
+// The largest media sequence number accepted anywhere (2^40: 70 000 years of 2 s segments),
+// so that due-time arithmetic never overflows.
+inline constexpr int64_t kMaxMsn = int64_t{1} << 40;
+
 // L-4, L-5: when each object of a rendition is due.
 struct Template {
   int64_t availability_start_ms = -1;  // < 0: not known yet (derived from the first publish)

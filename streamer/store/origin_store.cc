@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/status/status_macros.h"
 
 namespace meshwork::streamer {
 
@@ -35,7 +36,35 @@ uint64_t CandidateBytes(const StoredObject& o) {
   return n;
 }
 
+// How far ahead of its due time, or of the rendition's newest segment, a segment may be
+// published: a packager's clock or numbering gone wrong must not push the window past every
+// real segment.
+constexpr int64_t kMaxAheadSegments = 3;
+constexpr int64_t kMaxAheadOfNewest = 1000;
+
 }  // namespace
+
+absl::Status CheckPublishable(const OriginStreamView& view, const std::string& rendition,
+                              ObjectKey key, int64_t now_ms) {
+  if (key.kind == ObjectKey::kInit) return absl::OkStatus();
+  if (key.msn < 0 || key.msn > kMaxMsn) {
+    return absl::OutOfRangeError(absl::StrCat("msn ", key.msn, " is out of range"));
+  }
+  const Template& t = view.policy->tmpl;
+  if (t.known() && t.Due(key.msn) > now_ms + kMaxAheadSegments * t.segment_ms) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("msn ", key.msn, " is not due for another ", t.Due(key.msn) - now_ms,
+                     " ms (the stream's template); check the packager's clock or numbering"));
+  }
+  auto r = view.renditions.find(rendition);
+  if (r != view.renditions.end() && r->second->meta.newest_msn >= 0 &&
+      key.msn > r->second->meta.newest_msn + kMaxAheadOfNewest) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("msn ", key.msn, " is more than ", kMaxAheadOfNewest,
+                     " ahead of the newest segment ", r->second->meta.newest_msn));
+  }
+  return absl::OkStatus();
+}
 
 std::string ObjectWaiterKey(const std::string& stream, const std::string& rendition,
                             ObjectKey key) {
@@ -120,6 +149,7 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
   {
     absl::MutexLock write(&write_mu_);
     auto current = slot->Get();
+    RETURN_IF_ERROR(CheckPublishable(*current, request.rendition, key, now));
     auto view = std::make_shared<OriginStreamView>(*current);
     candidate->notifications = view->notifications;
     if (key.is_segment() && !view->policy->tmpl.known()) {
@@ -220,15 +250,27 @@ absl::StatusOr<uint64_t> OriginStore::Notify(const std::string& stream,
   }
   absl::MutexLock write(&write_mu_);
   auto view = std::make_shared<OriginStreamView>(*slot->Get());
-  // Cumulative: earlier events carry over, newest last, the oldest dropped beyond the bound.
+  // Cumulative: earlier events carry over, newest last, the oldest dropped beyond the bounds
+  // (a count, and the header's size: edges and players refuse large headers).
   auto& events = view->notification_events;
   if (!events.is_array()) events = nlohmann::json::array();
   events.push_back(event);
   while (events.size() > options_.max_notifications) events.erase(events.begin());
-  view->notification_seq += 1;
-  nlohmann::json state = {{"seq", view->notification_seq}, {"events", events}};
-  view->notifications = std::make_shared<const std::string>(Base64Url(state.dump()));
-  uint64_t seq = view->notification_seq;
+  uint64_t seq = view->notification_seq + 1;
+  std::string header;
+  while (true) {
+    nlohmann::json state = {{"seq", seq}, {"events", events}};
+    header = Base64Url(state.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (header.size() <= options_.max_notification_header_bytes) break;
+    if (events.size() == 1) {
+      return absl::OutOfRangeError(absl::StrCat("the notification makes a header of ",
+                                                header.size(), " bytes (at most ",
+                                                options_.max_notification_header_bytes, ")"));
+    }
+    events.erase(events.begin());
+  }
+  view->notification_seq = seq;
+  view->notifications = std::make_shared<const std::string>(std::move(header));
   slot->Set(std::move(view));
   return seq;
 }

@@ -61,7 +61,8 @@ class OriginStore {
     size_t min_retain_segments = 18;  // per rendition; at least 3 × the live window
     uint64_t max_stream_bytes = 512ull << 20;
     size_t max_waiters = 20'000;
-    size_t max_notifications = 16;  // events kept in the cumulative state
+    size_t max_notifications = 16;                // events kept in the cumulative state
+    size_t max_notification_header_bytes = 4096;  // X-Stream-Notifications, encoded
   };
   OriginStore(Options options, const Clock& clock);
 
@@ -122,6 +123,12 @@ class OriginStore {
   mutable std::atomic<uint64_t> lookups_{0};
   Waiters waiters_;
 };
+
+// Whether `key` may be published into `rendition` now: OutOfRange for an msn beyond kMaxMsn,
+// FailedPrecondition for a segment due more than 3 segments from now (per the template) or
+// more than 1000 ahead of the rendition's newest one.
+absl::Status CheckPublishable(const OriginStreamView& view, const std::string& rendition,
+                              ObjectKey key, int64_t now_ms);
 
 // The waiter key of one object (also used by tests).
 std::string ObjectWaiterKey(const std::string& stream, const std::string& rendition, ObjectKey key);

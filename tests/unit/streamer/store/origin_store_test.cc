@@ -161,7 +161,7 @@ TEST_CASE("L-10 notifications accumulate with an increasing sequence and mark la
 TEST_CASE("L-14 invalidation changes object URLs in the playlist") {
   FakeClock clock;
   OriginStore store({}, clock);
-  auto config = Stream();
+  auto config = Stream(kFakeNowMs - 100'000);  // msn 50 in production
   store.Apply({{"live/ch1", config}});
   for (int msn = 0; msn < 5; ++msn) REQUIRE(store.Publish(Put("a", msn)).ok());
   auto playlist = [&] {
@@ -183,7 +183,7 @@ TEST_CASE("L-14 invalidation changes object URLs in the playlist") {
 TEST_CASE("L-13 a masked newest segment leaves the playlist and a masked older one is a gap") {
   FakeClock clock;
   OriginStore store({}, clock);
-  auto config = Stream();
+  auto config = Stream(kFakeNowMs - 100'000);  // msn 50 in production
   store.Apply({{"live/ch1", config}});
   for (int msn = 0; msn < 4; ++msn) REQUIRE(store.Publish(Put("a", msn)).ok());
   config["masks"] = {{{"id", "m1"}, {"pipeline", "a"}, {"from_msn", 3}}};
@@ -208,7 +208,7 @@ TEST_CASE("L-17 memory per stream stays within its window and byte bound") {
   options.min_retain_segments = 4;
   options.max_stream_bytes = 10'000;
   OriginStore store(options, clock);
-  auto config = Stream();
+  auto config = Stream(kFakeNowMs - 100'000);  // msn 50 in production
   config["live_window"] = 1;
   store.Apply({{"live/ch1", config}});
   for (int msn = 0; msn < 10; ++msn) REQUIRE(store.Publish(Put("a", msn, "0123456789")).ok());
@@ -246,6 +246,51 @@ TEST_CASE("L-1 streams no longer placed are dropped and their waiters released")
   io.poll();
   CHECK(outcome == Waiters::Outcome::kRemoved);
   CHECK(store.View("live/ch1") == nullptr);
+}
+
+TEST_CASE("L-1 a segment far ahead of its due time or of the newest one is refused") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  store.Apply({{"live/ch1", Stream()}});   // availability start = now: msn 0 due in 2 s
+  CHECK(store.Publish(Put("a", 2)).ok());  // due in 6 s: within three segments
+  auto far = store.Publish(Put("a", 1'000'000));
+  CHECK(far.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(store.Publish(Put("a", kMaxMsn + 1)).status().code() == absl::StatusCode::kOutOfRange);
+  // Nothing of the refused publish is visible; the window still takes real segments.
+  auto view = store.View("live/ch1");
+  CHECK(view->renditions.at("v1")->meta.newest_msn == 2);
+  clock.Advance(std::chrono::seconds(2));
+  CHECK(store.Publish(Put("a", 3)).ok());
+  // Without a template start, the newest segment bounds how far ahead a publish may go.
+  OriginStore open({}, clock);
+  open.Apply({{"live/ch1", Stream(-1)}});
+  REQUIRE(open.Publish(Put("a", 10)).ok());
+  CHECK(open.Publish(Put("a", 10 + 1001)).status().code() == absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("L-10 the notification header stays bounded: the oldest events give way") {
+  FakeClock clock;
+  OriginStore::Options options;
+  options.max_notification_header_bytes = 600;
+  OriginStore store(options, clock);
+  store.Apply({{"live/ch1", Stream()}});
+  for (int i = 0; i < 10; ++i) {
+    REQUIRE(store
+                .Notify("live/ch1", {{"id", "e" + std::to_string(i)},
+                                     {"type", "ad-start"},
+                                     {"payload", std::string(60, 'x')}})
+                .ok());
+  }
+  auto view = store.View("live/ch1");
+  CHECK(view->notifications->size() <= 600);
+  CHECK(view->notification_seq == 10);
+  CHECK(view->notification_events.back()["id"] == "e9");
+  CHECK(view->notification_events.size() < 10);
+  // One event that alone exceeds the bound is refused, and the state is unchanged.
+  auto big =
+      store.Notify("live/ch1", {{"id", "big"}, {"type", "x"}, {"payload", std::string(1000, 'y')}});
+  CHECK(big.status().code() == absl::StatusCode::kOutOfRange);
+  CHECK(store.View("live/ch1")->notification_seq == 10);
 }
 
 }  // namespace
