@@ -128,6 +128,7 @@ void NodeRegistry::RefreshLiveStreamsLocked() {
 
 void NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel) {
   std::optional<v1::OttGroupViews> views;
+  std::string sent;
   {
     absl::MutexLock lock(&mu_);
     Node& node = nodes_[node_id];
@@ -135,8 +136,20 @@ void NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChanne
     node.live->AddSession();
     if (sessions_gauge_) sessions_gauge_->Increment();
     if (node.ott_views.groups_size() > 0) views = node.ott_views;
+    sent = node.ott_views_bytes;
   }
-  if (views) channel->OttViewsChanged(*views);
+  // Sent outside the lock, so a SetOttViews in between may already have sent a newer view on
+  // this channel: send again until what was sent last is the current view.
+  while (views) {
+    channel->OttViewsChanged(*views);
+    views.reset();
+    absl::MutexLock lock(&mu_);
+    Node& node = nodes_[node_id];
+    if (node.ott_views_bytes != sent) {
+      views = node.ott_views;
+      sent = node.ott_views_bytes;
+    }
+  }
 }
 
 ott::NodeStates NodeRegistry::OttNodeStates() const {

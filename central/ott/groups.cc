@@ -494,6 +494,14 @@ json GroupsJson(const GroupsSnapshot& snapshot) {
   return {{"groups", groups}};
 }
 
+// Loads in views change most seconds; rounded to two significant digits above 10 they still
+// order members for the least-loaded choice (O-3) without pushing a new view every second.
+static uint64_t RoundedLoad(uint64_t load) {
+  uint64_t unit = 1;
+  while (load / unit >= 100) unit *= 10;
+  return load < 10 ? load : load / unit * unit;
+}
+
 json NodeViewJson(const GroupStatus& group) {
   json members = json::array();
   for (const auto& m : group.members) {
@@ -504,7 +512,7 @@ json NodeViewJson(const GroupStatus& group) {
                        {"https_base", OptionalText(m.https_base)},
                        {"address_public", m.address_public},
                        {"shared_name", m.shared_name},
-                       {"load", m.load}});
+                       {"load", RoundedLoad(m.load)}});
   }
   return {{"group", group.name}, {"members", members}};
 }
