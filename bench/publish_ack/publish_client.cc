@@ -232,8 +232,13 @@ int main(int argc, char** argv) {
   std::string buffer;
   auto started = Clock::now();
   for (int i = 0; i < o.count; ++i) {
+    // The origin takes segments up to three due times ahead (a guard against runaway
+    // packagers), so the objects cycle over three msns and move to a fresh rendition
+    // ("{prefix}-{k}/") every three: each PUT is still a new object.
+    std::string prefix =
+        o.prefix.substr(0, o.prefix.size() - 1) + "-" + std::to_string(i / 3) + "/";
     std::string head =
-        "PUT " + o.prefix + std::to_string(o.first_msn + i) + "." + o.ext +
+        "PUT " + prefix + std::to_string(o.first_msn + i % 3) + "." + o.ext +
         " HTTP/1.1\r\nHost: " + o.host + ":" + std::to_string(o.port) +
         "\r\nX-Pipeline: " + o.pipeline +
         "\r\nContent-Type: video/mp2t\r\nContent-Length: " + std::to_string(body.size()) +

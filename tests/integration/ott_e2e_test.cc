@@ -27,6 +27,12 @@ int Variants(const std::string& master) {
   return n;
 }
 
+// The node reports at least one play session (a player has started on it).
+bool Watching(const Central& central, const std::string& node) {
+  auto r = Http("GET", central.http, "/central/api-v4/streamers/" + node).Json();
+  return r.is_object() && r["status"]["report"].value("play_sessions", 0) >= 1;
+}
+
 std::string Host(const std::string& address) { return address; }  // "127.0.0.1:PORT"
 
 // Three ingest nodes with stream ch1 in OTT group ch1, each fed the same source, every
@@ -87,12 +93,7 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
     auto playing = std::async(std::launch::async, [&] {
       return PlayInBrowser("http://" + a.http + "/ch1/index.m3u8", 24, "--ott --timeout-s 80");
     });
-    REQUIRE(Eventually(
-        [&] {
-          auto r = Http("GET", central.http, "/central/api-v4/streamers/node-a").Json();
-          return r.is_object() && r["status"]["report"]["play_sessions"].get<int>() >= 1;
-        },
-        30s));
+    REQUIRE(Eventually([&] { return Watching(central, "node-a"); }, 30s));
     // Let the player settle into steady playback on A: the kill mid-playback is under test.
     std::this_thread::sleep_for(6s);
     a.process->Signal(SIGKILL);
@@ -112,12 +113,7 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
     auto playing = std::async(std::launch::async, [&] {
       return PlayInBrowser("http://" + b.http + "/ch1/index.m3u8", 24, "--ott --timeout-s 80");
     });
-    REQUIRE(Eventually(
-        [&] {
-          auto r = Http("GET", central.http, "/central/api-v4/streamers/node-b").Json();
-          return r.is_object() && r["status"]["report"]["play_sessions"].get<int>() >= 1;
-        },
-        30s));
+    REQUIRE(Eventually([&] { return Watching(central, "node-b"); }, 30s));
     std::this_thread::sleep_for(6s);  // steady playback on B before its input stops
     push_b->Signal(SIGKILL);
     push_b->Wait();
@@ -169,12 +165,7 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
     auto playing = std::async(std::launch::async, [&] {
       return PlayInBrowser("http://" + a.http + "/ch1/index.m3u8", 40, "--ott --timeout-s 60");
     });
-    REQUIRE(Eventually(
-        [&] {
-          auto r = Http("GET", central.http, "/central/api-v4/streamers/node-a").Json();
-          return r.is_object() && r["status"]["report"]["play_sessions"].get<int>() >= 1;
-        },
-        30s));
+    REQUIRE(Eventually([&] { return Watching(central, "node-a"); }, 30s));
     std::this_thread::sleep_for(6s);  // steady playback on A, as above
     // The player holds A's master with B and C as backups; now both reach their limit.
     for (const char* id : {"node-b", "node-c"}) {
