@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/json/bounded_json.h"
 #include "common/net/ip_address.h"
 #include "common/status/status_map.h"
 
@@ -15,11 +16,10 @@ std::string FieldPath(std::string_view prefix, std::string_view name) {
 }
 
 absl::StatusOr<json> ParseObjectBody(std::string_view body) {
-  json parsed = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
-    return InvalidField("body", "request body is not valid JSON");
-  }
-  if (!parsed.is_object()) return InvalidField("body", "request body must be a JSON object");
+  // Depth first: merge patches, copies and comparisons recurse once per level.
+  auto parsed = ParseBoundedJson(body, "body");
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->is_object()) return InvalidField("body", "request body must be a JSON object");
   return parsed;
 }
 

@@ -19,7 +19,8 @@ using nlohmann::json;
 // "prefix.name" or "name" when prefix is empty.
 std::string FieldPath(std::string_view prefix, std::string_view name);
 
-// Parses a request body; InvalidArgument (field "body") when it is not JSON or not an object.
+// Parses a request body; InvalidArgument (field "body") when it is not JSON, not an object,
+// or nested deeper than kMaxJsonDepth (checked before anything is parsed).
 absl::StatusOr<json> ParseObjectBody(std::string_view body);
 
 // InvalidArgument naming the first member of `object` not in `known`.

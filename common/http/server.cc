@@ -16,6 +16,8 @@
 #include "boost/asio/ssl.hpp"
 #include "boost/beast/core.hpp"
 #include "boost/beast/ssl.hpp"
+#include "common/http/byte_budget.h"
+#include "common/http/framing.h"
 #include "common/http/response.h"
 #include "common/http/tls.h"
 #include "common/log/log.h"
@@ -49,6 +51,28 @@ const std::string& BusyResponse() {
         body.size(), "\r\n\r\n", body);
   }();
   return text;
+}
+
+// Why a streamed body could not be read: the client's bytes broke the framing
+// (InvalidArgument: the handler answers 400), or the connection failed (Unavailable).
+absl::Status BodyReadError(const beast::error_code& ec) {
+  bool transport = ec == beast_http::error::end_of_stream ||
+                   ec == beast_http::error::partial_message || ec == beast::error::timeout ||
+                   ec == asio::error::eof || ec == asio::error::connection_reset ||
+                   ec == asio::error::operation_aborted ||
+                   ec.category() == asio::error::get_ssl_category() ||
+                   ec.category() == asio::error::get_system_category();
+  if (transport) return absl::UnavailableError("request body: " + ec.message());
+  return absl::InvalidArgumentError("malformed request body: " + ec.message());
+}
+
+// 503 for a request whose body does not fit under the listener's cap on buffered bodies.
+Response BudgetExceeded(uint64_t cap) {
+  Response res = ErrorResponse(Status::service_unavailable, "unavailable",
+                               absl::StrCat("this listener already holds ", cap,
+                                            " bytes of unfinished request bodies; retry later"));
+  res.set(beast_http::field::retry_after, "1");
+  return res;
 }
 
 }  // namespace
@@ -211,6 +235,11 @@ class Server::Impl {
   prometheus::Counter* bytes_in_counter = nullptr;
   prometheus::Counter* bytes_out_counter = nullptr;
   prometheus::Counter* refused_counter = nullptr;
+  prometheus::Counter* accept_failures = nullptr;
+  std::unique_ptr<ByteBudget> body_budget;  // unfinished bodies of the whole listener
+  DecoderLimits limits;
+  const Clock* clock = nullptr;
+  std::unique_ptr<asio::steady_timer> accept_backoff;  // on worker 0, like the acceptor
 
   std::vector<std::unique_ptr<asio::io_context>> contexts;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
@@ -220,6 +249,19 @@ class Server::Impl {
 
   void SetUpMetrics();
   void Accept();
+  // The Date field for a response sent now (RFC 9110 §6.6.1), formatted once a second per
+  // worker thread.
+  const std::string& Date() const {
+    thread_local int64_t cached_second = -1;
+    thread_local std::string cached;
+    int64_t now =
+        std::chrono::duration_cast<std::chrono::seconds>(clock->Now().time_since_epoch()).count();
+    if (now != cached_second) {
+      cached = HttpDate(now);
+      cached_second = now;
+    }
+    return cached;
+  }
   std::shared_ptr<asio::ssl::context> CurrentTls() {
     absl::MutexLock lock(&tls_mu);
     return tls;
@@ -266,6 +308,9 @@ using WorkerExecutor = asio::io_context::executor_type;
 using WorkerSocket = asio::basic_stream_socket<tcp, WorkerExecutor>;
 using PlainStream = beast::basic_stream<tcp, WorkerExecutor, beast::unlimited_rate_policy>;
 using TlsStream = beast::ssl_stream<PlainStream>;
+
+// How long the listener pauses after a failed accept (EMFILE, ENFILE, ENOBUFS).
+constexpr std::chrono::milliseconds kAcceptBackoff{100};
 
 // How long a closing TLS connection may take to send its close_notify.
 constexpr std::chrono::milliseconds kTlsShutdownTimeout{1000};
@@ -352,7 +397,11 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   // `tls` is the context a TlsStream is built on (null for plain); `args` build the stream.
   template <typename... Args>
   Session(Server::Impl* server, std::shared_ptr<asio::ssl::context> tls, Args&&... args)
-      : server_(server), tls_(std::move(tls)), stream_(std::forward<Args>(args)...) {
+      : server_(server),
+        tls_(std::move(tls)),
+        stream_(std::forward<Args>(args)...),
+        buffer_(DecoderBufferBytes(server->limits, kBodyChunkBytes)),
+        extension_limit_(server->limits.chunk_extension_bytes) {
     boost::system::error_code ec;
     auto remote = Lowest().socket().remote_endpoint(ec);
     if (!ec) peer_ = ToIpAddress(remote.address());
@@ -405,6 +454,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void DispatchStreaming(const StreamingHandler* handler, std::vector<std::string> params);
   void WriteFinal(Response response);  // answers a transport error and closes
   void Write(Response response);
+  void WriteSerialized(bool keep);
+  void StartHeaderRead();
+  // Writes all of `buffers` (kept alive by the caller until `done` runs), re-arming the send
+  // deadline whenever bytes move; then `done(ec, bytes_written)`.
+  template <typename Buffers, typename Done>
+  void SendAll(const Buffers& buffers, Done done);
   void Close();
   void CloseSocket() {
     beast::error_code ec;
@@ -415,8 +470,11 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   Server::Impl* server_;
   std::shared_ptr<asio::ssl::context> tls_;  // before stream_, which refers to it
   Stream stream_;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_;            // capped: see DecoderBufferBytes
+  ChunkExtensionLimit extension_limit_;  // the parsers refer to it
+  BudgetHold body_hold_;                 // a buffered body's bytes against the listener's cap
   std::optional<beast_http::request_parser<beast_http::string_body>> parser_;
+  std::optional<beast_http::response_serializer<beast_http::string_body>> serializer_;
   // A streamed body (Router::AddStreaming): its parser, chunk buffer and state.
   std::optional<beast_http::request_parser<beast_http::buffer_body>> stream_parser_;
   std::unique_ptr<uint8_t[]> chunk_;
@@ -492,13 +550,32 @@ void Session<Stream>::ReadHeader() {
   ctx_.reset();
   stream_parser_.reset();
   body_done_ = true;
+  body_hold_.Release();
   parser_.emplace();
-  parser_->header_limit(static_cast<uint32_t>(server_->options.header_limit_bytes));
+  ApplyDecoderLimits(*parser_, server_->limits, extension_limit_);
   // No body limit while the header is read: a streaming route takes any length. Others get
   // theirs once the route is known (OnHeader).
   parser_->body_limit(boost::none);
+  if (buffer_.size() > 0) return StartHeaderRead();  // a pipelined request is under way
+  // Idle until the first byte: the idle timeout; from there the whole header is due within
+  // the read timeout.
   idle_ = true;
   Lowest().expires_after(server_->options.idle_timeout);
+  stream_.async_read_some(buffer_.prepare(std::min<size_t>(4096, buffer_.max_size())),
+                          [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                            self->buffer_.commit(n);  // counted when the parser takes it
+                            if (ec) {
+                              self->idle_ = false;
+                              return self->OnHeader(ec, 0);
+                            }
+                            self->StartHeaderRead();
+                          });
+}
+
+template <typename Stream>
+void Session<Stream>::StartHeaderRead() {
+  idle_ = false;
+  Lowest().expires_after(server_->options.read_timeout);
   beast_http::async_read_header(
       stream_, buffer_, *parser_,
       [self = this->shared_from_this()](beast::error_code ec, size_t n) { self->OnHeader(ec, n); });
@@ -537,6 +614,11 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
     return;
   }
   const auto& req = parser_->get();
+  // RFC 9112 §6: a body whose length is ambiguous is never read (no request smuggling).
+  if (auto framing = CheckRequestFraming(req); !framing.ok()) {
+    WriteFinal(ErrorResponse(framing));
+    return;
+  }
   {
     std::string_view target = req.target();
     Router::Match match = server_->router.Find(req.method(), target.substr(0, target.find('?')));
@@ -568,6 +650,14 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
     WriteFinal(ErrorResponse(
         Status::payload_too_large, "invalid_argument",
         "request body exceeds " + std::to_string(server_->options.body_limit_bytes) + " bytes"));
+    return;
+  }
+  // The body will be held whole: its bytes (a chunked one: the limit) count against the
+  // listener's cap until the handler has it.
+  uint64_t hold = length ? *length : (parser_->chunked() ? server_->options.body_limit_bytes : 0);
+  body_hold_ = BudgetHold(server_->body_budget.get());
+  if (hold > 0 && !body_hold_.Grow(hold)) {
+    WriteFinal(BudgetExceeded(server_->options.max_buffered_body_bytes));
     return;
   }
   auto expect = req.find(beast_http::field::expect);
@@ -663,10 +753,12 @@ void Session<Stream>::DispatchStreaming(const StreamingHandler* handler,
   header.base() = parser_->get().base();
   stream_parser_.emplace(std::move(*parser_));
   parser_.reset();
+  ApplyDecoderLimits(*stream_parser_, server_->limits, extension_limit_);
   stream_parser_->body_limit(boost::none);  // continuous uploads: bounded per chunk instead
   body_done_ = stream_parser_->is_done();
   if (!PrepareContext(std::move(header))) return;
   ctx_->params = std::move(params);
+  ctx_->upload_budget = server_->body_budget.get();
   Responder responder(std::make_shared<SessionSink>(this->shared_from_this()));
   auto body = std::make_shared<SessionBodyReader>(this->shared_from_this());
   try {
@@ -703,7 +795,7 @@ void Session<Stream>::ReadChunk(BodyReader::ChunkFn on_chunk) {
         if (ec) {
           self->body_done_ = true;
           self->keep_alive_ = false;
-          cb(absl::UnavailableError("request body: " + ec.message()), {}, false);
+          cb(BodyReadError(ec), {}, false);
           return;
         }
         size_t got = kBodyChunkBytes - self->stream_parser_->get().body().size;
@@ -717,6 +809,7 @@ template <typename Stream>
 void Session<Stream>::Dispatch() {
   Request request = parser_->release();
   parser_.reset();
+  body_hold_.Release();
   if (!PrepareContext(std::move(request))) return;
   RequestContext& ctx = *ctx_;
   Router::Match match = server_->router.Find(method_, ctx.path);
@@ -751,6 +844,7 @@ void Session<Stream>::Write(Response response) {
   response.version(11);
   if (!response.has_content_length() && !response.chunked()) response.prepare_payload();
   response.set(beast_http::field::server, "meshwork");
+  response.set(beast_http::field::date, server_->Date());
   // An answer before the end of a streamed body leaves unread bytes: close after it.
   bool keep = keep_alive_ && body_done_ && !close_after_response_ && !server_->stopping.load();
   response.keep_alive(keep);
@@ -761,14 +855,54 @@ void Session<Stream>::Write(Response response) {
   }
   // ctx_ stays alive until the next request: a handler that answered inline may still use it.
   out_ = std::make_shared<Response>(std::move(response));
-  Lowest().expires_after(server_->options.read_timeout);
-  beast_http::async_write(stream_, *out_,
-                          [self = this->shared_from_this(), keep](beast::error_code ec, size_t n) {
-                            self->server_->AddBytesOut(n);
-                            self->out_.reset();
-                            if (ec || !keep) return self->Close();
-                            self->ReadHeader();
-                          });
+  serializer_.emplace(*out_);
+  WriteSerialized(keep);
+}
+
+template <typename Stream>
+void Session<Stream>::WriteSerialized(bool keep) {
+  // Some bytes at a time, so the deadline measures progress, not the whole response.
+  Lowest().expires_after(server_->options.send_timeout);
+  beast_http::async_write_some(
+      stream_, *serializer_,
+      [self = this->shared_from_this(), keep](beast::error_code ec, size_t n) {
+        self->server_->AddBytesOut(n);
+        if (!ec && !self->serializer_->is_done()) return self->WriteSerialized(keep);
+        self->Lowest().expires_never();
+        self->serializer_.reset();
+        self->out_.reset();
+        if (ec || !keep) return self->Close();
+        self->ReadHeader();
+      });
+}
+
+template <typename Stream>
+template <typename Buffers, typename Done>
+void Session<Stream>::SendAll(const Buffers& buffers, Done done) {
+  struct Op {
+    std::shared_ptr<Session> self;
+    std::shared_ptr<beast::buffers_suffix<Buffers>> rest;
+    Done done;
+    size_t total = 0;
+    void Next() {
+      self->Lowest().expires_after(self->server_->options.send_timeout);
+      auto& stream = self->stream_;
+      auto& pending = *rest;
+      stream.async_write_some(pending, std::move(*this));
+    }
+    void operator()(beast::error_code ec, size_t n) {
+      total += n;
+      if (!ec) {
+        rest->consume(n);
+        if (beast::buffer_bytes(*rest) > 0) return Next();
+      }
+      self->Lowest().expires_never();
+      done(ec, total);
+    }
+  };
+  Op op{this->shared_from_this(), std::make_shared<beast::buffers_suffix<Buffers>>(buffers),
+        std::move(done)};
+  op.Next();
 }
 
 // A scatter-gather answer in flight: the serialized header, the chunks it points into and
@@ -791,6 +925,7 @@ void Session<Stream>::CompleteBuffers(Response header, SharedBuffers body, uint6
   head.erase(beast_http::field::transfer_encoding);
   head.content_length(length);
   head.set(beast_http::field::server, "meshwork");
+  head.set(beast_http::field::date, server_->Date());
   head.keep_alive(keep);
 
   auto out = std::make_shared<GatherWrite>();
@@ -808,13 +943,12 @@ void Session<Stream>::CompleteBuffers(Response header, SharedBuffers body, uint6
     out->body = std::move(body);  // moves the pointers only: the views above stay valid
   }
   // ctx_ stays alive until the next request, as with Write.
-  Lowest().expires_after(server_->options.read_timeout);
-  asio::async_write(stream_, out->buffers,
-                    [self = this->shared_from_this(), out, keep](beast::error_code ec, size_t n) {
-                      self->server_->AddBytesOut(n);
-                      if (ec || !keep) return self->Close();
-                      self->ReadHeader();
-                    });
+  SendAll(out->buffers,
+          [self = this->shared_from_this(), out, keep](beast::error_code ec, size_t n) {
+            self->server_->AddBytesOut(n);
+            if (ec || !keep) return self->Close();
+            self->ReadHeader();
+          });
 }
 
 template <typename Stream>
@@ -830,11 +964,12 @@ void Session<Stream>::BeginChunked(Response header) {
     chunked_header_->set(field.name_string(), field.value());
   }
   chunked_header_->set(beast_http::field::server, "meshwork");
+  chunked_header_->set(beast_http::field::date, server_->Date());
   chunked_header_->chunked(true);
   chunked_header_->keep_alive(chunked_keep_);
   chunked_serializer_.emplace(*chunked_header_);
   chunk_writing_ = true;
-  Lowest().expires_after(server_->options.read_timeout);
+  Lowest().expires_after(server_->options.send_timeout);
   beast_http::async_write_header(stream_, *chunked_serializer_,
                                  [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                                    self->server_->AddBytesOut(n);
@@ -860,32 +995,30 @@ void Session<Stream>::PumpChunks() {
   auto data = std::move(chunks_.front());
   chunks_.pop_front();
   chunk_writing_ = true;
-  Lowest().expires_after(server_->options.read_timeout);
   auto self = this->shared_from_this();
   if (!data) {  // the end
-    asio::async_write(stream_, beast_http::make_chunk_last(),
-                      [self](beast::error_code ec, size_t n) {
-                        self->server_->AddBytesOut(n);
-                        self->chunk_writing_ = false;
-                        self->chunked_serializer_.reset();
-                        self->chunked_header_.reset();
-                        self->chunks_.clear();
-                        if (ec || !self->chunked_keep_) return self->Close();
-                        self->ReadHeader();
-                      });
+    SendAll(beast_http::make_chunk_last(), [self](beast::error_code ec, size_t n) {
+      self->server_->AddBytesOut(n);
+      self->chunk_writing_ = false;
+      self->chunked_serializer_.reset();
+      self->chunked_header_.reset();
+      self->chunks_.clear();
+      if (ec || !self->chunked_keep_) return self->Close();
+      self->ReadHeader();
+    });
     return;
   }
-  asio::async_write(stream_, beast_http::make_chunk(asio::buffer(*data)),
-                    [self, data](beast::error_code ec, size_t n) {
-                      self->server_->AddBytesOut(n);
-                      self->chunk_writing_ = false;
-                      if (ec) {
-                        self->broken.store(true);
-                        self->chunks_.clear();
-                        return self->Close();
-                      }
-                      self->PumpChunks();
-                    });
+  SendAll(beast_http::make_chunk(asio::buffer(*data)),
+          [self, data](beast::error_code ec, size_t n) {
+            self->server_->AddBytesOut(n);
+            self->chunk_writing_ = false;
+            if (ec) {
+              self->broken.store(true);
+              self->chunks_.clear();
+              return self->Close();
+            }
+            self->PumpChunks();
+          });
 }
 
 template <typename Stream>
@@ -900,7 +1033,13 @@ void Session<Stream>::WriteFinal(Response response) {
 }  // namespace
 
 void Server::Impl::SetUpMetrics() {
-  if (!options.registry) return;
+  limits.header_bytes = options.header_limit_bytes;
+  limits.chunk_extension_bytes = options.chunk_extension_limit_bytes;
+  clock = options.clock ? options.clock : &RealClock::Get();
+  if (!options.registry) {
+    body_budget = std::make_unique<ByteBudget>(options.max_buffered_body_bytes);
+    return;
+  }
   auto& reg = *options.registry;
   requests = &prometheus::BuildCounter()
                   .Name("meshwork_http_requests_total")
@@ -931,6 +1070,29 @@ void Server::Impl::SetUpMetrics() {
                          .Help("Connections refused with 503 above max_connections")
                          .Register(reg)
                          .Add({{"listener", options.name}});
+  accept_failures = &prometheus::BuildCounter()
+                         .Name("meshwork_http_accept_failures_total")
+                         .Help("Failed accepts (out of descriptors or memory), by listener")
+                         .Register(reg)
+                         .Add({{"listener", options.name}});
+  body_budget = std::make_unique<ByteBudget>(
+      options.max_buffered_body_bytes,
+      &prometheus::BuildGauge()
+           .Name("meshwork_http_buffered_body_bytes")
+           .Help("Bytes held for request bodies still arriving, by listener")
+           .Register(reg)
+           .Add({{"listener", options.name}}),
+      &prometheus::BuildCounter()
+           .Name("meshwork_http_body_budget_refusals_total")
+           .Help("Requests answered 503 because the listener's buffered-body cap was reached")
+           .Register(reg)
+           .Add({{"listener", options.name}}));
+  prometheus::BuildGauge()
+      .Name("meshwork_http_buffered_body_limit_bytes")
+      .Help("The listener's cap on bytes held for request bodies still arriving")
+      .Register(reg)
+      .Add({{"listener", options.name}})
+      .Set(static_cast<double>(options.max_buffered_body_bytes));
 }
 
 void Server::Impl::Accept() {
@@ -939,7 +1101,14 @@ void Server::Impl::Accept() {
   acceptor->async_accept(worker.get_executor(), [this](beast::error_code ec, WorkerSocket socket) {
     if (ec) {
       if (ec == asio::error::operation_aborted || stopping.load()) return;
+      // Out of descriptors or memory: accepting again at once would spin on the same error.
+      if (accept_failures) accept_failures->Increment();
       log::Warn("http_accept_failed", {{"listener", options.name}, {"error", ec.message()}});
+      accept_backoff->expires_after(kAcceptBackoff);
+      accept_backoff->async_wait([this](beast::error_code wait_ec) {
+        if (!wait_ec && !stopping.load()) Accept();
+      });
+      return;
     } else {
       bool admit = false;
       std::shared_ptr<SessionBase> session;
@@ -1030,7 +1199,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options, Rou
     impl->contexts.push_back(std::make_unique<asio::io_context>(1));
     impl->guards.push_back(asio::make_work_guard(*impl->contexts.back()));
   }
+  // Each worker's socket service (and its epoll descriptors) is made now: made lazily, at
+  // the first connection a worker takes, it could fail with EMFILE inside a handler.
+  for (auto& ctx : impl->contexts) WorkerSocket warm(ctx->get_executor());
   impl->acceptor = std::make_unique<tcp::acceptor>(*impl->contexts[0]);
+  impl->accept_backoff = std::make_unique<asio::steady_timer>(*impl->contexts[0]);
   tcp::endpoint endpoint(address, host_port->second);
   impl->acceptor->open(endpoint.protocol(), ec);
   if (!ec) impl->acceptor->set_option(asio::socket_base::reuse_address(true), ec);
@@ -1085,6 +1258,7 @@ void Server::Stop(std::chrono::milliseconds grace) {
   asio::post(*impl.contexts[0], [&impl] {
     beast::error_code ec;
     impl.acceptor->close(ec);
+    impl.accept_backoff->cancel();
   });
   std::vector<std::shared_ptr<SessionBase>> live;
   {

@@ -7,8 +7,19 @@
 // posts back). Shared inputs (router, trusted proxies) are immutable or snapshots.
 //
 // Limits (all with clear answers): header bytes → 431, body bytes → 413, connections above
-// `max_connections` → 503 and close, a client idle between requests past `idle_timeout` or
-// slower than `read_timeout` to send a request is disconnected.
+// `max_connections` → 503 and close, bodies of unfinished requests above
+// `max_buffered_body_bytes` for the whole listener → 503 with Retry-After and close. A client
+// idle between requests past `idle_timeout` is disconnected; once its first byte arrived, a
+// request header or buffered body must be complete within `read_timeout`, and each chunk of a
+// streamed body must arrive within it. A response is cut only when the client takes nothing
+// for `send_timeout` (a slow viewer that keeps reading is never cut).
+//
+// Framing (RFC 9112 §6, framing.h): a Transfer-Encoding other than a lone final `chunked`, or
+// with Content-Length, is refused before the body is read (400, or 501 for an unknown coding)
+// and the connection closed; malformed chunking and oversized chunk extensions are 400 on
+// every route, streamed or not. Every response carries `Date` (RFC 9110 §6.6.1).
+//
+// A failed accept (out of descriptors) retries after a back-off rather than at once.
 //
 // TLS: with `tls_cert_file` and `tls_key_file` set the listener speaks HTTPS (TLS 1.2+,
 // OpenSSL). A client has `read_timeout` to complete the handshake; then the connection is
@@ -29,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "common/http/router.h"
 #include "common/net/cidr.h"
+#include "common/time/clock.h"
 #include "prometheus/registry.h"
 
 namespace meshwork::http {
@@ -45,9 +57,13 @@ struct ServerOptions {
   uint64_t body_limit_bytes = 1024 * 1024;
   std::chrono::milliseconds idle_timeout{30'000};
   std::chrono::milliseconds read_timeout{15'000};
+  std::chrono::milliseconds send_timeout{15'000};  // longest time without write progress
   size_t max_connections = 10'000;
-  TrustedProxiesFn trusted_proxies;          // optional; none = trust no proxy
-  prometheus::Registry* registry = nullptr;  // optional; where request metrics go
+  size_t chunk_extension_limit_bytes = 256;
+  uint64_t max_buffered_body_bytes = 256ull << 20;  // the whole listener's unfinished bodies
+  const Clock* clock = nullptr;                     // for Date; null = the real clock
+  TrustedProxiesFn trusted_proxies;                 // optional; none = trust no proxy
+  prometheus::Registry* registry = nullptr;         // optional; where request metrics go
   // PEM certificate chain and private key; both set = HTTPS, both empty = plain HTTP.
   std::string tls_cert_file;
   std::string tls_key_file;

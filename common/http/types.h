@@ -18,6 +18,8 @@
 
 namespace meshwork::http {
 
+class ByteBudget;
+
 namespace beast_http = boost::beast::http;
 using Request = beast_http::request<beast_http::string_body>;
 using Response = beast_http::response<beast_http::string_body>;
@@ -40,6 +42,9 @@ struct RequestContext {
   // The connection's worker: where a handler that waits (hold-until-publish) schedules its
   // timers and completions.
   boost::asio::any_io_executor executor;
+  // The listener's cap on bytes held by unfinished uploads (byte_budget.h): a streaming
+  // handler that keeps the body it reads reserves against it. Null when uncapped.
+  ByteBudget* upload_budget = nullptr;
 
   // The scheme the viewer used: the listener's, or `https` when a trusted peer says so with
   // X-Forwarded-Proto (T-6, O-13).

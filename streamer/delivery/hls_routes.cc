@@ -483,15 +483,21 @@ void AddHlsRoutes(http::Router& router, HlsContext context) {
 }
 
 void ServePush(StreamManager* streams, RequestContext& ctx, std::shared_ptr<http::BodyReader> body,
-               Responder r, const std::string& stream) {
+               Responder r, const std::string& stream, bool take_over) {
   auto pipeline = streams->Find(stream);
   if (!pipeline) {
     return r.Send(http::ErrorResponse(
         absl::NotFoundError(absl::StrCat("stream \"", stream, "\" is not placed on this node"))));
   }
-  auto session = pipeline->BeginPush();
-  if (!session.ok()) return r.Send(http::ErrorResponse(session.status()));
-  log::Info("push_started", {{"stream", stream}, {"client", ctx.client.ToString()}});
+  auto session = pipeline->BeginPush(take_over);
+  if (!session.ok()) {
+    log::Warn("push_refused", {{"stream", stream},
+                               {"client", ctx.client.ToString()},
+                               {"error", session.status().message()}});
+    return r.Send(http::ErrorResponse(session.status()));
+  }
+  log::Info("push_started",
+            {{"stream", stream}, {"client", ctx.client.ToString()}, {"took_over", take_over}});
   // Reads until the end of the body; each chunk goes straight to the demuxer.
   struct Loop : std::enable_shared_from_this<Loop> {
     std::shared_ptr<StreamPipeline> pipeline;

@@ -36,9 +36,11 @@ struct HlsContext {
 // Adds the catch-all viewer routes; add them after every other route of the listener.
 void AddHlsRoutes(http::Router& router, HlsContext context);
 // The continuous MPEG-TS push of `stream` (S-1): each chunk goes to the demuxer as it
-// arrives. Called by the publish listener's route.
+// arrives. Called by the publish listener's route once the publisher is authorized. While
+// another push is live it is refused with 409, unless `take_over` (the publisher presented
+// the stream's token, M-3): then it supersedes the live one.
 void ServePush(StreamManager* streams, http::RequestContext& ctx,
-               std::shared_ptr<http::BodyReader> body, http::Responder r,
-               const std::string& stream);
+               std::shared_ptr<http::BodyReader> body, http::Responder r, const std::string& stream,
+               bool take_over);
 
 }  // namespace meshwork::streamer

@@ -5,8 +5,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/http/byte_budget.h"
 #include "common/http/content.h"
 #include "common/http/response.h"
+#include "common/json/bounded_json.h"
 #include "common/log/log.h"
 #include "common/metrics/metrics.h"
 #include "common/status/absl_view.h"
@@ -132,11 +134,13 @@ struct OriginDelivery::Metrics {
 };
 
 OriginDelivery::OriginDelivery(OriginOptions options, OriginStore* origin, StreamManager* streams,
-                               Shedder* shedder, prometheus::Registry* registry)
+                               Shedder* shedder, const PublishAuth* auth,
+                               prometheus::Registry* registry)
     : options_(options),
       origin_(origin),
       streams_(streams),
       shedder_(shedder),
+      auth_(auth),
       metrics_(std::make_unique<Metrics>(registry)) {}
 
 OriginDelivery::~OriginDelivery() = default;
@@ -151,8 +155,12 @@ uint64_t OriginDelivery::slow_publishes() const { return metrics_->slow.load(); 
 class OriginDelivery::Upload : public std::enable_shared_from_this<Upload> {
  public:
   Upload(OriginDelivery* owner, std::shared_ptr<http::BodyReader> body, Responder r,
-         OriginStore::PublishRequest request)
-      : owner_(owner), body_(std::move(body)), r_(std::move(r)), request_(std::move(request)) {}
+         OriginStore::PublishRequest request, http::ByteBudget* budget)
+      : owner_(owner),
+        body_(std::move(body)),
+        r_(std::move(r)),
+        request_(std::move(request)),
+        hold_(budget) {}
 
   void Next() {
     body_->Read([self = shared_from_this()](const absl::Status& status,
@@ -175,6 +183,16 @@ class OriginDelivery::Upload : public std::enable_shared_from_this<Upload> {
       owner_->metrics_->Publish("too_large");
       return r_.Send(TooLarge(absl::StrCat("object larger than ", owner_->options_.max_object_bytes,
                                            " bytes (--max-object-bytes)")));
+    }
+    // Until its last byte the object is an unfinished upload: its bytes count against the
+    // listener's cap, and past it the upload is refused rather than buffered.
+    if (!hold_.Grow(bytes.size())) {
+      owner_->metrics_->Publish("over_budget");
+      http::Response busy = http::ErrorResponse(
+          http::Status::service_unavailable, "unavailable",
+          "the publish listener holds too many unfinished uploads; retry later");
+      busy.set(http::beast_http::field::retry_after, "1");
+      return r_.Send(std::move(busy));
     }
     const size_t chunk = owner_->options_.chunk_bytes;
     while (!bytes.empty()) {
@@ -232,6 +250,7 @@ class OriginDelivery::Upload : public std::enable_shared_from_this<Upload> {
   Responder r_;
   OriginStore::PublishRequest request_;
   std::shared_ptr<std::string> current_;
+  http::BudgetHold hold_;
 };
 
 void OriginDelivery::ReceiveObject(RequestContext& ctx, std::shared_ptr<http::BodyReader> body,
@@ -245,7 +264,9 @@ void OriginDelivery::ReceiveObject(RequestContext& ctx, std::shared_ptr<http::Bo
                                           options_.max_object_bytes, " (--max-object-bytes)")));
     }
   }
-  std::make_shared<Upload>(this, std::move(body), std::move(r), std::move(request))->Next();
+  std::make_shared<Upload>(this, std::move(body), std::move(r), std::move(request),
+                           ctx.upload_budget)
+      ->Next();
 }
 
 void OriginDelivery::ReceiveNotification(RequestContext& ctx,
@@ -261,8 +282,10 @@ void OriginDelivery::ReceiveNotification(RequestContext& ctx,
           }
           return responder->Send(http::ErrorResponse(status));
         }
-        auto event = nlohmann::json::parse(data, nullptr, false);
-        if (event.is_discarded() || !event.is_object()) {
+        auto parsed = ParseBoundedJson(data, "body");
+        if (!parsed.ok()) return responder->Send(http::ErrorResponse(parsed.status()));
+        nlohmann::json event = *std::move(parsed);
+        if (!event.is_object()) {
           return responder->Send(
               http::ErrorResponse(InvalidField("body", "must be a JSON object")));
         }
@@ -303,9 +326,20 @@ void OriginDelivery::AddPublishRoutes(http::Router& router) {
         auto target = ParsePublishPath(ctx.path);
         if (!target.ok()) return r.Send(http::ErrorResponse(target.status()));
         bool post = ctx.request.method() == http::Verb::post;
+        // M-3: the stream's (or the pipeline's) publish token, before any byte is taken.
+        std::string pipeline;
+        if (target->kind == PublishTarget::kObject) {
+          pipeline = std::string(Header(ctx.request, "X-Pipeline").value_or(""));
+        }
+        auto authorized = auth_->Check(ctx, target->stream, pipeline);
+        if (!authorized.ok()) {
+          metrics_->Publish("unauthorized");
+          return r.Send(PublishUnauthorized(authorized.status()));
+        }
         switch (target->kind) {
           case PublishTarget::kPush:
-            return ServePush(streams_, ctx, std::move(body), std::move(r), target->stream);
+            return ServePush(streams_, ctx, std::move(body), std::move(r), target->stream,
+                             /*take_over=*/*authorized);
           case PublishTarget::kNotifications:
             if (!post) {
               return r.Send(http::ErrorResponse(http::Status::method_not_allowed,

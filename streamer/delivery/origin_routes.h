@@ -6,7 +6,10 @@
 //        complete; 201 new, 204 replaced; 413 above the object size limit
 //   PUT  /{stream}/{rendition}/*.m3u8|*.mpd    a packager's own manifest: accepted, ignored
 //   POST /{stream}/notifications               L-10
-//   PUT|POST /{stream}/publish                 continuous MPEG-TS push (S-1)
+//   PUT|POST /{stream}/publish                 continuous MPEG-TS push (S-1); a second
+//        publisher of a live push gets 409 unless it presents the stream's token
+// Every publish needs the stream's or pipeline's token when one is configured (401 without),
+// and unfinished object uploads are held against the listener's byte cap (503 beyond it).
 // Viewer listener, for streams whose objects are published to this node: master and media
 // playlists built from the object index, and objects decided by the L-6…L-12 rules with
 // shedding (L-16) in front.
@@ -17,6 +20,7 @@
 
 #include "common/http/router.h"
 #include "prometheus/registry.h"
+#include "streamer/delivery/publish_auth.h"
 #include "streamer/delivery/shedder.h"
 #include "streamer/packager/stream_manager.h"
 #include "streamer/store/origin_store.h"
@@ -32,8 +36,9 @@ struct OriginOptions {
 
 class OriginDelivery {
  public:
+  // `auth` decides who may publish (M-3); every pointer must outlive this object.
   OriginDelivery(OriginOptions options, OriginStore* origin, StreamManager* streams,
-                 Shedder* shedder, prometheus::Registry* registry);
+                 Shedder* shedder, const PublishAuth* auth, prometheus::Registry* registry);
   ~OriginDelivery();
 
   // The publish listener's routes (objects, manifests, notifications, push).
@@ -64,6 +69,7 @@ class OriginDelivery {
   OriginStore* origin_;
   StreamManager* streams_;
   Shedder* shedder_;
+  const PublishAuth* auth_;
   std::unique_ptr<Metrics> metrics_;
 };
 

@@ -102,12 +102,19 @@ void StreamPipeline::OnBytes(size_t input, std::span<const uint8_t> bytes) {
   inputs_[input]->demuxer->Feed(bytes);
 }
 
-absl::StatusOr<uint64_t> StreamPipeline::BeginPush() {
+absl::StatusOr<uint64_t> StreamPipeline::BeginPush(bool take_over) {
   if (!push_input_) {
     return absl::NotFoundError(
         absl::StrCat("stream \"", settings_.name, "\" takes no push input (publish://)"));
   }
   absl::MutexLock lock(&mu_);
+  if (push_live_ && !take_over) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("stream \"", settings_.name,
+                     "\" already has a live publisher; only a publisher with the stream's "
+                     "publish token may take over"));
+  }
+  push_live_ = true;
   ++push_session_;
   // A new publisher is a new source: forget the previous one's demuxer state.
   inputs_[*push_input_]->demuxer->Reset();
@@ -123,7 +130,9 @@ bool StreamPipeline::FeedPush(uint64_t session, std::span<const uint8_t> bytes) 
 
 void StreamPipeline::EndPush(uint64_t session) {
   absl::MutexLock lock(&mu_);
-  if (session == push_session_) inputs_[*push_input_]->demuxer->Flush();
+  if (session != push_session_) return;  // superseded: the live session is another one
+  push_live_ = false;
+  inputs_[*push_input_]->demuxer->Flush();
 }
 
 uint16_t StreamPipeline::CanonicalPidLocked(Input& input, uint16_t pid) {

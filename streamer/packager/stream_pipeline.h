@@ -52,10 +52,12 @@ class StreamPipeline {
 
   const StreamSettings& settings() const { return settings_; }
 
-  // HTTP push (publish://). A new push session supersedes an older one, whose later chunks
-  // are ignored (Feed returns false: the handler then stops reading). NotFound when the
-  // stream takes no push input.
-  absl::StatusOr<uint64_t> BeginPush();
+  // HTTP push (publish://). While a push session is live (begun, not ended), a new one is
+  // refused with AlreadyExists (409) unless `take_over` (M-3: it holds the stream's token);
+  // a session that takes over supersedes the live one, whose later chunks are ignored
+  // (FeedPush returns false: its handler then stops reading). NotFound when the stream takes
+  // no push input.
+  absl::StatusOr<uint64_t> BeginPush(bool take_over);
   bool FeedPush(uint64_t session, std::span<const uint8_t> bytes);
   void EndPush(uint64_t session);
 
@@ -82,6 +84,7 @@ class StreamPipeline {
   std::unique_ptr<Segmenter> segmenter_ ABSL_GUARDED_BY(mu_);
   std::optional<size_t> push_input_;  // index of publish:// (fixed after construction)
   uint64_t push_session_ ABSL_GUARDED_BY(mu_) = 0;
+  bool push_live_ ABSL_GUARDED_BY(mu_) = false;  // push_session_ began and has not ended
   std::atomic<int64_t> last_publish_ms_{0};
   std::vector<std::unique_ptr<ingest::Source>> sources_;  // started by Start(), never moved
 };

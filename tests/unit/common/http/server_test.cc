@@ -23,6 +23,7 @@
 #include "common/net/cidr.h"
 #include "common/status/status_map.h"
 #include "nlohmann/json.hpp"
+#include "tests/raw_connection.h"
 
 namespace meshwork::http {
 namespace {
@@ -32,6 +33,8 @@ namespace beast = boost::beast;
 using tcp = asio::ip::tcp;
 using nlohmann::json;
 using namespace std::chrono_literals;
+
+using meshwork::testing::RawConnection;
 
 constexpr size_t kHeaderLimit = 1024;
 constexpr uint64_t kBodyLimit = 1024;
@@ -104,71 +107,6 @@ void CheckErrorBody(const Response& response, int status, std::string_view code)
   CHECK(body["error"]["message"].is_string());
   CHECK_FALSE(body["error"]["message"].get<std::string>().empty());
 }
-
-// A raw TCP connection to the server, with deadlines on every read.
-class RawConnection {
- public:
-  explicit RawConnection(uint16_t port) : socket_(io_) {
-    socket_.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
-  }
-
-  void Write(std::string_view data) {
-    asio::write(socket_, asio::buffer(data.data(), data.size()));
-  }
-
-  // Reads one response; nullopt on an error or when nothing complete came within `timeout`.
-  // With `head`, the response is to a HEAD request and has no body.
-  std::optional<Response> Read(std::chrono::milliseconds timeout = 5000ms, bool head = false) {
-    beast_http::response_parser<beast_http::string_body> parser;
-    parser.skip(head);
-    bool done = false;
-    beast::error_code result;
-    beast_http::async_read(socket_, buffer_, parser, [&](beast::error_code ec, size_t) {
-      result = ec;
-      done = true;
-    });
-    if (!RunFor(timeout, done)) return std::nullopt;
-    if (result) {
-      last_error_ = result;
-      return std::nullopt;
-    }
-    return parser.release();
-  }
-
-  // True when the server closes the connection (EOF or reset) within `timeout` without
-  // sending anything more.
-  bool ClosedByPeer(std::chrono::milliseconds timeout = 5000ms) {
-    if (buffer_.size() > 0) return false;
-    char byte;
-    bool done = false;
-    beast::error_code result;
-    socket_.async_read_some(asio::buffer(&byte, 1), [&](beast::error_code ec, size_t) {
-      result = ec;
-      done = true;
-    });
-    if (!RunFor(timeout, done)) return false;
-    return result == asio::error::eof || result == asio::error::connection_reset;
-  }
-
-  beast::error_code last_error() const { return last_error_; }
-
- private:
-  bool RunFor(std::chrono::milliseconds timeout, bool& done) {
-    io_.restart();
-    io_.run_for(timeout);
-    if (done) return true;
-    beast::error_code ignored;
-    socket_.cancel(ignored);
-    io_.restart();
-    io_.run();
-    return false;
-  }
-
-  asio::io_context io_;
-  tcp::socket socket_;
-  beast::flat_buffer buffer_;
-  beast::error_code last_error_;
-};
 
 TEST_CASE("HTTP server answers a routed request") {
   auto server = StartServer(SmallOptions(), DefaultRouter());

@@ -1,0 +1,68 @@
+// HTTP/1.1 message framing rules (RFC 9112 §6) and the limits of the request decoder, kept
+// apart from the server so they can be fuzzed on their own.
+//
+// A request whose body length is ambiguous is refused before its body is read, and the
+// connection is closed after the answer: this is what keeps a front proxy and this server
+// from disagreeing on where a request ends (request smuggling).
+//
+// Thread-safe: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "boost/beast/http.hpp"
+
+namespace meshwork::http {
+
+// The decoder's limits for one request.
+struct DecoderLimits {
+  size_t header_bytes = 16 * 1024;  // request line + fields (and, separately, trailers)
+  size_t chunk_extension_bytes = 256;
+};
+
+// Checks the framing fields of a parsed request header:
+//  - Transfer-Encoding (all its field lines, as one list) must be exactly `chunked`: a final
+//    coding other than chunked → InvalidArgument (400 and close); chunked applied twice →
+//    InvalidArgument; another coding before chunked (`gzip, chunked`) → Unimplemented (501);
+//  - Transfer-Encoding together with Content-Length → InvalidArgument;
+//  - Transfer-Encoding in an HTTP/1.0 request → InvalidArgument (1.0 has no chunked coding).
+// Each error names the header field in its message.
+absl::Status CheckRequestFraming(
+    const boost::beast::http::request_header<boost::beast::http::fields>& header);
+
+// A chunk-header callback that fails a chunk whose extensions exceed `max_bytes` with
+// bad_chunk_extension. Beast keeps only a reference to it: it must outlive the parser.
+class ChunkExtensionLimit {
+ public:
+  explicit ChunkExtensionLimit(size_t max_bytes) : max_bytes_(max_bytes) {}
+  void operator()(std::uint64_t, std::string_view extensions, boost::beast::error_code& ec) {
+    if (extensions.size() > max_bytes_) ec = boost::beast::http::error::bad_chunk_extension;
+  }
+
+ private:
+  size_t max_bytes_;
+};
+
+// Applies the header limit and `check` to a request parser (again after a parser is moved
+// into one with another body type: callbacks do not move).
+template <typename Body>
+void ApplyDecoderLimits(boost::beast::http::request_parser<Body>& parser,
+                        const DecoderLimits& limits, ChunkExtensionLimit& check) {
+  parser.header_limit(static_cast<uint32_t>(limits.header_bytes));
+  parser.on_chunk_header(check);
+}
+
+// The most bytes the decoder may hold in its read buffer for one request: a whole header, a
+// chunk header with its extensions, or one read of body bytes. A client that needs more
+// (a chunk-size line that never ends) fails with buffer_overflow rather than growing it.
+inline size_t DecoderBufferBytes(const DecoderLimits& limits, size_t body_read_bytes) {
+  return limits.header_bytes + limits.chunk_extension_bytes + body_read_bytes + 256;
+}
+
+// RFC 9110 §5.6.7 IMF-fixdate of `unix_seconds`, e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
+std::string HttpDate(int64_t unix_seconds);
+
+}  // namespace meshwork::http

@@ -1,0 +1,95 @@
+#include "common/http/framing.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+namespace meshwork::http {
+namespace {
+
+namespace beast_http = boost::beast::http;
+
+beast_http::request_header<beast_http::fields> Header(
+    const std::vector<std::pair<beast_http::field, std::string>>& fields, unsigned version = 11) {
+  beast_http::request_header<beast_http::fields> h;
+  h.method(beast_http::verb::post);
+  h.target("/x");
+  h.version(version);
+  for (const auto& [name, value] : fields) h.insert(name, value);
+  return h;
+}
+
+constexpr auto kTe = beast_http::field::transfer_encoding;
+constexpr auto kCl = beast_http::field::content_length;
+
+TEST_CASE("R-3 framing: a lone chunked coding and plain Content-Length are accepted") {
+  CHECK(CheckRequestFraming(Header({})).ok());
+  CHECK(CheckRequestFraming(Header({{kCl, "10"}})).ok());
+  CHECK(CheckRequestFraming(Header({{kTe, "chunked"}})).ok());
+  CHECK(CheckRequestFraming(Header({{kTe, " Chunked "}})).ok());
+}
+
+TEST_CASE("R-3 framing: Transfer-Encoding whose final coding is not chunked is refused") {
+  for (std::string te : {"identity", "xchunked", "chunked, identity", "chunked;q=1", "gzip"}) {
+    INFO(te);
+    auto status = CheckRequestFraming(Header({{kTe, te}}));
+    CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(std::string(status.message()).find("Transfer-Encoding") != std::string::npos);
+  }
+}
+
+TEST_CASE("R-3 framing: Transfer-Encoding split over field lines is judged as one list") {
+  CHECK(CheckRequestFraming(Header({{kTe, "chunked"}, {kTe, "identity"}})).code() ==
+        absl::StatusCode::kInvalidArgument);
+  CHECK(CheckRequestFraming(Header({{kTe, "chunked"}, {kTe, "chunked"}})).code() ==
+        absl::StatusCode::kInvalidArgument);
+  CHECK(CheckRequestFraming(Header({{kTe, ""}})).code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("R-3 framing: Transfer-Encoding with Content-Length is refused") {
+  CHECK(CheckRequestFraming(Header({{kTe, "chunked"}, {kCl, "5"}})).code() ==
+        absl::StatusCode::kInvalidArgument);
+  CHECK(CheckRequestFraming(Header({{kTe, "xchunked"}, {kCl, "5"}})).code() ==
+        absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("R-3 framing: a coding before chunked is not implemented (501)") {
+  CHECK(CheckRequestFraming(Header({{kTe, "gzip, chunked"}})).code() ==
+        absl::StatusCode::kUnimplemented);
+}
+
+TEST_CASE("R-3 framing: Transfer-Encoding in an HTTP/1.0 request is refused") {
+  CHECK(CheckRequestFraming(Header({{kTe, "chunked"}}, 10)).code() ==
+        absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("R-3 decoder: a chunk extension above the limit fails the parse") {
+  DecoderLimits limits;
+  limits.chunk_extension_bytes = 16;
+  ChunkExtensionLimit check(limits.chunk_extension_bytes);
+  auto parse = [&](const std::string& text) {
+    beast_http::request_parser<beast_http::string_body> parser;
+    ApplyDecoderLimits(parser, limits, check);
+    boost::beast::error_code ec;
+    parser.eager(true);
+    size_t offset = 0;
+    while (!ec && offset < text.size() && !parser.is_done()) {
+      size_t n = parser.put(boost::asio::buffer(text.data() + offset, text.size() - offset), ec);
+      if (n == 0 && !ec) break;
+      offset += n;
+    }
+    return ec;
+  };
+  std::string head = "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  CHECK_FALSE(parse(head + "3;a=b\r\nabc\r\n0\r\n\r\n"));
+  CHECK(parse(head + "3;" + std::string(64, 'x') + "\r\nabc\r\n0\r\n\r\n") ==
+        beast_http::error::bad_chunk_extension);
+}
+
+TEST_CASE("RFC 9110 HttpDate formats an IMF-fixdate") {
+  CHECK(HttpDate(784111777) == "Sun, 06 Nov 1994 08:49:37 GMT");
+  CHECK(HttpDate(0) == "Thu, 01 Jan 1970 00:00:00 GMT");
+}
+
+}  // namespace
+}  // namespace meshwork::http
