@@ -10,20 +10,9 @@
 #include "central/model/json_fields.h"
 #include "central/model/object_codecs.h"
 #include "central/model/streamer_codec.h"
+#include "tests/fuzz/canonical.h"
 
 using meshwork::central::json;
-
-namespace {
-
-template <typename Validate>
-void CheckCanonical(const json& merged, Validate validate) {
-  auto first = validate(merged);
-  if (!first.ok()) return;
-  auto second = validate(*first);
-  if (!second.ok() || *second != *first) __builtin_trap();
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace meshwork::central;
