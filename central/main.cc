@@ -18,6 +18,7 @@
 #include "central/rpc/control_service.h"
 #include "central/rpc/routing_rpc.h"
 #include "central/store/store.h"
+#include "common/crypto/token_file.h"
 #include "common/http/metrics_handler.h"
 #include "common/http/server.h"
 #include "common/log/log.h"
@@ -32,7 +33,24 @@ ABSL_FLAG(std::string, https_listen, "",
           "ADDR:PORT of the HTTPS listener (needs --tls-cert and --tls-key; SIGHUP reloads them)");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain for --https-listen");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --https-listen");
-ABSL_FLAG(std::string, api_token_file, "", "file holding the admin API bearer token (M-3)");
+ABSL_FLAG(std::string, api_token_file, "",
+          "file of admin API bearer tokens, one per line (M-3); when set, every /central/api-v4/ "
+          "call needs `Authorization: Bearer <token>`; re-read within a second of a change");
+ABSL_FLAG(std::string, cluster_token_file, "",
+          "file of cluster tokens, one per line, that streamers present on the control channel "
+          "(M-3); default <data-dir>/cluster-token, created with a random token when absent");
+ABSL_FLAG(int, grpc_max_concurrent_streams, 100,
+          "concurrent gRPC streams per connection (R-3; a streamer uses 1)");
+ABSL_FLAG(int, grpc_max_receive_message_bytes, 4 << 20,
+          "largest gRPC message central accepts (a load report or a registration)");
+ABSL_FLAG(int, grpc_max_send_message_bytes, 64 << 20,
+          "largest gRPC message central sends (a full configuration snapshot)");
+ABSL_FLAG(int64_t, grpc_memory_limit_bytes, int64_t{256} << 20,
+          "memory gRPC may use for its connections and calls (grpc::ResourceQuota, R-3)");
+ABSL_FLAG(int, grpc_max_threads, 64, "threads gRPC may use (grpc::ResourceQuota)");
+ABSL_FLAG(int, grpc_max_connection_idle_ms, 5 * 60 * 1000,
+          "a gRPC connection without a call for this long is closed (a streamer's session "
+          "keeps its connection busy)");
 ABSL_FLAG(int, http_threads, 2, "worker threads of the HTTP listener");
 ABSL_FLAG(int, offline_after_ms, 3000, "a node without a report for this long is offline (C-4)");
 ABSL_FLAG(int64_t, viewing_key_rotate_s, 86400,
@@ -46,14 +64,28 @@ ABSL_FLAG(int, ott_min_protocol_version, 1,
 namespace meshwork::central {
 namespace {
 
+// what one client can make central hold is bounded per connection (streams, message
+// size) and overall (the resource quota's memory and threads). No maximum connection age:
+// a streamer's Session lives as long as its connection, and ending it would only make every
+// node reconnect.
+void ConfigureGrpcLimits(grpc::ServerBuilder& builder) {
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             std::max(1, absl::GetFlag(FLAGS_grpc_max_concurrent_streams)));
+  builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_grpc_max_receive_message_bytes));
+  builder.SetMaxSendMessageSize(absl::GetFlag(FLAGS_grpc_max_send_message_bytes));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             std::max(1000, absl::GetFlag(FLAGS_grpc_max_connection_idle_ms)));
+  grpc::ResourceQuota quota("central-grpc");
+  quota.Resize(static_cast<size_t>(
+      std::max<int64_t>(int64_t{16} << 20, absl::GetFlag(FLAGS_grpc_memory_limit_bytes))));
+  quota.SetMaxThreads(std::max(4, absl::GetFlag(FLAGS_grpc_max_threads)));
+  builder.SetResourceQuota(quota);
+}
+
 int Run() {
   const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
   if (data_dir.empty()) {
     log::Error("startup_failed", {{"error", "--data-dir is required"}});
-    return 2;
-  }
-  if (!absl::GetFlag(FLAGS_api_token_file).empty()) {
-    log::Error("startup_failed", {{"error", "--api-token-file is not supported by this build"}});
     return 2;
   }
   const std::string https_listen = absl::GetFlag(FLAGS_https_listen);
@@ -69,6 +101,37 @@ int Run() {
     log::Error("startup_failed", {{"error", store.status().ToString()}});
     return 1;
   }
+  // M-3: secure by default. Without --cluster-token-file central makes its own token next to
+  // its store; operators copy that file to the streamers (--cluster-token-file there).
+  std::string cluster_token_path = absl::GetFlag(FLAGS_cluster_token_file);
+  if (cluster_token_path.empty()) {
+    cluster_token_path = data_dir + "/cluster-token";
+    auto created = crypto::EnsureTokenFile(cluster_token_path);
+    if (!created.ok()) {
+      log::Error("startup_failed", {{"error", created.status().ToString()}});
+      return 1;
+    }
+    log::Info(*created ? "cluster_token_created" : "cluster_token_default",
+              {{"path", cluster_token_path}});
+  }
+  auto cluster_tokens = crypto::TokenFile::Open(cluster_token_path, RealClock::Get());
+  if (!cluster_tokens.ok()) {
+    log::Error("startup_failed", {{"error", cluster_tokens.status().ToString()}});
+    return 1;
+  }
+  std::unique_ptr<crypto::TokenFile> api_tokens;
+  if (const std::string path = absl::GetFlag(FLAGS_api_token_file); !path.empty()) {
+    auto opened = crypto::TokenFile::Open(path, RealClock::Get());
+    if (!opened.ok()) {
+      log::Error("startup_failed", {{"error", opened.status().ToString()}});
+      return 1;
+    }
+    api_tokens = *std::move(opened);
+  } else {
+    log::Warn("admin_api_open",
+              {{"reason", "no --api-token-file: /central/api-v4/ needs no token"}});
+  }
+
   auto config = ConfigService::Load(store->get());
   if (!config.ok()) {
     log::Error("startup_failed", {{"error", config.status().ToString()}});
@@ -114,8 +177,10 @@ int Run() {
   ott_service.Start(std::chrono::milliseconds(1000));
 
   boost::asio::thread_pool blocking_pool(2);
-  ControlService control(config->get(), &registry, &blocking_pool);
+  ControlService control(config->get(), &registry, &blocking_pool, cluster_tokens->get(),
+                         metrics.get());
   grpc::ServerBuilder builder;
+  ConfigureGrpcLimits(builder);
   int grpc_port = 0;
   builder.AddListeningPort(absl::GetFlag(FLAGS_grpc_listen), grpc::InsecureServerCredentials(),
                            &grpc_port);
@@ -126,7 +191,6 @@ int Run() {
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.SetMaxReceiveMessageSize(4 << 20);
   std::unique_ptr<grpc::Server> grpc_server = builder.BuildAndStart();
   if (!grpc_server || grpc_port == 0) {
     log::Error("startup_failed",
@@ -136,7 +200,7 @@ int Run() {
   log::Info("grpc_listening", {{"port", grpc_port}});
 
   // Every listener serves the same routes; the listener's scheme shapes redirects (T-6).
-  AdminApi api(config->get(), &registry, &routing, &blocking_pool, &ott_service);
+  AdminApi api(config->get(), &registry, &routing, &blocking_pool, &ott_service, api_tokens.get());
   auto build_router = [&] {
     http::Router router;
     api.AddRoutes(router);

@@ -4,6 +4,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "common/crypto/token_file.h"
 #include "common/http/server.h"
 #include "common/http/tls.h"
 #include "common/log/log.h"
@@ -21,6 +22,12 @@
 #include "streamer/store/segment_store.h"
 
 ABSL_FLAG(std::string, central, "127.0.0.1:9090", "HOST:PORT of central's gRPC listener");
+ABSL_FLAG(std::string, cluster_token_file, "",
+          "file holding the cluster token presented to central (required, M-3; a copy of "
+          "central's <data-dir>/cluster-token or of its --cluster-token-file; the first token "
+          "is sent, re-read on every reconnect)");
+ABSL_FLAG(int, central_max_message_bytes, 64 << 20,
+          "largest message accepted from central (a full configuration snapshot)");
 ABSL_FLAG(std::string, node_id, "", "this node's id (required)");
 ABSL_FLAG(std::string, hostname, "", "public host name of this node (default: the listen host)");
 ABSL_FLAG(std::string, role, "edge", "ingest, origin or edge");
@@ -56,6 +63,17 @@ int Run() {
   if (node_id.empty() || !v1::ParseRole(absl::GetFlag(FLAGS_role), &role)) {
     log::Error("startup_failed",
                {{"error", "--node-id and --role=ingest|origin|edge are required"}});
+    return 2;
+  }
+  const std::string cluster_token_path = absl::GetFlag(FLAGS_cluster_token_file);
+  if (cluster_token_path.empty()) {
+    log::Error("startup_failed",
+               {{"error", "--cluster-token-file is required (central refuses nodes without it)"}});
+    return 2;
+  }
+  auto cluster_token = crypto::TokenFile::Open(cluster_token_path, RealClock::Get());
+  if (!cluster_token.ok()) {
+    log::Error("startup_failed", {{"error", cluster_token.status().ToString()}});
     return 2;
   }
   BlockShutdownSignals();
@@ -148,6 +166,8 @@ int Run() {
 
   AgentOptions agent_options;
   agent_options.central = absl::GetFlag(FLAGS_central);
+  agent_options.cluster_token = cluster_token->get();
+  agent_options.max_receive_message_bytes = absl::GetFlag(FLAGS_central_max_message_bytes);
   auto& reg = agent_options.registration;
   reg.set_node_id(node_id);
   reg.set_version(kVersion);

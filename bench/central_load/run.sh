@@ -134,7 +134,8 @@ rss_idle=$(rss_mib "$CENTRAL_PID")
 
 # --- load ----------------------------------------------------------------------------------
 # --duration-s is only a safety net; the trap stops simnodes.
-"$SIMNODES_BIN" --central="$GRPC" --count="$COUNT" --prefix=sim \
+"$SIMNODES_BIN" --central="$GRPC" --cluster-token-file="$WORK/data/cluster-token" \
+  --count="$COUNT" --prefix=sim \
   --duration-s=$((DURATION + 900)) >"$WORK/sim.out" 2>"$WORK/sim.err" &
 SIM_PID=$!
 start=$SECONDS

@@ -60,7 +60,8 @@ pids+=($!)
 central_http=$(ready "$work/central.out" http)
 central_grpc=$(ready "$work/central.out" grpc)
 
-"$build/streamer/streamer" --central="$central_grpc" --node-id=ingest-1 --role=ingest \
+"$build/streamer/streamer" --central="$central_grpc" \
+  --cluster-token-file="$work/db/cluster-token" --node-id=ingest-1 --role=ingest \
   --listen=127.0.0.1:0 --publish-listen=127.0.0.1:0 --http-threads=2 \
   >"$work/streamer.out" 2>"$work/streamer.log" &
 streamer_pid=$!

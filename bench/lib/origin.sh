@@ -46,7 +46,8 @@ start_origin() {
   central_http=$(ready "$work/central.out" http)
   central_grpc=$(ready "$work/central.out" grpc)
 
-  "$build/streamer/streamer" --central="$central_grpc" --node-id=origin-1 --role=origin \
+  "$build/streamer/streamer" --central="$central_grpc" \
+    --cluster-token-file="$work/db/cluster-token" --node-id=origin-1 --role=origin \
     --hostname=127.0.0.1 --listen=127.0.0.1:0 --publish-listen=127.0.0.1:0 \
     --http-threads="$threads" --publish-threads=1 "${shed_flags[@]}" \
     >"$work/streamer.out" 2>"$work/streamer.log" &

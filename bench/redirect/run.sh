@@ -27,7 +27,8 @@ central_http=$(echo "${central_ready#READY }" | python3 -c "import json,sys; pri
 central_grpc=$(echo "${central_ready#READY }" | python3 -c "import json,sys; print(json.load(sys.stdin)['grpc'])")
 
 mkfifo "$work/node.out"
-"$build/streamer/streamer" --central="$central_grpc" --node-id=ingest-1 --role=ingest \
+"$build/streamer/streamer" --central="$central_grpc" \
+  --cluster-token-file="$work/db/cluster-token" --node-id=ingest-1 --role=ingest \
   --hostname=127.0.0.1 --listen=127.0.0.1:0 --publish-listen=127.0.0.1:0 \
   >"$work/node.out" 2>"$work/node.log" &
 pids+=($!)

@@ -18,6 +18,27 @@ using http::Responder;
 using http::Verb;
 using nlohmann::json;
 
+void AdminApi::Add(http::Router& router, std::vector<Verb> methods, std::string_view pattern,
+                   http::Handler handler) {
+  if (api_tokens_ == nullptr) return router.Add(std::move(methods), pattern, std::move(handler));
+  router.Add(std::move(methods), pattern,
+             [this, handler = std::move(handler)](RequestContext& ctx, Responder r) {
+               auto header = ctx.request.find(http::beast_http::field::authorization);
+               const bool presented = header != ctx.request.end();
+               if (presented && api_tokens_->Accepts(crypto::BearerToken(header->value()))) {
+                 return handler(ctx, std::move(r));
+               }
+               // RFC 6750 §3: the challenge, with `invalid_token` when one was presented.
+               http::Response res = http::ErrorResponse(absl::UnauthenticatedError(
+                   "this API needs a valid token: Authorization: Bearer <token>"));
+               res.set(http::beast_http::field::www_authenticate,
+                       presented ? R"(Bearer realm="meshwork", error="invalid_token")"
+                                 : R"(Bearer realm="meshwork")");
+               res.set(http::beast_http::field::cache_control, "no-store");
+               r.Send(std::move(res));
+             });
+}
+
 void AdminApi::OnPool(Responder responder, std::function<http::Response()> work) {
   boost::asio::post(*pool_, [responder = std::move(responder), work = std::move(work)]() mutable {
     responder.Send(work());
@@ -78,7 +99,7 @@ json AdminApi::StreamerJson(const StreamerRecord& record) const {
 void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collection,
                                ObjectKind kind) {
   const std::string path = std::string(kApiPrefix) + "/" + collection;
-  router.Add({Verb::get}, path, [this, kind, collection](RequestContext&, Responder r) {
+  Add(router, {Verb::get}, path, [this, kind, collection](RequestContext&, Responder r) {
     json list = json::array();
     for (const auto& [name, record] : config_->Current()->Objects(kind)) {
       list.push_back(record.object);  // std::map: sorted by name (M-1)
@@ -86,7 +107,7 @@ void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collecti
     r.Send(http::JsonResponse(http::Status::ok, {{collection, list}}));
   });
   const std::string item = path + "/{name...}";
-  router.Add({Verb::get}, item, [this, kind](RequestContext& ctx, Responder r) {
+  Add(router, {Verb::get}, item, [this, kind](RequestContext& ctx, Responder r) {
     if (kind == ObjectKind::kStream && ServeStreamSubresource(ctx, r, ctx.params[0])) return;
     auto config = config_->Current();
     auto it = config->Objects(kind).find(ctx.params[0]);
@@ -96,7 +117,7 @@ void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collecti
     }
     r.Send(http::JsonResponse(http::Status::ok, it->second.object));
   });
-  router.Add({Verb::put}, item, [this, kind](RequestContext& ctx, Responder r) {
+  Add(router, {Verb::put}, item, [this, kind](RequestContext& ctx, Responder r) {
     auto body = ParseObjectBody(ctx.request.body());
     if (!body.ok()) return r.Send(http::ErrorResponse(body.status()));
     OnPool(std::move(r), [this, kind, name = ctx.params[0], body = std::move(*body)] {
@@ -106,7 +127,7 @@ void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collecti
                                 result->object);
     });
   });
-  router.Add({Verb::patch}, item, [this, kind](RequestContext& ctx, Responder r) {
+  Add(router, {Verb::patch}, item, [this, kind](RequestContext& ctx, Responder r) {
     auto body = ParseObjectBody(ctx.request.body());
     if (!body.ok()) return r.Send(http::ErrorResponse(body.status()));
     OnPool(std::move(r), [this, kind, name = ctx.params[0], patch = std::move(*body)] {
@@ -115,7 +136,7 @@ void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collecti
       return http::JsonResponse(http::Status::ok, *result);
     });
   });
-  router.Add({Verb::delete_}, item, [this, kind](RequestContext& ctx, Responder r) {
+  Add(router, {Verb::delete_}, item, [this, kind](RequestContext& ctx, Responder r) {
     if (kind == ObjectKind::kStream && ServeStreamSubresource(ctx, r, ctx.params[0])) return;
     OnPool(std::move(r), [this, kind, name = ctx.params[0]] {
       absl::Status status = config_->DeleteObject(kind, name);
@@ -125,7 +146,7 @@ void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collecti
   });
   if (kind == ObjectKind::kStream) {
     // POST exists only on the sub-resources (masks, invalidate).
-    router.Add({Verb::post}, item, [this](RequestContext& ctx, Responder r) {
+    Add(router, {Verb::post}, item, [this](RequestContext& ctx, Responder r) {
       if (ServeStreamSubresource(ctx, r, ctx.params[0])) return;
       r.Send(MethodNotAllowed("POST", "GET, PUT, PATCH, DELETE"));
     });
@@ -255,7 +276,7 @@ absl::StatusOr<std::optional<net::IpAddress>> QueryClient(const RequestContext& 
 void AdminApi::AddRouteQueries(http::Router& router) {
   const std::string api = kApiPrefix;
   // Z-21: candidate zones in chain order with their eligible nodes by load.
-  router.Add({Verb::get}, api + "/routes/{stream...}", [this](RequestContext& ctx, Responder r) {
+  Add(router, {Verb::get}, api + "/routes/{stream...}", [this](RequestContext& ctx, Responder r) {
     auto client = QueryClient(ctx);
     if (!client.ok()) return r.Send(http::ErrorResponse(client.status()));
     std::string scheme = ctx.QueryParam("scheme").value_or(ctx.scheme);
@@ -274,7 +295,7 @@ void AdminApi::AddRouteQueries(http::Router& router) {
     r.Send(http::JsonResponse(http::Status::ok, body));
   });
   // Z-24: which replica of a VOD asset a client gets.
-  router.Add({Verb::get}, api + "/vod-routes/{name...}", [this](RequestContext& ctx, Responder r) {
+  Add(router, {Verb::get}, api + "/vod-routes/{name...}", [this](RequestContext& ctx, Responder r) {
     auto client = QueryClient(ctx);
     if (!client.ok()) return r.Send(http::ErrorResponse(client.status()));
     auto config = config_->Current();
@@ -296,10 +317,10 @@ void AdminApi::AddRouteQueries(http::Router& router) {
 
 void AdminApi::AddOttRoutes(http::Router& router) {
   const std::string api = kApiPrefix;
-  router.Add({Verb::get}, api + "/ott-groups", [this](RequestContext&, Responder r) {
+  Add(router, {Verb::get}, api + "/ott-groups", [this](RequestContext&, Responder r) {
     r.Send(http::JsonResponse(http::Status::ok, ott::GroupsJson(ott_->Evaluate())));
   });
-  router.Add({Verb::get}, api + "/ott-groups/{name}", [this](RequestContext& ctx, Responder r) {
+  Add(router, {Verb::get}, api + "/ott-groups/{name}", [this](RequestContext& ctx, Responder r) {
     auto snapshot = ott_->Evaluate();
     auto it = snapshot.groups.find(ctx.params[0]);
     if (it == snapshot.groups.end()) {
@@ -308,17 +329,17 @@ void AdminApi::AddOttRoutes(http::Router& router) {
     }
     r.Send(http::JsonResponse(http::Status::ok, ott::GroupJson(it->second)));
   });
-  router.Add({Verb::get}, api + "/ott-key", [this](RequestContext&, Responder r) {
+  Add(router, {Verb::get}, api + "/ott-key", [this](RequestContext&, Responder r) {
     r.Send(http::JsonResponse(http::Status::ok, ott_->KeyBlock()));
   });
-  router.Add({Verb::post}, api + "/ott-key/rotate", [this](RequestContext&, Responder r) {
+  Add(router, {Verb::post}, api + "/ott-key/rotate", [this](RequestContext&, Responder r) {
     OnPool(std::move(r), [this] {
       auto block = ott_->RotateKey();
       if (!block.ok()) return http::ErrorResponse(block.status());
       return http::JsonResponse(http::Status::ok, *block);
     });
   });
-  router.Add({Verb::get}, api + "/alerts", [this](RequestContext&, Responder r) {
+  Add(router, {Verb::get}, api + "/alerts", [this](RequestContext&, Responder r) {
     r.Send(http::JsonResponse(http::Status::ok, ott_->AlertsJson()));
   });
 }
@@ -331,11 +352,11 @@ void AdminApi::AddRoutes(http::Router& router) {
   AddObjectRoutes(router, "vod", ObjectKind::kVod);
   AddRouteQueries(router);
 
-  router.Add({Verb::get}, api + "/config", [this](RequestContext&, Responder r) {
+  Add(router, {Verb::get}, api + "/config", [this](RequestContext&, Responder r) {
     r.Send(http::JsonResponse(http::Status::ok, ConfigService::ConfigJson(*config_->Current())));
   });
 
-  router.Add({Verb::patch}, api + "/config", [this](RequestContext& ctx, Responder r) {
+  Add(router, {Verb::patch}, api + "/config", [this](RequestContext& ctx, Responder r) {
     auto body = ParseObjectBody(ctx.request.body());
     if (!body.ok()) return r.Send(http::ErrorResponse(body.status()));
     OnPool(std::move(r), [this, patch = std::move(*body)] {
@@ -345,7 +366,7 @@ void AdminApi::AddRoutes(http::Router& router) {
     });
   });
 
-  router.Add({Verb::get}, api + "/streamers", [this](RequestContext&, Responder r) {
+  Add(router, {Verb::get}, api + "/streamers", [this](RequestContext&, Responder r) {
     json list = json::array();
     for (const auto& [id, record] : config_->Current()->streamers) {
       list.push_back(StreamerJson(record));  // std::map: sorted by id (M-1)
@@ -353,7 +374,7 @@ void AdminApi::AddRoutes(http::Router& router) {
     r.Send(http::JsonResponse(http::Status::ok, {{"streamers", list}}));
   });
 
-  router.Add({Verb::get}, api + "/streamers/{id}", [this](RequestContext& ctx, Responder r) {
+  Add(router, {Verb::get}, api + "/streamers/{id}", [this](RequestContext& ctx, Responder r) {
     auto config = config_->Current();
     auto it = config->streamers.find(ctx.params[0]);
     if (it == config->streamers.end()) {
@@ -363,7 +384,7 @@ void AdminApi::AddRoutes(http::Router& router) {
     r.Send(http::JsonResponse(http::Status::ok, StreamerJson(it->second)));
   });
 
-  router.Add({Verb::put}, api + "/streamers/{id}", [this](RequestContext& ctx, Responder r) {
+  Add(router, {Verb::put}, api + "/streamers/{id}", [this](RequestContext& ctx, Responder r) {
     auto body = ParseObjectBody(ctx.request.body());
     if (!body.ok()) return r.Send(http::ErrorResponse(body.status()));
     OnPool(std::move(r), [this, id = ctx.params[0], body = std::move(*body)] {
@@ -375,7 +396,7 @@ void AdminApi::AddRoutes(http::Router& router) {
     });
   });
 
-  router.Add({Verb::patch}, api + "/streamers/{id}", [this](RequestContext& ctx, Responder r) {
+  Add(router, {Verb::patch}, api + "/streamers/{id}", [this](RequestContext& ctx, Responder r) {
     auto body = ParseObjectBody(ctx.request.body());
     if (!body.ok()) return r.Send(http::ErrorResponse(body.status()));
     OnPool(std::move(r), [this, id = ctx.params[0], patch = std::move(*body)] {
@@ -387,7 +408,7 @@ void AdminApi::AddRoutes(http::Router& router) {
     });
   });
 
-  router.Add({Verb::delete_}, api + "/streamers/{id}", [this](RequestContext& ctx, Responder r) {
+  Add(router, {Verb::delete_}, api + "/streamers/{id}", [this](RequestContext& ctx, Responder r) {
     OnPool(std::move(r), [this, id = ctx.params[0]] {
       absl::Status status = config_->DeleteStreamer(id);
       if (!status.ok()) return http::ErrorResponse(status);

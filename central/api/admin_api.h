@@ -3,13 +3,24 @@
 // queries (Z-21, Z-24), OTT groups, the viewing-key block and alerts (O-19, M-2). Reads answer
 // from the snapshot on the HTTP worker; writes run on the blocking pool (they wait for the
 // synced store) and answer from there.
+//
+// Authentication (M-3): with a token file, every route added here answers 401 with the M-1
+// error body and `WWW-Authenticate: Bearer …` unless the request carries
+// `Authorization: Bearer <token>` for one of the file's tokens (compared in constant time, see
+// crypto::TokenFile). Paths under the prefix that match no route still answer 404/405 from
+// the router: they act on nothing. Viewer routing and /metrics are added elsewhere and never
+// ask for a token.
 #pragma once
+
+#include <string_view>
+#include <vector>
 
 #include "boost/asio/thread_pool.hpp"
 #include "central/cluster/node_registry.h"
 #include "central/model/config_service.h"
 #include "central/ott/ott_service.h"
 #include "central/routing/routing_service.h"
+#include "common/crypto/token_file.h"
 #include "common/http/router.h"
 
 namespace meshwork::central {
@@ -19,14 +30,24 @@ inline constexpr char kApiPrefix[] = "/central/api-v4";
 class AdminApi {
  public:
   // All pointers must outlive the API and the server it is routed on.
-  // `ott` may be null: no OTT routes then.
+  // `ott` may be null: no OTT routes then. `api_tokens` may be null: no token is asked for.
   AdminApi(ConfigService* config, NodeRegistry* registry, RoutingService* routing,
-           boost::asio::thread_pool* pool, ott::OttService* ott = nullptr)
-      : config_(config), registry_(registry), routing_(routing), pool_(pool), ott_(ott) {}
+           boost::asio::thread_pool* pool, ott::OttService* ott = nullptr,
+           crypto::TokenFile* api_tokens = nullptr)
+      : config_(config),
+        registry_(registry),
+        routing_(routing),
+        pool_(pool),
+        ott_(ott),
+        api_tokens_(api_tokens) {}
 
   void AddRoutes(http::Router& router);
 
  private:
+  // router.Add behind the token check (when there is a token file). Every route of the API
+  // is added through here.
+  void Add(http::Router& router, std::vector<http::Verb> methods, std::string_view pattern,
+           http::Handler handler);
   nlohmann::json StreamerJson(const StreamerRecord& record) const;
   // GET/PUT/PATCH/DELETE of zones, streams or VOD assets under `collection`.
   void AddObjectRoutes(http::Router& router, const std::string& collection, ObjectKind kind);
@@ -46,6 +67,7 @@ class AdminApi {
   RoutingService* routing_;
   boost::asio::thread_pool* pool_;
   ott::OttService* ott_;
+  crypto::TokenFile* api_tokens_;
 };
 
 }  // namespace meshwork::central

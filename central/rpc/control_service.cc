@@ -13,6 +13,16 @@
 namespace meshwork::central {
 namespace {
 
+constexpr char kUnauthenticated[] =
+    "a valid cluster token is required (metadata authorization: Bearer <token>)";
+
+// A Session refused before it started: finished at once, holds nothing, reads nothing.
+class RefusedSession final : public grpc::ServerBidiReactor<v1::SessionMessage, v1::ConfigUpdate> {
+ public:
+  RefusedSession() { Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, kUnauthenticated)); }
+  void OnDone() override { delete this; }
+};
+
 // Write queue bound: a node that stops reading gets its session closed instead of letting
 // central buffer without limit.
 constexpr size_t kMaxQueuedUpdates = 64;
@@ -194,10 +204,55 @@ void ReactorChannel::OttViewsChanged(const v1::OttGroupViews& views) {
 
 }  // namespace
 
+ControlService::ControlService(ConfigService* config, NodeRegistry* registry,
+                               boost::asio::thread_pool* pool, crypto::TokenFile* cluster_tokens,
+                               prometheus::Registry* metrics)
+    : config_(config), registry_(registry), pool_(pool), cluster_tokens_(cluster_tokens) {
+  if (metrics) {
+    auto& family = prometheus::BuildCounter()
+                       .Name("meshwork_control_auth_failures_total")
+                       .Help("Control-channel calls refused for a missing or wrong cluster token")
+                       .Register(*metrics);
+    register_refused_ = &family.Add({{"rpc", "register"}});
+    session_refused_ = &family.Add({{"rpc", "session"}});
+  }
+}
+
+bool ControlService::Authenticated(const grpc::CallbackServerContext& context,
+                                   std::string_view rpc) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it != metadata.end() && cluster_tokens_->Accepts(crypto::BearerToken(
+                                  std::string_view(it->second.data(), it->second.size())))) {
+    return true;
+  }
+  prometheus::Counter* counter = rpc == "register" ? register_refused_ : session_refused_;
+  if (counter) counter->Increment();
+  // One line a second at most: a flood of refusals must not become a flood of log lines.
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  int64_t next = next_refusal_log_ns_.load();
+  if (now >= next && next_refusal_log_ns_.compare_exchange_strong(next, now + 1'000'000'000)) {
+    const uint64_t earlier = refusals_unlogged_.exchange(0);
+    log::Warn("control_auth_failed", {{"rpc", rpc},
+                                      {"peer", context.peer()},
+                                      {"token", it == metadata.end() ? "absent" : "rejected"},
+                                      {"unlogged_before", earlier}});
+  } else {
+    refusals_unlogged_.fetch_add(1);
+  }
+  return false;
+}
+
 grpc::ServerUnaryReactor* ControlService::Register(grpc::CallbackServerContext* context,
                                                    const v1::RegisterRequest* request,
                                                    v1::RegisterResponse* response) {
   auto* reactor = context->DefaultReactor();
+  if (!Authenticated(*context, "register")) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, kUnauthenticated));
+    return reactor;
+  }
   if (!IsValidName(request->node_id())) {
     reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                  "node_id must match [a-z0-9][a-z0-9._-]{0,63}"));
@@ -234,6 +289,7 @@ grpc::ServerUnaryReactor* ControlService::Register(grpc::CallbackServerContext* 
 
 grpc::ServerBidiReactor<v1::SessionMessage, v1::ConfigUpdate>* ControlService::Session(
     grpc::CallbackServerContext* context) {
+  if (!Authenticated(*context, "session")) return new RefusedSession();
   return new SessionReactor(config_, registry_);
 }
 

@@ -1,14 +1,27 @@
 // gRPC meshwork.v1.Control (C-1…C-4) on the callback API.
 //
+// Authentication (M-3): both RPCs need `authorization: Bearer <cluster token>` metadata, the
+// token being one of the lines of the cluster token file. Without it, Register answers
+// UNAUTHENTICATED before looking at the request (no configuration, no viewing key, nothing
+// stored), and Session is finished with UNAUTHENTICATED by a stateless reactor before any
+// message is read. Each refusal counts in `meshwork_control_auth_failures_total{rpc}` and is
+// logged (at most one line a second, with the number of refusals since the last line and the
+// peer's address); the presented value is never logged.
+//
 // Register runs its (synced) store write on the blocking pool and finishes from there.
 // Each Session is a reactor: reads are always outstanding (hello, then reports); writes go
 // through a queue so config pushes from any thread never block and never overlap.
 #pragma once
 
+#include <atomic>
+
 #include "boost/asio/thread_pool.hpp"
 #include "central/cluster/node_registry.h"
 #include "central/model/config_service.h"
+#include "common/crypto/token_file.h"
 #include "meshwork/v1/control.grpc.pb.h"
+#include "prometheus/counter.h"
+#include "prometheus/registry.h"
 
 namespace meshwork::central {
 
@@ -17,9 +30,10 @@ inline constexpr uint32_t kReportIntervalMs = 1000;
 
 class ControlService final : public meshwork::v1::Control::CallbackService {
  public:
-  // All pointers must outlive the service.
-  ControlService(ConfigService* config, NodeRegistry* registry, boost::asio::thread_pool* pool)
-      : config_(config), registry_(registry), pool_(pool) {}
+  // All pointers must outlive the service. `cluster_tokens` is required; `metrics` may be
+  // null (no counters then).
+  ControlService(ConfigService* config, NodeRegistry* registry, boost::asio::thread_pool* pool,
+                 crypto::TokenFile* cluster_tokens, prometheus::Registry* metrics);
 
   // meshwork::v1::Control::CallbackService
   grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* context,
@@ -29,9 +43,20 @@ class ControlService final : public meshwork::v1::Control::CallbackService {
       grpc::CallbackServerContext* context) override;
 
  private:
+  // True when the call carries a cluster token the file accepts; otherwise counts and logs
+  // the refusal. Any gRPC thread.
+  bool Authenticated(const grpc::CallbackServerContext& context, std::string_view rpc);
+
   ConfigService* config_;
   NodeRegistry* registry_;
   boost::asio::thread_pool* pool_;
+  crypto::TokenFile* cluster_tokens_;
+  prometheus::Counter* register_refused_ = nullptr;
+  prometheus::Counter* session_refused_ = nullptr;
+  // Refusal log limiting: the steady-clock time (ns) before which no line is written, and
+  // the refusals not logged since the last line.
+  std::atomic<int64_t> next_refusal_log_ns_{0};
+  std::atomic<uint64_t> refusals_unlogged_{0};
 };
 
 }  // namespace meshwork::central

@@ -96,18 +96,34 @@ bool Agent::RunOnce() {
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetMaxReceiveMessageSize(options_.max_receive_message_bytes);
+  args.SetMaxSendMessageSize(4 << 20);  // reports are small; central accepts 4 MiB
   // A fresh channel per attempt: a channel's own reconnect backoff must not delay us past
   // the 5 s of C-5.
   auto channel =
       grpc::CreateCustomChannel(options_.central, grpc::InsecureChannelCredentials(), args);
   auto stub = v1::Control::NewStub(channel);
   const std::string& node = options_.registration.node_id();
+  const std::string token = options_.cluster_token ? options_.cluster_token->First() : "";
+  if (token.empty()) {
+    log::Warn("cluster_token_missing",
+              {{"path", options_.cluster_token ? options_.cluster_token->path() : ""}});
+  }
+  const std::string authorization = "Bearer " + token;
 
   v1::RegisterResponse registered;
   {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + options_.rpc_deadline);
+    ctx.AddMetadata("authorization", authorization);
     grpc::Status status = stub->Register(&ctx, options_.registration, &registered);
+    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+      log::Warn("register_refused",
+                {{"central", options_.central},
+                 {"error", "central refused the cluster token of --cluster-token-file"},
+                 {"path", options_.cluster_token ? options_.cluster_token->path() : ""}});
+      return false;
+    }
     if (!status.ok()) {
       log::Warn("register_failed", {{"central", options_.central},
                                     {"code", static_cast<int>(status.error_code())},
@@ -126,6 +142,7 @@ bool Agent::RunOnce() {
     if (stopping_) return true;
     active_ = &ctx;
   }
+  ctx.AddMetadata("authorization", authorization);
   auto stream = stub->Session(&ctx);
   v1::SessionMessage hello;
   hello.mutable_hello()->set_node_id(node);

@@ -6,6 +6,10 @@
 // jittered exponential backoff from 100 ms to 4 s (so a returning central sees every node
 // again within 5 s). Config is only ever replaced whole (Snapshot), so serving threads keep
 // working on the last configuration while central is away (C-5).
+//
+// M-3: both calls carry `authorization: Bearer <token>`, the first token of the cluster token
+// file, read again for every attempt (so a token rotated in the file is used from the next
+// reconnect on). The token is never logged.
 #pragma once
 
 #include <atomic>
@@ -16,6 +20,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "common/crypto/token_file.h"
 #include "common/sync/snapshot.h"
 #include "meshwork/v1/control.grpc.pb.h"
 #include "prometheus/counter.h"
@@ -31,7 +36,11 @@ namespace meshwork::streamer {
 
 struct AgentOptions {
   std::string central;                         // HOST:PORT of central's gRPC listener
+  crypto::TokenFile* cluster_token = nullptr;  // required; must outlive the agent
   meshwork::v1::RegisterRequest registration;  // identity, listeners, addresses
+  // Largest message accepted from central (a full configuration snapshot); central's own
+  // send limit (--grpc-max-send-message-bytes) has the same default.
+  int max_receive_message_bytes = 64 << 20;
   std::chrono::milliseconds report_interval{1000};
   std::chrono::milliseconds rpc_deadline{3000};
   std::chrono::milliseconds backoff_min{100};

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "common/http/client.h"
@@ -160,11 +161,63 @@ bool Eventually(const std::function<bool()>& condition, std::chrono::millisecond
   }
 }
 
+const std::string& ClusterTokenFile() {
+  static const std::string path = [] {
+    auto base = std::filesystem::temp_directory_path() / "meshwork-tests";
+    std::filesystem::create_directories(base);
+    auto file = base / ("cluster-token-" + std::to_string(getpid()));
+    std::filesystem::remove(file);
+    unsigned char bytes[32];
+    int random = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    REQUIRE(random >= 0);
+    REQUIRE(read(random, bytes, sizeof bytes) == static_cast<ssize_t>(sizeof bytes));
+    close(random);
+    std::string token;
+    for (unsigned char b : bytes) {
+      token.push_back("0123456789abcdef"[b >> 4]);
+      token.push_back("0123456789abcdef"[b & 15]);
+    }
+    token.push_back('\n');
+    int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    REQUIRE(write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size()));
+    close(fd);
+    return file.string();
+  }();
+  return path;
+}
+
+const std::string& ClusterToken() {
+  static const std::string token = [] {
+    std::ifstream in(ClusterTokenFile());
+    std::string line;
+    std::getline(in, line);
+    REQUIRE(!line.empty());
+    return line;
+  }();
+  return token;
+}
+
+namespace {
+
+// Adds the harness's --cluster-token-file unless the caller gave one.
+void AddClusterTokenFile(std::vector<std::string>& argv) {
+  for (const auto& arg : argv) {
+    if (arg.rfind("--cluster-token-file", 0) == 0 || arg.rfind("--cluster_token_file", 0) == 0) {
+      return;
+    }
+  }
+  argv.push_back("--cluster-token-file=" + ClusterTokenFile());
+}
+
+}  // namespace
+
 Central StartCentral(const std::string& data_dir, const std::string& http, const std::string& grpc,
                      const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {MESHWORK_CENTRAL_BIN, "--data-dir=" + data_dir,
                                    "--http-listen=" + http, "--grpc-listen=" + grpc};
   argv.insert(argv.end(), extra.begin(), extra.end());
+  AddClusterTokenFile(argv);
   Central c;
   c.process = Process::Start(argv, data_dir + ".central.log");
   auto ready = c.process->WaitReady();
@@ -180,6 +233,7 @@ Streamer StartStreamer(const std::string& central_grpc, const std::string& id,
                                    "--node-id=" + id,      "--role=" + role,
                                    "--listen=127.0.0.1:0", "--publish-listen=127.0.0.1:0"};
   argv.insert(argv.end(), extra.begin(), extra.end());
+  AddClusterTokenFile(argv);
   Streamer s;
   s.process = Process::Start(argv, MakeTempDir("streamer-" + id) + ".log");
   auto ready = s.process->WaitReady();

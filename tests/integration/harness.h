@@ -67,6 +67,13 @@ HttpResult Http(const std::string& method, const std::string& address, const std
 bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
                 std::chrono::milliseconds* elapsed = nullptr);
 
+// M-3: the cluster token file every central and streamer of this test process uses (made
+// once, mode 0600, one random token), and its token, for raw control-channel clients.
+// StartCentral and StartStreamer pass it as --cluster-token-file unless `extra` names one
+// (an empty `--cluster-token-file=` gives central its default, <data-dir>/cluster-token).
+const std::string& ClusterTokenFile();
+const std::string& ClusterToken();
+
 struct Central {
   std::unique_ptr<Process> process;
   std::string http;  // 127.0.0.1:PORT

@@ -48,6 +48,7 @@ class RawNode {
     meshwork::v1::RegisterResponse response;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    context.AddMetadata("authorization", "Bearer " + ClusterToken());
     auto status = stub_->Register(&context, request, &response);
     REQUIRE(status.ok());
     Apply(response.snapshot());
@@ -56,6 +57,7 @@ class RawNode {
 
   void StartSession(uint64_t revision) {
     context_ = std::make_unique<grpc::ClientContext>();
+    context_->AddMetadata("authorization", "Bearer " + ClusterToken());
     stream_ = stub_->Session(context_.get());
     meshwork::v1::SessionMessage hello;
     hello.mutable_hello()->set_node_id(id_);
@@ -176,7 +178,7 @@ TEST_CASE("O-19 a stream with ott on two nodes forms a group listing both member
   raw.StartSession(snapshot.revision());
 
   // ingest-2 simulated (it holds no key).
-  sim::SimCluster sims(central.grpc, std::chrono::milliseconds(200));
+  sim::SimCluster sims(central.grpc, ClusterToken(), std::chrono::milliseconds(200));
   sim::SimNodeSpec spec;
   spec.id = "ingest-2";
   spec.hostname = "ingest-2.example.net";

@@ -41,7 +41,7 @@ bool Online(const Central& c, const std::string& id) {
 struct Cluster {
   std::string dir = MakeTempDir("routing");
   Central central = StartCentral(dir);
-  sim::SimCluster nodes{central.grpc, std::chrono::milliseconds(200)};
+  sim::SimCluster nodes{central.grpc, ClusterToken(), std::chrono::milliseconds(200)};
 
   void Put(const std::string& path, const std::string& body) {
     auto r = Http("PUT", central.http, kApi + path, body);

@@ -1,8 +1,8 @@
 // simnodes: N simulated streamers against one central, for load tests (P-11).
 //
-//   simnodes --central=HOST:PORT --count=N [--prefix=sim] [--roles=edge,ingest,...]
-//            [--streams=ch1,ch2] [--sessions=MAX] [--duration-s=S]
-//            [--api=HOST:PORT --zones=office-1,office-2,...]
+//   simnodes --central=HOST:PORT --cluster-token-file=FILE --count=N [--prefix=sim]
+//            [--roles=edge,ingest,...] [--streams=ch1,ch2] [--sessions=MAX] [--duration-s=S]
+//            [--api=HOST:PORT --zones=office-1,office-2,... [--api-token-file=FILE]]
 //
 // Node i (1-based) is `{prefix}-{i}`, its role and zone taken round-robin from the lists (a
 // zone `none` leaves that node unzoned). Zones live in central's configuration, so they are
@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
+#include "common/crypto/token_file.h"
 #include "common/http/client.h"
 #include "common/process/process.h"
 #include "meshwork/v1/role_names.h"
@@ -32,6 +34,11 @@
 #include "tools/simnodes/sim_node.h"
 
 ABSL_FLAG(std::string, central, "127.0.0.1:9090", "HOST:PORT of central's gRPC listener");
+ABSL_FLAG(
+    std::string, cluster_token_file, "",
+    "file holding the cluster token (required, M-3; e.g. central's <data-dir>/cluster-token)");
+ABSL_FLAG(std::string, api_token_file, "",
+          "file holding central's admin API token, when central has --api-token-file");
 ABSL_FLAG(int, count, 1, "number of simulated nodes");
 ABSL_FLAG(std::string, prefix, "sim", "node ids are PREFIX-1 … PREFIX-N");
 ABSL_FLAG(std::string, roles, "edge", "comma-separated roles, assigned round-robin");
@@ -54,8 +61,8 @@ std::vector<std::string> SplitList(const std::string& text) {
   return absl::StrSplit(text, ',', absl::SkipWhitespace());
 }
 
-bool SetZones(const std::string& api, const std::vector<std::string>& ids,
-              const std::vector<std::string>& zones) {
+bool SetZones(const std::string& api, const std::string& api_token,
+              const std::vector<std::string>& ids, const std::vector<std::string>& zones) {
   const size_t colon = api.rfind(':');
   if (colon == std::string::npos) {
     std::fprintf(stderr, "simnodes: --api must be HOST:PORT\n");
@@ -73,6 +80,7 @@ bool SetZones(const std::string& api, const std::vector<std::string>& ids,
     request.method = http::Verb::patch;
     request.target = "/central/api-v4/streamers/" + ids[i];
     request.headers = {{"Content-Type", "application/json"}};
+    if (!api_token.empty()) request.headers.emplace_back("Authorization", "Bearer " + api_token);
     request.body = body.dump();
     auto response = http::Fetch(request);
     if (!response.ok()) {
@@ -127,6 +135,28 @@ int Run() {
     }
     roles.push_back(role);
   }
+  // First token of a token file ("" when it cannot be read or lists none).
+  auto first_token = [](const std::string& path) -> std::optional<std::string> {
+    auto file = crypto::TokenFile::Open(path, RealClock::Get());
+    if (!file.ok()) {
+      std::fprintf(stderr, "simnodes: %s\n", file.status().ToString().c_str());
+      return std::nullopt;
+    }
+    return (*file)->First();
+  };
+  if (absl::GetFlag(FLAGS_cluster_token_file).empty()) {
+    std::fprintf(stderr, "simnodes: --cluster-token-file is required\n");
+    return 2;
+  }
+  const std::optional<std::string> cluster_token =
+      first_token(absl::GetFlag(FLAGS_cluster_token_file));
+  if (!cluster_token) return 2;
+  std::string api_token;
+  if (!absl::GetFlag(FLAGS_api_token_file).empty()) {
+    auto token = first_token(absl::GetFlag(FLAGS_api_token_file));
+    if (!token) return 2;
+    api_token = *token;
+  }
   if (!zones.empty() && api.empty()) {
     std::fprintf(stderr, "simnodes: --zones needs --api=HOST:PORT (central's HTTP listener)\n");
     return 2;
@@ -141,7 +171,7 @@ int Run() {
   const auto started = std::chrono::steady_clock::now();
   int exit_code = 0;
   {
-    SimCluster cluster(absl::GetFlag(FLAGS_central),
+    SimCluster cluster(absl::GetFlag(FLAGS_central), *cluster_token,
                        milliseconds(absl::GetFlag(FLAGS_interval_ms)));
     if (max_sessions > 0) {
       cluster.SetBeforeReport(
@@ -180,7 +210,7 @@ int Run() {
     if (!registered) {
       PrintStatus(cluster, shutdown.HasBeenNotified() ? "interrupted" : "registration timed out");
       exit_code = shutdown.HasBeenNotified() ? 0 : 1;
-    } else if (!zones.empty() && !SetZones(api, ids, zones)) {
+    } else if (!zones.empty() && !SetZones(api, api_token, ids, zones)) {
       exit_code = 1;
     } else {
       AnnounceReady({{"nodes", count}});

@@ -54,7 +54,9 @@ class SimCluster::Session final
   Session(SimCluster* cluster, std::shared_ptr<Node> node)
       : cluster_(cluster), node_(std::move(node)) {}
 
-  void Start(v1::Control::Stub* stub, const std::string& node_id, uint64_t revision) {
+  void Start(v1::Control::Stub* stub, const std::string& authorization, const std::string& node_id,
+             uint64_t revision) {
+    ctx_.AddMetadata("authorization", authorization);
     hello_.mutable_hello()->set_node_id(node_id);
     hello_.mutable_hello()->set_revision(revision);
     stub->async()->Session(&ctx_, this);
@@ -123,8 +125,10 @@ class SimCluster::Session final
   std::atomic<bool> broken_{false};
 };
 
-SimCluster::SimCluster(std::string central_grpc_address, milliseconds report_interval)
+SimCluster::SimCluster(std::string central_grpc_address, std::string cluster_token,
+                       milliseconds report_interval)
     : central_(std::move(central_grpc_address)),
+      authorization_("Bearer " + cluster_token),
       interval_(std::max(report_interval, milliseconds(1))) {
   ticker_ = std::thread([this] { TickerLoop(); });
 }
@@ -299,6 +303,7 @@ std::vector<SimCluster::RegisterCall*> SimCluster::TakeRegistrationsLocked(Stead
     listener->set_scheme("http");
     listener->set_port(spec.http_port);
     call->ctx.set_deadline(std::chrono::system_clock::now() + kRegisterDeadline);
+    call->ctx.AddMetadata("authorization", authorization_);
     node->registering = call;
     SetStateLocked(*node, NodeState::kRegistering);
     ++registers_in_flight_;
@@ -343,7 +348,7 @@ void SimCluster::OnRegistered(RegisterCall* call, const grpc::Status& status) {
   v1::Control::Stub* stub = call->stub;
   delete call;
 
-  if (session) session->Start(stub, node_id, revision);
+  if (session) session->Start(stub, authorization_, node_id, revision);
   std::vector<RegisterCall*> more;
   {
     absl::MutexLock lock(&mu_);

@@ -6,7 +6,8 @@
 // use the callback API, so 1 000 sessions need no thread per node: one ticker thread starts
 // every node's report writes, registrations and teardown; gRPC's own threads run the
 // reactions. A node whose session breaks (central restarted, stream finished) registers again
-// with jittered exponential backoff (100 ms … 5 s), as a real streamer does (C-3).
+// with jittered exponential backoff (100 ms … 5 s), as a real streamer does (C-3). Every
+// call carries `authorization: Bearer <cluster token>` (M-3), as a streamer's do.
 #pragma once
 
 #include <atomic>
@@ -65,8 +66,9 @@ class SimCluster {
   static constexpr size_t kMaxRegistersInFlight = 64;
   static constexpr std::chrono::milliseconds kRegisterDeadline{5000};
 
-  explicit SimCluster(std::string central_grpc_address,
-                      std::chrono::milliseconds report_interval = std::chrono::milliseconds(1000));
+  // `cluster_token`: the token presented to central (empty: none, and central refuses).
+  SimCluster(std::string central_grpc_address, std::string cluster_token,
+             std::chrono::milliseconds report_interval = std::chrono::milliseconds(1000));
   ~SimCluster();  // cancels every session and waits until gRPC is done with all of them
   SimCluster(const SimCluster&) = delete;
   SimCluster& operator=(const SimCluster&) = delete;
@@ -123,6 +125,7 @@ class SimCluster {
   void SessionDeleted();
 
   const std::string central_;
+  const std::string authorization_;  // "Bearer <token>"
   const std::chrono::milliseconds interval_;
 
   mutable absl::Mutex mu_;
