@@ -21,6 +21,7 @@
 #include "common/crypto/token_file.h"
 #include "common/http/metrics_handler.h"
 #include "common/http/server.h"
+#include "common/http/server_flags.h"
 #include "common/log/log.h"
 #include "common/process/process.h"
 #include "grpcpp/grpcpp.h"
@@ -210,6 +211,7 @@ int Run() {
   };
 
   http::ServerOptions options;
+  http::ApplyServerFlags(options);
   options.name = "http";
   options.listen = absl::GetFlag(FLAGS_http_listen);
   options.threads = absl::GetFlag(FLAGS_http_threads);

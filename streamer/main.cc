@@ -1,11 +1,13 @@
 // streamer: one node of the cluster (ingest, origin or edge). Wiring only.
 #include <memory>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "common/crypto/token_file.h"
 #include "common/http/server.h"
+#include "common/http/server_flags.h"
 #include "common/http/tls.h"
 #include "common/log/log.h"
 #include "common/process/process.h"
@@ -17,6 +19,7 @@
 #include "streamer/delivery/origin_routes.h"
 #include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/play_sessions.h"
+#include "streamer/delivery/publish_auth.h"
 #include "streamer/packager/stream_manager.h"
 #include "streamer/store/origin_store.h"
 #include "streamer/store/segment_store.h"
@@ -42,6 +45,9 @@ ABSL_FLAG(int, http_threads, 2, "worker threads of the viewer listener");
 ABSL_FLAG(int, publish_threads, 1, "worker threads of the publish listener");
 ABSL_FLAG(uint64_t, max_object_bytes, 64ull << 20,
           "largest object a packager may publish (413 above)");
+ABSL_FLAG(uint64_t, max_buffered_upload_bytes, 256ull << 20,
+          "bytes the publish listener holds for uploads still arriving, all together (503 with "
+          "Retry-After beyond it; R-3)");
 ABSL_FLAG(uint64_t, max_stream_bytes, 512ull << 20,
           "memory kept per published stream (the live window plus its tail)");
 ABSL_FLAG(double, shed_dvr_cpu, 90, "host CPU % above which DVR reads are shed (L-16; 0 = off)");
@@ -90,6 +96,11 @@ int Run() {
   }
   auto connected = [&agent] { return agent && agent->connected(); };
 
+  // The servers are declared before everything their handlers use, so they are destroyed
+  // last: at exit they are stopped first (their threads joined: no handler runs any more),
+  // then the pipelines and stores go, releasing held requests into the stopped servers'
+  // queues, and only then are the servers' io_contexts destroyed with what is queued.
+  std::unique_ptr<http::Server> viewer_server, publish_server, https_server;
   SegmentStore store;
   StreamManager streams(&store, RealClock::Get());
   PlaySessions sessions(RealClock::Get());
@@ -105,10 +116,18 @@ int Run() {
   Shedder shedder(thresholds, metrics.get());
   OriginOptions delivery_options;
   delivery_options.max_object_bytes = absl::GetFlag(FLAGS_max_object_bytes);
-  OriginDelivery origin_delivery(delivery_options, &origin, &streams, &shedder, metrics.get());
+  PublishAuth publish_auth(&config);
+  OriginDelivery origin_delivery(delivery_options, &origin, &streams, &shedder, &publish_auth,
+                                 metrics.get());
 
   OttGate ott(node_id, &config, RealClock::Get(), metrics.get());
   HlsContext hls{&store, &streams, &sessions, &origin_delivery, &ott};
+  // However Run() ends, the servers stop (threads joined) before anything above goes.
+  absl::Cleanup stop_servers = [&] {
+    for (http::Server* server : {viewer_server.get(), publish_server.get(), https_server.get()}) {
+      if (server) server->Stop();
+    }
+  };
   auto build_viewer_router = [&] {
     http::Router router;
     AddNodeRoutes(router, identity, &config, metrics.get(), connected);
@@ -117,18 +136,19 @@ int Run() {
   };
   http::Router viewer_router = build_viewer_router();
   http::ServerOptions viewer;
+  http::ApplyServerFlags(viewer);
   viewer.name = "http";
   viewer.listen = absl::GetFlag(FLAGS_listen);
   viewer.threads = absl::GetFlag(FLAGS_http_threads);
   viewer.registry = metrics.get();
   viewer.trusted_proxies = trusted;
-  auto viewer_server = http::Server::Start(viewer, std::move(viewer_router));
-  if (!viewer_server.ok()) {
-    log::Error("startup_failed", {{"error", viewer_server.status().ToString()}});
+  auto viewer_started = http::Server::Start(viewer, std::move(viewer_router));
+  if (!viewer_started.ok()) {
+    log::Error("startup_failed", {{"error", viewer_started.status().ToString()}});
     return 1;
   }
+  viewer_server = *std::move(viewer_started);
 
-  std::unique_ptr<http::Server> https_server;
   const std::string https_listen = absl::GetFlag(FLAGS_https_listen);
   std::vector<std::string> certificate_names;
   if (!https_listen.empty()) {
@@ -153,16 +173,19 @@ int Run() {
   AddNodeRoutes(publish_router, identity, &config, metrics.get(), connected);
   origin_delivery.AddPublishRoutes(publish_router);
   http::ServerOptions publish;
+  http::ApplyServerFlags(publish);
   publish.name = "publish";
   publish.listen = absl::GetFlag(FLAGS_publish_listen);
   publish.threads = absl::GetFlag(FLAGS_publish_threads);
   publish.registry = metrics.get();
   publish.trusted_proxies = trusted;
-  auto publish_server = http::Server::Start(publish, std::move(publish_router));
-  if (!publish_server.ok()) {
-    log::Error("startup_failed", {{"error", publish_server.status().ToString()}});
+  publish.max_buffered_body_bytes = absl::GetFlag(FLAGS_max_buffered_upload_bytes);
+  auto publish_started = http::Server::Start(publish, std::move(publish_router));
+  if (!publish_started.ok()) {
+    log::Error("startup_failed", {{"error", publish_started.status().ToString()}});
     return 1;
   }
+  publish_server = *std::move(publish_started);
 
   AgentOptions agent_options;
   agent_options.central = absl::GetFlag(FLAGS_central);
@@ -175,16 +198,16 @@ int Run() {
   reg.set_role(role);
   reg.set_hostname(identity.hostname);
   reg.set_public_port(absl::GetFlag(FLAGS_public_port));
-  auto bound_host = http::SplitHostPort((*viewer_server)->bound_address());
+  auto bound_host = http::SplitHostPort(viewer_server->bound_address());
   if (bound_host.ok()) reg.add_addresses(bound_host->first);
   auto* l = reg.add_listeners();
   l->set_name("http");
   l->set_scheme("http");
-  l->set_port((*viewer_server)->port());
+  l->set_port(viewer_server->port());
   l = reg.add_listeners();
   l->set_name("publish");
   l->set_scheme("http");
-  l->set_port((*publish_server)->port());
+  l->set_port(publish_server->port());
 
   if (https_server) {
     l = reg.add_listeners();
@@ -193,7 +216,7 @@ int Run() {
     l->set_port(https_server->port());
     for (const auto& name : certificate_names) reg.add_certificate_names(name);
   }
-  std::vector<const http::Server*> servers = {viewer_server->get(), publish_server->get()};
+  std::vector<const http::Server*> servers = {viewer_server.get(), publish_server.get()};
   if (https_server) servers.push_back(https_server.get());
   auto shed_sampler = std::make_shared<HostSampler>();
   auto filler = [servers, &streams, &sessions, &shedder, &ott,
@@ -227,16 +250,16 @@ int Run() {
   agent = std::make_unique<Agent>(agent_options, &config, filler, metrics.get());
   agent->Start();
 
-  nlohmann::json ready = {{"http", (*viewer_server)->bound_address()},
-                          {"publish", (*publish_server)->bound_address()}};
+  nlohmann::json ready = {{"http", viewer_server->bound_address()},
+                          {"publish", publish_server->bound_address()}};
   if (https_server) ready["https"] = https_server->bound_address();
   AnnounceReady(ready);
   log::Info("streamer_started",
             {{"node", node_id}, {"role", identity.role}, {"central", agent_options.central}});
   int sig = WaitForShutdownSignal();
   log::Info("streamer_stopping", {{"signal", sig}});
-  (*viewer_server)->Stop();
-  (*publish_server)->Stop();
+  viewer_server->Stop();
+  publish_server->Stop();
   if (https_server) https_server->Stop();
   agent->Stop();
   log::Info("streamer_stopped");
