@@ -239,11 +239,12 @@ class Server::Impl {
   std::unique_ptr<ByteBudget> body_budget;  // unfinished bodies of the whole listener
   DecoderLimits limits;
   const Clock* clock = nullptr;
-  std::unique_ptr<asio::steady_timer> accept_backoff;  // on worker 0, like the acceptor
 
   std::vector<std::unique_ptr<asio::io_context>> contexts;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
   std::unique_ptr<tcp::acceptor> acceptor;
+  // On worker 0, like the acceptor; both declared after `contexts`, so destroyed before them.
+  std::unique_ptr<asio::steady_timer> accept_backoff;
   std::vector<std::thread> threads;
   size_t next_worker = 0;
 
