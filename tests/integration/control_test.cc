@@ -127,7 +127,9 @@ TEST_CASE("C-6 kill -9 central during 1 000 synced writes loses no acknowledged 
   central.process->Wait();
   writer.join();
   INFO(acknowledged.size() << " writes acknowledged before the kill");
-  REQUIRE(acknowledged.size() >= 300);
+  // Well into the run (the write whose commit made revision 300 may still be on its way
+  // back to the writer when the kill lands).
+  REQUIRE(acknowledged.size() >= 250);
   REQUIRE(acknowledged.size() < 1000);
 
   auto restarted = StartCentral(dir);

@@ -271,8 +271,14 @@ TEST_CASE("R-3 10 000 gRPC streams from one client stay bounded") {
   // Measured +7…8 MiB; with the per-connection limit lifted (--grpc-max-concurrent-streams=
   // 1000000) central holds all 5 000 sessions and grows by +87 MiB. 32 MiB leaves room for
   // allocator noise and still fails without the limit.
+#if defined(__SANITIZE_ADDRESS__)
+  // Under ASan resident memory says little: freed blocks wait in its quarantine (up to
+  // 256 MiB) and every block carries redzones. The held-session count above is the bound.
+  WARN("ASan build: resident-memory bound not checked");
+#else
   CHECK(peak - baseline < 32 * 1024);
   CHECK(after - baseline < 32 * 1024);
+#endif
 }
 
 }  // namespace
