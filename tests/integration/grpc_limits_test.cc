@@ -140,7 +140,7 @@ struct RegisterCall {
   v1::RegisterResponse response;
 };
 
-TEST_CASE("R-3 10 000 gRPC streams from one client stay bounded") {
+TEST_CASE("R-3 10 000 gRPC streams from one client stay bounded", "[rss]") {
   auto dir = MakeTempDir("r3-grpc");
   auto central = StartCentral(dir);
   const pid_t pid = central.process->pid();

@@ -201,7 +201,7 @@ TEST_CASE("M-3 with publish tokens: none → 401, the token takes over a live pu
   CHECK(ended->result_int() == 204);
 }
 
-TEST_CASE("R-3 32 stalled uploads stay within the publish listener's byte cap") {
+TEST_CASE("R-3 32 stalled uploads stay within the publish listener's byte cap", "[rss]") {
   auto dir = MakeTempDir("stalled");
   auto central = StartCentral(dir);
   constexpr uint64_t kCap = 64ull << 20;

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -48,8 +49,34 @@ Process::~Process() {
   if (pid_ > 0) {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    CheckSanitizerReport();
   }
   if (stdout_fd_ >= 0) close(stdout_fd_);
+}
+
+// a sanitizer report in the child's log (sanitizers write to stderr, which is the log)
+// is copied to this test's output from its first line on, and fails the test.
+void Process::CheckSanitizerReport() {
+  static constexpr const char* kStarts[] = {
+      "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "WARNING: ThreadSanitizer",
+      "ERROR: ThreadSanitizer",  "runtime error:",       "ERROR: UndefinedBehaviorSanitizer"};
+  std::ifstream in(log_path_);
+  std::string line, report;
+  int lines = 0;
+  while (std::getline(in, line) && lines < 400) {
+    if (report.empty()) {
+      bool start = false;
+      for (const char* s : kStarts) start = start || line.find(s) != std::string::npos;
+      if (!start) continue;
+    }
+    report += line + "\n";
+    ++lines;
+  }
+  if (report.empty()) return;
+  std::fprintf(stderr, "==== sanitizer report of child process (log %s):\n%s====\n",
+               log_path_.c_str(), report.c_str());
+  FAIL_CHECK("sanitizer report in child process log " << log_path_);
 }
 
 nlohmann::json Process::WaitReady(std::chrono::milliseconds timeout) {
@@ -83,6 +110,7 @@ int Process::Wait() {
   if (pid_ > 0) {
     waitpid(pid_, &status, 0);
     pid_ = -1;
+    CheckSanitizerReport();
   }
   return status;
 }

@@ -19,6 +19,9 @@ using namespace std::chrono_literals;
 
 // A child process whose stdout is read for the `READY {json}` line; stderr goes to a log
 // file kept for failure diagnosis. Killed with SIGKILL when destroyed while running.
+// in a sanitized build a child's sanitizer report (ASan, UBSan, LSan, TSan) lands in its
+// log; once the child is gone (Wait or destruction) the report is printed to the test's
+// output and fails the test.
 class Process {
  public:
   static std::unique_ptr<Process> Start(const std::vector<std::string>& argv,
@@ -35,6 +38,8 @@ class Process {
   const std::string& log_path() const { return log_path_; }
 
  private:
+  void CheckSanitizerReport();
+
   pid_t pid_ = -1;
   int stdout_fd_ = -1;
   std::string log_path_;
