@@ -12,7 +12,7 @@
 //     another: a writer acquires both, a reader only the writers', as TSan models RW locks);
 //   - Await/LockWhen/CondVar waits release before the call and acquire after it;
 //   - conditions are wrapped so that their evaluation (which Abseil may run in the waiting
-//     thread or in the unlocking one, with the mutex held) acquires first.
+//     thread or in the unlocking one, with the mutex held) acquires first and releases after.
 // absl::Notification gets the same treatment. Only happens-before is modelled: TSan's
 // lock-order (deadlock) reports do not cover absl::Mutex. Nothing here changes what the mutex
 // does.
@@ -90,7 +90,12 @@ class WrappedCondition {
     __tsan_acquire(arg);
     auto* w = static_cast<WrappedCondition*>(arg);
     AcquireWriter(w->mu_);
-    return w->condition_->Eval();
+    bool result = w->condition_->Eval();
+    // What the condition read happens before the next holder's writes: the evaluating thread
+    // holds the mutex now, but its release happened before the wait (or is the unlock that
+    // runs this evaluation).
+    ReleaseWriter(w->mu_);
+    return result;
   }
   const absl::Condition* condition_;
   const absl::Mutex* mu_;
