@@ -82,109 +82,142 @@ std::string FrameRate(double fps) {
 }
 
 const media::TrackInfo* FirstTrack(const RenditionInfo& info, bool video) {
-  for (const auto& t : info.tracks) {
+  for (const auto& t : info.cmaf_tracks) {
     if (video ? t.is_video() : t.is_audio()) return &t;
   }
   return nullptr;
 }
 
-// The end (90 kHz) of the newest media the window holds: the last part of the open segment,
-// else the last complete segment.
-int64_t MediaEnd(const RenditionWindow& w) {
-  int64_t end = w.segments.back()->start + w.segments.back()->duration;
-  if (w.open_msn >= 0 && !w.open_parts.empty()) {
-    const Part& p = *w.open_parts.back();
-    end = std::max(end, p.start + p.duration);
+// The codecs of a rendition's CMAF form (one media type, S-16a).
+std::string Codecs(const RenditionInfo& info) {
+  std::string codecs;
+  for (const auto& t : info.cmaf_tracks) {
+    if (t.codec_string.empty()) continue;
+    if (!codecs.empty()) codecs += ",";
+    codecs += t.codec_string;
   }
-  return end;
+  return codecs;
+}
+
+// One timeline (S-5) as a Period: where it began on the media timeline (90 kHz), the wall
+// clock there, and the number its first segment had (or would have had, for a timeline
+// whose first segments left the window).
+struct Timeline {
+  int64_t origin = 0;
+  int64_t wall_ms = 0;
+  int64_t start_number = 0;
+};
+
+Timeline TimelineOf(const Segment& s, int64_t segment_ticks) {
+  Timeline t;
+  t.origin = s.timeline_origin;
+  t.wall_ms = s.program_date_time_ms - FloorDiv(s.start - s.timeline_origin, 90);
+  t.start_number = s.msn - FloorDiv(s.start - s.timeline_origin + segment_ticks / 2, segment_ticks);
+  return t;
 }
 
 }  // namespace
 
-// Timeline. Segment msn N of a rendition starts at the first keyframe at or after multiple
-// N + o of the segment duration d on the absolute 90 kHz timeline T (S-5): o is 0 until the
-// numbering had to close up (a gap, a GOP longer than d), and the keyframe comes a phase
-// φ ∈ [0, d) after the multiple (constant for a GOP that divides d). T/90 follows the wall
-// clock at a constant distance Δ that the timeline does not know: the 33-bit PTS is only
-// extended by whole wraps, so Δ is up to ±13 h for a source whose PTS is not wall-clock
-// based. A dynamic MPD needs wall clock = availabilityStartTime + presentation time, so:
+// Timeline and Periods. Every segment knows where its timeline began (S-5: `origin`, the
+// same on every node) and its program date-time, so the wall clock at the origin is fixed
+// for the life of the timeline. The MPD has one Period per timeline in the window (a
+// discontinuity — a publisher reconnect, an input switch — starts a new one, S-16a):
 //
-//   presentationTimeOffset = start(newest) − msn(newest)·d = (o·d + φ) in 90 kHz,
-//   one Period at PT0S, startNumber 0, duration d,
+//   availabilityStartTime = the wall clock at the origin of the oldest listed timeline,
+//   Period@start          = its own origin's wall clock − availabilityStartTime,
+//   startNumber           = the msn its first segment had, presentationTimeOffset = origin,
 //
-// so that number N starts at N·d + PTO on the media timeline, its presentation time is N·d
-// (MSE times follow the msn, across gaps), and
-//
-//   availabilityStartTime = epoch + PTO/90 + Δ, rounded up to whole part targets,
-//
-// where Δ is measured as the newest publish time minus the newest media end: segment N is
-// then whole at AST + (N+1)·d (L-4's due(msn) with availability_start = AST) and never
-// announced early, and nodes (and successive MPDs) agree unless their measurements straddle
-// a multiple of the part target. For a source with wall-clock PTS and keyframes on the
-// multiples this is the epoch.
+// so segment N of a period is presented at (N − startNumber)·d on the period's timeline and
+// is whole at availabilityStartTime + Period@start + (N − startNumber + 1)·d: L-4's due time.
+// None of these move while a timeline lasts, on any node that shares its anchor.
 std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow>>& renditions,
                          const DashOptions& options) {
-  std::vector<const RenditionWindow*> windows;
+  std::vector<const RenditionWindow*> video, audio;
   for (const auto& w : renditions) {
-    if (w && !w->segments.empty() && w->info.init) windows.push_back(w.get());
+    if (!w || w->segments.empty() || !w->info.init || w->info.cmaf_tracks.empty()) continue;
+    (w->info.cmaf_video() ? video : audio).push_back(w.get());
   }
-  if (windows.empty()) return "";
+  if (video.empty() && audio.empty()) return "";
+  const RenditionWindow& leader = video.empty() ? *audio.front() : *video.front();
 
-  const RenditionWindow& first = *windows.front();
-  const int64_t segment_ms = std::max(1, first.info.target_duration_ms);
+  const int64_t segment_ms = std::max(1, leader.info.target_duration_ms);
   const int64_t segment_ticks = segment_ms * 90;
-  const int64_t part_ms = first.info.part_target_ms > 0
-                              ? std::min<int64_t>(first.info.part_target_ms, segment_ms)
+  const int64_t part_ms = leader.info.part_target_ms > 0
+                              ? std::min<int64_t>(leader.info.part_target_ms, segment_ms)
                               : segment_ms;
-  const int live_window = std::max(1, first.info.live_window);
+  const int live_window = std::max(1, leader.info.live_window);
 
-  // Per rendition: PTO from its newest segment, and the wall clock at which its PTO is due
-  // (PTO/90 + Δ; the latest wins so no rendition is announced early).
-  std::vector<int64_t> pto;
-  std::optional<int64_t> availability_start;
+  // The timelines of the leader's listed segments, oldest first.
+  std::vector<Timeline> timelines;
+  const auto& segments = leader.segments;
+  size_t first = segments.size() - std::min<size_t>(segments.size(), live_window);
+  for (size_t i = first; i < segments.size(); ++i) {
+    if (timelines.empty() || timelines.back().origin != segments[i]->timeline_origin) {
+      timelines.push_back(TimelineOf(*segments[i], segment_ticks));
+    }
+  }
+  const int64_t availability_start_ms = timelines.front().wall_ms;
+
   int64_t longest_ms = segment_ms;
   int64_t longest_part = part_ms * 90;
-  for (const RenditionWindow* w : windows) {
-    const Segment& newest = *w->segments.back();
-    pto.push_back(std::max<int64_t>(0, newest.start - newest.msn * segment_ticks));
-    int64_t delta = 0;  // unknown: take the timeline as wall clock
-    if (w->last_publish_unix_ms > 0) {
-      delta = w->last_publish_unix_ms - FloorDiv(MediaEnd(*w), 90);
+  for (const auto* list : {&video, &audio}) {
+    for (const RenditionWindow* w : *list) {
+      for (const auto& s : w->segments) {
+        longest_ms = std::max(longest_ms, CeilDiv(s->duration, 90));
+        for (const auto& p : s->parts) longest_part = std::max(longest_part, p->duration);
+      }
+      for (const auto& p : w->open_parts) longest_part = std::max(longest_part, p->duration);
     }
-    int64_t start = CeilDiv(pto.back(), 90) + delta;
-    availability_start = std::max(availability_start.value_or(start), start);
-    for (const auto& s : w->segments) {
-      longest_ms = std::max(longest_ms, CeilDiv(s->duration, 90));
-      for (const auto& p : s->parts) longest_part = std::max(longest_part, p->duration);
-    }
-    for (const auto& p : w->open_parts) longest_part = std::max(longest_part, p->duration);
   }
-  const int64_t quantum = std::clamp<int64_t>(part_ms, 100, segment_ms);
-  const int64_t availability_start_ms = CeilDiv(*availability_start, quantum) * quantum;
-  const bool shared_pto =
-      std::all_of(pto.begin(), pto.end(), [&](int64_t p) { return p == pto[0]; });
   // A request for the segment in progress is answered (held, or streamed) once its first part
   // exists: one (longest) part after its start.
   const int64_t first_part_ms = std::min(segment_ms, CeilDiv(longest_part, 90));
-
   // Until the in-progress segment is sent as its CMAF chunks arrive, a segment is whole
   // only at its end: aim one segment plus a part behind the edge (three parts at least).
   const int64_t latency_ms = std::max(3 * part_ms, segment_ms + part_ms);
 
-  bool any_video = false;
-  for (const RenditionWindow* w : windows) any_video |= FirstTrack(w->info, true) != nullptr;
-
-  auto segment_template = [&](int64_t offset) {
-    std::string t =
+  auto segment_template = [&](const Timeline& t) {
+    std::string out =
         absl::StrCat("<SegmentTemplate timescale=\"", kTimescale,
                      "\" initialization=\"$RepresentationID$/init.mp4\" "
-                     "media=\"$RepresentationID$/$Number$.m4s\" startNumber=\"0\" duration=\"",
-                     segment_ticks, "\" presentationTimeOffset=\"", offset, "\"");
+                     "media=\"$RepresentationID$/$Number$.m4s\" startNumber=\"",
+                     t.start_number, "\" duration=\"", segment_ticks,
+                     "\" presentationTimeOffset=\"", std::max<int64_t>(0, t.origin), "\"");
     if (first_part_ms < segment_ms) {
-      absl::StrAppend(&t, " availabilityTimeOffset=\"", DecimalSeconds(segment_ms - first_part_ms),
+      absl::StrAppend(&out, " availabilityTimeOffset=\"",
+                      DecimalSeconds(segment_ms - first_part_ms),
                       "\" availabilityTimeComplete=\"false\"");
     }
-    return t + "/>\n";
+    return out + "/>\n";
+  };
+
+  auto representation = [&](const RenditionWindow& w) {
+    const RenditionInfo& info = w.info;
+    const media::TrackInfo* v = FirstTrack(info, true);
+    const media::TrackInfo* a = v ? nullptr : FirstTrack(info, false);
+    std::string out =
+        absl::StrCat("        <Representation id=\"", XmlEscape(info.name), "\" bandwidth=\"",
+                     std::max<uint64_t>(w.peak_bitrate_bps, 1), "\"");
+    std::string codecs = Codecs(info);
+    if (!codecs.empty()) absl::StrAppend(&out, " codecs=\"", XmlEscape(codecs), "\"");
+    if (v && v->width > 0 && v->height > 0) {
+      absl::StrAppend(&out, " width=\"", v->width, "\" height=\"", v->height, "\"");
+    }
+    if (v && v->frame_rate > 0) {
+      absl::StrAppend(&out, " frameRate=\"", FrameRate(v->frame_rate), "\"");
+    }
+    if (a && a->sample_rate > 0)
+      absl::StrAppend(&out, " audioSamplingRate=\"", a->sample_rate, "\"");
+    if (a && a->channels > 0) {
+      absl::StrAppend(&out,
+                      ">\n          <AudioChannelConfiguration "
+                      "schemeIdUri=\"urn:mpeg:dash:23003:3:audio_channel_configuration:2011\" "
+                      "value=\"",
+                      a->channels, "\"/>\n        </Representation>\n");
+    } else {
+      out += "/>\n";
+    }
+    return out;
   };
 
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -202,49 +235,23 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
                   "\" min=\"", std::max<int64_t>(part_ms, latency_ms - segment_ms / 2), "\" max=\"",
                   latency_ms + 2 * segment_ms,
                   "\"/>\n    <PlaybackRate min=\"0.96\" max=\"1.04\"/>\n  </ServiceDescription>\n");
-  absl::StrAppend(&out, "  <Period id=\"p0\" start=\"PT0S\">\n");
-  absl::StrAppend(&out, "    <AdaptationSet id=\"0\" contentType=\"", any_video ? "video" : "audio",
-                  "\" mimeType=\"", any_video ? "video/mp4" : "audio/mp4",
-                  "\" segmentAlignment=\"true\" startWithSAP=\"1\">\n");
-  if (shared_pto) absl::StrAppend(&out, "      ", segment_template(pto[0]));
-  for (size_t i = 0; i < windows.size(); ++i) {
-    const RenditionInfo& info = windows[i]->info;
-    const media::TrackInfo* video = FirstTrack(info, true);
-    const media::TrackInfo* audio = FirstTrack(info, false);
-    std::string codecs;
-    for (const auto& t : info.tracks) {
-      if (t.codec_string.empty()) continue;
-      if (!codecs.empty()) codecs += ",";
-      codecs += t.codec_string;
+  for (const Timeline& t : timelines) {
+    // A Period's id names its timeline, so successive MPDs (and nodes) agree on it.
+    absl::StrAppend(&out, "  <Period id=\"t", t.origin, "\" start=\"",
+                    Duration(t.wall_ms - availability_start_ms), "\">\n");
+    int set_id = 0;
+    for (const auto* list : {&video, &audio}) {
+      if (list->empty()) continue;
+      bool is_video = list == &video;
+      absl::StrAppend(
+          &out, "    <AdaptationSet id=\"", set_id++, "\" contentType=\"",
+          is_video ? "video" : "audio", "\" mimeType=\"", is_video ? "video/mp4" : "audio/mp4",
+          "\" segmentAlignment=\"true\" startWithSAP=\"1\">\n      ", segment_template(t));
+      for (const RenditionWindow* w : *list) out += representation(*w);
+      out += "    </AdaptationSet>\n";
     }
-    absl::StrAppend(&out, "      <Representation id=\"", XmlEscape(info.name), "\" bandwidth=\"",
-                    std::max<uint64_t>(windows[i]->peak_bitrate_bps, 1), "\"");
-    if (!codecs.empty()) absl::StrAppend(&out, " codecs=\"", XmlEscape(codecs), "\"");
-    if (video && video->width > 0 && video->height > 0) {
-      absl::StrAppend(&out, " width=\"", video->width, "\" height=\"", video->height, "\"");
-    }
-    if (video && video->frame_rate > 0) {
-      absl::StrAppend(&out, " frameRate=\"", FrameRate(video->frame_rate), "\"");
-    }
-    if (audio && audio->sample_rate > 0) {
-      absl::StrAppend(&out, " audioSamplingRate=\"", audio->sample_rate, "\"");
-    }
-    std::string children;
-    if (!shared_pto) absl::StrAppend(&children, "        ", segment_template(pto[i]));
-    if (audio && audio->channels > 0) {
-      absl::StrAppend(&children,
-                      "        <AudioChannelConfiguration "
-                      "schemeIdUri=\"urn:mpeg:dash:23003:3:audio_channel_configuration:2011\" "
-                      "value=\"",
-                      audio->channels, "\"/>\n");
-    }
-    if (children.empty()) {
-      out += "/>\n";
-    } else {
-      absl::StrAppend(&out, ">\n", children, "      </Representation>\n");
-    }
+    out += "  </Period>\n";
   }
-  out += "    </AdaptationSet>\n  </Period>\n";
   absl::StrAppend(&out, "  <UTCTiming schemeIdUri=\"urn:mpeg:dash:utc:http-iso:2014\" value=\"",
                   XmlEscape(options.time_url), "\"/>\n</MPD>\n");
   return out;

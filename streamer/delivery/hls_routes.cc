@@ -408,7 +408,9 @@ void AddHlsRoutes(http::Router& router, HlsContext context) {
     int playlist_age = std::max(0, settings.segment_ms / 2000);
     switch (target->kind) {
       case Target::kMaster: {
+        // HLS-TS variants: the renditions with an MPEG-TS form ("a1" is CMAF only).
         auto renditions = context.store->Renditions(target->stream);
+        std::erase_if(renditions, [](const auto& w) { return w->info.tracks.empty(); });
         std::string body;
         if (ott.enabled && renditions.size() == 1 && !renditions[0]->segments.empty()) {
           // O-6: a single-rendition OTT stream lists backup members for players that switch.
@@ -472,7 +474,7 @@ void AddHlsRoutes(http::Router& router, HlsContext context) {
       case Target::kSegment: {
         auto window = context.store->Window(target->stream, target->rendition);
         const Segment* segment = window ? window->Find(target->msn) : nullptr;
-        if (!segment) return r.Send(NotFound("no such segment", cors));
+        if (!segment || !segment->ts) return r.Send(NotFound("no such segment", cors));
         http::Response res = http::MediaResponse(ctx.request, segment->ts, kTsType);
         res.set(http::beast_http::field::cache_control, "max-age=86400, immutable");
         http::AddCors(res, cors);

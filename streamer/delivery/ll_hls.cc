@@ -15,9 +15,10 @@ std::string Seconds(int64_t ticks) {
   return absl::StrFormat("%.5f", static_cast<double>(ticks) / 90000.0);
 }
 
+// The codecs of a rendition's CMAF form (one media type, S-16a).
 std::string Codecs(const RenditionInfo& info) {
   std::string codecs;
-  for (const auto& t : info.tracks) {
+  for (const auto& t : info.cmaf_tracks) {
     if (t.codec_string.empty()) continue;
     if (!codecs.empty()) codecs += ",";
     codecs += t.codec_string;
@@ -25,12 +26,18 @@ std::string Codecs(const RenditionInfo& info) {
   return codecs;
 }
 
+// Lists the parts of `parts` that start at or after `from` (90 kHz).
 void AppendParts(std::string& out, int64_t msn,
-                 const std::vector<std::shared_ptr<const Part>>& parts) {
+                 const std::vector<std::shared_ptr<const Part>>& parts, int64_t from) {
   for (const auto& p : parts) {
+    if (p->start < from) continue;
     absl::StrAppend(&out, "#EXT-X-PART:DURATION=", Seconds(p->duration), ",URI=\"", msn, ".",
                     p->index, ".m4s\"", p->independent ? ",INDEPENDENT=YES" : "", "\n");
   }
+}
+
+bool Ready(const std::shared_ptr<const RenditionWindow>& w) {
+  return w && !w->segments.empty() && w->info.init && !w->info.cmaf_tracks.empty();
 }
 
 }  // namespace
@@ -45,20 +52,48 @@ std::optional<Position> LastPosition(const RenditionWindow& w) {
 
 std::string LowLatencyMasterPlaylist(
     const std::vector<std::shared_ptr<const RenditionWindow>>& renditions) {
+  // S-16a: video renditions are the variants; an audio rendition beside them is their
+  // EXT-X-MEDIA audio group. Without video, the audio rendition is the variant.
+  bool any_video = std::any_of(renditions.begin(), renditions.end(),
+                               [](const auto& w) { return Ready(w) && w->info.cmaf_video(); });
+  const RenditionWindow* audio = nullptr;
+  if (any_video) {
+    for (const auto& w : renditions) {
+      if (Ready(w) && !w->info.cmaf_video()) {
+        audio = w.get();
+        break;
+      }
+    }
+  }
   std::string out;
   for (const auto& w : renditions) {
-    if (!w || w->segments.empty() || !w->info.init) continue;
-    if (out.empty()) out = "#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+    if (!Ready(w) || (any_video && !w->info.cmaf_video())) continue;
+    if (out.empty()) {
+      out = "#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+      if (audio) {
+        const media::TrackInfo& a = audio->info.cmaf_tracks.front();
+        absl::StrAppend(&out,
+                        "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"audio\",DEFAULT=YES,"
+                        "AUTOSELECT=YES");
+        if (a.channels > 0) absl::StrAppend(&out, ",CHANNELS=\"", a.channels, "\"");
+        absl::StrAppend(&out, ",URI=\"", audio->info.name, "/index.ll.m3u8\"\n");
+      }
+    }
     const media::TrackInfo* video = nullptr;
-    for (const auto& t : w->info.tracks) {
+    for (const auto& t : w->info.cmaf_tracks) {
       if (t.is_video()) {
         video = &t;
         break;
       }
     }
-    absl::StrAppend(&out,
-                    "#EXT-X-STREAM-INF:BANDWIDTH=", std::max<uint64_t>(w->peak_bitrate_bps, 1));
+    uint64_t bandwidth = w->peak_bitrate_bps + (audio ? audio->peak_bitrate_bps : 0);
+    absl::StrAppend(&out, "#EXT-X-STREAM-INF:BANDWIDTH=", std::max<uint64_t>(bandwidth, 1));
     std::string codecs = Codecs(w->info);
+    if (audio) {
+      std::string audio_codecs = Codecs(audio->info);
+      if (!audio_codecs.empty())
+        codecs = codecs.empty() ? audio_codecs : codecs + "," + audio_codecs;
+    }
     if (!codecs.empty()) absl::StrAppend(&out, ",CODECS=\"", codecs, "\"");
     if (video && video->width > 0) {
       absl::StrAppend(&out, ",RESOLUTION=", video->width, "x", video->height);
@@ -66,6 +101,7 @@ std::string LowLatencyMasterPlaylist(
     if (video && video->frame_rate > 0) {
       absl::StrAppend(&out, ",FRAME-RATE=", absl::StrFormat("%.3f", video->frame_rate));
     }
+    if (audio) absl::StrAppend(&out, ",AUDIO=\"audio\"");
     absl::StrAppend(&out, "\n", w->info.name, "/index.ll.m3u8\n");
   }
   return out;
@@ -114,14 +150,19 @@ std::string LowLatencyMediaPlaylist(
   if (disc > 0) absl::StrAppend(&out, "#EXT-X-DISCONTINUITY-SEQUENCE:", disc, "\n");
   out += "#EXT-X-MAP:URI=\"init.mp4\"\n";
   if (skipped > 0) absl::StrAppend(&out, "#EXT-X-SKIP:SKIPPED-SEGMENTS=", skipped, "\n");
-  // Parts are listed for the last three target durations (S-11).
-  int64_t parts_from = segments.back()->start + segments.back()->duration - 3LL * target * 90000;
+  // Parts are listed for the last three target durations of the playlist (S-11): from
+  // three target durations before its end, the open segment's last part included.
+  int64_t edge = segments.back()->start + segments.back()->duration;
+  if (window.open_msn >= 0 && !window.open_parts.empty()) {
+    edge = std::max(edge, window.open_parts.back()->start + window.open_parts.back()->duration);
+  }
+  int64_t parts_from = edge - 3LL * target * 90000;
   for (size_t i = first + skipped; i < segments.size(); ++i) {
     const Segment& s = *segments[i];
     if (s.discontinuity && i != first) out += "#EXT-X-DISCONTINUITY\n";
     absl::StrAppend(
         &out, "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(s.program_date_time_ms), "\n");
-    if (s.start + s.duration > parts_from) AppendParts(out, s.msn, s.parts);
+    if (s.start + s.duration > parts_from) AppendParts(out, s.msn, s.parts, parts_from);
     absl::StrAppend(&out, "#EXTINF:", Seconds(s.duration), ",\n", s.msn, ".m4s\n");
   }
   int64_t next_msn = segments.back()->msn + 1;
@@ -129,7 +170,7 @@ std::string LowLatencyMediaPlaylist(
   if (window.open_msn >= 0 && !window.open_parts.empty()) {
     absl::StrAppend(
         &out, "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(window.open_start / 90), "\n");
-    AppendParts(out, window.open_msn, window.open_parts);
+    AppendParts(out, window.open_msn, window.open_parts, parts_from);
     next_msn = window.open_msn;
     next_part = static_cast<int>(window.open_parts.size());
   }

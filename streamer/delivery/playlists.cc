@@ -43,7 +43,7 @@ std::string StreamInfLine(const RenditionWindow& w) {
 std::string MasterPlaylist(const std::vector<std::shared_ptr<const RenditionWindow>>& renditions) {
   std::string out;
   for (const auto& w : renditions) {
-    if (!w || w->segments.empty()) continue;
+    if (!w || w->segments.empty() || w->info.tracks.empty()) continue;  // CMAF-only: no TS
     if (out.empty()) out = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n";
     absl::StrAppend(&out, StreamInfLine(*w), "\n", w->info.name, "/index.m3u8\n");
   }
@@ -52,7 +52,7 @@ std::string MasterPlaylist(const std::vector<std::shared_ptr<const RenditionWind
 
 std::string MediaPlaylist(const RenditionWindow& window) {
   const auto& segments = window.segments;
-  if (segments.empty()) return "";
+  if (segments.empty() || window.info.tracks.empty()) return "";
   size_t count = std::min<size_t>(segments.size(), std::max(1, window.info.live_window));
   size_t first = segments.size() - count;
   int target = (window.info.target_duration_ms + 999) / 1000;

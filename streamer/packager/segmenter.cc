@@ -1,5 +1,6 @@
 #include "streamer/packager/segmenter.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -9,10 +10,13 @@ namespace meshwork::streamer {
 
 struct Segmenter::Rendition {
   RenditionInfo info;
-  uint16_t video_pid = 0;  // 0 for audio-only
-  std::unique_ptr<media::TsMuxer> muxer;
+  uint16_t video_pid = 0;                 // 0 for audio-only and for "a1"
+  bool follower = false;                  // "a1": its cuts and parts follow the leader's
+  std::unique_ptr<media::TsMuxer> muxer;  // null when the rendition has no MPEG-TS form
   std::unique_ptr<media::Fmp4Writer> fmp4;
   std::vector<std::pair<uint16_t, media::Codec>> muxed_tracks;  // what the writers were made for
+  std::optional<int64_t> first_t;  // the first frame seen that drives its cuts
+  bool started = false;            // a segment was opened before (later ones are whole)
   // The fMP4 side of the open segment.
   std::vector<media::Frame> part_frames;
   int part_index = 0;
@@ -22,20 +26,31 @@ struct Segmenter::Rendition {
   std::string m4s;
   // The open segment.
   bool open = false;
+  bool whole = false;  // seen from its boundary: it (and its parts) may be published
   int64_t msn = -1;
   int64_t start = 0;
   int64_t last_t = 0;     // timestamp of the last frame that drives cuts
   int64_t last_step = 0;  // and its distance from the one before (≈ frame duration)
   bool discontinuity = false;
   std::string bytes;
+
+  bool InTs(uint16_t pid) const {
+    return std::any_of(info.tracks.begin(), info.tracks.end(),
+                       [pid](const auto& t) { return t.pid == pid; });
+  }
+  bool InCmaf(uint16_t pid) const {
+    return std::any_of(info.cmaf_tracks.begin(), info.cmaf_tracks.end(),
+                       [pid](const auto& t) { return t.pid == pid; });
+  }
 };
 
 namespace {
 
-std::vector<std::pair<uint16_t, media::Codec>> TrackKeys(
-    const std::vector<media::TrackInfo>& tracks) {
+std::vector<std::pair<uint16_t, media::Codec>> TrackKeys(const RenditionInfo& info) {
   std::vector<std::pair<uint16_t, media::Codec>> keys;
-  for (const auto& t : tracks) keys.emplace_back(t.pid, t.codec);
+  for (const auto& t : info.tracks) keys.emplace_back(t.pid, t.codec);
+  keys.emplace_back(0, media::Codec::kUnknown);  // separates the two forms
+  for (const auto& t : info.cmaf_tracks) keys.emplace_back(t.pid, t.codec);
   return keys;
 }
 
@@ -53,20 +68,50 @@ Segmenter::Segmenter(SegmenterOptions options, const Clock& clock, PublishFn pub
       part_ticks_(static_cast<int64_t>(std::max(options.part_ms, 50)) * 90) {}
 
 void Segmenter::RebuildWriters(Rendition& r) {
-  r.muxer = std::make_unique<media::TsMuxer>(r.info.tracks);
-  r.fmp4 = std::make_unique<media::Fmp4Writer>(r.info.tracks);
+  r.muxer = r.info.tracks.empty() ? nullptr : std::make_unique<media::TsMuxer>(r.info.tracks);
+  r.fmp4 = std::make_unique<media::Fmp4Writer>(r.info.cmaf_tracks);
   r.info.init = std::make_shared<const std::string>(r.fmp4->InitSegment());
-  r.muxed_tracks = TrackKeys(r.info.tracks);
+  r.muxed_tracks = TrackKeys(r.info);
+}
+
+int64_t Segmenter::ProgramDateTimeMs(int64_t t) const { return FloorDiv(t, 90); }
+
+// The tracks of each form of a rendition (see the header): video renditions mux the audio
+// into MPEG-TS only; "a1" is CMAF only; an audio-only v1 has its audio in both.
+void SetTracks(const std::map<uint16_t, media::TrackInfo>& tracks, std::optional<uint16_t> audio,
+               uint16_t video_pid, bool follower, RenditionInfo& info) {
+  info.tracks.clear();
+  info.cmaf_tracks.clear();
+  if (follower) {
+    if (audio) info.cmaf_tracks.push_back(tracks.at(*audio));
+    return;
+  }
+  if (video_pid) {
+    info.tracks.push_back(tracks.at(video_pid));
+    info.cmaf_tracks.push_back(tracks.at(video_pid));
+    if (audio) info.tracks.push_back(tracks.at(*audio));
+    return;
+  }
+  if (audio) {
+    info.tracks.push_back(tracks.at(*audio));
+    info.cmaf_tracks.push_back(tracks.at(*audio));
+  }
 }
 
 void Segmenter::FlushPart(Rendition& r, int64_t end) {
   if (r.part_frames.empty()) return;
+  if (&r == leader_ && audio_ && audio_->open) {
+    // "a1" closes its part where v1 does, under the same index (S-16a: the renditions' parts
+    // line up, so a player switching between them finds the same msn.part everywhere).
+    audio_->part_index = r.part_index;
+    FlushPart(*audio_, end);
+  }
   auto part = std::make_shared<Part>();
   part->index = r.part_index;
   part->start = r.part_start;
   part->duration = std::max<int64_t>(end - r.part_start, 1);
-  part->independent = r.part_frames.front().keyframe &&
-                      r.part_frames.front().codec != media::Codec::kAac;
+  part->independent =
+      r.part_frames.front().keyframe && r.part_frames.front().codec != media::Codec::kAac;
   if (!r.video_pid) part->independent = true;
   std::map<uint16_t, int64_t> end_dts;
   if (r.video_pid) end_dts[r.video_pid] = end;
@@ -77,7 +122,7 @@ void Segmenter::FlushPart(Rendition& r, int64_t end) {
   r.parts.push_back(part);
   ++r.part_index;
   r.part_start = end;
-  if (publish_part_) publish_part_(r.info, r.msn, r.start, std::move(part));
+  if (publish_part_ && r.whole) publish_part_(r.info, r.msn, r.start, std::move(part));
 }
 
 Segmenter::~Segmenter() = default;
@@ -86,11 +131,8 @@ void Segmenter::OnTrack(const media::TrackInfo& track) {
   tracks_[track.pid] = track;
   if (track.is_audio() && !audio_pid_) audio_pid_ = track.pid;
   // Renditions carry a copy of the track infos; refresh them (resolution changes show).
-  for (auto& [pid, r] : renditions_) {
-    r->info.tracks.clear();
-    if (r->video_pid) r->info.tracks.push_back(tracks_[r->video_pid]);
-    if (audio_pid_) r->info.tracks.push_back(tracks_[*audio_pid_]);
-  }
+  for (auto& [pid, r] : renditions_) SetTracks(tracks_, audio_pid_, r->video_pid, false, r->info);
+  if (audio_) SetTracks(tracks_, audio_pid_, 0, true, audio_->info);
 }
 
 int64_t Segmenter::Extend(int64_t pts) {
@@ -138,36 +180,60 @@ Segmenter::Rendition* Segmenter::RenditionFor(uint16_t pid) {
   r->info.target_duration_ms = options_.segment_ms;
   r->info.part_target_ms = options_.part_ms;
   r->info.live_window = options_.live_window;
-  if (r->video_pid) r->info.tracks.push_back(track);
-  if (audio_pid_) r->info.tracks.push_back(tracks_[*audio_pid_]);
+  SetTracks(tracks_, audio_pid_, r->video_pid, false, r->info);
   RebuildWriters(*r);
   Rendition* raw = r.get();
   renditions_.emplace(pid, std::move(r));
+  if (raw->video_pid && !leader_) leader_ = raw;
   return raw;
+}
+
+Segmenter::Rendition* Segmenter::AudioRendition() {
+  if (audio_) return audio_.get();
+  audio_ = std::make_unique<Rendition>();
+  audio_->follower = true;
+  audio_->info.name = "a1";
+  audio_->info.target_duration_ms = options_.segment_ms;
+  audio_->info.part_target_ms = options_.part_ms;
+  audio_->info.live_window = options_.live_window;
+  SetTracks(tracks_, audio_pid_, 0, true, audio_->info);
+  RebuildWriters(*audio_);
+  return audio_.get();
 }
 
 void Segmenter::Close(Rendition& r, int64_t end) {
   if (!r.open) return;
-  if (r.muxed_tracks != TrackKeys(r.info.tracks)) {
-    // A track appeared while this segment was open (typically audio, whose first ADTS
-    // header follows the first keyframe): the segment lacks it. Players switching renditions
-    // or codecs mid-stream is worse than one segment less at the start.
-    log::Info("segment_dropped", {{"msn", r.msn}, {"reason", "tracks changed"}});
+  if (&r == leader_ && audio_) Close(*audio_, end);
+  auto discard = [&r] {
     r.bytes.clear();
     r.part_frames.clear();
     r.parts.clear();
     r.m4s.clear();
     r.open = false;
-    return;
+  };
+  if (r.muxed_tracks != TrackKeys(r.info)) {
+    // A track appeared while this segment was open (typically audio, whose first ADTS
+    // header follows the first keyframe): the segment lacks it. Players switching renditions
+    // or codecs mid-stream is worse than one segment less at the start.
+    log::Info("segment_dropped",
+              {{"msn", r.msn}, {"rendition", r.info.name}, {"reason", "tracks changed"}});
+    return discard();
+  }
+  if (!r.whole) {
+    log::Info("segment_dropped", {{"msn", r.msn},
+                                  {"rendition", r.info.name},
+                                  {"reason", "joined after its first keyframe"}});
+    return discard();
   }
   FlushPart(r, end);
   auto segment = std::make_shared<Segment>();
   segment->msn = r.msn;
   segment->start = r.start;
   segment->duration = std::max<int64_t>(end - r.start, 1);
-  segment->program_date_time_ms = FloorDiv(r.start, 90);
+  segment->program_date_time_ms = ProgramDateTimeMs(r.start);
+  segment->timeline_origin = timeline_origin_t_.value_or(r.start);
   segment->discontinuity = r.discontinuity;
-  segment->ts = std::make_shared<const std::string>(std::move(r.bytes));
+  if (r.muxer) segment->ts = std::make_shared<const std::string>(std::move(r.bytes));
   r.bytes.clear();
   segment->parts = std::move(r.parts);
   r.parts.clear();
@@ -182,29 +248,49 @@ void Segmenter::Close(Rendition& r, int64_t end) {
 }
 
 void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
-  int64_t k = FloorDiv(start, segment_ticks_) - msn_offset_;
+  int64_t multiple = FloorDiv(start, segment_ticks_);
+  // Every rendition cutting at the same multiple gets the msn the first one chose there.
+  auto known = msn_by_multiple_.find(multiple);
+  int64_t k = known != msn_by_multiple_.end() ? known->second : multiple - msn_offset_;
   if (r.open && k <= r.msn && !discontinuity) return;  // same segment continues
   // A jump ends the open segment at its last frame, not at the resumed timeline.
   Close(r, discontinuity ? r.last_t + std::max<int64_t>(r.last_step, 90) : start);
-  // Media sequence numbers of a playlist are consecutive (RFC 8216): when the timeline skips
-  // multiples (a gap, a GOP longer than the segment duration), the numbering closes up and
-  // stays shifted from then on.
-  int64_t previous = std::max(r.msn, last_msn_);
-  if (previous >= 0 && k > previous + 1) {
-    msn_offset_ += k - (previous + 1);
-    k = previous + 1;
+  if (known == msn_by_multiple_.end()) {
+    // Media sequence numbers of a playlist are consecutive (RFC 8216): when the timeline
+    // skips multiples (a gap, a GOP longer than the segment duration), the numbering closes
+    // up and stays shifted from then on.
+    int64_t previous = std::max(r.msn, last_msn_);
+    if (previous >= 0 && k > previous + 1) {
+      msn_offset_ += k - (previous + 1);
+      k = previous + 1;
+    }
+    if (previous >= 0 && k <= previous && (discontinuity || r.msn >= 0)) k = previous + 1;
+    msn_by_multiple_[multiple] = k;
+    while (msn_by_multiple_.size() > 16) msn_by_multiple_.erase(msn_by_multiple_.begin());
   }
-  if (previous >= 0 && k <= previous && (discontinuity || r.msn >= 0)) k = previous + 1;
-  r.open = true;
-  r.msn = k;
+  // The first segment this node opens is whole only if it saw the stream before the
+  // multiple (or the keyframe sits on it): otherwise an earlier keyframe of the same
+  // segment went by unseen, and another node's msn k starts there.
+  bool whole = r.started || discontinuity || start == multiple * segment_ticks_ ||
+               (r.first_t && *r.first_t < multiple * segment_ticks_);
+  if (discontinuity || !timeline_origin_t_) timeline_origin_t_ = start;
+  Open(r, k, start, discontinuity, whole);
   last_msn_ = std::max(last_msn_, k);
+  if (&r == leader_ && audio_) Open(*audio_, k, start, discontinuity, whole);
+}
+
+void Segmenter::Open(Rendition& r, int64_t msn, int64_t start, bool discontinuity, bool whole) {
+  r.open = true;
+  r.started = true;
+  r.whole = whole;
+  r.msn = msn;
   r.start = start;
   r.discontinuity = discontinuity;
   r.bytes.clear();
   // Tracks may have appeared since the muxer was made (audio's first ADTS header often comes
   // after the first video frame): a segment boundary is where the muxer can change.
-  if (r.muxed_tracks != TrackKeys(r.info.tracks)) RebuildWriters(r);
-  r.muxer->WriteTables(r.bytes);
+  if (r.muxed_tracks != TrackKeys(r.info)) RebuildWriters(r);
+  if (r.muxer) r.muxer->WriteTables(r.bytes);
   r.part_frames.clear();
   r.part_index = 0;
   r.part_start = start;
@@ -226,21 +312,22 @@ void Segmenter::OnFrame(const media::Frame& frame) {
 
   auto write = [&](Rendition& r) {
     if (!r.open) return;
-    if (r.bytes.size() > options_.max_segment_bytes) return;  // bounded; keyframes will cut
+    if (r.bytes.size() + r.m4s.size() > options_.max_segment_bytes) return;  // keyframes cut
     media::Frame shifted = frame;
     shifted.pts = pts;
     shifted.dts = t;
-    r.muxer->WriteFrame(shifted, r.bytes);
-    // Parts close on the frame that drives cuts (video, or audio when there is none).
-    bool drives = frame.codec != media::Codec::kAac || !r.video_pid;
+    if (r.muxer && r.InTs(frame.pid)) r.muxer->WriteFrame(shifted, r.bytes);
+    // Parts close on the frame that drives cuts (video, or audio when there is none); "a1"
+    // closes its parts with v1's.
+    bool drives = !r.follower && (frame.codec != media::Codec::kAac || !r.video_pid);
     // Part i of a segment ends at the first frame at or after start + (i+1)·part target, so a
     // segment has ceil(duration / part target) parts; a part may run one frame over the
     // target, which the playlist's PART-TARGET accounts for.
     if (drives && !r.part_frames.empty() && t >= r.start + (r.part_index + 1) * part_ticks_) {
       FlushPart(r, t);
     }
-    r.part_frames.push_back(std::move(shifted));
-    if (frame.codec != media::Codec::kAac || !r.video_pid) {
+    if (r.InCmaf(frame.pid)) r.part_frames.push_back(std::move(shifted));
+    if (drives) {
       if (t > r.last_t) r.last_step = t - r.last_t;
       r.last_t = t;
     }
@@ -254,15 +341,20 @@ void Segmenter::OnFrame(const media::Frame& frame) {
       if (!first_audio_t_) first_audio_t_ = t;
       if (t - *first_audio_t_ < 2 * segment_ticks_) return;
       Rendition* r = RenditionFor(frame.pid);
+      if (!r->first_t) r->first_t = *first_audio_t_;
       Cut(*r, t, discontinuity);
       pending_discontinuity_ = false;
+    } else {
+      AudioRendition();  // opens at v1's next cut
     }
     // After a jump, audio waits for the video keyframe that opens the next segment.
     if (has_video && pending_discontinuity_) return;
     for (auto& [pid, r] : renditions_) write(*r);
+    if (audio_) write(*audio_);
     return;
   }
   Rendition* r = RenditionFor(frame.pid);
+  if (!r->first_t) r->first_t = t;
   if (frame.keyframe) {
     Cut(*r, t, discontinuity);
     pending_discontinuity_ = false;

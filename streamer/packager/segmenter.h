@@ -13,12 +13,20 @@
 // date-time stays true), the next segment is marked (EXT-X-DISCONTINUITY) and takes the next
 // msn: msn stay consecutive (RFC 8216), so after a gap they are offset from the multiples.
 //
-// Renditions: one per video track (PID order: v1, v2, …), each carrying the first audio
-// track; audio-only sources make one rendition v1.
+// Renditions: one per video track (PID order: v1, v2, …), whose MPEG-TS segments carry the
+// first audio track muxed (HLS-TS); in CMAF form (S-16a) each carries its video only and
+// the audio is a rendition of its own, "a1", cut at the same boundaries and part boundaries
+// as v1 (same msn, same part indices). Audio-only sources make one rendition v1 in both
+// forms.
 //
 // Each segment is produced twice from the same frames: as MPEG-TS (HLS) and as fMP4 (CMAF)
 // parts of `part_ms` (a part closes at the first video frame at or after each part multiple
 // from the segment start) whose concatenation is the .m4s segment (LL-HLS, DASH).
+//
+// A node that starts while a segment is under way never publishes that segment (nor its
+// parts): the same msn must mean the same media on every node, and this one did not see the
+// segment's first keyframe. Its first published segment is the first it saw from its
+// boundary.
 //
 // Not thread-safe: one per stream, fed from one thread at a time.
 #pragma once
@@ -30,8 +38,8 @@
 #include <string>
 
 #include "common/time/clock.h"
-#include "streamer/media/frame.h"
 #include "streamer/media/fmp4_writer.h"
+#include "streamer/media/frame.h"
 #include "streamer/media/ts_muxer.h"
 #include "streamer/store/segment_store.h"
 
@@ -75,10 +83,13 @@ class Segmenter {
   int64_t Extend(int64_t pts);
   void CheckJump(int64_t t);
   Rendition* RenditionFor(uint16_t video_pid);
+  Rendition* AudioRendition();  // "a1", made at the first audio frame of a video source
   void Cut(Rendition& r, int64_t start, bool keyframe_start);
+  void Open(Rendition& r, int64_t msn, int64_t start, bool discontinuity, bool whole);
   void Close(Rendition& r, int64_t end);
   void FlushPart(Rendition& r, int64_t end);
   void RebuildWriters(Rendition& r);
+  int64_t ProgramDateTimeMs(int64_t t) const;
 
   SegmenterOptions options_;
   const Clock& clock_;
@@ -94,10 +105,16 @@ class Segmenter {
   bool pending_discontinuity_ = false;
   int64_t last_msn_ = -1;   // highest msn opened by any rendition
   int64_t msn_offset_ = 0;  // multiples skipped so far (msn = floor(T / duration) − offset)
+  // The msn given to each recent multiple of the segment duration (its first cut), so that
+  // every rendition numbers the same media alike; the last 16 are kept.
+  std::map<int64_t, int64_t> msn_by_multiple_;
   std::map<uint16_t, media::TrackInfo> tracks_;
   std::optional<uint16_t> audio_pid_;
   std::optional<int64_t> first_audio_t_;
   std::map<uint16_t, std::unique_ptr<Rendition>> renditions_;  // by video PID (or audio PID)
+  std::unique_ptr<Rendition> audio_;                           // "a1" (video sources only)
+  Rendition* leader_ = nullptr;                                // v1 of a video source
+  std::optional<int64_t> timeline_origin_t_;  // T at which the current timeline began
   std::string fingerprint_;
   int64_t published_ = 0;
 };

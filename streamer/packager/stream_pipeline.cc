@@ -221,7 +221,9 @@ void StreamPipeline::FillReport(v1::StreamReport& report) const {
     auto* r = report.add_renditions();
     r->set_name(window->info.name);
     std::string codecs;
-    for (const auto& t : window->info.tracks) {
+    const auto& tracks =
+        window->info.tracks.empty() ? window->info.cmaf_tracks : window->info.tracks;
+    for (const auto& t : tracks) {
       if (t.codec_string.empty()) continue;
       if (!codecs.empty()) codecs += ",";
       codecs += t.codec_string;

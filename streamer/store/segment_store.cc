@@ -37,8 +37,10 @@ std::string WaiterKey(const std::string& stream, const std::string& rendition) {
 }
 
 uint64_t Bitrate(const Segment& s) {
-  if (s.duration <= 0 || !s.ts) return 0;
-  return static_cast<uint64_t>(static_cast<double>(s.ts->size()) * 8 * 90000 /
+  // The MPEG-TS form where there is one (HLS-TS variants), else the CMAF segment ("a1").
+  const auto& body = s.ts ? s.ts : s.m4s;
+  if (s.duration <= 0 || !body) return 0;
+  return static_cast<uint64_t>(static_cast<double>(body->size()) * 8 * 90000 /
                                static_cast<double>(s.duration));
 }
 

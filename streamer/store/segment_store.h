@@ -39,8 +39,13 @@ struct Segment {
   int64_t start = 0;     // 90 kHz on the stream's absolute timeline (S-5)
   int64_t duration = 0;  // 90 kHz
   int64_t program_date_time_ms = 0;
+  // Where this segment's timeline began (90 kHz, the same scale as `start`): the same for
+  // every segment of a timeline and every node of the stream, a new value after a
+  // discontinuity. Its wall-clock time is program_date_time_ms − (start − origin)/90. DASH
+  // reads it for availabilityStartTime and a Period per timeline (S-16a).
+  int64_t timeline_origin = 0;
   bool discontinuity = false;             // the timeline jumped before this segment (S-7)
-  std::shared_ptr<const std::string> ts;  // the MPEG-TS bytes
+  std::shared_ptr<const std::string> ts;  // the MPEG-TS bytes; null for a CMAF-only rendition
   // fMP4 (CMAF) form: its parts, and the segment as their concatenation (S-10, S-16).
   std::vector<std::shared_ptr<const Part>> parts;
   std::shared_ptr<const std::string> m4s;
@@ -49,12 +54,25 @@ struct Segment {
 
 // What playlists need to know about a rendition besides its segments.
 struct RenditionInfo {
-  std::string name;                      // "v1", "v2", …
-  std::vector<media::TrackInfo> tracks;  // video first, then audio
-  int target_duration_ms = 2000;         // the configured segment duration
+  std::string name;  // "v1", "v2", … for video (or an audio-only source), "a1" for audio
+  // The tracks of the MPEG-TS form, video first, then audio (HLS-TS keeps audio muxed with
+  // each video rendition); empty for a rendition that exists only as CMAF ("a1").
+  std::vector<media::TrackInfo> tracks;
+  // The tracks of the fMP4 (CMAF) form: one media type per rendition (S-16a) — the video
+  // track of a video rendition, the audio track of "a1" or of an audio-only source.
+  std::vector<media::TrackInfo> cmaf_tracks;
+  int target_duration_ms = 2000;  // the configured segment duration
   int part_target_ms = 500;
   int live_window = 6;
   std::shared_ptr<const std::string> init;  // init.mp4 of the fMP4 form
+
+  // True when the CMAF form carries video (false for "a1" and audio-only sources).
+  bool cmaf_video() const {
+    for (const auto& t : cmaf_tracks) {
+      if (t.is_video()) return true;
+    }
+    return false;
+  }
 };
 
 // One rendition's published state, immutable once shared.

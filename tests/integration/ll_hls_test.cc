@@ -63,16 +63,24 @@ TEST_CASE("S-12 S-13 blocking reload and preload hints hold until publish, 503 a
   CHECK(part.body.substr(4, 4) == "moof");
   auto init = Http("GET", node.http, "/ll/v1/init.mp4");
   CHECK(init.body.substr(4, 4) == "ftyp");
-  // ffprobe reads init.mp4 + a whole fMP4 segment: H.264 and AAC, 2 s.
+  // ffprobe reads init.mp4 + a whole fMP4 segment of each rendition: one media type each
+  // (S-16a), H.264 in v1 and AAC in a1, under the same msn.
   auto segment = Http("GET", node.http, "/ll/v1/" + std::to_string(edge.msn) + ".m4s");
   REQUIRE(segment.status == 200);
   WriteFile(dir + "/seg.mp4", init.body + segment.body);
   auto probe = Probe(dir + "/seg.mp4");
   std::map<std::string, std::string> codecs;
   for (const auto& st : probe["streams"]) codecs[st["codec_type"]] = st["codec_name"];
-  CHECK(codecs["video"] == "h264");
-  CHECK(codecs["audio"] == "aac");
+  CHECK(codecs == std::map<std::string, std::string>{{"video", "h264"}});
   CHECK(probe["first_video_frame"]["key_frame"] == 1);
+  auto audio_init = Http("GET", node.http, "/ll/a1/init.mp4");
+  auto audio_segment = Http("GET", node.http, "/ll/a1/" + std::to_string(edge.msn) + ".m4s");
+  REQUIRE(audio_segment.status == 200);
+  WriteFile(dir + "/audio.mp4", audio_init.body + audio_segment.body);
+  auto audio_probe = Probe(dir + "/audio.mp4");
+  codecs.clear();
+  for (const auto& st : audio_probe["streams"]) codecs[st["codec_type"]] = st["codec_name"];
+  CHECK(codecs == std::map<std::string, std::string>{{"audio", "aac"}});
 
   // Rules that answer at once.
   CHECK(Http("GET", node.http, "/ll/v1/index.ll.m3u8?_HLS_part=1").status == 400);

@@ -58,14 +58,56 @@ TEST_CASE("S-11 the LL-HLS media playlist: server control, parts, preload hint, 
   CHECK(text.find("#EXT-X-PART-INF:PART-TARGET=0.500") != std::string::npos);
   CHECK(text.find("#EXT-X-MEDIA-SEQUENCE:102") != std::string::npos);  // the last 6
   CHECK(text.find("#EXT-X-MAP:URI=\"init.mp4\"") != std::string::npos);
-  // Parts only for the last three target durations: the last 3 complete segments + open.
-  CHECK(Count(text, "#EXT-X-PART:") == 3 * 4 + 2);
-  CHECK(text.find("URI=\"104.0.m4s\"") == std::string::npos);
-  CHECK(text.find("URI=\"105.0.m4s\",INDEPENDENT=YES") != std::string::npos);
+  // Parts only for the last three target durations (6 s) before the end of the playlist,
+  // the open segment's parts included: the playlist ends 1 s into 108, so from 105.2 on.
+  CHECK(Count(text, "#EXT-X-PART:") == 2 + 2 * 4 + 2);
+  CHECK(text.find("URI=\"105.1.m4s\"") == std::string::npos);
+  CHECK(text.find("URI=\"105.2.m4s\"") != std::string::npos);
+  CHECK(text.find("URI=\"106.0.m4s\",INDEPENDENT=YES") != std::string::npos);
   CHECK(text.find("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"108.2.m4s\"") != std::string::npos);
   CHECK(text.find("#EXT-X-RENDITION-REPORT:URI=\"../v2/index.ll.m3u8\",LAST-MSN=108,LAST-PART=0") !=
         std::string::npos);
   CHECK(Count(text, "#EXT-X-RENDITION-REPORT") == 1);  // not for itself
+}
+
+media::TrackInfo Track(bool video) {
+  media::TrackInfo t;
+  t.codec = video ? media::Codec::kH264 : media::Codec::kAac;
+  t.codec_string = video ? "avc1.64001f" : "mp4a.40.2";
+  if (video) {
+    t.width = 1280;
+    t.height = 720;
+    t.frame_rate = 25;
+  } else {
+    t.sample_rate = 48000;
+    t.channels = 2;
+  }
+  return t;
+}
+
+TEST_CASE("S-16a the LL-HLS master lists the audio rendition as an EXT-X-MEDIA audio group") {
+  auto v1 = Window("v1", 2, 0);
+  v1->info.tracks = {Track(true), Track(false)};
+  v1->info.cmaf_tracks = {Track(true)};
+  v1->peak_bitrate_bps = 2'000'000;
+  auto a1 = Window("a1", 2, 0);
+  a1->info.cmaf_tracks = {Track(false)};
+  a1->peak_bitrate_bps = 128'000;
+  std::string text = LowLatencyMasterPlaylist({a1, v1});
+  INFO(text);
+  CHECK(text.find("#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"audio\",DEFAULT=YES,"
+                  "AUTOSELECT=YES,CHANNELS=\"2\",URI=\"a1/index.ll.m3u8\"\n") != std::string::npos);
+  CHECK(text.find("#EXT-X-STREAM-INF:BANDWIDTH=2128000,CODECS=\"avc1.64001f,mp4a.40.2\","
+                  "RESOLUTION=1280x720,FRAME-RATE=25.000,AUDIO=\"audio\"\nv1/index.ll.m3u8\n") !=
+        std::string::npos);
+  CHECK(Count(text, "#EXT-X-STREAM-INF") == 1);  // the audio is not a variant of its own
+
+  // An audio-only source: its one rendition is the variant.
+  auto alone = Window("v1", 2, 0);
+  alone->info.tracks = alone->info.cmaf_tracks = {Track(false)};
+  std::string audio_only = LowLatencyMasterPlaylist({alone});
+  CHECK(audio_only.find("#EXT-X-MEDIA") == std::string::npos);
+  CHECK(audio_only.find("CODECS=\"mp4a.40.2\"\nv1/index.ll.m3u8") != std::string::npos);
 }
 
 TEST_CASE("S-12 delta updates skip what is older than CAN-SKIP-UNTIL") {

@@ -1,7 +1,9 @@
 // The deterministic segmenter (S-4, S-5, S-7) on synthetic frames with a fake clock.
 #include "streamer/packager/segmenter.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <map>
 
 namespace meshwork::streamer {
@@ -99,17 +101,120 @@ TEST_CASE("S-5 msn and boundaries are a pure function of the source timestamps")
   }
 }
 
+media::Frame AudioFrame(uint16_t pid, int64_t ts) {
+  media::Frame f;
+  f.pid = pid;
+  f.codec = media::Codec::kAac;
+  f.pts = f.dts = ts;
+  f.keyframe = true;
+  // One ADTS frame: AAC-LC, 48 kHz, mono, 20 payload bytes (frame length 27).
+  f.data = std::make_shared<const std::string>(std::string("\xff\xf1\x4c\x40\x03\x7f\xfc", 7) +
+                                               std::string(20, '\x21'));
+  return f;
+}
+
+TEST_CASE("S-5 a node that joins after a segment's first keyframe does not publish that segment") {
+  // 1 s GOPs, 2 s segments: node B joins at the keyframe 1 s into a segment. What it saw of
+  // that segment is half of it; another node's msn k starts a second earlier.
+  Harness a, b;
+  for (auto* h : {&a, &b}) h->segmenter.OnTrack(Video(0x100));
+  int64_t start = 180'000 * 7;  // the source's first frame sits on a multiple
+  a.Feed({0x100}, start, 12, 25);
+  b.Feed({0x100}, start, 12, 25, /*first=*/75);  // 3 s in: a keyframe in the middle of msn k
+  REQUIRE_FALSE(a.out.empty());
+  REQUIRE_FALSE(b.out.empty());
+  std::map<int64_t, Segment> by_msn;
+  for (const auto& p : a.out) by_msn[p.segment.msn] = p.segment;
+  // B's first segment is the first one it saw from its boundary, and every segment it
+  // publishes is the same media as A's under that msn.
+  // Both nodes' clocks read the same: the same wrap count extends the timestamps.
+  int64_t base = std::llround(static_cast<double>(1'700'000'000'000LL * 90 - start) /
+                              static_cast<double>(Segmenter::kWrap)) *
+                 Segmenter::kWrap;
+  int64_t joined = base + start + 75 * kFrame;  // B's first frame, on the absolute timeline
+  int64_t joined_multiple = joined / 180'000;
+  CHECK(b.out.front().segment.start / 180'000 > joined_multiple);
+  bool a_has_it = false;  // A did publish the segment B skipped
+  for (const auto& p : a.out) a_has_it |= p.segment.start / 180'000 == joined_multiple;
+  CHECK(a_has_it);
+  for (const auto& p : b.out) {
+    auto it = by_msn.find(p.segment.msn);
+    REQUIRE(it != by_msn.end());
+    CHECK(p.segment.start == it->second.start);
+    CHECK(p.segment.duration == it->second.duration);
+  }
+}
+
+TEST_CASE("S-16a audio is a CMAF rendition of its own, cut with v1; HLS-TS keeps it muxed") {
+  FakeClock clock;
+  std::vector<Published> out;
+  std::map<std::string, std::vector<std::pair<int64_t, int>>> parts;  // rendition → (msn, part)
+  Segmenter segmenter(
+      SegmenterOptions{}, clock,
+      [&](const RenditionInfo& info, std::shared_ptr<const Segment> s) {
+        out.push_back({info.name, *s});
+        if (info.name == "v1") {
+          CHECK(info.tracks.size() == 2);  // TS: video + audio
+          REQUIRE(info.cmaf_tracks.size() == 1);
+          CHECK(info.cmaf_tracks[0].is_video());
+        } else {
+          CHECK(info.name == "a1");
+          CHECK(info.tracks.empty());
+          REQUIRE(info.cmaf_tracks.size() == 1);
+          CHECK(info.cmaf_tracks[0].is_audio());
+        }
+      },
+      [&](const RenditionInfo& info, int64_t msn, int64_t, std::shared_ptr<const Part> part) {
+        parts[info.name].emplace_back(msn, part->index);
+      });
+  segmenter.OnTrack(Video(0x100));
+  segmenter.OnTrack(Audio(0x101));
+  int64_t start = 180'000 * 11;
+  for (int i = 0; i < 25 * 10; ++i) {
+    int64_t t = start + i * kFrame;
+    segmenter.OnFrame(VideoFrame(0x100, t, i % 50 == 0));
+    // 48 kHz AAC frames of 1024 samples: 1920 ticks; about two per video frame.
+    for (int64_t a = t; a < t + kFrame; a += 1920) segmenter.OnFrame(AudioFrame(0x101, a));
+    clock.Advance(40ms);
+  }
+  std::map<int64_t, const Segment*> v1, a1;
+  for (const auto& p : out) (p.rendition == "v1" ? v1 : a1)[p.segment.msn] = &p.segment;
+  REQUIRE(v1.size() >= 3);
+  // Every audio segment has its video twin: same msn, start and duration; CMAF only.
+  for (const auto& [msn, s] : a1) {
+    REQUIRE(v1.count(msn));
+    CHECK(s->start == v1[msn]->start);
+    CHECK(s->duration == v1[msn]->duration);
+    CHECK(s->ts == nullptr);
+    REQUIRE(s->m4s);
+    CHECK_FALSE(s->m4s->empty());
+    CHECK(v1[msn]->ts);
+  }
+  CHECK(a1.size() + 1 >= v1.size());
+  // And the same part indices.
+  CHECK_FALSE(parts["a1"].empty());
+  for (const auto& p : parts["a1"]) {
+    CHECK(std::find(parts["v1"].begin(), parts["v1"].end(), p) != parts["v1"].end());
+  }
+}
+
 TEST_CASE("S-4 each video track becomes a rendition carrying the audio") {
   Harness h;
   h.segmenter.OnTrack(Video(0x100));
   h.segmenter.OnTrack(Video(0x101));
   h.segmenter.OnTrack(Audio(0x1f0));
-  h.Feed({0x100, 0x101}, 0, 7);
+  h.Feed({0x100, 0x101}, 0, 9);
   std::map<std::string, int> per_rendition;
   for (const auto& p : h.out) per_rendition[p.rendition]++;
   CHECK(per_rendition.size() == 2);
   CHECK(per_rendition["v1"] >= 2);
   CHECK(per_rendition["v2"] == per_rendition["v1"]);
+  // The same media has the same msn in every rendition.
+  std::map<int64_t, int64_t> start_of;
+  for (const auto& p : h.out) {
+    auto [it, fresh] = start_of.emplace(p.segment.msn, p.segment.start);
+    if (!fresh) CHECK(it->second == p.segment.start);
+  }
 }
 
 TEST_CASE("S-7 a timeline jump closes the segment at its last frame and marks a discontinuity") {
