@@ -1,5 +1,6 @@
 // Browser side of the e2e harness (served by play.mjs, runs inside Chromium).
-// Configuration comes from the page's query string: ?player=hls|dash&ll=0|1&url=...
+// Configuration comes from the page's query string: ?player=hls|dash|dash4&ll=0|1&url=...
+// dash is dash.js 5.x, dash4 dash.js 4.x (both expose the global `dashjs`).
 // Everything the Node side needs is exposed on window.__harness.
 (function () {
   'use strict';
@@ -12,7 +13,8 @@
   var url = params.get('url');
   var video = document.getElementById('video');
   var MAX_ERRORS = 100;
-  // dash.js 4 error codes after which it keeps playing (it retries, skips or falls back):
+  // dash.js error codes after which it keeps playing (it retries, skips or falls back); the
+  // same numbers in 4.x and 5.x:
   // 16 time sync failed (falls back to the local clock), 17/27 fragment download failed,
   // 18 null fragment request, 21 buffer remove failed, 33 timed-text parse error.
   // Every other ERROR code (manifest load/parse, init segment, append, capabilities, ...)
@@ -27,6 +29,7 @@
     frag_hosts: [],
     hls: null,
     dash: null,
+    version: null,
   };
 
   function short(v) {
@@ -105,6 +108,7 @@
     }
     var hls = new Hls(config);
     state.hls = hls;
+    state.version = Hls.version || null;
     hls.on(Hls.Events.FRAG_LOADED, function (ev, data) {
       try {
         var host = new URL(data.frag.url, location.href).host;
@@ -143,6 +147,8 @@
     }
     var p = dashjs.MediaPlayer().create();
     state.dash = p;
+    state.version = typeof p.getVersion === 'function' ? p.getVersion() : dashjs.Version || null;
+    note('dash.js ' + state.version);
     var settings = {
       debug: { logLevel: dashjs.Debug.LOG_LEVEL_WARNING },
       streaming: {
@@ -180,7 +186,10 @@
       tryPlay('playbackNotAllowed');
     });
     p.on(ev.STREAM_INITIALIZED, function () { note('dash:streamInitialized'); });
-    p.on(ev.QUALITY_CHANGE_RENDERED, function (e) { note('dash:quality ' + e.mediaType + '=' + e.newQuality); });
+    p.on(ev.QUALITY_CHANGE_RENDERED, function (e) {
+      var q = e.newRepresentation ? e.newRepresentation.id : e.newQuality;  // 5.x : 4.x
+      note('dash:quality ' + e.mediaType + '=' + q);
+    });
     p.initialize(video, url, true);
   }
 
@@ -226,9 +235,20 @@
         if (s.latency_s !== null) s.latency_source = 'getCurrentLiveLatency';
         var q = null, info = null, list = [];
         try {
-          q = d.getQualityFor('video');
-          list = d.getBitrateInfoListFor('video') || [];
-          info = list[q] || null;
+          if (typeof d.getCurrentRepresentationForType === 'function') {
+            // dash.js 5: Representation objects.
+            list = d.getRepresentationsByType('video') || [];
+            var rep = d.getCurrentRepresentationForType('video');
+            if (rep) {
+              q = typeof rep.absoluteIndex === 'number' ? rep.absoluteIndex : list.indexOf(rep);
+              info = { height: rep.height, bitrate: rep.bandwidth };
+            }
+          } else {
+            // dash.js 4: quality indices and bitrate infos.
+            q = d.getQualityFor('video');
+            list = d.getBitrateInfoListFor('video') || [];
+            info = list[q] || null;
+          }
         } catch (e) { /* not ready yet */ }
         s.level = { index: q, height: (info && info.height) || video.videoHeight || null, bitrate: info ? info.bitrate || null : null, count: list.length };
       }
@@ -244,11 +264,12 @@
     errors: function () { return state.errors.slice(); },
     fragHosts: function () { return state.frag_hosts.slice(); },
     events: function () { return state.events.slice(); },
+    version: function () { return state.version || null; },
   };
 
   if (!url) {
     recordError({ source: 'harness', type: 'setup', details: 'no url given', fatal: true });
-  } else if (player === 'dash') {
+  } else if (player === 'dash' || player === 'dash4') {
     startDash();
   } else {
     startHls();

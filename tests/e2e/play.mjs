@@ -3,8 +3,10 @@
 // with a real player (hls.js or dash.js) loaded from a page on a different origin, and
 // reports whether playback advanced for the requested time.
 //
-//   node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash] [--low-latency]
+//   node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash|dash4] [--low-latency]
 //                           [--timeout-s T] [--screenshot FILE] [--ott]
+// --player: hls (hls.js), dash (dash.js 5.x, package `dashjs`) or dash4 (dash.js 4.x, package
+// `dashjs4`, an npm alias of dashjs@4).
 // --ott: hls.js load timeouts of about one target duration (O-21); the result lists the hosts
 // fragments came from, in order (frag_hosts).
 //
@@ -30,7 +32,7 @@ function log(...a) {
 function usage(msg) {
   process.stderr.write(
     (msg ? 'play.mjs: ' + msg + '\n' : '') +
-      'usage: node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash] [--low-latency]\n' +
+      'usage: node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash|dash4] [--low-latency]\n' +
       '                             [--timeout-s T] [--screenshot FILE]\n',
   );
   if (!msg) process.exit(0);
@@ -61,7 +63,12 @@ if (opts.help) usage();
 if (!opts.url) usage('--url is required');
 const seconds = Number(opts.seconds);
 if (!opts.seconds || !isFinite(seconds) || seconds <= 0) usage('--seconds must be a positive number');
-if (opts.player !== 'hls' && opts.player !== 'dash') usage('--player must be hls or dash');
+const LIBS = {
+  hls: 'hls.js/dist/hls.min.js',
+  dash: 'dashjs/dist/modern/umd/dash.all.min.js', // dash.js 5.x
+  dash4: 'dashjs4/dist/dash.all.min.js', // dash.js 4.x (npm alias dashjs4)
+};
+if (!Object.hasOwn(LIBS, opts.player)) usage('--player must be hls, dash or dash4');
 const timeoutS = opts['timeout-s'] !== undefined ? Number(opts['timeout-s']) : seconds + 15;
 if (!isFinite(timeoutS) || timeoutS <= 0) usage('--timeout-s must be a positive number');
 const lowLatency = opts['low-latency'];
@@ -72,6 +79,7 @@ const lowLatency = opts['low-latency'];
 const result = {
   ok: false,
   player: opts.player,
+  player_version: null,
   url: opts.url,
   low_latency: lowLatency,
   seconds_wanted: seconds,
@@ -111,24 +119,24 @@ function resolveLib(rel) {
 }
 
 function startPageServer() {
+  // Only the library of the player asked for: the page loads it as /lib/player.js.
   const files = {
-    '/lib/hls.min.js': resolveLib('hls.js/dist/hls.min.js'),
-    '/lib/dash.all.min.js': resolveLib('dashjs/dist/dash.all.min.js'),
+    '/lib/player.js': resolveLib(LIBS[opts.player]),
     '/page.js': path.join(HERE, 'page.js'),
   };
-  const html = (player) => `<!doctype html>
+  const html = () => `<!doctype html>
 <html><head><meta charset="utf-8"><title>meshwork e2e</title>
 <style>html,body{margin:0;background:#222}video{display:block;width:640px;height:360px;background:#000}</style>
 </head><body>
 <video id="video" muted autoplay playsinline></video>
-<script src="/lib/${player === 'dash' ? 'dash.all.min.js' : 'hls.min.js'}"></script>
+<script src="/lib/player.js"></script>
 <script src="/page.js"></script>
 </body></html>`;
 
   const server = http.createServer((req, res) => {
     const u = new URL(req.url, 'http://x');
     if (u.pathname === '/' || u.pathname === '/index.html') {
-      const body = html(u.searchParams.get('player'));
+      const body = html();
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
       res.end(body);
       return;
@@ -325,6 +333,7 @@ async function run() {
   try {
     result.errors = await page.evaluate(() => window.__harness.errors());
     result.frag_hosts = await page.evaluate(() => window.__harness.fragHosts());
+    result.player_version = await page.evaluate(() => window.__harness.version());
     const events = await page.evaluate(() => window.__harness.events());
     const w0 = events.length ? events[0].wall_ms : 0;
     for (const e of events) process.stderr.write(`[page event +${((e.wall_ms - w0) / 1000).toFixed(3)}s] ${e.msg}\n`);
@@ -351,6 +360,17 @@ async function run() {
   result.ok = !fatal && !result.reason && result.played_s >= seconds && result.wall_s <= timeoutS + SAMPLE_MS / 1000;
   if (result.ok) result.reason = null;
   else if (!result.reason) result.reason = fatal ? 'fatal player error' : 'not enough playback';
+  // The reason carries the player's own words: the first fatal error (or, without one, the
+  // first error of any kind), so a failed test says what the player refused.
+  if (!result.ok) {
+    const first = result.errors.find((e) => e.fatal) || result.errors[0];
+    if (first) {
+      const text = [first.source, first.type, first.details, first.message, first.url]
+        .filter((x) => x !== undefined && x !== null && x !== '')
+        .join(' / ');
+      result.reason += ` (${first.fatal ? 'fatal' : 'first'} error: ${text})`;
+    }
+  }
 }
 
 let exitCode = 1;

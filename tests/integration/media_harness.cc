@@ -125,14 +125,26 @@ Streamer StartIngestWithStream(const Central& central, const std::string& id,
 }
 
 nlohmann::json PlayInBrowser(const std::string& url, int seconds, const std::string& flags) {
+  // play.mjs's diagnostics (browser console errors, failed requests, player events) go to a
+  // file; a failed run carries their tail, so the test failure shows what the player said.
+  std::string log = MakeTempDir("play") + "/play.log";
   auto [rc, out] =
       RunCommand("node " MESHWORK_SOURCE_DIR "/tests/e2e/play.mjs --url '" + url + "' --seconds " +
-                 std::to_string(seconds) + " " + flags + " 2>/dev/null");
+                 std::to_string(seconds) + " " + flags + " 2>'" + log + "'");
   auto at = out.rfind("RESULT ");
-  if (at == std::string::npos) return nullptr;
-  auto result = nlohmann::json::parse(out.substr(at + 7), nullptr, false);
-  if (!result.is_object()) return nullptr;
+  nlohmann::json result;
+  if (at != std::string::npos) result = nlohmann::json::parse(out.substr(at + 7), nullptr, false);
+  if (!result.is_object()) result = {{"ok", false}, {"reason", "play.mjs printed no RESULT line"}};
   result["exit_code"] = rc;
+  if (result["ok"] != true) {
+    std::ifstream in(log);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    size_t from = lines.size() > 40 ? lines.size() - 40 : 0;
+    std::string tail;
+    for (size_t i = from; i < lines.size(); ++i) tail += lines[i] + "\n";
+    result["log_tail"] = tail;
+  }
   return result;
 }
 

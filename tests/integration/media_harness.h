@@ -46,8 +46,9 @@ Streamer StartIngestWithStream(const Central& central, const std::string& id,
                                const std::vector<std::string>& inputs = {"publish://"});
 
 // Plays `url` in headless Chromium with tests/e2e/play.mjs for `seconds` (`flags` are more
-// of its options); returns its RESULT JSON (with "exit_code" added), or null when it printed
-// none.
+// of its options, e.g. "--player dash"); returns its RESULT JSON with "exit_code" added, and,
+// when the run failed, "log_tail" (the end of play.mjs's diagnostics). Without a RESULT line:
+// {"ok": false, "reason": ...}. "reason" carries the player's own error text.
 nlohmann::json PlayInBrowser(const std::string& url, int seconds, const std::string& flags = "");
 
 // Writes `body` to `path`.

@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# P-7: CPU cost of packaging. The streamer ingests 60 s of ~10 Mbit/s H.264/AAC (MPEG-TS pushed
+# over HTTP at full speed) and packages HLS-TS, LL-HLS (fMP4 segments and parts) and DASH (the
+# same fMP4 segments) from it; in the same run ffmpeg packages the same file twice with
+# `-c copy`: once to HLS-TS, once to fMP4 HLS. Compared: CPU-seconds (user + system) of the
+# streamer process over the ingest vs the sum of the two ffmpeg packagers. Bar: streamer
+# ≤ 0.5 × ffmpeg.
+#
+# Source: made once per run in the work directory (SOURCE=FILE reuses a file instead):
+# testsrc2 1280x720 25 fps, x264 ultrafast CBR ~9.8 Mbit/s, 1 s GOP (25 frames), AAC 128 kbit/s
+# 48 kHz stereo, DURATION (default 60) seconds, MPEG-TS.
+#
+# Streamer: central + one ingest streamer on loopback port 0, stream `p7` with input
+# `publish://`, 2 s segments, 0.5 s parts. Feed: `ffmpeg -i SOURCE -c copy -f mpegts -method
+# PUT http://PUBLISH/p7/publish` without -re (as fast as the streamer takes it; the segmenter
+# cuts on media timestamps, so the pace does not matter). The streamer's CPU is read from
+# /proc/PID/stat (utime + stime) before the push and once the playlists have stopped changing
+# after it; the idle CPU of an equally long interval (measured for 3 s before) is printed and
+# subtracted. The feeder ffmpeg's own CPU (demux + TS remux + HTTP) is printed, not counted.
+# Completeness: the ingest store keeps only the newest 18 segments, so a watcher polls the TS
+# and LL-HLS media playlists every 100 ms during the push and collects every segment listed;
+# they must be contiguous and, with the segments the segmenter logged as dropped (the first,
+# before audio starts) and the parts of the still-open last segment, cover ≥ DURATION − 1 s;
+# the final LL-HLS playlist must list parts and the MPD must be served.
+#
+# ffmpeg side, run one after the other on the same file into the work directory (tmpfs or
+# page cache): `-c copy -f hls -hls_time 2` (TS) and `-c copy -f hls -hls_segment_type fmp4
+# -hls_time 2`; CPU-seconds from wait4() of each process.
+#
+# Loopback only; every process it starts is stopped on exit; bounded (~1–2 min, most of it the
+# source encode). Binaries from BUILD_DIR (default <repo>/build).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+threads="${THREADS:-2}"
+duration="${DURATION:-60}"
+source "$root/bench/lib/origin.sh"
+
+clk_tck=$(getconf CLK_TCK)
+cpu_s() {  # cpu_s PID → utime+stime of the process in seconds
+  awk -v t="$clk_tck" '{ sub(/^.*\) /, ""); printf "%.3f\n", ($12 + $13) / t }' "/proc/$1/stat"
+}
+# Runs a command to completion and prints its own CPU-seconds (user + system, wait4).
+run_cpu() {
+  python3 - "$@" <<'PY'
+import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+if os.waitstatus_to_exitcode(status) != 0:
+    sys.exit(f"{sys.argv[1:]} failed: {status}")
+print(f"{ru.ru_utime + ru.ru_stime:.3f}")
+PY
+}
+ff=(ffmpeg -hide_banner -loglevel error -nostdin -y)
+
+# ---- the source -----------------------------------------------------------------------------
+src="${SOURCE:-}"
+if [ -z "$src" ]; then
+  src="$work/source.ts"
+  echo "encoding the ${duration} s source (x264 ultrafast, 720p25, 1 s GOP, ~9.8 Mbit/s)…" >&2
+  "${ff[@]}" -f lavfi -i "testsrc2=size=1280x720:rate=25" \
+    -f lavfi -i "sine=frequency=440:sample_rate=48000" -t "$duration" \
+    -c:v libx264 -preset ultrafast -pix_fmt yuv420p -g 25 -keyint_min 25 -sc_threshold 0 \
+    -b:v 9800k -minrate 9800k -maxrate 9800k -bufsize 4900k -x264-params nal-hrd=cbr \
+    -c:a aac -b:a 128k -ac 2 -f mpegts "$src"
+fi
+read -r src_dur src_kbps < <(ffprobe -v error -show_entries format=duration,bit_rate \
+  -of default=nw=1:nk=1 "$src" | paste -sd' ' | awk '{ printf "%.1f %.0f\n", $1, $2 / 1000 }')
+
+# ---- central + ingest streamer --------------------------------------------------------------
+"$build/central/central" --data-dir="$work/db" --http-listen=127.0.0.1:0 \
+  --grpc-listen=127.0.0.1:0 >"$work/central.out" 2>"$work/central.log" &
+pids+=($!)
+central_http=$(ready "$work/central.out" http)
+central_grpc=$(ready "$work/central.out" grpc)
+"$build/streamer/streamer" --central="$central_grpc" \
+  --cluster-token-file="$work/db/cluster-token" --node-id=ingest-1 --role=ingest \
+  --hostname=127.0.0.1 --listen=127.0.0.1:0 --publish-listen=127.0.0.1:0 \
+  --http-threads="$threads" "${shed_flags[@]}" >"$work/streamer.out" 2>"$work/streamer.log" &
+streamer_pid=$!
+pids+=($streamer_pid)
+viewer=$(ready "$work/streamer.out" http)
+publish=$(ready "$work/streamer.out" publish)
+
+stream_json='{"placement":{"streamers":["ingest-1"]},"inputs":["publish://"],"segment_ms":2000,
+"part_ms":500}'
+placed=""
+for _ in $(seq 1 50); do
+  if curl -fsS -X PUT "http://$central_http/central/api-v4/streams/p7" -d "$stream_json" \
+    >/dev/null 2>>"$work/put.err"; then placed=yes; break; fi
+  sleep 0.2
+done
+[ -n "$placed" ] || die "could not create the stream: $(tail -n2 "$work/put.err")"
+applied=""
+for _ in $(seq 1 100); do
+  if curl -fsS "http://$central_http/central/api-v4/streamers/ingest-1" 2>/dev/null |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["status"]["report"]
+sys.exit(0 if any(s["name"]=="p7" for s in r.get("streams",[])) else 1)' 2>/dev/null; then
+    applied=yes; break
+  fi
+  sleep 0.1
+done
+[ -n "$applied" ] || die "the streamer never reported stream p7"
+
+# Watches the TS and LL-HLS media playlists through the push (every 100 ms: the ingest store
+# keeps only the newest 18 segments, and a full-speed push adds about one per 100 ms) and
+# collects every segment ever listed. Exits once $work/pushed exists and both playlists have
+# stayed the same for 0.5 s; prints JSON.
+cat >"$work/watch.py" <<'PY'
+import json, os, re, sys, time, urllib.request
+viewer, flag = sys.argv[1], sys.argv[2]
+def get(path):
+    try:
+        with urllib.request.urlopen(f"http://{viewer}{path}", timeout=2) as r:
+            return r.read().decode()
+    except Exception:
+        return ""
+seen = {"ts": {}, "ll": {}}
+last, stable_since = None, None
+while True:
+    ts, ll = get("/p7/v1/index.m3u8"), get("/p7/v1/index.ll.m3u8")
+    for kind, text in (("ts", ts), ("ll", ll)):
+        for d, msn in re.findall(r"#EXTINF:([0-9.]+),\n(\d+)\.(?:ts|m4s)", text):
+            seen[kind][int(msn)] = float(d)
+    now = time.monotonic()
+    if (ts, ll) != last:
+        last, stable_since = (ts, ll), now
+    if os.path.exists(flag) and now - stable_since >= 0.5:
+        break
+    time.sleep(0.1)
+# The open segment at the end: its parts listed after the last complete segment.
+tail = ll.rsplit("#EXTINF", 1)[-1]
+open_parts = [float(x) for x in re.findall(r"#EXT-X-PART:DURATION=([0-9.]+)", tail)]
+out = {}
+for kind in ("ts", "ll"):
+    msns = sorted(seen[kind])
+    out[kind] = {"n": len(msns), "s": round(sum(seen[kind].values()), 3),
+                 "first": msns[0] if msns else None, "last": msns[-1] if msns else None,
+                 "contiguous": bool(msns) and msns[-1] - msns[0] + 1 == len(msns)}
+out["open_parts"] = len(open_parts)
+out["open_s"] = round(sum(open_parts), 3)
+out["parts_listed"] = ll.count("#EXT-X-PART:")
+print(json.dumps(out))
+PY
+
+# ---- streamer: idle baseline, then the push --------------------------------------------------
+idle0=$(cpu_s "$streamer_pid"); t_idle0=$(date +%s.%N)
+sleep 3
+idle1=$(cpu_s "$streamer_pid"); t_idle1=$(date +%s.%N)
+idle_rate=$(echo "$idle0 $idle1 $t_idle0 $t_idle1" | awk '{ printf "%.5f", ($2 - $1) / ($4 - $3) }')
+
+python3 "$work/watch.py" "$viewer" "$work/pushed" >"$work/watch.json" &
+watch_pid=$!
+pids+=($watch_pid)
+c0=$(cpu_s "$streamer_pid"); t0=$(date +%s.%N)
+feeder_cpu=$(run_cpu "${ff[@]}" -i "$src" -c copy -f mpegts -method PUT \
+  "http://$publish/p7/publish")
+t_push=$(date +%s.%N)
+touch "$work/pushed"
+# Done once the playlists stop changing (bounded by watch.py's own loop; 30 s at most here).
+for _ in $(seq 1 300); do kill -0 "$watch_pid" 2>/dev/null || break; sleep 0.1; done
+c1=$(cpu_s "$streamer_pid"); t1=$(date +%s.%N)
+kill -0 "$watch_pid" 2>/dev/null && die "the playlists never settled after the push"
+watch=$(cat "$work/watch.json")
+# Segments the segmenter dropped (the first one lacks audio when AAC starts after the first
+# keyframe): they were processed but not published.
+dropped=$(grep -c 'event=segment_dropped' "$work/streamer.log" || true)
+mpd_code=$(curl -s -o "$work/index.mpd" -w '%{http_code}' "http://$viewer/p7/index.mpd")
+
+# ---- ffmpeg: HLS-TS and fMP4 HLS, -c copy ----------------------------------------------------
+mkdir -p "$work/ff_ts" "$work/ff_fmp4"
+ff_ts_cpu=$(run_cpu "${ff[@]}" -i "$src" -c copy -f hls -hls_time 2 -hls_list_size 0 \
+  -hls_segment_filename "$work/ff_ts/%d.ts" "$work/ff_ts/index.m3u8")
+ff_fmp4_cpu=$(run_cpu "${ff[@]}" -i "$src" -c copy -bsf:a aac_adtstoasc -f hls -hls_time 2 -hls_list_size 0 \
+  -hls_segment_type fmp4 -hls_fmp4_init_filename init.mp4 \
+  -hls_segment_filename "$work/ff_fmp4/%d.m4s" "$work/ff_fmp4/index.m3u8")
+ff_ts_n=$(grep -c '^#EXTINF' "$work/ff_ts/index.m3u8")
+ff_fmp4_n=$(grep -c '^#EXTINF' "$work/ff_fmp4/index.m3u8")
+
+python3 - "$src_dur" "$src_kbps" "$c0" "$c1" "$t0" "$t1" "$t_push" "$idle_rate" "$feeder_cpu" \
+  "$watch" "$dropped" "$mpd_code" "$ff_ts_cpu" "$ff_fmp4_cpu" "$ff_ts_n" "$ff_fmp4_n" <<'PY'
+import json, sys
+a = sys.argv[1:]
+src_dur, src_kbps = float(a[0]), a[1]
+c0, c1, t0, t1, t_push, idle_rate, feeder = map(float, a[2:9])
+w, dropped, mpd = json.loads(a[9]), int(a[10]), a[11]
+ff_ts, ff_fmp4 = float(a[12]), float(a[13])
+ff_ts_n, ff_fmp4_n = int(a[14]), int(a[15])
+raw = c1 - c0
+idle = idle_rate * (t1 - t0)
+streamer = max(raw - idle, 0.0)
+ffmpeg = ff_ts + ff_fmp4
+ts, ll = w["ts"], w["ll"]
+# Timeline the streamer covered: dropped segments (2 s each) + complete segments + the open
+# segment's parts.
+covered = dropped * 2.0 + ll["s"] + w["open_s"]
+complete = (ts["contiguous"] and ll["contiguous"] and ts["n"] == ll["n"]
+            and covered >= src_dur - 1.0 and w["parts_listed"] > 0 and mpd == "200")
+print(f"\nP-7 packaging CPU, {src_dur:.1f} s source at {src_kbps} kbit/s (H.264 720p25 1 s GOP + AAC)")
+print(f"streamer (HLS-TS + LL-HLS + DASH): {streamer:7.3f} CPU-s "
+      f"(raw {raw:.3f} over {t1 - t0:.1f} s wall, minus idle {idle:.3f}); push took {t_push - t0:.1f} s")
+print(f"  packaged: TS {ts['n']} segments = {ts['s']:.1f} s (msn {ts['first']}..{ts['last']}, "
+      f"contiguous {ts['contiguous']}); fMP4 {ll['n']} segments = {ll['s']:.1f} s; "
+      f"open last segment {w['open_s']:.2f} s in {w['open_parts']} parts; "
+      f"{dropped} dropped (no audio yet); {covered:.1f} s of {src_dur:.1f} s covered; "
+      f"{w['parts_listed']} parts listed at the end; MPD HTTP {mpd}")
+print(f"  feeder ffmpeg (-c copy -f mpegts PUT, not counted): {feeder:.3f} CPU-s")
+print(f"ffmpeg -c copy HLS-TS:             {ff_ts:7.3f} CPU-s ({ff_ts_n} segments)")
+print(f"ffmpeg -c copy fMP4 HLS:           {ff_fmp4:7.3f} CPU-s ({ff_fmp4_n} segments)")
+print(f"ffmpeg total:                      {ffmpeg:7.3f} CPU-s")
+ratio = streamer / ffmpeg if ffmpeg > 0 else float("inf")
+per_core = (src_dur / streamer) * (float(src_kbps) / 5000) if streamer > 0 else float("inf")
+print(f"ratio streamer / ffmpeg: {ratio:.3f} (bar ≤ 0.5) "
+      f"{'PASS' if ratio <= 0.5 and complete else 'FAIL'}"
+      f"{'' if complete else ' (packaging incomplete)'}")
+print(f"≈ {per_core:.0f} streams of 5 Mbit/s per core at this cost (bar ≥ 100)")
+PY
