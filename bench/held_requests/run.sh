@@ -204,7 +204,8 @@ if k:
 rows += [
     ("first answer after the publish (bar ≤ 1 ms)",
      "n/a: needs a server-side publish timestamp (future work)", ""),
-    ("nginx reference", "n/a: nginx has no blocking playlist requests", ""),
+    ("reference (bench/README.md)",
+     "none: nginx has no blocking playlist request, nothing like-for-like to compare", ""),
 ]
 w = max(len(x[0]) for x in rows)
 for name, value, verdict in rows:

@@ -106,42 +106,63 @@ std::optional<Target> Resolve(std::string_view path, const StreamManager& stream
   return t;
 }
 
+}  // namespace
+
 // A rendered LL-HLS media playlist, shared by every request answered from the same window:
 // when a publish releases thousands of held requests (P-4) the playlist is built and
 // compressed once, not once per request.
 struct RenderedPlaylist {
-  std::shared_ptr<const RenditionWindow> window;  // what it was built from
+  std::weak_ptr<const RenditionWindow> window;  // what it was built from; not kept alive
   std::string plain;
   std::string gzip;
 };
 
-std::shared_ptr<const RenderedPlaylist> CachedLowLatencyPlaylist(
-    const SegmentStore& store, const std::string& stream,
-    const std::shared_ptr<const RenditionWindow>& window, bool skip) {
-  static absl::Mutex mu;
-  static auto* cache = new std::map<std::tuple<std::string, std::string, bool>,
-                                    std::shared_ptr<const RenderedPlaylist>>();
-  auto key = std::make_tuple(stream, window->info.name, skip);
-  {
-    absl::MutexLock lock(&mu);
-    auto it = cache->find(key);
-    if (it != cache->end() && it->second->window == window) return it->second;
+// The rendered playlists of one router: one entry per (stream, rendition, skip), replaced when
+// the rendition's window changes. Entries do not keep windows alive; those whose window is
+// gone (a newer window replaced it and nobody reads it, or the stream was removed) are
+// dropped whenever the map has doubled since the last sweep, so it stays within about twice
+// the live renditions. Thread-safe.
+class LowLatencyPlaylistCache {
+ public:
+  std::shared_ptr<const RenderedPlaylist> Get(const SegmentStore& store, const std::string& stream,
+                                              const std::shared_ptr<const RenditionWindow>& window,
+                                              bool skip) {
+    auto key = std::make_tuple(stream, window->info.name, skip);
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = entries_.find(key);
+      if (it != entries_.end() && it->second->window.lock() == window) return it->second;
+    }
+    // Rendition reports read the other renditions too: a change there without a change here
+    // is at most one part stale, which rendition reports tolerate.
+    auto rendered = std::make_shared<RenderedPlaylist>();
+    rendered->window = window;
+    rendered->plain = LowLatencyMediaPlaylist(*window, store.Renditions(stream), skip);
+    rendered->gzip = http::Gzip(rendered->plain);
+    absl::MutexLock lock(&mu_);
+    auto& slot = entries_[key];
+    if (!slot || slot->window.lock() != window) slot = rendered;
+    auto result = slot;
+    if (entries_.size() >= sweep_at_) {
+      std::erase_if(entries_, [](const auto& e) { return e.second->window.expired(); });
+      sweep_at_ = std::max<size_t>(kMinSweep, 2 * entries_.size());
+    }
+    return result;
   }
-  // Rendition reports read the other renditions too: a change there without a change here
-  // is at most one part stale, which rendition reports tolerate.
-  auto rendered = std::make_shared<RenderedPlaylist>();
-  rendered->window = window;
-  rendered->plain = LowLatencyMediaPlaylist(*window, store.Renditions(stream), skip);
-  rendered->gzip = http::Gzip(rendered->plain);
-  absl::MutexLock lock(&mu);
-  auto& slot = (*cache)[key];
-  if (!slot || slot->window != window) slot = rendered;
-  return slot;
-}
 
-std::chrono::steady_clock::time_point HoldDeadline(const StreamSettings& settings) {
+ private:
+  static constexpr size_t kMinSweep = 64;
+  absl::Mutex mu_;
+  std::map<std::tuple<std::string, std::string, bool>, std::shared_ptr<const RenderedPlaylist>>
+      entries_ ABSL_GUARDED_BY(mu_);
+  size_t sweep_at_ ABSL_GUARDED_BY(mu_) = kMinSweep;
+};
+
+namespace {
+
+Waiters::TimePoint HoldDeadline(const SegmentStore& store, const StreamSettings& settings) {
   // S-12: a blocking request held longer than three target durations answers 503.
-  return std::chrono::steady_clock::now() + std::chrono::milliseconds(3 * settings.segment_ms);
+  return store.clock().Monotonic() + std::chrono::milliseconds(3 * settings.segment_ms);
 }
 
 void ServeLowLatencyPlaylist(const HlsContext& context, RequestContext& ctx, const Target& target,
@@ -160,7 +181,7 @@ void ServeLowLatencyPlaylist(const HlsContext& context, RequestContext& ctx, con
   auto render = [context, target, request = *request, cors,
                  accepts_gzip = http::AcceptsGzip(ctx.request)](bool blocking) {
     auto w = context.store->Window(target.stream, target.rendition);
-    auto rendered = CachedLowLatencyPlaylist(*context.store, target.stream, w, request.skip);
+    auto rendered = context.playlists->Get(*context.store, target.stream, w, request.skip);
     int age = blocking ? 6 * ((w->info.target_duration_ms + 999) / 1000)  // S-15
                        : std::max(0, w->info.target_duration_ms / 2000);
     http::Response res{http::Status::ok, 11};
@@ -189,7 +210,8 @@ void ServeLowLatencyPlaylist(const HlsContext& context, RequestContext& ctx, con
   if (wanted->ReachedBy(*last)) return r.Send(render(true));
   auto responder = std::make_shared<Responder>(std::move(r));
   auto status = context.store->Wait(
-      target.stream, target.rendition, *wanted, ctx.executor, HoldDeadline(settings),
+      target.stream, target.rendition, *wanted, ctx.executor,
+      HoldDeadline(*context.store, settings),
       [responder, render, cors, target_s](Waiters::Outcome outcome) {
         switch (outcome) {
           case Waiters::Outcome::kPublished:
@@ -236,7 +258,7 @@ class ChunkedSegment : public std::enable_shared_from_this<ChunkedSegment> {
       if (!upcoming) return writer_->Finish();
     }
     auto self = shared_from_this();
-    auto deadline = HoldDeadline(target_.pipeline->settings());
+    auto deadline = HoldDeadline(*context_.store, target_.pipeline->settings());
     auto status =
         context_.store->Wait(target_.stream, target_.rendition, Position{target_.msn, next_},
                              executor_, deadline, [self](Waiters::Outcome outcome) {
@@ -308,7 +330,7 @@ void ServeFragment(const HlsContext& context, RequestContext& ctx, const Target&
   if (!next_part) return r.Send(NotFound("no such object", cors));
   auto responder = std::make_shared<Responder>(std::move(r));
   auto status = context.store->Wait(
-      target.stream, target.rendition, wanted, ctx.executor, HoldDeadline(settings),
+      target.stream, target.rendition, wanted, ctx.executor, HoldDeadline(*context.store, settings),
       [responder, lookup, send, cors](Waiters::Outcome outcome) {
         auto data = outcome == Waiters::Outcome::kPublished ? lookup() : nullptr;
         if (data) return send(*responder, std::move(data));
@@ -357,6 +379,7 @@ void ServeFromOrigin(OriginDelivery& origin, RequestContext& ctx, Responder r,
 }  // namespace
 
 void AddHlsRoutes(http::Router& router, HlsContext context) {
+  if (!context.playlists) context.playlists = std::make_shared<LowLatencyPlaylistCache>();
   // UTCTiming for DASH players (S-16): this node's clock.
   router.Add({http::Verb::get}, "/time", [](RequestContext&, Responder r) {
     http::Response res = http::MakeResponse(

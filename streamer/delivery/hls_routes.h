@@ -12,6 +12,8 @@
 //                                           -method PUT` sends), read as it arrives
 #pragma once
 
+#include <memory>
+
 #include "common/http/router.h"
 #include "common/time/clock.h"
 #include "streamer/delivery/play_sessions.h"
@@ -20,6 +22,7 @@
 
 namespace meshwork::streamer {
 
+class LowLatencyPlaylistCache;
 class OriginDelivery;
 class OttGate;
 
@@ -31,6 +34,9 @@ struct HlsContext {
   OriginDelivery* origin = nullptr;
   // OTT redundancy: backups in master playlists, passes, redirects, stale 404s (O-3…O-16).
   OttGate* ott = nullptr;
+  // Rendered LL-HLS playlists, bounded, dropped with their windows; AddHlsRoutes makes one
+  // per router when none is given.
+  std::shared_ptr<LowLatencyPlaylistCache> playlists = nullptr;
 };
 
 // Adds the catch-all viewer routes; add them after every other route of the listener.

@@ -551,7 +551,7 @@ void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
   }
   metrics_->Read("held");
   int64_t wait_ms = std::max<int64_t>(1, d.until_ms - origin_->NowMs());
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  auto deadline = origin_->clock().Monotonic() + std::chrono::milliseconds(wait_ms);
   auto status =
       origin_->Wait(stream, rendition, key, d.generation, ctx->executor, deadline,
                     [this, ctx, r, stream, rendition, key, hops, token](Waiters::Outcome outcome) {

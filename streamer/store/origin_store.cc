@@ -78,7 +78,9 @@ std::shared_ptr<const StoredObject> OriginRendition::Find(ObjectKey key) const {
 }
 
 OriginStore::OriginStore(Options options, const Clock& clock)
-    : options_(options), clock_(clock), waiters_(options.max_waiters) {}
+    : options_(options),
+      clock_(clock),
+      waiters_(Waiters::Options{.max_waiters = options.max_waiters, .clock = &clock}) {}
 
 std::shared_ptr<OriginStore::Slot> OriginStore::SlotOf(const std::string& stream) const {
   absl::ReaderMutexLock lock(&map_mu_);
@@ -147,7 +149,7 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
   const ObjectKey key = request.key;
   PublishResult result = PublishResult::kCreated;
   {
-    absl::MutexLock write(&write_mu_);
+    absl::ReleasableMutexLock write(&write_mu_);
     auto current = slot->Get();
     RETURN_IF_ERROR(CheckPublishable(*current, request.rendition, key, now));
     auto view = std::make_shared<OriginStreamView>(*current);
@@ -196,6 +198,7 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
     TrimLocked(*view, *rendition);
     rendition_slot = rendition;
     slot->Set(std::move(view));
+    write.Release();  // waiters are released outside the store's mutex
     waiters_.Publish(ObjectWaiterKey(request.stream, request.rendition, key),
                      Position{static_cast<int64_t>(object->generation), -1});
   }
@@ -286,8 +289,7 @@ ReadDecision OriginStore::Decide(const OriginStreamView& view, const OriginRendi
 
 absl::Status OriginStore::Wait(const std::string& stream, const std::string& rendition,
                                ObjectKey key, uint64_t seen_generation,
-                               boost::asio::any_io_executor executor,
-                               std::chrono::steady_clock::time_point deadline,
+                               boost::asio::any_io_executor executor, Waiters::TimePoint deadline,
                                Waiters::Callback callback) {
   std::string waiter_key = ObjectWaiterKey(stream, rendition, key);
   auto status = waiters_.Wait(waiter_key, Position{static_cast<int64_t>(seen_generation) + 1, -1},

@@ -97,10 +97,10 @@ class OriginStore {
                       ObjectKey key) const;
 
   // Holds until the object is published again (its generation passes `seen_generation`) or
-  // `deadline`. ResourceExhausted beyond max_waiters.
+  // `deadline` (of clock().Monotonic()). ResourceExhausted beyond max_waiters.
   absl::Status Wait(const std::string& stream, const std::string& rendition, ObjectKey key,
                     uint64_t seen_generation, boost::asio::any_io_executor executor,
-                    std::chrono::steady_clock::time_point deadline, Waiters::Callback callback);
+                    Waiters::TimePoint deadline, Waiters::Callback callback);
 
   int64_t NowMs() const { return UnixMillis(clock_.Now()); }
   const Clock& clock() const { return clock_; }

@@ -1,6 +1,7 @@
 #include "streamer/store/segment_store.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace meshwork::streamer {
 
@@ -36,6 +37,16 @@ std::string WaiterKey(const std::string& stream, const std::string& rendition) {
   return stream + "\n" + rendition;
 }
 
+// The newest published position: the open segment's last part, else the last complete
+// segment (as LastPosition in streamer/delivery/ll_hls.cc).
+std::optional<Position> NewestPosition(const RenditionWindow& w) {
+  if (w.open_msn >= 0 && !w.open_parts.empty()) {
+    return Position{w.open_msn, static_cast<int>(w.open_parts.size()) - 1};
+  }
+  if (!w.segments.empty()) return Position{w.segments.back()->msn, -1};
+  return std::nullopt;
+}
+
 uint64_t Bitrate(const Segment& s) {
   // The MPEG-TS form where there is one (HLS-TS variants), else the CMAF segment ("a1").
   const auto& body = s.ts ? s.ts : s.m4s;
@@ -48,7 +59,7 @@ uint64_t Bitrate(const Segment& s) {
 
 void SegmentStore::Publish(const std::string& stream, const RenditionInfo& info,
                            std::shared_ptr<const Segment> segment, int64_t now_unix_ms) {
-  absl::MutexLock lock(&mu_);
+  absl::ReleasableMutexLock lock(&mu_);
   auto& slot = streams_[stream][info.name];
   if (!slot) slot = std::make_shared<Slot>();
   auto next = std::make_shared<RenditionWindow>(*slot->Get());
@@ -84,20 +95,20 @@ void SegmentStore::Publish(const std::string& stream, const RenditionInfo& info,
   Position published{next->segments.back()->msn, -1};
   slot->Set(std::move(next));
   EnforceBytesLocked();
+  lock.Release();  // waiters are released outside the store's mutex
   waiters_.Publish(WaiterKey(stream, info.name), published);
 }
 
 absl::Status SegmentStore::Wait(const std::string& stream, const std::string& rendition,
                                 Position position, boost::asio::any_io_executor executor,
-                                std::chrono::steady_clock::time_point deadline,
-                                Waiters::Callback callback) {
+                                Waiters::TimePoint deadline, Waiters::Callback callback) {
   std::string key = WaiterKey(stream, rendition);
   auto status = waiters_.Wait(key, position, executor, deadline, std::move(callback));
   if (!status.ok()) return status;
-  // Published between the caller's look and the registration: release now.
-  auto window = Window(stream, rendition);
-  if (window && !window->segments.empty()) {
-    waiters_.Publish(key, Position{window->segments.back()->msn, -1});
+  // Published between the caller's look and the registration: release now. The newest
+  // position counts the open segment's parts (S-13: a part published just before).
+  if (auto window = Window(stream, rendition)) {
+    if (auto newest = NewestPosition(*window)) waiters_.Publish(key, *newest);
   }
   return absl::OkStatus();
 }
@@ -181,14 +192,17 @@ std::vector<std::string> SegmentStore::Streams() const {
 }
 
 void SegmentStore::Remove(const std::string& stream) {
-  absl::MutexLock lock(&mu_);
+  std::vector<std::string> keys;
+  absl::ReleasableMutexLock lock(&mu_);
   auto s = streams_.find(stream);
   if (s == streams_.end()) return;
   for (auto& [r, slot] : s->second) {
     bytes_ -= slot->Get()->bytes;
-    waiters_.Remove(WaiterKey(stream, r));
+    keys.push_back(WaiterKey(stream, r));
   }
   streams_.erase(s);
+  lock.Release();  // waiters are released outside the store's mutex
+  for (const auto& key : keys) waiters_.Remove(key);
 }
 
 uint64_t SegmentStore::bytes() const {

@@ -19,6 +19,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "common/sync/snapshot.h"
+#include "common/time/clock.h"
 #include "streamer/media/frame.h"
 #include "streamer/store/waiters.h"
 
@@ -101,10 +102,16 @@ class SegmentStore {
   struct Options {
     size_t retain_segments = 18;  // ≥ 2 × live window (S-9), default window 6 → 3×
     uint64_t max_bytes = 512ull << 20;
-    size_t max_waiters = 20'000;  // held requests per node (P-4 holds 10 000)
+    size_t max_waiters = 20'000;             // held requests per node (P-4 holds 10 000)
+    const Clock* clock = &RealClock::Get();  // hold deadlines are of its Monotonic()
+    bool sweep_waiters = true;               // false: deadlines fire on ExpireWaiters() only
   };
   SegmentStore() : SegmentStore(Options()) {}
-  explicit SegmentStore(Options options) : options_(options), waiters_(options.max_waiters) {}
+  explicit SegmentStore(Options options)
+      : options_(options),
+        waiters_(Waiters::Options{.max_waiters = options.max_waiters,
+                                  .clock = options.clock,
+                                  .sweep = options.sweep_waiters}) {}
 
   // Appends a segment to (stream, rendition), creating it with `info` when new (the info is
   // replaced on every call, so a changed resolution shows at once).
@@ -124,12 +131,17 @@ class SegmentStore {
   // Drops a stream (it was removed from this node); its waiters complete with kRemoved.
   void Remove(const std::string& stream);
 
-  // Holds until (stream, rendition) has published `position` (see Waiters). An already
-  // published position completes at once (posted to `executor`).
+  // Holds until (stream, rendition) has published `position` (see Waiters), a segment or a
+  // part of the open segment; `deadline` is of clock().Monotonic(). An already published
+  // position completes at once (posted to `executor`). Publishes release waiters after the
+  // store's mutex is released.
   absl::Status Wait(const std::string& stream, const std::string& rendition, Position position,
-                    boost::asio::any_io_executor executor,
-                    std::chrono::steady_clock::time_point deadline, Waiters::Callback callback);
+                    boost::asio::any_io_executor executor, Waiters::TimePoint deadline,
+                    Waiters::Callback callback);
   size_t waiting() const { return waiters_.size(); }
+  // Fires the hold deadlines that have passed (see Waiters::Expire).
+  size_t ExpireWaiters() { return waiters_.Expire(); }
+  const Clock& clock() const { return *options_.clock; }
   uint64_t bytes() const;
 
  private:

@@ -1,25 +1,40 @@
 // Hold-until-publish (L-7, S-12, S-13): requests wait for an object that is due but not yet
-// published. A waiter names (stream, rendition, msn, part) and fires once the store has
-// published that far, or when its deadline passes.
+// published. A waiter names (key, position) — the store's rendition or object, and how far it
+// must be published — and fires once the store has published that far, or when its deadline
+// passes, or when its key is removed.
 //
-// Nobody blocks: a waiter is a completion handler, the executor it must run on (its
-// connection's worker) and a deadline timer on that executor. Publish() posts each ready
-// waiter's completion to its own executor. The number of waiters is capped per node
-// (ResourceExhausted beyond it: the caller answers 503), never unbounded.
-// Thread-safe.
+// Contract:
+// - A waiter's callback runs exactly once, on the executor it was registered with, with
+//   kPublished, kDeadline or kRemoved. Nothing blocks: completions are collected under the
+//   internal mutex and posted to their executors after it is released (one post per executor
+//   per release), so callbacks never run under any lock, nor inside Wait/Publish/Remove/Expire.
+// - The number of waiters is capped (ResourceExhausted beyond max_waiters: the caller answers
+//   503), never unbounded.
+// - Cost: registering is O(log k) in the distinct positions waited for on the key; a publish
+//   costs O(log k + released); removing a completed or expired waiter is O(1) (intrusive
+//   lists). Deadlines sit in a hashed timer wheel of `tick`-wide slots: expiring n waiters is
+//   O(n + slots passed), no asio timer per waiter.
+// - Deadlines are time points of `clock->Monotonic()`. They fire at the first Expire() whose
+//   now has reached them. Expire() is called by an internal sweeper (`sweep`: one asio timer
+//   ticking every `tick` on the executor of a waiter, while any waiter is held; it stops when
+//   none is and restarts with the next Wait), or by hand (tests with a FakeClock: Advance(),
+//   then Expire(), then run the executors). A deadline fires at most about two ticks late.
+//
+// Thread-safe: every method may be called from any thread. The sweeper's timer lives on the
+// executor it was started on; if that executor's io_context is stopped for good, deadlines
+// wait for the next sweeper, which the next Wait starts once the stopped one's handlers are
+// destroyed.
 #pragma once
 
-#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "boost/asio/any_io_executor.hpp"
+#include "common/time/clock.h"
 #include "streamer/store/position.h"
 
 namespace meshwork::streamer {
@@ -28,33 +43,46 @@ class Waiters {
  public:
   enum class Outcome { kPublished, kDeadline, kRemoved };
   using Callback = std::function<void(Outcome)>;
+  using TimePoint = std::chrono::steady_clock::time_point;  // of Clock::Monotonic()
 
-  explicit Waiters(size_t max_waiters) : max_waiters_(max_waiters) {}
-  ~Waiters();  // completes every remaining waiter with kRemoved
+  struct Options {
+    size_t max_waiters = 20'000;
+    const Clock* clock = &RealClock::Get();  // never null; outlives the Waiters
+    std::chrono::milliseconds tick{10};      // deadline resolution (wheel slot, sweep period)
+    bool sweep = true;                       // false: only explicit Expire() calls fire deadlines
+  };
 
-  // Registers a waiter; `callback` runs exactly once, on `executor`.
-  // ResourceExhausted when `max_waiters` are already held.
+  explicit Waiters(size_t max_waiters);
+  explicit Waiters(Options options);
+  ~Waiters();  // completes every remaining waiter with kRemoved (posted to its executor)
+  Waiters(const Waiters&) = delete;
+  Waiters& operator=(const Waiters&) = delete;
+
+  // Registers a waiter for `key` reaching `position`. ResourceExhausted when `max_waiters`
+  // are already held (the callback is then dropped, never run).
   absl::Status Wait(const std::string& key, Position position,
-                    boost::asio::any_io_executor executor,
-                    std::chrono::steady_clock::time_point deadline, Callback callback);
+                    boost::asio::any_io_executor executor, TimePoint deadline, Callback callback);
 
-  // The rendition `key` has published up to `published`: releases the waiters it satisfies.
+  // The key has published up to `published`: releases the waiters it satisfies.
   void Publish(const std::string& key, Position published);
-  // The rendition is gone (stream removed): releases all its waiters with kRemoved.
+  // The key is gone (stream removed): releases all its waiters with kRemoved.
   void Remove(const std::string& key);
   // Releases every waiter whose key starts with `prefix` with kRemoved.
   void RemovePrefix(const std::string& prefix);
 
-  size_t size() const { return count_.load(); }
+  // Releases, with kDeadline, every waiter whose deadline is at or before the clock's now.
+  // Returns how many were released.
+  size_t Expire();
+
+  size_t size() const;
+  // Waiters inspected by Expire() so far: linear in the number expired (plus those of later
+  // wheel laps passed over once per lap). For tests and metrics.
+  uint64_t expiry_checks() const;
 
  private:
-  struct Waiter;
-  void Complete(const std::shared_ptr<Waiter>& waiter, Outcome outcome);
-
-  const size_t max_waiters_;
-  std::atomic<size_t> count_{0};
-  absl::Mutex mu_;
-  std::map<std::string, std::vector<std::shared_ptr<Waiter>>> by_key_ ABSL_GUARDED_BY(mu_);
+  struct State;
+  class Sweeper;
+  std::shared_ptr<State> state_;  // shared with the sweeper's handlers (weakly)
 };
 
 }  // namespace meshwork::streamer

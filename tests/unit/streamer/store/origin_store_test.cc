@@ -65,8 +65,7 @@ TEST_CASE("L-7 a held read is released the moment its object is published") {
   boost::asio::io_context io;
   std::vector<Waiters::Outcome> fired;
   REQUIRE(store
-              .Wait("live/ch1", "v1", key, d.generation, io.get_executor(),
-                    std::chrono::steady_clock::now() + 10s,
+              .Wait("live/ch1", "v1", key, d.generation, io.get_executor(), clock.Monotonic() + 10s,
                     [&](Waiters::Outcome o) { fired.push_back(o); })
               .ok());
   // Another object's publish does not release it.
@@ -94,7 +93,7 @@ TEST_CASE("L-7 a waiter registered after the publish it waits for is released at
   // Decided while absent (generation 0), registered after the publish.
   REQUIRE(store
               .Wait("live/ch1", "v1", {ObjectKey::kTs, 0, -1}, 0, io.get_executor(),
-                    std::chrono::steady_clock::now() + 10s,
+                    clock.Monotonic() + 10s,
                     [&](Waiters::Outcome o) { fired = o == Waiters::Outcome::kPublished; })
               .ok());
   io.poll();
@@ -239,8 +238,7 @@ TEST_CASE("L-1 streams no longer placed are dropped and their waiters released")
   Waiters::Outcome outcome = Waiters::Outcome::kPublished;
   REQUIRE(store
               .Wait("live/ch1", "v1", {ObjectKey::kTs, 1, -1}, 0, io.get_executor(),
-                    std::chrono::steady_clock::now() + 10s,
-                    [&](Waiters::Outcome o) { outcome = o; })
+                    clock.Monotonic() + 10s, [&](Waiters::Outcome o) { outcome = o; })
               .ok());
   store.Apply({});
   io.poll();
