@@ -14,15 +14,14 @@
 #include "meshwork/v1/role_names.h"
 #include "streamer/agent/agent.h"
 #include "streamer/agent/host_sampler.h"
-#include "streamer/delivery/hls_routes.h"
 #include "streamer/delivery/node_routes.h"
 #include "streamer/delivery/origin_routes.h"
 #include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/play_sessions.h"
 #include "streamer/delivery/publish_auth.h"
+#include "streamer/delivery/viewer_routes.h"
 #include "streamer/packager/stream_manager.h"
 #include "streamer/store/origin_store.h"
-#include "streamer/store/segment_store.h"
 
 ABSL_FLAG(std::string, central, "127.0.0.1:9090", "HOST:PORT of central's gRPC listener");
 ABSL_FLAG(std::string, cluster_token_file, "",
@@ -101,13 +100,13 @@ int Run() {
   // then the pipelines and stores go, releasing held requests into the stopped servers'
   // queues, and only then are the servers' io_contexts destroyed with what is queued.
   std::unique_ptr<http::Server> viewer_server, publish_server, https_server;
-  SegmentStore store;
-  StreamManager streams(&store, RealClock::Get());
-  PlaySessions sessions(RealClock::Get());
-
+  // The one store (every stream's objects, local or published), then the pipelines that
+  // publish into it.
   OriginStore::Options origin_options;
   origin_options.max_stream_bytes = absl::GetFlag(FLAGS_max_stream_bytes);
   OriginStore origin(origin_options, RealClock::Get());
+  StreamManager streams(&origin, RealClock::Get());
+  PlaySessions sessions(RealClock::Get());
   ShedThresholds thresholds;
   thresholds.dvr_cpu_percent = absl::GetFlag(FLAGS_shed_dvr_cpu);
   thresholds.live_cpu_percent = absl::GetFlag(FLAGS_shed_live_cpu);
@@ -121,7 +120,7 @@ int Run() {
                                  metrics.get());
 
   OttGate ott(node_id, &config, RealClock::Get(), metrics.get());
-  HlsContext hls{&store, &streams, &sessions, &origin_delivery, &ott};
+  ViewerContext viewer_context{&origin, &streams, &sessions, &origin_delivery, &ott};
   // However Run() ends, the servers stop (threads joined) before anything above goes.
   absl::Cleanup stop_servers = [&] {
     for (http::Server* server : {viewer_server.get(), publish_server.get(), https_server.get()}) {
@@ -131,7 +130,7 @@ int Run() {
   auto build_viewer_router = [&] {
     http::Router router;
     AddNodeRoutes(router, identity, &config, metrics.get(), connected);
-    AddHlsRoutes(router, hls);
+    AddViewerRoutes(router, viewer_context);
     return router;
   };
   http::Router viewer_router = build_viewer_router();
@@ -243,8 +242,9 @@ int Run() {
     }
   };
   agent_options.on_config = [&streams, &origin, &ott](std::shared_ptr<const NodeConfig> next) {
-    streams.Apply(*next);
+    // The store first: a pipeline started by the config publishes into its stream at once.
     origin.Apply(next->streams);
+    streams.Apply(*next);
     ott.Apply(*next);
   };
   agent = std::make_unique<Agent>(agent_options, &config, filler, metrics.get());

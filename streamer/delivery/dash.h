@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "streamer/store/segment_store.h"
+#include "streamer/store/rendition_window.h"
 
 namespace meshwork::streamer {
 

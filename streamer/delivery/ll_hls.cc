@@ -42,14 +42,6 @@ bool Ready(const std::shared_ptr<const RenditionWindow>& w) {
 
 }  // namespace
 
-std::optional<Position> LastPosition(const RenditionWindow& w) {
-  if (w.open_msn >= 0 && !w.open_parts.empty()) {
-    return Position{w.open_msn, static_cast<int>(w.open_parts.size()) - 1};
-  }
-  if (!w.segments.empty()) return Position{w.segments.back()->msn, -1};
-  return std::nullopt;
-}
-
 std::string LowLatencyMasterPlaylist(
     const std::vector<std::shared_ptr<const RenditionWindow>>& renditions) {
   // S-16a: video renditions are the variants; an audio rendition beside them is their
@@ -168,24 +160,24 @@ std::string LowLatencyMediaPlaylist(
   int64_t next_msn = segments.back()->msn + 1;
   int next_part = 0;
   if (window.open_msn >= 0 && !window.open_parts.empty()) {
-    absl::StrAppend(
-        &out, "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(window.open_start / 90), "\n");
+    absl::StrAppend(&out, "#EXT-X-PROGRAM-DATE-TIME:",
+                    FormatProgramDateTime(window.open_program_date_time_ms), "\n");
     AppendParts(out, window.open_msn, window.open_parts, parts_from);
     next_msn = window.open_msn;
-    next_part = static_cast<int>(window.open_parts.size());
+    next_part = window.open_parts.back()->index + 1;
   }
   absl::StrAppend(&out, "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"", next_msn, ".", next_part,
                   ".m4s\"\n");
   for (const auto& other : others) {
     if (!other || other->info.name == info.name) continue;
-    auto last = LastPosition(*other);
+    auto last = other->Last();
     if (!last) continue;
     // LAST-PART is that of the segment LAST-MSN; a complete segment reports its last part.
     int64_t msn = last->msn;
     int part = last->part;
     if (part < 0) {
       const Segment* s = other->Find(msn);
-      part = s && !s->parts.empty() ? static_cast<int>(s->parts.size()) - 1 : 0;
+      part = s && !s->parts.empty() ? s->parts.back()->index : 0;
     }
     absl::StrAppend(&out, "#EXT-X-RENDITION-REPORT:URI=\"../", other->info.name,
                     "/index.ll.m3u8\",LAST-MSN=", msn, ",LAST-PART=", part, "\n");

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "streamer/delivery/blocking_request.h"
-#include "streamer/store/segment_store.h"
+#include "streamer/store/rendition_window.h"
 #include "streamer/store/waiters.h"
 
 namespace meshwork::streamer {
@@ -25,9 +25,5 @@ std::string LowLatencyMasterPlaylist(
 std::string LowLatencyMediaPlaylist(
     const RenditionWindow& window,
     const std::vector<std::shared_ptr<const RenditionWindow>>& others, bool skip);
-
-// The newest published position of a rendition: the open segment's last part, else the last
-// complete segment (part −1). nullopt when nothing is published.
-std::optional<Position> LastPosition(const RenditionWindow& window);
 
 }  // namespace meshwork::streamer

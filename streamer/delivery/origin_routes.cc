@@ -15,8 +15,8 @@
 #include "common/status/status_map.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
-#include "streamer/delivery/hls_routes.h"
 #include "streamer/delivery/publish_request.h"
+#include "streamer/delivery/push_route.h"
 #include "streamer/delivery/responses.h"
 
 namespace meshwork::streamer {
@@ -392,83 +392,6 @@ void OriginDelivery::AddPublishRoutes(http::Router& router) {
 // ---------------------------------------------------------------------------------------
 // Reading
 
-bool OriginDelivery::Serves(const std::string& stream) const {
-  auto view = origin_->View(stream);
-  return view && !view->renditions.empty();
-}
-
-std::string OriginMediaPlaylist(const OriginStreamView& view, const OriginRendition& rendition) {
-  const OriginPolicy& policy = *view.policy;
-  struct Entry {
-    int64_t msn;
-    uint64_t version;  // 0: nothing to serve (EXT-X-GAP)
-  };
-  std::vector<Entry> entries;
-  ObjectKey::Kind kind = rendition.fmp4 ? ObjectKey::kM4s : ObjectKey::kTs;
-  for (int64_t msn = rendition.meta.newest_msn;
-       msn >= 0 && msn >= rendition.meta.first_msn &&
-       entries.size() < static_cast<size_t>(std::max(1, policy.live_window));
-       --msn) {
-    auto object = rendition.Find(ObjectKey{kind, msn, -1});
-    auto chosen = object ? ChooseCandidate(policy, *object, msn) : nullptr;
-    if (!chosen && entries.empty()) continue;  // the newest may be masked: start before it
-    entries.push_back({msn, chosen ? policy.VersionOf(*chosen, msn) : 0});
-  }
-  std::reverse(entries.begin(), entries.end());
-  // A hole inside the window stays in place, marked as a gap, so msns remain consecutive.
-  bool gaps =
-      std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return !e.version; });
-  int target = (policy.tmpl.segment_ms + 999) / 1000;
-  int version = gaps ? 8 : rendition.fmp4 ? 7 : 3;
-  std::string out =
-      absl::StrCat("#EXTM3U\n#EXT-X-VERSION:", version, "\n#EXT-X-TARGETDURATION:", target,
-                   "\n#EXT-X-MEDIA-SEQUENCE:", entries.empty() ? 0 : entries.front().msn, "\n");
-  if (rendition.fmp4) absl::StrAppend(&out, "#EXT-X-MAP:URI=\"init.mp4?v=", policy.version, "\"\n");
-  std::string extinf = absl::StrFormat("#EXTINF:%.3f,\n", policy.tmpl.segment_ms / 1000.0);
-  for (const auto& e : entries) {
-    if (!e.version) absl::StrAppend(&out, "#EXT-X-GAP\n");
-    absl::StrAppend(&out, extinf, e.msn, rendition.fmp4 ? ".m4s" : ".ts",
-                    "?v=", e.version ? e.version : policy.version, "\n");
-  }
-  return out;
-}
-
-std::string OriginMasterPlaylist(const OriginStreamView& view) {
-  if (view.renditions.empty()) return "";
-  std::string out = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n";
-  for (const auto& [name, r] : view.renditions) {
-    if (r->meta.newest_msn < 0) continue;
-    uint64_t bandwidth = std::max<uint64_t>(1, r->bitrate_bps * 11 / 10);
-    absl::StrAppend(&out, "#EXT-X-STREAM-INF:BANDWIDTH=", bandwidth, "\n", name, "/index.m3u8\n");
-  }
-  return out;
-}
-
-void OriginDelivery::ServePlaylist(RequestContext& ctx, Responder r, const std::string& stream,
-                                   const std::string& rendition) {
-  auto view = origin_->View(stream);
-  if (!view) return r.Send(NotFound("no such stream on this node", "*"));
-  const OriginPolicy& policy = *view->policy;
-  if (shedder_->Shed(RequestClass::kLive)) {
-    metrics_->Read("shed");
-    http::Response res = Unavailable("the node is shedding load", policy.cors);
-    res.set(field::field::cache_control, "max-age=5");
-    res.set(field::field::retry_after, "5");
-    return r.Send(std::move(res));
-  }
-  std::string body;
-  if (rendition.empty()) {
-    body = OriginMasterPlaylist(*view);
-  } else if (auto it = view->renditions.find(rendition); it != view->renditions.end()) {
-    body = OriginMediaPlaylist(*view, *it->second);
-  }
-  if (body.empty()) return r.Send(NotFound("no such rendition", policy.cors));  // L-6
-  http::Response res = PlaylistResponse(ctx.request, std::move(body),
-                                        std::max(0, policy.tmpl.segment_ms / 2000), policy.cors);
-  if (view->notifications) res.set("X-Stream-Notifications", *view->notifications);
-  r.Send(std::move(res));
-}
-
 void OriginDelivery::ServeObject(RequestContext& ctx, Responder r, const std::string& stream,
                                  const std::string& rendition, ObjectKey key) {
   Answer(&ctx, std::make_shared<Responder>(std::move(r)), stream, rendition, key, 0, nullptr);
@@ -509,7 +432,9 @@ void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
       uint64_t version = policy.VersionOf(c, key.msn);
       std::string etag = absl::StrCat("\"", c.serial, "-v", version, "\"");
       http::Response header{http::Status::ok, 11};
-      header.set(field::field::cache_control, kImmutable);
+      // init.mp4 changes with the tracks (under the same name); media objects never do.
+      header.set(field::field::cache_control,
+                 key.kind == ObjectKey::kInit ? "max-age=60" : kImmutable);
       header.set(field::field::etag, etag);
       header.set("X-Pipeline", c.pipeline);
       if (c.defects) header.set("X-Defects", DefectsToString(c.defects));

@@ -10,9 +10,8 @@
 //        publisher of a live push gets 409 unless it presents the stream's token
 // Every publish needs the stream's or pipeline's token when one is configured (401 without),
 // and unfinished object uploads are held against the listener's byte cap (503 beyond it).
-// Viewer listener, for streams whose objects are published to this node: master and media
-// playlists built from the object index, and objects decided by the L-6…L-12 rules with
-// shedding (L-16) in front.
+// Viewer listener: the objects of every stream (locally packaged or published), decided by
+// the L-6…L-12 rules with shedding (L-16) in front; the playlists are viewer_routes'.
 #pragma once
 
 #include <memory>
@@ -44,11 +43,8 @@ class OriginDelivery {
   // The publish listener's routes (objects, manifests, notifications, push).
   void AddPublishRoutes(http::Router& router);
 
-  // True when `stream` is served from the origin store: objects were published to it.
-  bool Serves(const std::string& stream) const;
-  // Master (`rendition` empty) or media playlist of a published stream.
-  void ServePlaylist(http::RequestContext& ctx, http::Responder r, const std::string& stream,
-                     const std::string& rendition);
+  // An object of any stream on this node (init, `.ts`, `.m4s`, part), decided by the store's
+  // read rules (L-6…L-12) with shedding (L-16) in front; served zero-copy from its chunks.
   void ServeObject(http::RequestContext& ctx, http::Responder r, const std::string& stream,
                    const std::string& rendition, ObjectKey key);
 
@@ -72,11 +68,5 @@ class OriginDelivery {
   const PublishAuth* auth_;
   std::unique_ptr<Metrics> metrics_;
 };
-
-// A published rendition's media playlist: the newest consecutive run of segments that have a
-// candidate to serve (at most the live window), object URLs carrying `?v=N` (L-14).
-std::string OriginMediaPlaylist(const OriginStreamView& view, const OriginRendition& rendition);
-// The master playlist of a published stream (empty when nothing is published).
-std::string OriginMasterPlaylist(const OriginStreamView& view);
 
 }  // namespace meshwork::streamer

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -43,40 +44,58 @@ std::string StreamInfLine(const RenditionWindow& w) {
 std::string MasterPlaylist(const std::vector<std::shared_ptr<const RenditionWindow>>& renditions) {
   std::string out;
   for (const auto& w : renditions) {
-    if (!w || w->segments.empty() || w->info.tracks.empty()) continue;  // CMAF-only: no TS
+    if (!w || w->segments.empty()) continue;
     if (out.empty()) out = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n";
     absl::StrAppend(&out, StreamInfLine(*w), "\n", w->info.name, "/index.m3u8\n");
   }
   return out;
 }
 
-std::string MediaPlaylist(const RenditionWindow& window) {
+std::string MediaPlaylist(const RenditionWindow& window, const SegmentVersions& versions) {
   const auto& segments = window.segments;
-  if (segments.empty() || window.info.tracks.empty()) return "";
-  size_t count = std::min<size_t>(segments.size(), std::max(1, window.info.live_window));
-  size_t first = segments.size() - count;
+  const bool ts = window.has_ts;
+  // The newest listable segment (a masked newest one is left out), then the window before it.
+  std::vector<std::pair<size_t, uint64_t>> listed;  // index in `segments`, version (0: gap)
+  for (size_t i = segments.size(); i-- > 0;) {
+    if (ts ? !segments[i]->ts_bytes : !segments[i]->m4s_bytes) continue;
+    uint64_t version = versions ? versions(segments[i]->msn) : 1;
+    if (!version && listed.empty()) continue;
+    listed.emplace_back(i, version);
+    if (listed.size() >= static_cast<size_t>(std::max(1, window.info.live_window))) break;
+  }
+  if (listed.empty()) return "";
+  std::reverse(listed.begin(), listed.end());
+  const size_t first = listed.front().first;
   int target = (window.info.target_duration_ms + 999) / 1000;
   int64_t discontinuity_sequence = window.dropped_discontinuities;
-  for (size_t i = 0; i < segments.size(); ++i) {
-    if (i < first) {
-      if (segments[i]->discontinuity) ++discontinuity_sequence;
-    } else {
-      target =
-          std::max<int>(target, static_cast<int>(std::lround(segments[i]->duration_seconds())));
-    }
+  for (size_t i = 0; i < first; ++i) discontinuity_sequence += segments[i]->discontinuity ? 1 : 0;
+  bool gaps = false;
+  for (const auto& [i, version] : listed) {
+    target = std::max<int>(target, static_cast<int>(std::lround(segments[i]->duration_seconds())));
+    gaps |= version == 0;
   }
-  std::string out = absl::StrCat("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:", target,
+  std::string out = absl::StrCat("#EXTM3U\n#EXT-X-VERSION:",
+                                 gaps ? 8
+                                 : ts ? 3
+                                      : 7,
+                                 "\n#EXT-X-TARGETDURATION:", target,
                                  "\n#EXT-X-MEDIA-SEQUENCE:", segments[first]->msn, "\n");
   if (discontinuity_sequence > 0) {
     absl::StrAppend(&out, "#EXT-X-DISCONTINUITY-SEQUENCE:", discontinuity_sequence, "\n");
   }
-  for (size_t i = first; i < segments.size(); ++i) {
+  uint64_t base_version = 1;
+  for (const auto& [i, version] : listed) base_version = std::max(base_version, version);
+  if (!ts) absl::StrAppend(&out, "#EXT-X-MAP:URI=\"init.mp4?v=", base_version, "\"\n");
+  for (const auto& [i, version] : listed) {
     const Segment& s = *segments[i];
     // The first listed segment's discontinuity is implied by the discontinuity sequence.
     if (s.discontinuity && i != first) out += "#EXT-X-DISCONTINUITY\n";
-    absl::StrAppend(
-        &out, "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(s.program_date_time_ms),
-        "\n#EXTINF:", absl::StrFormat("%.3f", s.duration_seconds()), ",\n", s.msn, ".ts\n");
+    absl::StrAppend(&out,
+                    "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(s.program_date_time_ms),
+                    "\n", version ? "" : "#EXT-X-GAP\n",
+                    "#EXTINF:", absl::StrFormat("%.3f", s.duration_seconds()), ",\n");
+    absl::StrAppend(&out, s.msn, ts ? ".ts" : ".m4s", "?v=", version ? version : base_version,
+                    "\n");
   }
   return out;
 }

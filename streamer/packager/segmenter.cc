@@ -23,7 +23,7 @@ struct Segmenter::Rendition {
   int64_t part_start = 0;
   uint32_t fragment_sequence = 0;
   std::vector<std::shared_ptr<const Part>> parts;
-  std::string m4s;
+  uint64_t cmaf_bytes = 0;  // of the parts made so far
   // The open segment.
   bool open = false;
   bool whole = false;  // seen from its boundary: it (and its parts) may be published
@@ -74,7 +74,9 @@ void Segmenter::RebuildWriters(Rendition& r) {
   r.muxed_tracks = TrackKeys(r.info);
 }
 
-int64_t Segmenter::ProgramDateTimeMs(int64_t t) const { return FloorDiv(t, 90); }
+int64_t Segmenter::ProgramDateTimeMs(int64_t t) const {
+  return FloorDiv(t, 90) + wall_offset_ms_.value_or(0);
+}
 
 // The tracks of each form of a rendition (see the header): video renditions mux the audio
 // into MPEG-TS only; "a1" is CMAF only; an audio-only v1 has its audio in both.
@@ -118,7 +120,9 @@ void Segmenter::FlushPart(Rendition& r, int64_t end) {
   part->data = std::make_shared<const std::string>(
       r.fmp4->Fragment(r.part_frames, ++r.fragment_sequence, end_dts));
   r.part_frames.clear();
-  r.m4s += *part->data;
+  part->program_date_time_ms = ProgramDateTimeMs(part->start);
+  part->timeline_origin = timeline_origin_t_.value_or(r.start);
+  r.cmaf_bytes += part->data->size();
   r.parts.push_back(part);
   ++r.part_index;
   r.part_start = end;
@@ -208,7 +212,7 @@ void Segmenter::Close(Rendition& r, int64_t end) {
     r.bytes.clear();
     r.part_frames.clear();
     r.parts.clear();
-    r.m4s.clear();
+    r.cmaf_bytes = 0;
     r.open = false;
   };
   if (r.muxed_tracks != TrackKeys(r.info)) {
@@ -237,8 +241,7 @@ void Segmenter::Close(Rendition& r, int64_t end) {
   r.bytes.clear();
   segment->parts = std::move(r.parts);
   r.parts.clear();
-  segment->m4s = std::make_shared<const std::string>(std::move(r.m4s));
-  r.m4s.clear();
+  r.cmaf_bytes = 0;
   r.open = false;
   if (renditions_.begin()->second.get() == &r) {
     fingerprint_ = absl::StrCat(segment->msn, ":", segment->start, ":", segment->duration);
@@ -274,6 +277,9 @@ void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
   bool whole = r.started || discontinuity || start == multiple * segment_ticks_ ||
                (r.first_t && *r.first_t < multiple * segment_ticks_);
   if (discontinuity || !timeline_origin_t_) timeline_origin_t_ = start;
+  // Program date-time is wall-clock time (S-5): the timeline is pinned to this node's clock
+  // where it is first cut; after a jump the timeline itself carries the real gap on.
+  if (!wall_offset_ms_) wall_offset_ms_ = UnixMillis(clock_.Now()) - FloorDiv(start, 90);
   Open(r, k, start, discontinuity, whole);
   last_msn_ = std::max(last_msn_, k);
   if (&r == leader_ && audio_) Open(*audio_, k, start, discontinuity, whole);
@@ -295,7 +301,7 @@ void Segmenter::Open(Rendition& r, int64_t msn, int64_t start, bool discontinuit
   r.part_index = 0;
   r.part_start = start;
   r.parts.clear();
-  r.m4s.clear();
+  r.cmaf_bytes = 0;
 }
 
 void Segmenter::OnFrame(const media::Frame& frame) {
@@ -312,7 +318,7 @@ void Segmenter::OnFrame(const media::Frame& frame) {
 
   auto write = [&](Rendition& r) {
     if (!r.open) return;
-    if (r.bytes.size() + r.m4s.size() > options_.max_segment_bytes) return;  // keyframes cut
+    if (r.bytes.size() + r.cmaf_bytes > options_.max_segment_bytes) return;  // keyframes cut
     media::Frame shifted = frame;
     shifted.pts = pts;
     shifted.dts = t;

@@ -41,7 +41,7 @@
 #include "streamer/media/fmp4_writer.h"
 #include "streamer/media/frame.h"
 #include "streamer/media/ts_muxer.h"
-#include "streamer/store/segment_store.h"
+#include "streamer/store/rendition_window.h"
 
 namespace meshwork::streamer {
 
@@ -115,6 +115,7 @@ class Segmenter {
   std::unique_ptr<Rendition> audio_;                           // "a1" (video sources only)
   Rendition* leader_ = nullptr;                                // v1 of a video source
   std::optional<int64_t> timeline_origin_t_;  // T at which the current timeline began
+  std::optional<int64_t> wall_offset_ms_;     // wall clock − T/90 (S-5)
   std::string fingerprint_;
   int64_t published_ = 0;
 };

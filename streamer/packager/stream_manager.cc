@@ -24,7 +24,6 @@ void StreamManager::Apply(const NodeConfig& config) {
         log::Info("stream_stopped",
                   {{"stream", it->first},
                    {"reason", placed == config.streams.end() ? "removed" : "changed"}});
-        if (placed == config.streams.end()) store_->Remove(it->first);
         stopped.push_back(std::move(it->second));
         it = pipelines_.erase(it);
       } else {

@@ -1,6 +1,7 @@
 // The streams placed on this node (C-2): starts a StreamPipeline for each stream central
 // places here, restarts it when its settings change, stops it (and drops its segments) when
-// it is removed. Thread-safe; Apply() runs on the agent's thread, Find() on HTTP workers.
+// it is removed (the store drops its objects when central's config no longer places it, see
+// OriginStore::Apply). Thread-safe; Apply() runs on the agent's thread, Find() on HTTP workers.
 #pragma once
 
 #include <map>
@@ -15,7 +16,7 @@ namespace meshwork::streamer {
 
 class StreamManager {
  public:
-  StreamManager(SegmentStore* store, const Clock& clock) : store_(store), clock_(clock) {}
+  StreamManager(OriginStore* store, const Clock& clock) : store_(store), clock_(clock) {}
   ~StreamManager();
 
   void Apply(const NodeConfig& config);
@@ -25,7 +26,7 @@ class StreamManager {
   void FillReport(meshwork::v1::LoadReport& report) const;
 
  private:
-  SegmentStore* store_;
+  OriginStore* store_;
   const Clock& clock_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<StreamPipeline>> pipelines_ ABSL_GUARDED_BY(mu_);

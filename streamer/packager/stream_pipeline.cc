@@ -41,7 +41,39 @@ struct StreamPipeline::Input {
   std::map<uint16_t, media::TrackInfo> tracks;  // by canonical PID
 };
 
-StreamPipeline::StreamPipeline(StreamSettings settings, SegmentStore* store, const Clock& clock)
+namespace {
+
+MediaTiming SegmentTiming(const Segment& s) {
+  MediaTiming t;
+  t.start = s.start;
+  t.duration = s.duration;
+  t.program_date_time_ms = s.program_date_time_ms;
+  t.timeline_origin = s.timeline_origin;
+  t.discontinuity = s.discontinuity;
+  return t;
+}
+
+}  // namespace
+
+void StreamPipeline::PublishInitLocked(const RenditionInfo& info) {
+  // init.mp4 changes only with the tracks: published again when the writer made a new one.
+  auto& last = published_init_[info.name];
+  if (!info.init || last == info.init) return;
+  last = info.init;
+  auto status = store_->PublishLocal(settings_.name, info, ObjectKey{ObjectKey::kInit, -1, -1},
+                                     {info.init}, nullptr);
+  if (!status.ok()) LogRefused(info.name, "init.mp4", status);
+}
+
+void StreamPipeline::LogRefused(const std::string& rendition, const std::string& object,
+                                const absl::Status& status) {
+  log::Warn("local_publish_refused", {{"stream", settings_.name},
+                                      {"rendition", rendition},
+                                      {"object", object},
+                                      {"error", status.ToString()}});
+}
+
+StreamPipeline::StreamPipeline(StreamSettings settings, OriginStore* store, const Clock& clock)
     : settings_(std::move(settings)), store_(store), clock_(clock) {
   SegmenterOptions options;
   options.segment_ms = settings_.segment_ms;
@@ -50,16 +82,45 @@ StreamPipeline::StreamPipeline(StreamSettings settings, SegmentStore* store, con
   absl::MutexLock lock(&mu_);
   segmenter_ = std::make_unique<Segmenter>(
       options, clock_,
-      [this](const RenditionInfo& info, std::shared_ptr<const Segment> segment) {
-        int64_t now = UnixMillis(clock_.Now());
-        last_publish_ms_.store(now);
-        store_->Publish(settings_.name, info, std::move(segment), now);
-      },
-      [this](const RenditionInfo& info, int64_t msn, int64_t start,
-             std::shared_ptr<const Part> part) {
-        store_->PublishPart(settings_.name, info, msn, start, std::move(part),
-                            UnixMillis(clock_.Now()));
-      });
+      // Both run under mu_ (the segmenter is fed from OnFrameLocked): the store sees each
+      // rendition's objects in the order they were made.
+      [this](const RenditionInfo& info, std::shared_ptr<const Segment> segment)
+          ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            last_publish_ms_.store(UnixMillis(clock_.Now()));
+            PublishInitLocked(info);
+            auto timing = std::make_shared<const MediaTiming>(SegmentTiming(*segment));
+            if (!segment->parts.empty()) {
+              // The .m4s is its parts' bytes, shared as they are (zero copy).
+              std::vector<std::shared_ptr<const std::string>> chunks;
+              for (const auto& p : segment->parts) chunks.push_back(p->data);
+              auto status = store_->PublishLocal(settings_.name, info,
+                                                 ObjectKey{ObjectKey::kM4s, segment->msn, -1},
+                                                 std::move(chunks), timing);
+              if (!status.ok()) LogRefused(info.name, absl::StrCat(segment->msn, ".m4s"), status);
+            }
+            if (segment->ts) {
+              auto status = store_->PublishLocal(settings_.name, info,
+                                                 ObjectKey{ObjectKey::kTs, segment->msn, -1},
+                                                 {segment->ts}, std::move(timing));
+              if (!status.ok()) LogRefused(info.name, absl::StrCat(segment->msn, ".ts"), status);
+            }
+          },
+      [this](const RenditionInfo& info, int64_t msn, int64_t, std::shared_ptr<const Part> part)
+          ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            PublishInitLocked(info);
+            auto timing = std::make_shared<MediaTiming>();
+            timing->start = part->start;
+            timing->duration = part->duration;
+            timing->program_date_time_ms = part->program_date_time_ms;
+            timing->timeline_origin = part->timeline_origin;
+            timing->independent = part->independent;
+            auto status = store_->PublishLocal(settings_.name, info,
+                                               ObjectKey{ObjectKey::kPart, msn, part->index},
+                                               {part->data}, std::move(timing));
+            if (!status.ok()) {
+              LogRefused(info.name, absl::StrCat(msn, ".", part->index, ".m4s"), status);
+            }
+          });
   for (size_t i = 0; i < settings_.inputs.size(); ++i) {
     auto input = std::make_unique<Input>();
     input->url = settings_.inputs[i];
@@ -217,7 +278,7 @@ void StreamPipeline::FillReport(v1::StreamReport& report) const {
     report.set_timeline_fingerprint(segmenter_->Fingerprint());
     report.set_active_input(inputs_[active_]->url);
   }
-  for (const auto& window : store_->Renditions(settings_.name)) {
+  for (const auto& window : store_->Windows(settings_.name)) {
     auto* r = report.add_renditions();
     r->set_name(window->info.name);
     std::string codecs;

@@ -1,5 +1,6 @@
 // One stream placed on this node: its inputs (S-1), input failover (S-2), one demuxer per
-// input, and the segmenter publishing into the store as pipeline "local".
+// input, and the segmenter publishing into the node's one store as pipeline "local" (init,
+// `N.ts`, `N.m4s` as its parts' bytes, `N.P.m4s`).
 //
 // Failover: inputs are ranked in configured order; the active one is the first input that
 // delivered a frame within `input_timeout_ms`. While the active input is silent past the
@@ -23,7 +24,7 @@
 #include "streamer/ingest/source.h"
 #include "streamer/media/ts_demuxer.h"
 #include "streamer/packager/segmenter.h"
-#include "streamer/store/segment_store.h"
+#include "streamer/store/origin_store.h"
 
 namespace meshwork::streamer {
 
@@ -43,7 +44,7 @@ struct StreamSettings {
 
 class StreamPipeline {
  public:
-  StreamPipeline(StreamSettings settings, SegmentStore* store, const Clock& clock);
+  StreamPipeline(StreamSettings settings, OriginStore* store, const Clock& clock);
   ~StreamPipeline();  // stops every source
 
   // Starts the network sources; failures are logged and retried by the sources themselves
@@ -76,12 +77,18 @@ class StreamPipeline {
   uint16_t CanonicalPidLocked(Input& input, uint16_t pid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const StreamSettings settings_;
-  SegmentStore* store_;
+  void PublishInitLocked(const RenditionInfo& info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void LogRefused(const std::string& rendition, const std::string& object,
+                  const absl::Status& status);
+
+  OriginStore* store_;
   const Clock& clock_;
   mutable absl::Mutex mu_;
   std::vector<std::unique_ptr<Input>> inputs_ ABSL_GUARDED_BY(mu_);
   size_t active_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<Segmenter> segmenter_ ABSL_GUARDED_BY(mu_);
+  // The init.mp4 last published per rendition.
+  std::map<std::string, std::shared_ptr<const std::string>> published_init_ ABSL_GUARDED_BY(mu_);
   std::optional<size_t> push_input_;  // index of publish:// (fixed after construction)
   uint64_t push_session_ ABSL_GUARDED_BY(mu_) = 0;
   bool push_live_ ABSL_GUARDED_BY(mu_) = false;  // push_session_ began and has not ended

@@ -58,6 +58,17 @@ enum Defect : uint32_t {
 // "short, missing-frames" form of a defect set, in a fixed order.
 std::string DefectsToString(uint32_t defects);
 
+// What the local packager knows of an object it made (S-5): packagers publishing over HTTP
+// say none of it, and their objects' timing is read from the template instead.
+struct MediaTiming {
+  int64_t start = 0;     // 90 kHz, the stream's absolute timeline
+  int64_t duration = 0;  // 90 kHz
+  int64_t program_date_time_ms = 0;
+  int64_t timeline_origin = 0;  // see Segment::timeline_origin
+  bool discontinuity = false;
+  bool independent = false;  // a part that starts with a keyframe
+};
+
 // One pipeline's copy of an object (L-11).
 struct Candidate {
   std::string pipeline;
@@ -69,6 +80,7 @@ struct Candidate {
   uint64_t serial = 0;  // distinct per publish on this node (ETag)
   // X-Stream-Notifications in force when it was published (L-10); null when none.
   std::shared_ptr<const std::string> notifications;
+  std::shared_ptr<const MediaTiming> timing;  // null for packagers' objects
 };
 
 // An object: one candidate per pipeline. `generation` counts publishes of it.

@@ -1,6 +1,8 @@
 #include "streamer/store/origin_store.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "common/status/status_macros.h"
@@ -34,6 +36,161 @@ uint64_t CandidateBytes(const StoredObject& o) {
   uint64_t n = 0;
   for (const auto& c : o.candidates) n += c->size;
   return n;
+}
+
+std::string PositionKey(const std::string& stream, const std::string& rendition) {
+  return absl::StrCat(stream, "\n", rendition);
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// The timing of an object that came without any (a packager's): from the template, on a
+// media timeline where msn N starts at N·segment duration.
+MediaTiming TemplateTiming(const Template& t, ObjectKey key) {
+  MediaTiming m;
+  int64_t wall = t.availability_start_ms + key.msn * t.segment_ms;
+  m.start = key.msn * t.segment_ms * 90;
+  m.duration = int64_t{t.segment_ms} * 90;
+  if (key.kind == ObjectKey::kPart && t.part_ms > 0) {
+    m.start += int64_t{key.part} * t.part_ms * 90;
+    m.duration = int64_t{t.part_ms} * 90;
+    wall += int64_t{key.part} * t.part_ms;
+  }
+  m.program_date_time_ms = wall;
+  m.timeline_origin = 0;
+  m.independent = key.part == 0;
+  return m;
+}
+
+uint64_t SegmentBitrate(const Segment& s) {
+  uint64_t bytes = s.ts_bytes ? s.ts_bytes : s.m4s_bytes;
+  if (s.duration <= 0) return 0;
+  return static_cast<uint64_t>(static_cast<double>(bytes) * 8 * 90000 /
+                               static_cast<double>(s.duration));
+}
+
+// The availability start that makes the template's due times those of a locally packaged
+// timeline: the wall clock at its origin less the number its first segment had.
+int64_t LocalAvailabilityStart(const MediaTiming& t, int64_t msn, int segment_ms) {
+  int64_t ticks = int64_t{segment_ms} * 90;
+  int64_t wall_at_origin = t.program_date_time_ms - FloorDiv(t.start - t.timeline_origin, 90);
+  int64_t start_number = msn - FloorDiv(t.start - t.timeline_origin + ticks / 2, ticks);
+  return wall_at_origin - start_number * segment_ms;
+}
+
+// Rebuilds a rendition's playlist index after `candidate` was published as `key`.
+void UpdateWindow(OriginRendition& r, const OriginPolicy& policy, ObjectKey key,
+                  const Candidate& candidate, const RenditionInfo* info, int64_t now_ms) {
+  auto w =
+      r.window ? std::make_shared<RenditionWindow>(*r.window) : std::make_shared<RenditionWindow>();
+  if (info) {
+    auto init = w->info.init;
+    w->info = *info;
+    if (!w->info.init) w->info.init = init;
+  } else {
+    w->info.name = r.name;
+    w->info.target_duration_ms = policy.tmpl.segment_ms;
+    w->info.part_target_ms = policy.tmpl.part_ms;
+    w->info.live_window = policy.live_window;
+  }
+  w->last_publish_unix_ms = now_ms;
+  MediaTiming t = candidate.timing ? *candidate.timing : TemplateTiming(policy.tmpl, key);
+  switch (key.kind) {
+    case ObjectKey::kInit:
+      w->has_cmaf = true;
+      if (candidate.chunks.size() == 1) {
+        w->info.init = candidate.chunks.front();
+      } else {
+        std::string body;
+        for (const auto& c : candidate.chunks) body += *c;
+        w->info.init = std::make_shared<const std::string>(std::move(body));
+      }
+      break;
+    case ObjectKey::kPart: {
+      w->has_cmaf = true;
+      if (!w->segments.empty() && key.msn <= w->segments.back()->msn) break;  // late
+      if (w->open_msn > key.msn) break;                                       // stale
+      if (w->open_msn != key.msn) {
+        w->open_msn = key.msn;
+        w->open_start = t.start;
+        w->open_program_date_time_ms = t.program_date_time_ms;
+        w->open_parts.clear();
+      }
+      auto part = std::make_shared<Part>();
+      part->index = key.part;
+      part->start = t.start;
+      part->duration = t.duration;
+      part->independent = t.independent;
+      auto at = std::lower_bound(w->open_parts.begin(), w->open_parts.end(), key.part,
+                                 [](const auto& p, int index) { return p->index < index; });
+      if (at != w->open_parts.end() && (*at)->index == key.part) {
+        *at = std::move(part);
+      } else {
+        w->open_parts.insert(at, std::move(part));
+      }
+      break;
+    }
+    case ObjectKey::kTs:
+    case ObjectKey::kM4s: {
+      (key.kind == ObjectKey::kTs ? w->has_ts : w->has_cmaf) = true;
+      auto at = std::lower_bound(w->segments.begin(), w->segments.end(), key.msn,
+                                 [](const auto& s, int64_t msn) { return s->msn < msn; });
+      std::shared_ptr<Segment> s;
+      if (at != w->segments.end() && (*at)->msn == key.msn) {
+        s = std::make_shared<Segment>(**at);
+      } else {
+        s = std::make_shared<Segment>();
+        s->msn = key.msn;
+        s->start = t.start;
+        s->duration = t.duration;
+        s->program_date_time_ms = t.program_date_time_ms;
+        s->timeline_origin = t.timeline_origin;
+        s->discontinuity = t.discontinuity;
+      }
+      (key.kind == ObjectKey::kTs ? s->ts_bytes : s->m4s_bytes) = candidate.size;
+      if (w->open_msn == key.msn) s->parts = std::move(w->open_parts);
+      if (w->open_msn <= key.msn) {
+        w->open_msn = -1;
+        w->open_parts.clear();
+      }
+      if (at != w->segments.end() && (*at)->msn == key.msn) {
+        *at = std::move(s);
+      } else {
+        w->segments.insert(at, std::move(s));
+      }
+      w->peak_bitrate_bps = 0;
+      for (const auto& seg : w->segments) {
+        w->peak_bitrate_bps = std::max(w->peak_bitrate_bps, SegmentBitrate(*seg));
+      }
+      break;
+    }
+  }
+  r.window = std::move(w);
+}
+
+// Whether `key` is the object a rendition will publish next, given its last position.
+bool IsNextObject(const RenditionWindow& w, ObjectKey key) {
+  auto last = w.Last();
+  if (!last || key.kind == ObjectKey::kInit) return false;
+  if (key.kind == ObjectKey::kPart) {
+    return (last->part >= 0 && key.msn == last->msn && key.part == last->part + 1) ||
+           (key.msn == last->msn + 1 && key.part == 0);
+  }
+  return key.msn == (last->part >= 0 ? last->msn : last->msn + 1);
+}
+
+// Drops from the index what the store no longer holds.
+void TrimWindow(OriginRendition& r) {
+  if (!r.window || r.window->segments.empty() || r.meta.first_msn < 0 ||
+      r.window->segments.front()->msn >= r.meta.first_msn) {
+    return;
+  }
+  auto w = std::make_shared<RenditionWindow>(*r.window);
+  while (!w->segments.empty() && w->segments.front()->msn < r.meta.first_msn) {
+    if (w->segments.front()->discontinuity) ++w->dropped_discontinuities;
+    w->segments.pop_front();
+  }
+  r.window = std::move(w);
 }
 
 // How far ahead of its due time, or of the rendition's newest segment, a segment may be
@@ -80,7 +237,8 @@ std::shared_ptr<const StoredObject> OriginRendition::Find(ObjectKey key) const {
 OriginStore::OriginStore(Options options, const Clock& clock)
     : options_(options),
       clock_(clock),
-      waiters_(Waiters::Options{.max_waiters = options.max_waiters, .clock = &clock}) {}
+      waiters_(Waiters::Options{
+          .max_waiters = options.max_waiters, .clock = &clock, .sweep = options.sweep_waiters}) {}
 
 std::shared_ptr<OriginStore::Slot> OriginStore::SlotOf(const std::string& stream) const {
   absl::ReaderMutexLock lock(&map_mu_);
@@ -124,6 +282,8 @@ void OriginStore::Apply(const std::map<std::string, nlohmann::json>& streams) {
     if (!policy->tmpl.known() && current->policy->tmpl.known() &&
         policy->tmpl.segment_ms == current->policy->tmpl.segment_ms) {
       policy->tmpl.availability_start_ms = current->policy->tmpl.availability_start_ms;
+      // Likewise the part target the local packager announced.
+      if (policy->tmpl.part_ms == 0) policy->tmpl.part_ms = current->policy->tmpl.part_ms;
     }
     auto next = std::make_shared<OriginStreamView>(*current);
     next->policy = policy;
@@ -146,18 +306,41 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
   candidate->size = request.size;
   candidate->published_ms = now;
   candidate->serial = serial_.fetch_add(1) + 1;
+  candidate->timing = std::move(request.timing);
   const ObjectKey key = request.key;
   PublishResult result = PublishResult::kCreated;
+  uint64_t generation = 0;
+  std::optional<Position> last;
   {
-    absl::ReleasableMutexLock write(&write_mu_);
+    absl::MutexLock write(&write_mu_);
     auto current = slot->Get();
     RETURN_IF_ERROR(CheckPublishable(*current, request.rendition, key, now));
     auto view = std::make_shared<OriginStreamView>(*current);
     candidate->notifications = view->notifications;
-    if (key.is_segment() && !view->policy->tmpl.known()) {
+    const Template& current_tmpl = view->policy->tmpl;
+    std::optional<Template> tmpl;
+    if (candidate->timing && key.is_segment()) {
+      // A locally packaged timeline (S-5): due times follow its program date-time; a new
+      // timeline (a discontinuity) moves them.
+      int64_t start = LocalAvailabilityStart(*candidate->timing, key.msn, current_tmpl.segment_ms);
+      if (!current_tmpl.known() ||
+          std::abs(start - current_tmpl.availability_start_ms) > current_tmpl.segment_ms / 2) {
+        tmpl = current_tmpl;
+        tmpl->availability_start_ms = start;
+      }
+    } else if (key.is_segment() && !current_tmpl.known()) {
       // L-4: no configured availability start: the first segment is due when it arrives.
+      tmpl = current_tmpl;
+      tmpl->availability_start_ms = tmpl->StartFor(key.msn, now);
+    }
+    if (request.info && request.info->part_target_ms > 0 &&
+        current_tmpl.part_ms != request.info->part_target_ms) {
+      if (!tmpl) tmpl = current_tmpl;
+      tmpl->part_ms = request.info->part_target_ms;
+    }
+    if (tmpl) {
       auto policy = std::make_shared<OriginPolicy>(*view->policy);
-      policy->tmpl.availability_start_ms = policy->tmpl.StartFor(key.msn, now);
+      policy->tmpl = *tmpl;
       view->policy = std::move(policy);
     }
     auto& rendition_slot = view->renditions[request.rendition];
@@ -195,13 +378,17 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
         if (meta.first_msn < 0 || key.msn < meta.first_msn) meta.first_msn = key.msn;
       }
     }
+    UpdateWindow(*rendition, *view->policy, key, *candidate, request.info.get(), now);
     TrimLocked(*view, *rendition);
     rendition_slot = rendition;
+    generation = object->generation;
+    last = rendition->window->Last();
     slot->Set(std::move(view));
-    write.Release();  // waiters are released outside the store's mutex
-    waiters_.Publish(ObjectWaiterKey(request.stream, request.rendition, key),
-                     Position{static_cast<int64_t>(object->generation), -1});
   }
+  // Released outside the writers' mutex: each completion is posted to its own executor.
+  waiters_.Publish(ObjectWaiterKey(request.stream, request.rendition, key),
+                   Position{static_cast<int64_t>(generation), -1});
+  if (last) waiters_.Publish(PositionKey(request.stream, request.rendition), *last);
   return result;
 }
 
@@ -221,6 +408,7 @@ void OriginStore::TrimLocked(OriginStreamView& view, OriginRendition& changed) {
       }
     }
     if (r.meta.first_msn >= 0 && r.meta.first_msn < msn) r.meta.first_msn = msn;
+    TrimWindow(r);
   };
   if (changed.meta.newest_msn >= static_cast<int64_t>(retain)) {
     drop_below(changed, changed.meta.newest_msn - static_cast<int64_t>(retain) + 1);
@@ -280,8 +468,35 @@ absl::StatusOr<uint64_t> OriginStore::Notify(const std::string& stream,
 
 ReadDecision OriginStore::Decide(const OriginStreamView& view, const OriginRendition* rendition,
                                  ObjectKey key) const {
-  if (!rendition) return ReadDecision{};
-  return DecideRead(*view.policy, rendition->meta, key, NowMs(), [&] {
+  const int64_t now = NowMs();
+  const Template& t = view.policy->tmpl;
+  auto hold_for_first = [&] {
+    ReadDecision d;
+    d.verdict = ReadDecision::kHold;
+    d.until_ms = now + t.segment_ms + t.retry_deadline_ms;
+    return d;
+  };
+  if (!rendition) {
+    // L-6: an unknown rendition is 404, except before anything is published to the stream
+    // (L-7): then the first objects are waited for (per the template when it says more).
+    if (!view.renditions.empty() || key.kind == ObjectKey::kInit) return ReadDecision{};
+    if (!t.known()) return hold_for_first();
+    return DecideRead(*view.policy, RenditionMeta{}, key, now,
+                      [] { return std::shared_ptr<const StoredObject>(); });
+  }
+  // L-7, S-13: the object right after the last one published (the preload hint's part, the
+  // next segment) is held whatever the template predicts: a source running ahead of or
+  // behind the wall clock must not turn it into a 404.
+  if (rendition->window && IsNextObject(*rendition->window, key)) {
+    lookups_.fetch_add(1, std::memory_order_relaxed);
+    auto object = rendition->Find(key);
+    if (!object) {
+      ReadDecision d = hold_for_first();
+      d.looked_up = true;
+      return d;
+    }
+  }
+  return DecideRead(*view.policy, rendition->meta, key, now, [&] {
     lookups_.fetch_add(1, std::memory_order_relaxed);
     return rendition->Find(key);
   });
@@ -307,6 +522,73 @@ absl::Status OriginStore::Wait(const std::string& stream, const std::string& ren
     waiters_.Remove(waiter_key);
   }
   return absl::OkStatus();
+}
+
+std::function<uint64_t(int64_t msn)> ListedVersions(std::shared_ptr<const OriginStreamView> view,
+                                                    const std::string& rendition, bool ts) {
+  std::shared_ptr<const OriginRendition> r;
+  if (view) {
+    if (auto it = view->renditions.find(rendition); it != view->renditions.end()) r = it->second;
+  }
+  return [view = std::move(view), r = std::move(r), ts](int64_t msn) -> uint64_t {
+    if (!r) return 1;
+    auto object = r->Find(ObjectKey{ts ? ObjectKey::kTs : ObjectKey::kM4s, msn, -1});
+    auto chosen = object ? ChooseCandidate(*view->policy, *object, msn) : nullptr;
+    return chosen ? view->policy->VersionOf(*chosen, msn) : 0;
+  };
+}
+
+absl::Status OriginStore::PublishLocal(const std::string& stream, const RenditionInfo& info,
+                                       ObjectKey key,
+                                       std::vector<std::shared_ptr<const std::string>> chunks,
+                                       std::shared_ptr<const MediaTiming> timing) {
+  PublishRequest request;
+  request.stream = stream;
+  request.rendition = info.name;
+  request.key = key;
+  request.pipeline = "local";
+  for (const auto& c : chunks) request.size += c->size();
+  request.chunks = std::move(chunks);
+  request.timing = std::move(timing);
+  request.info = std::make_shared<const RenditionInfo>(info);
+  return Publish(std::move(request)).status();
+}
+
+absl::Status OriginStore::WaitPosition(const std::string& stream, const std::string& rendition,
+                                       Position position, boost::asio::any_io_executor executor,
+                                       std::chrono::steady_clock::time_point deadline,
+                                       Waiters::Callback callback) {
+  std::string key = PositionKey(stream, rendition);
+  auto status = waiters_.Wait(key, position, std::move(executor), deadline, std::move(callback));
+  if (!status.ok()) return status;
+  // Published between the caller's look and the registration (a part of the open segment
+  // counts): release now.
+  auto view = View(stream);
+  if (!view) {
+    waiters_.Remove(key);
+  } else if (auto w = Window(stream, rendition)) {
+    if (auto last = w->Last()) waiters_.Publish(key, *last);
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::shared_ptr<const RenditionWindow>> OriginStore::Windows(
+    const std::string& stream) const {
+  std::vector<std::shared_ptr<const RenditionWindow>> out;
+  auto view = View(stream);
+  if (!view) return out;
+  for (const auto& [name, r] : view->renditions) {
+    if (r->window) out.push_back(r->window);
+  }
+  return out;
+}
+
+std::shared_ptr<const RenditionWindow> OriginStore::Window(const std::string& stream,
+                                                           const std::string& rendition) const {
+  auto view = View(stream);
+  if (!view) return nullptr;
+  auto it = view->renditions.find(rendition);
+  return it == view->renditions.end() ? nullptr : it->second->window;
 }
 
 }  // namespace meshwork::streamer

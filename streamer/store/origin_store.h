@@ -1,18 +1,25 @@
-// The live origin's object store (L-1, L-2, L-7, L-10…L-14, L-17, L-19): objects published
-// by packagers (`PUT` on the publish listener), one candidate per pipeline, kept in memory
-// and bounded per stream; each stream's policy (template, pipeline order, masks, versions)
-// comes from central.
+// The one store of a node (L-1, L-2, L-7, L-10…L-14, L-17, L-19; spec 03, first paragraph):
+// every object of every stream placed here, whatever made it — the local packager
+// publishes init, `N.ts`, `N.m4s` and `N.P.m4s` as pipeline "local" (PublishLocal, zero
+// copy), packagers publish over HTTP (`PUT` on the publish listener) — one candidate per
+// pipeline, kept in memory and bounded per stream; each stream's policy (template, pipeline
+// order, masks, versions) comes from central. Each rendition also keeps its playlist index
+// (RenditionWindow: segments with timing, parts, the open segment), rebuilt by every publish,
+// from which every playlist and MPD is rendered.
 //
 // Readers never wait for writers: each stream is an immutable view (policy, renditions with
 // their metadata and object index, notification state) replaced whole by a publish; a read
 // takes the current view with one pointer copy. Publishes are serialised by one writers'
 // mutex and copy only the small object index of the rendition they change, never a body.
-// Holds (L-7, L-12) are waiters keyed by object, released by its next publish.
+// Holds (L-7, L-12) are waiters keyed by object, released by its next publish; blocking
+// playlist reloads and streamed segments wait for a position of the rendition. Waiters are
+// released after the writers' mutex is let go.
 // Thread-safe.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +31,7 @@
 #include "common/time/clock.h"
 #include "nlohmann/json.hpp"
 #include "streamer/store/origin_rules.h"
+#include "streamer/store/rendition_window.h"
 #include "streamer/store/waiters.h"
 
 namespace meshwork::streamer {
@@ -37,6 +45,8 @@ struct OriginRendition {
   bool fmp4 = false;  // published as CMAF (init.mp4 + .m4s) rather than MPEG-TS
   // The size of the newest segment's chosen candidate over its duration (master BANDWIDTH).
   uint64_t bitrate_bps = 0;
+  // The playlist index, never null once the rendition exists.
+  std::shared_ptr<const RenditionWindow> window;
 
   // The object's current state, or null. Counts as a store lookup (see OriginStore).
   std::shared_ptr<const StoredObject> Find(ObjectKey key) const;
@@ -63,6 +73,7 @@ class OriginStore {
     size_t max_waiters = 20'000;
     size_t max_notifications = 16;                // events kept in the cumulative state
     size_t max_notification_header_bytes = 4096;  // X-Stream-Notifications, encoded
+    bool sweep_waiters = true;  // false: deadlines fire only on ExpireWaiters() (tests)
   };
   OriginStore(Options options, const Clock& clock);
 
@@ -79,10 +90,18 @@ class OriginStore {
     uint32_t defects = 0;
     std::vector<std::shared_ptr<const std::string>> chunks;
     uint64_t size = 0;
+    // From the local packager: the object's timing, and the rendition's tracks and targets.
+    std::shared_ptr<const MediaTiming> timing;
+    std::shared_ptr<const RenditionInfo> info;
   };
   enum class PublishResult { kCreated, kReplaced };
   // Makes a complete object visible (L-1). NotFound when the stream is not placed here.
   absl::StatusOr<PublishResult> Publish(PublishRequest request);
+
+  // The local packager's publish (pipeline "local"): `chunks` are shared, not copied.
+  absl::Status PublishLocal(const std::string& stream, const RenditionInfo& info, ObjectKey key,
+                            std::vector<std::shared_ptr<const std::string>> chunks,
+                            std::shared_ptr<const MediaTiming> timing);
 
   // L-10: adds `event` (a JSON object) to the stream's cumulative notification state.
   // Returns the new sequence number; NotFound when the stream is not placed here.
@@ -102,11 +121,26 @@ class OriginStore {
                     uint64_t seen_generation, boost::asio::any_io_executor executor,
                     Waiters::TimePoint deadline, Waiters::Callback callback);
 
+  // Holds until (stream, rendition) has published `position` (a blocking playlist reload,
+  // a streamed segment); one already published completes at once. ResourceExhausted beyond
+  // max_waiters.
+  absl::Status WaitPosition(const std::string& stream, const std::string& rendition,
+                            Position position, boost::asio::any_io_executor executor,
+                            std::chrono::steady_clock::time_point deadline,
+                            Waiters::Callback callback);
+
+  // The playlist indexes of a stream's renditions in name order (empty when unknown).
+  std::vector<std::shared_ptr<const RenditionWindow>> Windows(const std::string& stream) const;
+  std::shared_ptr<const RenditionWindow> Window(const std::string& stream,
+                                                const std::string& rendition) const;
+
   int64_t NowMs() const { return UnixMillis(clock_.Now()); }
   const Clock& clock() const { return clock_; }
   // Object index lookups made by reads so far (P-5: 404/410 storms make none).
   uint64_t lookups() const { return lookups_.load(std::memory_order_relaxed); }
   size_t waiting() const { return waiters_.size(); }
+  // Answers the held requests whose deadline has passed (see Waiters::Expire).
+  size_t ExpireWaiters() { return waiters_.Expire(); }
 
  private:
   using Slot = Snapshot<OriginStreamView>;
@@ -123,6 +157,12 @@ class OriginStore {
   mutable std::atomic<uint64_t> lookups_{0};
   Waiters waiters_;
 };
+
+// The version each listed segment of `rendition` is served under (L-14), 0 where no
+// candidate of it may be served (masked, L-13): what media playlists mark as EXT-X-GAP.
+// `ts`: of the MPEG-TS form, else of the CMAF one. The result keeps `view` alive.
+std::function<uint64_t(int64_t msn)> ListedVersions(std::shared_ptr<const OriginStreamView> view,
+                                                    const std::string& rendition, bool ts);
 
 // Whether `key` may be published into `rendition` now: OutOfRange for an msn beyond kMaxMsn,
 // FailedPrecondition for a segment due more than 3 segments from now (per the template) or

@@ -186,8 +186,7 @@ TEST_CASE("S-16a audio is a CMAF rendition of its own, cut with v1; HLS-TS keeps
     CHECK(s->start == v1[msn]->start);
     CHECK(s->duration == v1[msn]->duration);
     CHECK(s->ts == nullptr);
-    REQUIRE(s->m4s);
-    CHECK_FALSE(s->m4s->empty());
+    CHECK_FALSE(s->parts.empty());
     CHECK(v1[msn]->ts);
   }
   CHECK(a1.size() + 1 >= v1.size());

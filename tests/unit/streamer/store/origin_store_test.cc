@@ -6,6 +6,7 @@
 
 #include "boost/asio/io_context.hpp"
 #include "streamer/delivery/origin_routes.h"
+#include "streamer/delivery/playlists.h"
 
 namespace meshwork::streamer {
 namespace {
@@ -165,7 +166,7 @@ TEST_CASE("L-14 invalidation changes object URLs in the playlist") {
   for (int msn = 0; msn < 5; ++msn) REQUIRE(store.Publish(Put("a", msn)).ok());
   auto playlist = [&] {
     auto view = store.View("live/ch1");
-    return OriginMediaPlaylist(*view, *view->renditions.at("v1"));
+    return MediaPlaylist(*view->renditions.at("v1")->window, ListedVersions(view, "v1", true));
   };
   std::string before = playlist();
   CHECK(before.find("#EXT-X-MEDIA-SEQUENCE:2\n") != std::string::npos);  // live_window 3
@@ -188,14 +189,15 @@ TEST_CASE("L-13 a masked newest segment leaves the playlist and a masked older o
   config["masks"] = {{{"id", "m1"}, {"pipeline", "a"}, {"from_msn", 3}}};
   store.Apply({{"live/ch1", config}});
   auto view = store.View("live/ch1");
-  std::string text = OriginMediaPlaylist(*view, *view->renditions.at("v1"));
+  std::string text =
+      MediaPlaylist(*view->renditions.at("v1")->window, ListedVersions(view, "v1", true));
   CHECK(text.find("3.ts") == std::string::npos);
   CHECK(text.find("#EXT-X-MEDIA-SEQUENCE:0\n") != std::string::npos);
   CHECK(text.find("2.ts?v=1") != std::string::npos);
   config["masks"] = {{{"id", "m2"}, {"pipeline", "a"}, {"from_msn", 1}, {"to_msn", 1}}};
   store.Apply({{"live/ch1", config}});
   view = store.View("live/ch1");
-  text = OriginMediaPlaylist(*view, *view->renditions.at("v1"));
+  text = MediaPlaylist(*view->renditions.at("v1")->window, ListedVersions(view, "v1", true));
   CHECK(text.find("#EXT-X-GAP\n#EXTINF:2.000,\n1.ts") != std::string::npos);
   CHECK(text.find("#EXT-X-VERSION:8\n") != std::string::npos);
   CHECK(text.find("#EXT-X-MEDIA-SEQUENCE:1\n") != std::string::npos);  // window of 3: 1…3

@@ -10,7 +10,7 @@
 
 #include "boost/asio/executor_work_guard.hpp"
 #include "boost/asio/io_context.hpp"
-#include "streamer/store/segment_store.h"
+#include "streamer/store/origin_store.h"
 
 namespace meshwork::streamer {
 namespace {
@@ -393,7 +393,7 @@ TEST_CASE("L-7 concurrent waits, publishes, expiries and removals complete each 
   CHECK(wrong == 0);
 }
 
-// S-13 and the store's re-check.
+// S-13 and the store's re-check (the one store: positions of a rendition).
 
 RenditionInfo Info() {
   RenditionInfo info;
@@ -401,32 +401,48 @@ RenditionInfo Info() {
   return info;
 }
 
-std::shared_ptr<Segment> MakeSegment(int64_t msn) {
-  auto segment = std::make_shared<Segment>();
-  segment->msn = msn;
-  segment->duration = 180000;
-  segment->ts = std::make_shared<const std::string>(188, '\x47');
-  return segment;
+OriginStore::Options HandExpiry() {
+  OriginStore::Options options;
+  options.sweep_waiters = false;
+  return options;
 }
 
-std::shared_ptr<Part> MakePart(int index) {
-  auto part = std::make_shared<Part>();
-  part->index = index;
-  part->duration = 45000;
-  part->data = std::make_shared<const std::string>(100, 'p');
-  return part;
+// msn `msn` of the local packager's v1 (2 s segments on a wall-clock timeline).
+void PublishSegment(OriginStore& store, const Clock& clock, int64_t msn) {
+  auto timing = std::make_shared<MediaTiming>();
+  timing->start = msn * 180'000;
+  timing->duration = 180'000;
+  timing->program_date_time_ms = UnixMillis(clock.Now()) - 2000;
+  timing->timeline_origin = 0;
+  REQUIRE(store
+              .PublishLocal("ch1", Info(), ObjectKey{ObjectKey::kTs, msn, -1},
+                            {std::make_shared<const std::string>(188, '\x47')}, timing)
+              .ok());
+}
+
+void PublishPart(OriginStore& store, const Clock& clock, int64_t msn, int index) {
+  auto timing = std::make_shared<MediaTiming>();
+  timing->start = msn * 180'000 + index * 45'000;
+  timing->duration = 45'000;
+  timing->program_date_time_ms = UnixMillis(clock.Now()) - 500;
+  REQUIRE(store
+              .PublishLocal("ch1", Info(), ObjectKey{ObjectKey::kPart, msn, index},
+                            {std::make_shared<const std::string>(100, 'p')}, timing)
+              .ok());
 }
 
 TEST_CASE("L-7 the store releases a waiter when the segment is published") {
   boost::asio::io_context io;
   FakeClock clock;
-  SegmentStore store(SegmentStore::Options{.clock = &clock, .sweep_waiters = false});
+  OriginStore store(HandExpiry(), clock);
+  store.Apply({{"ch1", {{"segment_ms", 2000}}}});
   bool released = false;
-  REQUIRE(store
-              .Wait("ch1", "v1", Position{10, -1}, io.get_executor(), clock.Monotonic() + 10s,
-                    [&](Waiters::Outcome o) { released = o == Waiters::Outcome::kPublished; })
-              .ok());
-  store.Publish("ch1", Info(), MakeSegment(10), 0);
+  REQUIRE(
+      store
+          .WaitPosition("ch1", "v1", Position{10, -1}, io.get_executor(), clock.Monotonic() + 10s,
+                        [&](Waiters::Outcome o) { released = o == Waiters::Outcome::kPublished; })
+          .ok());
+  PublishSegment(store, clock, 10);
   Drain(io);
   CHECK(released);
   CHECK(store.waiting() == 0);
@@ -435,14 +451,15 @@ TEST_CASE("L-7 the store releases a waiter when the segment is published") {
 TEST_CASE("S-13 a wait registered right after a part publish is released") {
   boost::asio::io_context io;
   FakeClock clock;
-  SegmentStore store(SegmentStore::Options{.clock = &clock, .sweep_waiters = false});
-  store.Publish("ch1", Info(), MakeSegment(9), 0);
+  OriginStore store(HandExpiry(), clock);
+  store.Apply({{"ch1", {{"segment_ms", 2000}}}});
+  PublishSegment(store, clock, 9);
   // The caller looked before this part was published, then registers for it.
-  store.PublishPart("ch1", Info(), 10, 0, MakePart(0), 0);
+  PublishPart(store, clock, 10, 0);
   std::optional<Waiters::Outcome> outcome;
   REQUIRE(store
-              .Wait("ch1", "v1", Position{10, 0}, io.get_executor(), clock.Monotonic() + 6s,
-                    [&](Waiters::Outcome o) { outcome = o; })
+              .WaitPosition("ch1", "v1", Position{10, 0}, io.get_executor(), clock.Monotonic() + 6s,
+                            [&](Waiters::Outcome o) { outcome = o; })
               .ok());
   Drain(io);
   CHECK(outcome == Waiters::Outcome::kPublished);
@@ -450,8 +467,8 @@ TEST_CASE("S-13 a wait registered right after a part publish is released") {
   // The next part is not published yet: that one is held.
   outcome.reset();
   REQUIRE(store
-              .Wait("ch1", "v1", Position{10, 1}, io.get_executor(), clock.Monotonic() + 6s,
-                    [&](Waiters::Outcome o) { outcome = o; })
+              .WaitPosition("ch1", "v1", Position{10, 1}, io.get_executor(), clock.Monotonic() + 6s,
+                            [&](Waiters::Outcome o) { outcome = o; })
               .ok());
   Drain(io);
   CHECK_FALSE(outcome);
@@ -465,14 +482,15 @@ TEST_CASE("S-13 a wait registered right after a part publish is released") {
 TEST_CASE("L-7 a stream's removal answers its held requests with kRemoved") {
   boost::asio::io_context io;
   FakeClock clock;
-  SegmentStore store(SegmentStore::Options{.clock = &clock, .sweep_waiters = false});
-  store.Publish("ch1", Info(), MakeSegment(1), 0);
+  OriginStore store(HandExpiry(), clock);
+  store.Apply({{"ch1", {{"segment_ms", 2000}}}});
+  PublishSegment(store, clock, 1);
   std::optional<Waiters::Outcome> outcome;
   REQUIRE(store
-              .Wait("ch1", "v1", Position{2, -1}, io.get_executor(), clock.Monotonic() + 6s,
-                    [&](Waiters::Outcome o) { outcome = o; })
+              .WaitPosition("ch1", "v1", Position{2, -1}, io.get_executor(), clock.Monotonic() + 6s,
+                            [&](Waiters::Outcome o) { outcome = o; })
               .ok());
-  store.Remove("ch1");
+  store.Apply({});
   Drain(io);
   CHECK(outcome == Waiters::Outcome::kRemoved);
   CHECK(store.waiting() == 0);

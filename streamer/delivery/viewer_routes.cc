@@ -1,0 +1,434 @@
+#include "streamer/delivery/viewer_routes.h"
+
+#include <charconv>
+
+#include "absl/strings/str_cat.h"
+#include "common/http/content.h"
+#include "common/http/response.h"
+#include "streamer/delivery/dash.h"
+#include "streamer/delivery/ll_hls.h"
+#include "streamer/delivery/origin_routes.h"
+#include "streamer/delivery/ott_gate.h"
+#include "streamer/delivery/playlists.h"
+#include "streamer/delivery/responses.h"
+
+namespace meshwork::streamer {
+
+using http::RequestContext;
+using http::Responder;
+
+namespace {
+
+// What a viewer path names.
+struct Target {
+  enum Kind {
+    kMaster,
+    kMedia,
+    kSegment,
+    kLlMaster,
+    kLlMedia,
+    kInit,
+    kM4s,
+    kPart,
+    kMpd
+  } kind = kMaster;
+  std::string stream;
+  std::string rendition;
+  int64_t msn = 0;
+  int part = -1;
+  std::shared_ptr<StreamPipeline> pipeline;
+};
+
+bool ParseMsn(std::string_view s, int64_t* msn) {
+  if (s.empty() || s.size() > 18) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *msn);
+  return ec == std::errc() && p == s.data() + s.size() && *msn >= 0 && *msn <= kMaxMsn;
+}
+
+std::optional<Target> Resolve(std::string_view path, const StreamManager& streams) {
+  if (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
+  std::string_view prefix = path.substr(0, slash);
+  std::string_view file = path.substr(slash + 1);
+  Target t;
+  auto ends_with = [&file](std::string_view suffix) {
+    return file.size() > suffix.size() && file.substr(file.size() - suffix.size()) == suffix;
+  };
+  if (file == "index.mpd") {
+    if (!(t.pipeline = streams.Find(std::string(prefix)))) return std::nullopt;
+    t.kind = Target::kMpd;
+    t.stream = prefix;
+    return t;
+  }
+  if (file == "index.m3u8" || file == "index.ll.m3u8") {
+    bool ll = file == "index.ll.m3u8";
+    if ((t.pipeline = streams.Find(std::string(prefix)))) {
+      t.kind = ll ? Target::kLlMaster : Target::kMaster;
+      t.stream = prefix;
+      return t;
+    }
+    t.kind = ll ? Target::kLlMedia : Target::kMedia;
+  } else if (ends_with(".ts") && ParseMsn(file.substr(0, file.size() - 3), &t.msn)) {
+    t.kind = Target::kSegment;
+  } else if (file == "init.mp4") {
+    t.kind = Target::kInit;
+  } else if (ends_with(".m4s")) {
+    std::string_view name = file.substr(0, file.size() - 4);
+    size_t dot = name.find('.');
+    int64_t part = 0;
+    if (dot == std::string_view::npos) {
+      if (!ParseMsn(name, &t.msn)) return std::nullopt;
+      t.kind = Target::kM4s;
+    } else {
+      if (!ParseMsn(name.substr(0, dot), &t.msn) || !ParseMsn(name.substr(dot + 1), &part) ||
+          part > 100'000) {
+        return std::nullopt;
+      }
+      t.kind = Target::kPart;
+      t.part = static_cast<int>(part);
+    }
+  } else {
+    return std::nullopt;
+  }
+  size_t split = prefix.rfind('/');
+  if (split == std::string_view::npos || split == 0) return std::nullopt;
+  t.stream = prefix.substr(0, split);
+  t.rendition = prefix.substr(split + 1);
+  t.pipeline = streams.Find(t.stream);
+  if (!t.pipeline) return std::nullopt;
+  return t;
+}
+
+// S-12: a blocking request held longer than three target durations answers 503.
+Waiters::TimePoint HoldDeadline(const OriginStore& store, int segment_ms) {
+  return store.clock().Monotonic() + std::chrono::milliseconds(3 * segment_ms);
+}
+
+// The window's LL-HLS media playlist, rendered once per window and form (P-4: a publish
+// that releases thousands of held requests renders once). Rendition reports read the other
+// renditions too: a change there without a change here is at most one part stale, which
+// rendition reports tolerate.
+std::shared_ptr<const RenditionWindow::Rendered> LowLatencyRendered(const OriginStore& store,
+                                                                    const std::string& stream,
+                                                                    const RenditionWindow& w,
+                                                                    bool skip) {
+  std::string key = skip ? "ll-skip" : "ll";
+  {
+    absl::MutexLock lock(&w.cache_mu);
+    if (auto it = w.cache.find(key); it != w.cache.end()) return it->second;
+  }
+  auto rendered = std::make_shared<RenditionWindow::Rendered>();
+  rendered->plain = LowLatencyMediaPlaylist(w, store.Windows(stream), skip);
+  rendered->gzip = http::Gzip(rendered->plain);
+  absl::MutexLock lock(&w.cache_mu);
+  return w.cache.emplace(key, std::move(rendered)).first->second;
+}
+
+void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
+                             const Target& target, Responder r) {
+  const StreamSettings& settings = target.pipeline->settings();
+  const std::string cors = settings.cors;
+  auto request = ParseBlockingRequest(ctx.query);
+  if (!request.ok()) {
+    http::Response res = http::ErrorResponse(request.status());
+    http::AddCors(res, cors);
+    return r.Send(std::move(res));
+  }
+  auto window = context.store->Window(target.stream, target.rendition);
+  if (!window || window->segments.empty() || !window->has_cmaf) {
+    return r.Send(NotFound("no such rendition (yet)", cors));
+  }
+  int target_s = (settings.segment_ms + 999) / 1000;
+  auto render = [context, target, request = *request, cors,
+                 accepts_gzip = http::AcceptsGzip(ctx.request)](bool blocking) {
+    auto w = context.store->Window(target.stream, target.rendition);
+    if (!w) return NotFound("the stream was removed", cors);
+    auto rendered = LowLatencyRendered(*context.store, target.stream, *w, request.skip);
+    int age = blocking ? 6 * ((w->info.target_duration_ms + 999) / 1000)  // S-15
+                       : std::max(0, w->info.target_duration_ms / 2000);
+    http::Response res{http::Status::ok, 11};
+    res.set(http::beast_http::field::content_type, kPlaylistType);
+    res.set(http::beast_http::field::cache_control, absl::StrCat("max-age=", age));
+    res.set(http::beast_http::field::vary, "Accept-Encoding");
+    if (accepts_gzip) {
+      res.set(http::beast_http::field::content_encoding, "gzip");
+      res.body() = rendered->gzip;
+    } else {
+      res.body() = rendered->plain;
+    }
+    http::AddCors(res, cors);
+    res.prepare_payload();
+    return res;
+  };
+  if (!request->msn) return r.Send(render(false));
+  auto last = window->Last();
+  auto wanted =
+      BlockingTarget(*request, *last, window->info.target_duration_ms, window->info.part_target_ms);
+  if (!wanted.ok()) {
+    http::Response res = http::ErrorResponse(wanted.status());
+    http::AddCors(res, cors);
+    return r.Send(std::move(res));
+  }
+  if (wanted->ReachedBy(*last)) return r.Send(render(true));
+  auto responder = std::make_shared<Responder>(std::move(r));
+  auto status = context.store->WaitPosition(
+      target.stream, target.rendition, *wanted, ctx.executor,
+      HoldDeadline(*context.store, settings.segment_ms),
+      [responder, render, cors, target_s](Waiters::Outcome outcome) {
+        switch (outcome) {
+          case Waiters::Outcome::kPublished:
+            return responder->Send(render(true));
+          case Waiters::Outcome::kDeadline:
+            return responder->Send(
+                Unavailable(absl::StrCat("not published within ", 3 * target_s, " s"), cors));
+          case Waiters::Outcome::kRemoved:
+            return responder->Send(NotFound("the stream was removed", cors));
+        }
+      });
+  if (!status.ok()) responder->Send(Unavailable(std::string(status.message()), cors));
+}
+
+// The bytes of a part as the store would serve it (its chosen candidate), or empty.
+http::SharedBuffers PartBytes(const OriginStore& store, const Target& target, int part) {
+  http::SharedBuffers out;
+  auto view = store.View(target.stream);
+  if (!view) return out;
+  auto it = view->renditions.find(target.rendition);
+  if (it == view->renditions.end()) return out;
+  auto object = it->second->Find(ObjectKey{ObjectKey::kPart, target.msn, part});
+  auto chosen = object ? ChooseCandidate(*view->policy, *object, target.msn) : nullptr;
+  if (chosen) {
+    for (const auto& c : chosen->chunks) out.Append(c);
+  }
+  return out;
+}
+
+// S-16: a DASH segment still in progress, sent with chunked transfer as its parts complete
+// (each part is a moof + mdat, so the chunks add up to the finished .m4s byte for byte).
+class ChunkedSegment : public std::enable_shared_from_this<ChunkedSegment> {
+ public:
+  ChunkedSegment(ViewerContext context, Target target, std::shared_ptr<http::ChunkedWriter> writer,
+                 boost::asio::any_io_executor executor)
+      : context_(context),
+        target_(std::move(target)),
+        writer_(std::move(writer)),
+        executor_(std::move(executor)) {}
+
+  // Writes every part available past the last written, then waits for the next one.
+  void Pump() {
+    auto w = context_.store->Window(target_.stream, target_.rendition);
+    if (!w || writer_->closed()) return writer_->Finish();
+    const Segment* done = w->Find(target_.msn);
+    const auto* parts = done ? &done->parts : w->open_msn == target_.msn ? &w->open_parts : nullptr;
+    if (parts) {
+      for (; next_ < static_cast<int>(parts->size()); ++next_) {
+        auto bytes = PartBytes(*context_.store, target_, (*parts)[next_]->index);
+        for (const auto& chunk : bytes.chunks) writer_->Write(chunk);
+      }
+      if (done) return writer_->Finish();
+    } else {
+      // Not open yet: only the segment right after the last complete one is worth waiting for.
+      bool upcoming = next_ == 0 && !w->segments.empty() && w->open_msn < 0 &&
+                      w->segments.back()->msn + 1 == target_.msn;
+      if (!upcoming) return writer_->Finish();
+    }
+    auto self = shared_from_this();
+    auto status = context_.store->WaitPosition(
+        target_.stream, target_.rendition, Position{target_.msn, next_}, executor_,
+        HoldDeadline(*context_.store, target_.pipeline->settings().segment_ms),
+        [self](Waiters::Outcome outcome) {
+          if (outcome == Waiters::Outcome::kPublished) {
+            self->Pump();
+          } else {
+            self->writer_->Finish();
+          }
+        });
+    if (!status.ok()) writer_->Finish();
+  }
+
+ private:
+  ViewerContext context_;
+  Target target_;
+  std::shared_ptr<http::ChunkedWriter> writer_;
+  boost::asio::any_io_executor executor_;
+  int next_ = 0;
+};
+
+// The requests a viewer opens a stream with (O-3): playlists and the MPD.
+bool IsEntry(Target::Kind kind) {
+  return kind == Target::kMaster || kind == Target::kMedia || kind == Target::kLlMaster ||
+         kind == Target::kLlMedia || kind == Target::kMpd;
+}
+
+ObjectKey KeyOf(const Target& t) {
+  switch (t.kind) {
+    case Target::kInit:
+      return ObjectKey{ObjectKey::kInit, -1, -1};
+    case Target::kSegment:
+      return ObjectKey{ObjectKey::kTs, t.msn, -1};
+    case Target::kM4s:
+      return ObjectKey{ObjectKey::kM4s, t.msn, -1};
+    default:
+      return ObjectKey{ObjectKey::kPart, t.msn, t.part};
+  }
+}
+
+// S-7: the live edge advanced within 3 target durations (a segment is published when the
+// next one starts: one segment of lag on top of S-7's two).
+bool Working(const ViewerContext& context, const Target& target) {
+  int64_t newest = 0;
+  for (const auto& w : context.store->Windows(target.stream)) {
+    newest = std::max(newest, w->last_publish_unix_ms);
+  }
+  return newest > 0 &&
+         context.store->NowMs() - newest <= 3LL * target.pipeline->settings().segment_ms;
+}
+
+}  // namespace
+
+void AddViewerRoutes(http::Router& router, ViewerContext context) {
+  // UTCTiming for DASH players (S-16): this node's clock.
+  router.Add({http::Verb::get}, "/time", [context](RequestContext&, Responder r) {
+    http::Response res =
+        http::MakeResponse(http::Status::ok, DashTimeBody(context.store->NowMs()), "text/plain");
+    res.set(http::beast_http::field::cache_control, "no-store");
+    http::AddCors(res, "*");
+    r.Send(std::move(res));
+  });
+  router.Add({http::Verb::options}, "/{path...}", [context](RequestContext& ctx, Responder r) {
+    auto target = Resolve(ctx.path, *context.streams);
+    r.Send(http::PreflightResponse(ctx.request,
+                                   target ? target->pipeline->settings().cors : std::string("*")));
+  });
+  router.Add({http::Verb::get}, "/{path...}", [context](RequestContext& ctx, Responder r) {
+    auto target = Resolve(ctx.path, *context.streams);
+    if (!target) return r.Send(NotFound("no such stream or object on this node", "*"));
+    const StreamSettings& settings = target->pipeline->settings();
+    const std::string& cors = settings.cors;
+    auto active = std::chrono::milliseconds(2 * settings.segment_ms);  // S-18
+    std::string_view agent;
+    if (auto ua = ctx.request.find(http::beast_http::field::user_agent); ua != ctx.request.end()) {
+      agent = ua->value();
+    }
+    context.sessions->Touch(target->stream, "hls", ctx.client, agent, active);
+    OttSettings ott = context.ott ? context.ott->Settings(target->stream) : OttSettings{};
+    if (ott.enabled && IsEntry(target->kind)) {
+      if (auto pass = ctx.QueryParam("pass")) {
+        // O-7, O-16: a viewer sent here by another member.
+        if (auto refused = context.ott->AdmitPass(ctx, target->stream, *pass, cors, active)) {
+          return r.Send(std::move(*refused));
+        }
+      } else if (!Working(context, *target)) {
+        // O-3: a new viewer of a stream that is not working here goes to a member where it is.
+        std::string_view path = ctx.path.substr(1 + target->stream.size() + 1);
+        std::string location = context.ott->RedirectTarget(ctx, target->stream, ott, path);
+        if (!location.empty()) {
+          http::Response res{http::Status::found, 11};
+          res.set(http::beast_http::field::location, location);
+          res.set(http::beast_http::field::cache_control, "no-store");
+          http::AddCors(res, cors);
+          return r.Send(std::move(res));
+        }
+      }
+    }
+    // S-15: plain playlist responses live at most half a target duration.
+    int playlist_age = std::max(0, settings.segment_ms / 2000);
+    auto playlist = [&](std::string body) {
+      http::Response res = PlaylistResponse(ctx.request, std::move(body), playlist_age, cors);
+      if (auto view = context.store->View(target->stream); view && view->notifications) {
+        res.set("X-Stream-Notifications", *view->notifications);  // L-10
+      }
+      return res;
+    };
+    switch (target->kind) {
+      case Target::kMaster: {
+        // HLS-TS variants: the renditions with an MPEG-TS form ("a1" is CMAF only).
+        auto renditions = context.store->Windows(target->stream);
+        bool any_ts = std::any_of(renditions.begin(), renditions.end(),
+                                  [](const auto& w) { return w->has_ts; });
+        if (any_ts) std::erase_if(renditions, [](const auto& w) { return !w->has_ts; });
+        std::string body;
+        if (ott.enabled && renditions.size() == 1 && !renditions[0]->segments.empty()) {
+          // O-6: a single-rendition OTT stream lists backup members for players that switch.
+          body = context.ott
+                     ->MasterWithBackups(ctx, target->stream, ott, StreamInfLine(*renditions[0]),
+                                         renditions[0]->info.name)
+                     .value_or("");
+        }
+        bool personal = !body.empty();
+        if (body.empty()) body = MasterPlaylist(renditions);
+        if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
+        http::Response res = playlist(std::move(body));
+        // Backups depend on the viewer (player, scheme, address, rotation, passes): never
+        // to be cached and handed to another viewer.
+        if (personal) res.set(http::beast_http::field::cache_control, "private, no-store");
+        return r.Send(std::move(res));
+      }
+      case Target::kMedia: {
+        auto window = context.store->Window(target->stream, target->rendition);
+        if (!window || window->segments.empty()) {
+          return r.Send(NotFound("no such rendition (yet)", cors));  // L-6
+        }
+        if (ott.enabled &&
+            context.store->NowMs() - window->last_publish_unix_ms > ott.stale_after_ms) {
+          // O-3a: a stale playlist would keep the player here; a 404 moves it to a backup.
+          return r.Send(NotFound("the stream stopped on this node", cors));
+        }
+        std::string body = MediaPlaylist(
+            *window,
+            ListedVersions(context.store->View(target->stream), target->rendition, window->has_ts));
+        if (body.empty()) return r.Send(NotFound("no segment to list", cors));
+        return r.Send(playlist(std::move(body)));
+      }
+      case Target::kLlMaster: {
+        std::string body = LowLatencyMasterPlaylist(context.store->Windows(target->stream));
+        if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
+        return r.Send(playlist(std::move(body)));
+      }
+      case Target::kMpd: {
+        DashOptions options;
+        options.now_unix_ms = context.store->NowMs();
+        std::string body = DashManifest(context.store->Windows(target->stream), options);
+        if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
+        http::Response res{http::Status::ok, 11};
+        res.set(http::beast_http::field::content_type, "application/dash+xml");
+        res.set(http::beast_http::field::cache_control, absl::StrCat("max-age=", playlist_age));
+        res.body() = std::move(body);
+        http::AddCors(res, cors);
+        res.prepare_payload();
+        return r.Send(std::move(res));
+      }
+      case Target::kLlMedia:
+        return ServeLowLatencyPlaylist(context, ctx, *target, std::move(r));
+      case Target::kM4s: {
+        // S-16: the segment in progress (or the next one) is streamed as its parts arrive.
+        auto w = context.store->Window(target->stream, target->rendition);
+        bool in_progress =
+            w && !w->Find(target->msn) &&
+            (target->msn == w->open_msn || (w->open_msn < 0 && !w->segments.empty() &&
+                                            target->msn == w->segments.back()->msn + 1));
+        if (in_progress) {
+          http::Response header{http::Status::ok, 11};
+          header.set(http::beast_http::field::content_type, kMp4Type);
+          header.set(http::beast_http::field::cache_control, "no-store");
+          http::AddCors(header, cors);
+          auto writer = r.StartChunked(std::move(header));
+          if (!writer) return;
+          std::make_shared<ChunkedSegment>(context, *target, std::move(writer), ctx.executor)
+              ->Pump();
+          return;
+        }
+        break;
+      }
+      case Target::kInit:
+      case Target::kSegment:
+      case Target::kPart:
+        break;
+    }
+    context.objects->ServeObject(ctx, std::move(r), target->stream, target->rendition,
+                                 KeyOf(*target));
+  });
+}
+
+}  // namespace meshwork::streamer

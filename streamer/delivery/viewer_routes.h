@@ -1,0 +1,44 @@
+// Viewer routes of every stream on this node, whatever its source (spec 03, first
+// paragraph: one store, one set of read rules): HLS with MPEG-TS segments (S-8, S-9), LL-HLS
+// (S-10…S-15), DASH (S-16), with OTT redundancy in front (O-3…O-16), sessions (S-18) and
+// CORS (S-22).
+//
+//   GET /{stream}/index.m3u8               master playlist (HLS-TS variants)
+//   GET /{stream}/{rendition}/index.m3u8   media playlist (.ts, or .m4s for a CMAF-only one)
+//   GET /{stream}/index.ll.m3u8            LL-HLS master (video variants, an audio group)
+//   GET /{stream}/{rendition}/index.ll.m3u8   LL-HLS media playlist (blocking reload)
+//   GET /{stream}/index.mpd                DASH
+//   GET /{stream}/{rendition}/{init.mp4|N.ts|N.m4s|N.P.m4s}   objects, decided by the store's
+//                                           read rules (L-6…L-16: serve, hold, 404 with TTL,
+//                                           410, shedding); the DASH segment in progress is
+//                                           streamed as its parts arrive
+//   GET /time                              the node's clock (DASH UTCTiming)
+//   OPTIONS …                              CORS preflight
+// Stream names may contain '/'; the longest prefix that is a stream on this node wins.
+// Handlers never block; playlists are rendered from the store's immutable windows.
+#pragma once
+
+#include "common/http/router.h"
+#include "common/time/clock.h"
+#include "streamer/delivery/play_sessions.h"
+#include "streamer/packager/stream_manager.h"
+#include "streamer/store/origin_store.h"
+
+namespace meshwork::streamer {
+
+class OriginDelivery;
+class OttGate;
+
+struct ViewerContext {
+  OriginStore* store;
+  StreamManager* streams;
+  PlaySessions* sessions;
+  OriginDelivery* objects;  // object reads (L-6…L-16)
+  // OTT redundancy: backups in master playlists, passes, redirects, stale 404s (O-3…O-16).
+  OttGate* ott = nullptr;
+};
+
+// Adds the catch-all viewer routes; add them after every other route of the listener.
+void AddViewerRoutes(http::Router& router, ViewerContext context);
+
+}  // namespace meshwork::streamer
