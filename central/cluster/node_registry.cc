@@ -233,6 +233,7 @@ void NodeRegistry::Report(const std::string& node_id, const v1::LoadReport& repo
     if (new_stream) RefreshLiveStreamsLocked();
   }
   if (heartbeats_) heartbeats_->Increment();
+  if (report_listener_) report_listener_(node_id, report);
   if (store_) {
     auto status = store_->PutReport(node_id, report.SerializeAsString());
     if (!status.ok()) {

@@ -99,7 +99,22 @@ int64_t MediaEnd(const RenditionWindow& w) {
   return end;
 }
 
+// Wall-clock ms (rounded up) of media-timeline point `t` by `anchor`.
+int64_t CeilWall(const TimelineAnchor& anchor, int64_t t) {
+  return CeilDiv(anchor.wall_ms * 90 + (t - anchor.t90k), 90);
+}
+
 }  // namespace
+
+AnchoredNumbering AnchorNumbering(const TimelineAnchor& anchor, int64_t phase_ticks,
+                                  int64_t segment_ticks) {
+  AnchoredNumbering n;
+  segment_ticks = std::max<int64_t>(segment_ticks, 1);
+  n.start_number = std::max<int64_t>(0, CeilDiv(anchor.t90k - phase_ticks, segment_ticks));
+  n.presentation_time_offset = n.start_number * segment_ticks + phase_ticks;
+  n.availability_start_ms = CeilWall(anchor, n.presentation_time_offset);
+  return n;
+}
 
 // Timeline. Segment msn N of a rendition starts at the first keyframe at or after multiple
 // N + o of the segment duration d on the absolute 90 kHz timeline T (S-5): o is 0 until the
@@ -122,6 +137,19 @@ int64_t MediaEnd(const RenditionWindow& w) {
 // announced early, and nodes (and successive MPDs) agree unless their measurements straddle
 // a multiple of the part target. For a source with wall-clock PTS and keyframes on the
 // multiples this is the epoch.
+//
+// With a timeline anchor (S-5, S-16a; every segment the local packager makes carries the
+// stream's), Δ is known exactly and the same on every node: wall(T) = anchor.wall_ms +
+// (T − anchor.t90k)/90. Numbering then starts at S, the first number whose segment starts at
+// or after the anchor point (AnchorNumbering), so that availabilityStartTime is a real date
+// (the timeline's start):
+//
+//   startNumber = S, presentationTimeOffset = S·d + PTO, AST = wall(S·d + PTO) rounded up to
+//   whole part targets,
+//
+// and number N ≥ S starts at (N − S)·d + S·d + PTO = N·d + PTO on the media timeline, as
+// above, and is whole at AST + (N − S + 1)·d. AST is a function of the anchor and the
+// numbering's phase only: it stays put for the life of the timeline.
 std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow>>& renditions,
                          const DashOptions& options) {
   std::vector<const RenditionWindow*> windows;
@@ -138,6 +166,11 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
                               : segment_ms;
   const int live_window = std::max(1, first.info.live_window);
 
+  // S-5: the stream's anchor, as the newest segment of the first rendition carries it.
+  const TimelineAnchor anchor = first.segments.back()->anchor;
+  const bool anchored = anchor.wall_ms != 0;
+  int64_t start_number = 0;
+
   // Per rendition: PTO from its newest segment, and the wall clock at which its PTO is due
   // (PTO/90 + Δ; the latest wins so no rendition is announced early).
   std::vector<int64_t> pto;
@@ -147,12 +180,22 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
   for (const RenditionWindow* w : windows) {
     const Segment& newest = *w->segments.back();
     pto.push_back(std::max<int64_t>(0, newest.start - newest.msn * segment_ticks));
+    if (anchored) {
+      // One start number for all renditions (that of the first), each its own phase.
+      if (pto.size() == 1)
+        start_number = AnchorNumbering(anchor, pto[0], segment_ticks).start_number;
+      pto.back() += start_number * segment_ticks;
+      int64_t start = CeilWall(anchor, pto.back());
+      availability_start = std::max(availability_start.value_or(start), start);
+    }
     int64_t delta = 0;  // unknown: take the timeline as wall clock
     if (w->last_publish_unix_ms > 0) {
       delta = w->last_publish_unix_ms - FloorDiv(MediaEnd(*w), 90);
     }
-    int64_t start = CeilDiv(pto.back(), 90) + delta;
-    availability_start = std::max(availability_start.value_or(start), start);
+    if (!anchored) {
+      int64_t start = CeilDiv(pto.back(), 90) + delta;
+      availability_start = std::max(availability_start.value_or(start), start);
+    }
     for (const auto& s : w->segments) {
       longest_ms = std::max(longest_ms, CeilDiv(s->duration, 90));
       for (const auto& p : s->parts) longest_part = std::max(longest_part, p->duration);
@@ -175,11 +218,11 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
   for (const RenditionWindow* w : windows) any_video |= FirstTrack(w->info, true) != nullptr;
 
   auto segment_template = [&](int64_t offset) {
-    std::string t =
-        absl::StrCat("<SegmentTemplate timescale=\"", kTimescale,
-                     "\" initialization=\"$RepresentationID$/init.mp4\" "
-                     "media=\"$RepresentationID$/$Number$.m4s\" startNumber=\"0\" duration=\"",
-                     segment_ticks, "\" presentationTimeOffset=\"", offset, "\"");
+    std::string t = absl::StrCat("<SegmentTemplate timescale=\"", kTimescale,
+                                 "\" initialization=\"$RepresentationID$/init.mp4\" "
+                                 "media=\"$RepresentationID$/$Number$.m4s\" startNumber=\"",
+                                 start_number, "\" duration=\"", segment_ticks,
+                                 "\" presentationTimeOffset=\"", offset, "\"");
     if (first_part_ms < segment_ms) {
       absl::StrAppend(&t, " availabilityTimeOffset=\"", DecimalSeconds(segment_ms - first_part_ms),
                       "\" availabilityTimeComplete=\"false\"");

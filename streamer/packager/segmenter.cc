@@ -27,6 +27,7 @@ struct Segmenter::Rendition {
   int64_t last_t = 0;     // timestamp of the last frame that drives cuts
   int64_t last_step = 0;  // and its distance from the one before (≈ frame duration)
   bool discontinuity = false;
+  std::optional<TimelineAnchor> anchor;  // dates the open segment: the one in use at its cut
   std::string bytes;
 };
 
@@ -43,12 +44,14 @@ int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) 
 
 }  // namespace
 
-Segmenter::Segmenter(SegmenterOptions options, const Clock& clock, PublishFn publish,
-                     PublishPartFn publish_part)
+Segmenter::Segmenter(SegmenterOptions options, const Clock& clock, TimelineAnchors* anchors,
+                     PublishFn publish, PublishPartFn publish_part)
     : options_(options),
       clock_(clock),
       publish_(std::move(publish)),
       publish_part_(std::move(publish_part)),
+      own_anchors_(anchors ? nullptr : std::make_unique<TimelineAnchors>()),
+      anchors_(anchors ? anchors : own_anchors_.get()),
       segment_ticks_(static_cast<int64_t>(options.segment_ms) * 90),
       part_ticks_(static_cast<int64_t>(std::max(options.part_ms, 50)) * 90) {}
 
@@ -65,8 +68,8 @@ void Segmenter::FlushPart(Rendition& r, int64_t end) {
   part->index = r.part_index;
   part->start = r.part_start;
   part->duration = std::max<int64_t>(end - r.part_start, 1);
-  part->independent = r.part_frames.front().keyframe &&
-                      r.part_frames.front().codec != media::Codec::kAac;
+  part->independent =
+      r.part_frames.front().keyframe && r.part_frames.front().codec != media::Codec::kAac;
   if (!r.video_pid) part->independent = true;
   std::map<uint16_t, int64_t> end_dts;
   if (r.video_pid) end_dts[r.video_pid] = end;
@@ -120,12 +123,39 @@ void Segmenter::CheckJump(int64_t t) {
       int64_t resume = *last_t_ + std::max<int64_t>(gap, 90 * 40);
       offset_ += resume - t;
       pending_discontinuity_ = true;
+      need_anchor_ = true;  // a new timeline: choose its anchor again (S-7)
       log::Info("timeline_discontinuity",
                 {{"step_ms", step / 90}, {"gap_ms", gap / 90}, {"expected", expect_jump_}});
     }
   }
   expect_jump_ = false;
   last_frame_at_ = now;
+}
+
+void Segmenter::UpdateAnchor(int64_t t) {
+  uint64_t generation = anchors_->central_generation();
+  if (!need_anchor_ && generation == central_seen_) return;
+  central_seen_ = generation;
+  const int64_t now = UnixMillis(clock_.Now());
+  std::optional<TimelineAnchor> central = anchors_->Central();
+  if (central && AnchorPredicts(*central, t, now)) {
+    if (anchor_ != central) {
+      anchor_ = central;
+      anchors_->SetInUse(*anchor_);
+      log::Info("timeline_anchor_adopted", {{"t90k", anchor_->t90k},
+                                            {"wall_ms", anchor_->wall_ms},
+                                            {"error_ms", central->WallAt(t) - now}});
+    }
+  } else if (need_anchor_) {
+    anchor_ = TimelineAnchor{t, now};
+    anchors_->SetInUse(*anchor_);
+    log::Info("timeline_anchor_proposed",
+              {{"t90k", t},
+               {"wall_ms", now},
+               {"central_error_ms", central ? central->WallAt(t) - now : int64_t{0}},
+               {"central", central.has_value()}});
+  }
+  need_anchor_ = false;
 }
 
 Segmenter::Rendition* Segmenter::RenditionFor(uint16_t pid) {
@@ -165,7 +195,12 @@ void Segmenter::Close(Rendition& r, int64_t end) {
   segment->msn = r.msn;
   segment->start = r.start;
   segment->duration = std::max<int64_t>(end - r.start, 1);
-  segment->program_date_time_ms = FloorDiv(r.start, 90);
+  if (r.anchor) {
+    segment->anchor = *r.anchor;
+    segment->program_date_time_ms = r.anchor->WallAt(r.start);
+  } else {
+    segment->program_date_time_ms = FloorDiv(r.start, 90);  // (no frame seen: unreachable)
+  }
   segment->discontinuity = r.discontinuity;
   segment->ts = std::make_shared<const std::string>(std::move(r.bytes));
   r.bytes.clear();
@@ -199,6 +234,7 @@ void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
   r.msn = k;
   last_msn_ = std::max(last_msn_, k);
   r.start = start;
+  r.anchor = anchor_;
   r.discontinuity = discontinuity;
   r.bytes.clear();
   // Tracks may have appeared since the muxer was made (audio's first ADTS header often comes
@@ -217,6 +253,7 @@ void Segmenter::OnFrame(const media::Frame& frame) {
   int64_t t = Extend(frame.dts);
   CheckJump(t);
   t = Extend(frame.dts);  // the offset may have changed
+  UpdateAnchor(t);
   int64_t pts = Extend(frame.pts);
   last_t_ = t;
 

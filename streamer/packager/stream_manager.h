@@ -1,6 +1,8 @@
 // The streams placed on this node (C-2): starts a StreamPipeline for each stream central
 // places here, restarts it when its settings change, stops it (and drops its segments) when
-// it is removed. Thread-safe; Apply() runs on the agent's thread, Find() on HTTP workers.
+// it is removed, and hands each pipeline the stream's timeline anchor central keeps in the
+// stream object (S-5; an anchor change alone never restarts a pipeline). Thread-safe; Apply() runs
+// on the agent's thread, Find() on HTTP workers.
 #pragma once
 
 #include <map>

@@ -19,6 +19,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "common/sync/snapshot.h"
+#include "common/time/timeline_anchor.h"
 #include "streamer/media/frame.h"
 #include "streamer/store/waiters.h"
 
@@ -36,9 +37,12 @@ struct Part {
 
 struct Segment {
   int64_t msn = 0;
-  int64_t start = 0;     // 90 kHz on the stream's absolute timeline (S-5)
-  int64_t duration = 0;  // 90 kHz
-  int64_t program_date_time_ms = 0;
+  int64_t start = 0;                 // 90 kHz on the stream's absolute timeline (S-5)
+  int64_t duration = 0;              // 90 kHz
+  int64_t program_date_time_ms = 0;  // wall clock of `start` by `anchor` (S-5)
+  // The stream's timeline anchor this segment is dated with (S-5); wall_ms 0 = none (DASH's
+  // availabilityStartTime derives from it).
+  TimelineAnchor anchor;
   bool discontinuity = false;             // the timeline jumped before this segment (S-7)
   std::shared_ptr<const std::string> ts;  // the MPEG-TS bytes
   // fMP4 (CMAF) form: its parts, and the segment as their concatenation (S-10, S-16).

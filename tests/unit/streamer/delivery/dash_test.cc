@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "streamer/delivery/playlists.h"
+
 namespace meshwork::streamer {
 namespace {
 
@@ -256,6 +258,88 @@ TEST_CASE("S-16 attribute values are XML-escaped and the time body has milliseco
   CHECK(mpd.find("value=\"/time?a=1&amp;b=&quot;2&quot;\"") != std::string::npos);
   CHECK(DashTimeBody(1'795'964'400'123) == "2026-11-29T15:00:00.123Z");
   CHECK(DashTimeBody(0) == "1970-01-01T00:00:00.000Z");
+}
+
+}  // namespace meshwork::streamer
+
+namespace meshwork::streamer {
+namespace {
+
+// xs:dateTime as the MPD writes it (milliseconds only when not whole seconds).
+std::string DateTime(int64_t unix_ms) {
+  std::string s = FormatProgramDateTime(unix_ms);
+  if (s.size() > 5 && s.compare(s.size() - 5, 5, ".000Z") == 0) s.replace(s.size() - 5, 5, "Z");
+  return s;
+}
+
+// `w` with every segment dated by `anchor` (as the segmenter does).
+std::shared_ptr<const RenditionWindow> Anchored(std::shared_ptr<const RenditionWindow> w,
+                                                TimelineAnchor anchor) {
+  auto copy = std::make_shared<RenditionWindow>(*w);
+  for (auto& s : copy->segments) {
+    auto dated = std::make_shared<Segment>(*s);
+    dated->anchor = anchor;
+    dated->program_date_time_ms = anchor.WallAt(dated->start);
+    s = dated;
+  }
+  return copy;
+}
+
+}  // namespace
+
+TEST_CASE("S-16a AnchorNumbering starts at the anchor's segment with the anchor's date") {
+  // The anchor point is the start of msn 1000 (phase 15 570): that number, that date.
+  TimelineAnchor on{1000 * 180'000 + kOffset, 1'795'964'000'000};
+  auto n = AnchorNumbering(on, kOffset, 180'000);
+  CHECK(n.start_number == 1000);
+  CHECK(n.presentation_time_offset == on.t90k);
+  CHECK(n.availability_start_ms == on.wall_ms);
+  // One tick later: the next number, a segment duration later.
+  TimelineAnchor after{on.t90k + 1, on.wall_ms};
+  n = AnchorNumbering(after, kOffset, 180'000);
+  CHECK(n.start_number == 1001);
+  CHECK(n.availability_start_ms == on.wall_ms + 2000);  // (rounded up from 1999.99 ms)
+}
+
+TEST_CASE("S-16a availabilityStartTime is a real date from the anchor, stable for the timeline") {
+  const int64_t first = 897'982'219;
+  // The timeline started 7 segments before the window's first, 1234 ms into a segment.
+  const TimelineAnchor anchor{(first - 7) * 180'000 + kOffset + 111'060, 1'795'964'000'000};
+  DashOptions options;
+  options.now_unix_ms = anchor.wall_ms + 30'000;
+  auto make = [&](int64_t from, int count, int64_t delta) {
+    auto w = Window("v1", from, count, Video(640, 360, "avc1.64001e"), delta, 1'000'000);
+    return Anchored(w, anchor);
+  };
+  auto w = make(first, 4, 326'200);
+  std::string mpd = DashManifest({w}, options);
+  INFO(mpd);
+  const AnchoredNumbering n = AnchorNumbering(anchor, kOffset, 180'000);
+  CHECK(n.start_number == first - 6);
+  const std::string ast = Attr(mpd, "MPD", "availabilityStartTime");
+  CHECK(ast.rfind("2026-11-29T", 0) == 0);  // a real date: the anchor's
+  CHECK(Attr(mpd, "SegmentTemplate", "startNumber") == std::to_string(n.start_number));
+  CHECK(Attr(mpd, "SegmentTemplate", "presentationTimeOffset") ==
+        std::to_string(n.presentation_time_offset));
+  // Number N starts where segment N does on the media timeline.
+  const Segment& newest = *w->segments.back();
+  CHECK((newest.msn - n.start_number) * 180'000 + n.presentation_time_offset == newest.start);
+  // Announced whole no earlier than the anchor dates its end, at most a part later.
+  const int64_t ast_ms = n.availability_start_ms + (500 - n.availability_start_ms % 500) % 500;
+  CHECK(ast == DateTime(ast_ms));
+  int64_t whole_at = anchor.WallAt(newest.start + newest.duration);
+  int64_t announced = ast_ms + (newest.msn - n.start_number + 1) * 2000;
+  CHECK(announced >= whole_at);
+  CHECK(announced <= whole_at + 501);
+
+  // Later MPDs of the same timeline (window moved, other publish delays, another node) agree.
+  for (auto [from, delta] : {std::pair<int64_t, int64_t>{first + 3, 40}, {first + 9, 1'250}}) {
+    std::string later = DashManifest({make(from, 6, delta)}, options);
+    CHECK(Attr(later, "MPD", "availabilityStartTime") == ast);
+    CHECK(Attr(later, "SegmentTemplate", "startNumber") == std::to_string(n.start_number));
+    CHECK(Attr(later, "SegmentTemplate", "presentationTimeOffset") ==
+          std::to_string(n.presentation_time_offset));
+  }
 }
 
 }  // namespace meshwork::streamer
