@@ -60,6 +60,7 @@ class StreamPipeline {
 
   // S-5: the stream's anchor as central keeps it (nullopt: none yet). Any thread.
   void SetTimelineAnchor(std::optional<TimelineAnchor> anchor) { anchors_.SetCentral(anchor); }
+  std::optional<TimelineAnchor> timeline_anchor() const { return anchors_.Central(); }
 
   // HTTP push (publish://). While a push session is live (begun, not ended), a new one is
   // refused with AlreadyExists (409) unless `take_over` (M-3: it holds the stream's token);
