@@ -7,9 +7,11 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "boost/asio/post.hpp"
 #include "boost/asio/thread_pool.hpp"
 #include "central/api/admin_api.h"
 #include "central/api/viewer_api.h"
+#include "central/cluster/anchor_keeper.h"
 #include "central/cluster/node_registry.h"
 #include "central/model/config_service.h"
 #include "central/ott/ott_service.h"
@@ -178,6 +180,18 @@ int Run() {
   ott_service.Start(std::chrono::milliseconds(1000));
 
   boost::asio::thread_pool blocking_pool(2);
+  // S-5: the streams' timeline anchors, from the nodes' reports (writes on the blocking pool,
+  // which is joined before the keeper goes).
+  AnchorKeeper anchor_keeper(
+      config->get(),
+      [&blocking_pool](std::function<void()> task) {
+        boost::asio::post(blocking_pool, std::move(task));
+      },
+      RealClock::Get());
+  registry.SetReportListener(
+      [&anchor_keeper](const std::string& node, const meshwork::v1::LoadReport& report) {
+        anchor_keeper.OnReport(node, report);
+      });
   ControlService control(config->get(), &registry, &blocking_pool, cluster_tokens->get(),
                          metrics.get());
   grpc::ServerBuilder builder;

@@ -28,14 +28,20 @@ nlohmann::json StreamsJson(const v1::LoadReport& report) {
       renditions.push_back(
           {{"name", r.name()}, {"codecs", r.codecs()}, {"bitrate_kbit", r.bitrate_kbit()}});
     }
-    streams.push_back({{"name", s.name()},
-                       {"working", s.working()},
-                       {"live_window_age_s", s.live_window_age_s()},
-                       {"timeline_fingerprint", s.timeline_fingerprint()},
-                       {"play_sessions", s.play_sessions()},
-                       {"publish_sessions", s.publish_sessions()},
-                       {"active_input", s.active_input()},
-                       {"renditions", renditions}});
+    streams.push_back(
+        {{"name", s.name()},
+         {"working", s.working()},
+         {"live_window_age_s", s.live_window_age_s()},
+         {"timeline_fingerprint", s.timeline_fingerprint()},
+         {"play_sessions", s.play_sessions()},
+         {"publish_sessions", s.publish_sessions()},
+         {"active_input", s.active_input()},
+         // S-5: the anchor the node dates this stream's segments with.
+         {"timeline_anchor", s.has_timeline_anchor()
+                                 ? nlohmann::json{{"t90k", s.timeline_anchor().t90k()},
+                                                  {"wall_ms", s.timeline_anchor().wall_unix_ms()}}
+                                 : nlohmann::json()},
+         {"renditions", renditions}});
   }
   return streams;
 }
@@ -233,6 +239,7 @@ void NodeRegistry::Report(const std::string& node_id, const v1::LoadReport& repo
     if (new_stream) RefreshLiveStreamsLocked();
   }
   if (heartbeats_) heartbeats_->Increment();
+  if (report_listener_) report_listener_(node_id, report);
   if (store_) {
     auto status = store_->PutReport(node_id, report.SerializeAsString());
     if (!status.ok()) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -53,6 +54,12 @@ class NodeRegistry {
   void Report(const std::string& node_id, const meshwork::v1::LoadReport& report);
 
   bool IsOnline(const std::string& node_id) const;
+
+  // Called by Report() with every report, on the reporting thread (a gRPC reactor: the
+  // listener must not block), with no registry lock held. Set once, before any session.
+  using ReportListener =
+      std::function<void(const std::string& node_id, const meshwork::v1::LoadReport&)>;
+  void SetReportListener(ReportListener listener) { report_listener_ = std::move(listener); }
 
   // The lock-free state of a node for routing; created on first use and kept for the life of
   // the registry.
@@ -107,6 +114,7 @@ class NodeRegistry {
   mutable absl::Mutex mu_;
   std::map<std::string, Node> nodes_ ABSL_GUARDED_BY(mu_);
   Snapshot<StreamSet> live_streams_;
+  ReportListener report_listener_;  // set before sessions start, then only read
 
   prometheus::Counter* heartbeats_ = nullptr;
   prometheus::Gauge* online_gauge_ = nullptr;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "central/model/json_fields.h"
 #include "central/model/publish_tokens.h"
+#include "central/model/stream_anchor.h"
 #include "common/net/cidr.h"
 #include "common/status/status_macros.h"
 #include "common/status/status_map.h"
@@ -18,10 +19,10 @@ namespace {
 
 constexpr std::string_view kZoneMembers[] = {"name", "routes", "fallback_zone"};
 constexpr std::string_view kStreamMembers[] = {
-    "name",           "placement",        "inputs",  "segment_ms",     "part_ms",
-    "live_window",    "input_timeout_ms", "cors",    "template",       "pipelines",
-    "masks",          "next_mask_id",     "version", "range_versions", "ott",
-    "publish_tokens", "pipeline_tokens"};
+    "name",           "placement",        "inputs",         "segment_ms",     "part_ms",
+    "live_window",    "input_timeout_ms", "cors",           "template",       "pipelines",
+    "masks",          "next_mask_id",     "version",        "range_versions", "ott",
+    "publish_tokens", "pipeline_tokens",  "timeline_anchor"};
 // Changed only by the server (L-13 masks, L-14 invalidation).
 constexpr std::string_view kManagedMembers[] = {"masks", "next_mask_id", "version",
                                                 "range_versions"};
@@ -396,6 +397,7 @@ absl::StatusOr<json> ValidateStream(const json& body, std::string_view name) {
   RETURN_IF_ERROR(ResolveManaged(body, out));
   RETURN_IF_ERROR(ResolveOtt(body, out));
   RETURN_IF_ERROR(ResolvePublishTokens(body, out));
+  RETURN_IF_ERROR(ResolveTimelineAnchor(body, out));  // S-5, server-managed
   out["cors"] = "*";
   if (auto c = body.find("cors"); c != body.end() && !c->is_null()) {
     if (!c->is_string() || c->get<std::string>().empty() ||
@@ -460,6 +462,7 @@ void KeepStreamManagedMembers(json& canonical, const json* stored) {
     auto kept = stored ? stored->find(std::string(key)) : json::const_iterator();
     canonical[std::string(key)] = (stored && kept != stored->end()) ? *kept : ManagedDefault(key);
   }
+  KeepTimelineAnchor(canonical, stored);
 }
 
 json MergeStreamPatch(const json& stored, const json& patch) {

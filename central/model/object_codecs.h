@@ -26,7 +26,8 @@ std::span<const std::string_view> ZoneMembers();
 //          always fully resolved, null stale_after_ms = 2 × segment_ms on the streamer),
 //  server-managed (L-13, L-14): "masks": [{"id", "pipeline", "region", "from_msn", "to_msn"}…],
 //  "next_mask_id", "version", "range_versions": [{"from_msn", "to_msn", "pipeline", "region",
-//  "version"}…]}.
+//  "version"}…]}, and "timeline_anchor": {"t90k", "wall_ms"}|null (S-5, stream_anchor.h: any
+//  well-formed value is accepted from a client and replaced by the stored one).
 // The managed members are validated for shape here (so a stored object validates to itself);
 // whether a PUT/PATCH may carry them is CheckStreamManagedMembers' business.
 absl::StatusOr<nlohmann::json> ValidateStream(const nlohmann::json& body, std::string_view name);
@@ -43,7 +44,8 @@ std::span<const std::string_view> StreamManagedMembers();
 // `stored` (the defaults when `stored` is null, i.e. a new stream); InvalidArgument naming
 // the member otherwise.
 absl::Status CheckStreamManagedMembers(const nlohmann::json& body, const nlohmann::json* stored);
-// Sets the managed members of `canonical` to those of `stored` (defaults when null).
+// Sets the managed members of `canonical` (the timeline anchor included) to those of `stored`
+// (defaults when null).
 void KeepStreamManagedMembers(nlohmann::json& canonical, const nlohmann::json* stored);
 // A PATCH of a stored stream: the merge patch applied, except that template members that
 // only followed top-level ones (template.segment_ms/part_ms, and retry_deadline_ms while it

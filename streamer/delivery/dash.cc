@@ -99,20 +99,24 @@ std::string Codecs(const RenditionInfo& info) {
   return codecs;
 }
 
-// One timeline (S-5) as a Period: where it began on the media timeline (90 kHz), the wall
-// clock there, and the number its first segment had (or would have had, for a timeline
-// whose first segments left the window).
+// One timeline (S-5) as a Period: its anchor point on the media timeline (90 kHz, the id),
+// the number of the segment nearest it, where that number starts on the media timeline
+// (the presentationTimeOffset: the anchor point moved to the keyframes' phase) and the wall
+// clock there. All four are the same for every segment of the timeline that keeps the
+// phase, and on every node that shares the anchor.
 struct Timeline {
   int64_t origin = 0;
-  int64_t wall_ms = 0;
   int64_t start_number = 0;
+  int64_t pto = 0;
+  int64_t wall_ms = 0;
 };
 
 Timeline TimelineOf(const Segment& s, int64_t segment_ticks) {
   Timeline t;
   t.origin = s.timeline_origin;
-  t.wall_ms = s.program_date_time_ms - FloorDiv(s.start - s.timeline_origin, 90);
   t.start_number = s.msn - FloorDiv(s.start - s.timeline_origin + segment_ticks / 2, segment_ticks);
+  t.pto = s.start - (s.msn - t.start_number) * segment_ticks;
+  t.wall_ms = s.program_date_time_ms - FloorDiv(s.start - t.pto, 90);
   return t;
 }
 
@@ -123,9 +127,10 @@ Timeline TimelineOf(const Segment& s, int64_t segment_ticks) {
 // for the life of the timeline. The MPD has one Period per timeline in the window (a
 // discontinuity — a publisher reconnect, an input switch — starts a new one, S-16a):
 //
-//   availabilityStartTime = the wall clock at the origin of the oldest listed timeline,
-//   Period@start          = its own origin's wall clock − availabilityStartTime,
-//   startNumber           = the msn its first segment had, presentationTimeOffset = origin,
+//   availabilityStartTime = the wall clock at the start of the oldest listed timeline,
+//   Period@start          = its own start's wall clock − availabilityStartTime,
+//   startNumber           = the msn of the segment nearest its anchor point,
+//   presentationTimeOffset = where that number starts on the media timeline,
 //
 // so segment N of a period is presented at (N − startNumber)·d on the period's timeline and
 // is whole at availabilityStartTime + Period@start + (N − startNumber + 1)·d: L-4's due time.
@@ -182,7 +187,7 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
                      "\" initialization=\"$RepresentationID$/init.mp4\" "
                      "media=\"$RepresentationID$/$Number$.m4s\" startNumber=\"",
                      t.start_number, "\" duration=\"", segment_ticks,
-                     "\" presentationTimeOffset=\"", std::max<int64_t>(0, t.origin), "\"");
+                     "\" presentationTimeOffset=\"", std::max<int64_t>(0, t.pto), "\"");
     if (first_part_ms < segment_ms) {
       absl::StrAppend(&out, " availabilityTimeOffset=\"",
                       DecimalSeconds(segment_ms - first_part_ms),

@@ -32,6 +32,7 @@ struct Segmenter::Rendition {
   int64_t last_t = 0;     // timestamp of the last frame that drives cuts
   int64_t last_step = 0;  // and its distance from the one before (≈ frame duration)
   bool discontinuity = false;
+  std::optional<TimelineAnchor> anchor;  // dates the open segment: the one in use at its cut
   std::string bytes;
 
   bool InTs(uint16_t pid) const {
@@ -58,12 +59,14 @@ int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) 
 
 }  // namespace
 
-Segmenter::Segmenter(SegmenterOptions options, const Clock& clock, PublishFn publish,
-                     PublishPartFn publish_part)
+Segmenter::Segmenter(SegmenterOptions options, const Clock& clock, TimelineAnchors* anchors,
+                     PublishFn publish, PublishPartFn publish_part)
     : options_(options),
       clock_(clock),
       publish_(std::move(publish)),
       publish_part_(std::move(publish_part)),
+      own_anchors_(anchors ? nullptr : std::make_unique<TimelineAnchors>()),
+      anchors_(anchors ? anchors : own_anchors_.get()),
       segment_ticks_(static_cast<int64_t>(options.segment_ms) * 90),
       part_ticks_(static_cast<int64_t>(std::max(options.part_ms, 50)) * 90) {}
 
@@ -74,8 +77,8 @@ void Segmenter::RebuildWriters(Rendition& r) {
   r.muxed_tracks = TrackKeys(r.info);
 }
 
-int64_t Segmenter::ProgramDateTimeMs(int64_t t) const {
-  return FloorDiv(t, 90) + wall_offset_ms_.value_or(0);
+int64_t Segmenter::ProgramDateTimeMs(const Rendition& r, int64_t t) {
+  return r.anchor ? r.anchor->WallAt(t) : FloorDiv(t, 90);  // (no anchor: unreachable)
 }
 
 // The tracks of each form of a rendition (see the header): video renditions mux the audio
@@ -120,8 +123,8 @@ void Segmenter::FlushPart(Rendition& r, int64_t end) {
   part->data = std::make_shared<const std::string>(
       r.fmp4->Fragment(r.part_frames, ++r.fragment_sequence, end_dts));
   r.part_frames.clear();
-  part->program_date_time_ms = ProgramDateTimeMs(part->start);
-  part->timeline_origin = timeline_origin_t_.value_or(r.start);
+  part->program_date_time_ms = ProgramDateTimeMs(r, part->start);
+  part->timeline_origin = r.anchor ? r.anchor->t90k : r.start;
   r.cmaf_bytes += part->data->size();
   r.parts.push_back(part);
   ++r.part_index;
@@ -166,12 +169,39 @@ void Segmenter::CheckJump(int64_t t) {
       int64_t resume = *last_t_ + std::max<int64_t>(gap, 90 * 40);
       offset_ += resume - t;
       pending_discontinuity_ = true;
+      need_anchor_ = true;  // a new timeline: choose its anchor again (S-7)
       log::Info("timeline_discontinuity",
                 {{"step_ms", step / 90}, {"gap_ms", gap / 90}, {"expected", expect_jump_}});
     }
   }
   expect_jump_ = false;
   last_frame_at_ = now;
+}
+
+void Segmenter::UpdateAnchor(int64_t t) {
+  uint64_t generation = anchors_->central_generation();
+  if (!need_anchor_ && generation == central_seen_) return;
+  central_seen_ = generation;
+  const int64_t now = UnixMillis(clock_.Now());
+  std::optional<TimelineAnchor> central = anchors_->Central();
+  if (central && AnchorPredicts(*central, t, now)) {
+    if (anchor_ != central) {
+      anchor_ = central;
+      anchors_->SetInUse(*anchor_);
+      log::Info("timeline_anchor_adopted", {{"t90k", anchor_->t90k},
+                                            {"wall_ms", anchor_->wall_ms},
+                                            {"error_ms", central->WallAt(t) - now}});
+    }
+  } else if (need_anchor_) {
+    anchor_ = TimelineAnchor{t, now};
+    anchors_->SetInUse(*anchor_);
+    log::Info("timeline_anchor_proposed",
+              {{"t90k", t},
+               {"wall_ms", now},
+               {"central_error_ms", central ? central->WallAt(t) - now : int64_t{0}},
+               {"central", central.has_value()}});
+  }
+  need_anchor_ = false;
 }
 
 Segmenter::Rendition* Segmenter::RenditionFor(uint16_t pid) {
@@ -234,8 +264,8 @@ void Segmenter::Close(Rendition& r, int64_t end) {
   segment->msn = r.msn;
   segment->start = r.start;
   segment->duration = std::max<int64_t>(end - r.start, 1);
-  segment->program_date_time_ms = ProgramDateTimeMs(r.start);
-  segment->timeline_origin = timeline_origin_t_.value_or(r.start);
+  segment->program_date_time_ms = ProgramDateTimeMs(r, r.start);
+  segment->timeline_origin = r.anchor ? r.anchor->t90k : r.start;
   segment->discontinuity = r.discontinuity;
   if (r.muxer) segment->ts = std::make_shared<const std::string>(std::move(r.bytes));
   r.bytes.clear();
@@ -276,10 +306,6 @@ void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
   // segment went by unseen, and another node's msn k starts there.
   bool whole = r.started || discontinuity || start == multiple * segment_ticks_ ||
                (r.first_t && *r.first_t < multiple * segment_ticks_);
-  if (discontinuity || !timeline_origin_t_) timeline_origin_t_ = start;
-  // Program date-time is wall-clock time (S-5): the timeline is pinned to this node's clock
-  // where it is first cut; after a jump the timeline itself carries the real gap on.
-  if (!wall_offset_ms_) wall_offset_ms_ = UnixMillis(clock_.Now()) - FloorDiv(start, 90);
   Open(r, k, start, discontinuity, whole);
   last_msn_ = std::max(last_msn_, k);
   if (&r == leader_ && audio_) Open(*audio_, k, start, discontinuity, whole);
@@ -291,6 +317,7 @@ void Segmenter::Open(Rendition& r, int64_t msn, int64_t start, bool discontinuit
   r.whole = whole;
   r.msn = msn;
   r.start = start;
+  r.anchor = anchor_;
   r.discontinuity = discontinuity;
   r.bytes.clear();
   // Tracks may have appeared since the muxer was made (audio's first ADTS header often comes
@@ -309,6 +336,7 @@ void Segmenter::OnFrame(const media::Frame& frame) {
   int64_t t = Extend(frame.dts);
   CheckJump(t);
   t = Extend(frame.dts);  // the offset may have changed
+  UpdateAnchor(t);
   int64_t pts = Extend(frame.pts);
   last_t_ = t;
 

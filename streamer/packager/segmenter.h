@@ -3,15 +3,26 @@
 // Timeline: a frame's 90 kHz timestamp is extended to an absolute value T = pts + W·2^33 + D,
 // where the wrap count W is chosen once, from the wall clock at the first frame, so that
 // T/90 is the closest such value to "now" in Unix milliseconds (nodes whose clocks agree
-// within hours pick the same W), and D is 0 until the source's timeline jumps.
-// Segment msn k starts at the first keyframe at or after k·segment duration, so msn,
-// boundaries and EXT-X-PROGRAM-DATE-TIME (T/90 ms) are a pure function of the source
-// timestamps: two nodes fed the same source agree, whenever each started.
+// within hours pick the same W), and D is 0 until the source's timeline jumped.
+// Segment msn k starts at the first keyframe at or after k·segment duration, so msn and
+// boundaries are a pure function of the source timestamps: two nodes fed the same source
+// agree, whenever each started.
+//
+// Program date-time (S-5) is wall-clock time from the stream's timeline anchor (see
+// common/time/timeline_anchor.h): PDT(segment) = anchor.wall_ms + (start − anchor.t90k)/90.
+// The anchor comes from `TimelineAnchors` (central's, pushed with the stream): when a
+// timeline starts (first frame, or after a discontinuity) the segmenter adopts central's
+// anchor if it predicts this node's clock for the current T within kAnchorToleranceMs;
+// otherwise it proposes its own {T of this frame, clock now} and uses it at once (the load
+// report carries it to central). A central anchor that arrives or changes later is adopted
+// the same way mid-timeline (nodes that proposed at the same time converge on central's).
+// A segment is dated with the anchor in use when it was opened, and carries its t90k as its
+// `timeline_origin` (DASH Periods, S-16a).
 //
 // A jump of the timeline (source restarted, input switched) is a discontinuity: D is set so
-// the timeline resumes where it stopped plus the wall-clock time of the gap (so program
-// date-time stays true), the next segment is marked (EXT-X-DISCONTINUITY) and takes the next
-// msn: msn stay consecutive (RFC 8216), so after a gap they are offset from the multiples.
+// the timeline resumes where it stopped plus the wall-clock time of the gap, the next segment
+// is marked (EXT-X-DISCONTINUITY) and takes the next msn: msn stay consecutive (RFC 8216), so
+// after a gap they are offset from the multiples. The anchor is then chosen again, as above.
 //
 // Renditions: one per video track (PID order: v1, v2, …), whose MPEG-TS segments carry the
 // first audio track muxed (HLS-TS); in CMAF form (S-16a) each carries its video only and
@@ -28,7 +39,8 @@
 // segment's first keyframe. Its first published segment is the first it saw from its
 // boundary.
 //
-// Not thread-safe: one per stream, fed from one thread at a time.
+// Not thread-safe: one per stream, fed from one thread at a time (TimelineAnchors is the
+// only state shared with other threads).
 #pragma once
 
 #include <functional>
@@ -41,6 +53,7 @@
 #include "streamer/media/fmp4_writer.h"
 #include "streamer/media/frame.h"
 #include "streamer/media/ts_muxer.h"
+#include "streamer/packager/timeline_anchors.h"
 #include "streamer/store/rendition_window.h"
 
 namespace meshwork::streamer {
@@ -63,14 +76,19 @@ class Segmenter {
   using PublishPartFn = std::function<void(const RenditionInfo& info, int64_t msn,
                                            int64_t segment_start, std::shared_ptr<const Part>)>;
 
-  Segmenter(SegmenterOptions options, const Clock& clock, PublishFn publish,
-            PublishPartFn publish_part = nullptr);
+  // `anchors` (may be null: the segmenter then only uses its own proposals) must outlive
+  // the segmenter.
+  Segmenter(SegmenterOptions options, const Clock& clock, TimelineAnchors* anchors,
+            PublishFn publish, PublishPartFn publish_part = nullptr);
   ~Segmenter();
 
   void OnTrack(const media::TrackInfo& track);
   void OnFrame(const media::Frame& frame);
   // The frames that follow come from another source: expect (and accept) a timeline jump.
   void OnSourceChanged();
+
+  // S-5: the anchor segments are dated with (nullopt before the first frame).
+  std::optional<TimelineAnchor> anchor() const { return anchor_; }
 
   // S-6: "msn:start:duration" of the latest segment of the first rendition ("" before one).
   std::string Fingerprint() const { return fingerprint_; }
@@ -82,6 +100,8 @@ class Segmenter {
   struct Rendition;
   int64_t Extend(int64_t pts);
   void CheckJump(int64_t t);
+  // Chooses the anchor at a timeline start, and adopts a new central anchor (S-5).
+  void UpdateAnchor(int64_t t);
   Rendition* RenditionFor(uint16_t video_pid);
   Rendition* AudioRendition();  // "a1", made at the first audio frame of a video source
   void Cut(Rendition& r, int64_t start, bool keyframe_start);
@@ -89,12 +109,18 @@ class Segmenter {
   void Close(Rendition& r, int64_t end);
   void FlushPart(Rendition& r, int64_t end);
   void RebuildWriters(Rendition& r);
-  int64_t ProgramDateTimeMs(int64_t t) const;
+  // Wall clock of `t` by the anchor `r`'s open segment is dated with.
+  static int64_t ProgramDateTimeMs(const Rendition& r, int64_t t);
 
   SegmenterOptions options_;
   const Clock& clock_;
   PublishFn publish_;
   PublishPartFn publish_part_;
+  std::unique_ptr<TimelineAnchors> own_anchors_;  // when none was given
+  TimelineAnchors* anchors_;
+  std::optional<TimelineAnchor> anchor_;  // in use
+  bool need_anchor_ = true;               // a timeline starts with the next frame
+  uint64_t central_seen_ = 0;             // central_generation() last looked at
   int64_t segment_ticks_;
   int64_t part_ticks_;
   std::optional<int64_t> base_;  // W·2^33, set at the first frame
@@ -114,8 +140,6 @@ class Segmenter {
   std::map<uint16_t, std::unique_ptr<Rendition>> renditions_;  // by video PID (or audio PID)
   std::unique_ptr<Rendition> audio_;                           // "a1" (video sources only)
   Rendition* leader_ = nullptr;                                // v1 of a video source
-  std::optional<int64_t> timeline_origin_t_;  // T at which the current timeline began
-  std::optional<int64_t> wall_offset_ms_;     // wall clock − T/90 (S-5)
   std::string fingerprint_;
   int64_t published_ = 0;
 };

@@ -31,11 +31,14 @@ void StreamManager::Apply(const NodeConfig& config) {
       }
     }
     for (const auto& [name, object] : config.streams) {
-      if (pipelines_.contains(name)) continue;
-      auto pipeline =
-          std::make_shared<StreamPipeline>(StreamSettings::FromJson(name, object), store_, clock_);
-      pipelines_[name] = pipeline;
-      started.push_back(std::move(pipeline));
+      auto& pipeline = pipelines_[name];
+      if (!pipeline) {
+        pipeline = std::make_shared<StreamPipeline>(StreamSettings::FromJson(name, object), store_,
+                                                    clock_);
+        started.push_back(pipeline);
+      }
+      // S-5: central's anchor for the stream, before the first frame of a new pipeline.
+      pipeline->SetTimelineAnchor(TimelineAnchorFromJson(name, object));
     }
   }
   stopped.clear();  // stops their sources, outside the lock

@@ -1,7 +1,9 @@
 // The streams placed on this node (C-2): starts a StreamPipeline for each stream central
 // places here, restarts it when its settings change, stops it (and drops its segments) when
 // it is removed (the store drops its objects when central's config no longer places it, see
-// OriginStore::Apply). Thread-safe; Apply() runs on the agent's thread, Find() on HTTP workers.
+// OriginStore::Apply), and hands each pipeline the stream's timeline anchor central keeps in
+// the stream object (S-5; an anchor change alone never restarts a pipeline). Thread-safe;
+// Apply() runs on the agent's thread, Find() on HTTP workers.
 #pragma once
 
 #include <map>

@@ -33,6 +33,27 @@ StreamSettings StreamSettings::FromJson(const std::string& name, const nlohmann:
   return s;
 }
 
+std::optional<TimelineAnchor> TimelineAnchorFromJson(const std::string& stream,
+                                                     const nlohmann::json& o) {
+  auto it = o.find("timeline_anchor");
+  if (it == o.end() || it->is_null()) return std::nullopt;
+  auto number = [&it](const char* key) -> std::optional<int64_t> {
+    auto n = it->find(key);
+    if (n == it->end() || !n->is_number_integer()) return std::nullopt;
+    return n->get<int64_t>();
+  };
+  std::optional<int64_t> t90k, wall;
+  if (it->is_object()) {
+    t90k = number("t90k");
+    wall = number("wall_ms");
+  }
+  if (!t90k || !wall || !IsPlausibleAnchor({*t90k, *wall})) {
+    log::Warn("timeline_anchor_ignored", {{"stream", stream}, {"anchor", it->dump()}});
+    return std::nullopt;
+  }
+  return TimelineAnchor{*t90k, *wall};
+}
+
 struct StreamPipeline::Input {
   std::string url;
   std::unique_ptr<media::TsDemuxer> demuxer;
@@ -81,7 +102,7 @@ StreamPipeline::StreamPipeline(StreamSettings settings, OriginStore* store, cons
   options.live_window = settings_.live_window;
   absl::MutexLock lock(&mu_);
   segmenter_ = std::make_unique<Segmenter>(
-      options, clock_,
+      options, clock_, &anchors_,
       // Both run under mu_ (the segmenter is fed from OnFrameLocked): the store sees each
       // rendition's objects in the order they were made.
       [this](const RenditionInfo& info, std::shared_ptr<const Segment> segment)
@@ -277,6 +298,10 @@ void StreamPipeline::FillReport(v1::StreamReport& report) const {
     absl::MutexLock lock(&mu_);
     report.set_timeline_fingerprint(segmenter_->Fingerprint());
     report.set_active_input(inputs_[active_]->url);
+  }
+  if (auto anchor = anchors_.InUse()) {
+    report.mutable_timeline_anchor()->set_t90k(anchor->t90k);
+    report.mutable_timeline_anchor()->set_wall_unix_ms(anchor->wall_ms);
   }
   for (const auto& window : store_->Windows(settings_.name)) {
     auto* r = report.add_renditions();

@@ -42,6 +42,12 @@ struct StreamSettings {
   bool operator==(const StreamSettings&) const = default;
 };
 
+// S-5: the stream's timeline anchor in the stream object central pushes
+// ("timeline_anchor": {"t90k", "wall_ms"} or null); nullopt when absent, malformed or out of
+// IsPlausibleAnchor's bounds (logged: central validates it, so that is a bug or tampering).
+std::optional<TimelineAnchor> TimelineAnchorFromJson(const std::string& stream,
+                                                     const nlohmann::json& object);
+
 class StreamPipeline {
  public:
   StreamPipeline(StreamSettings settings, OriginStore* store, const Clock& clock);
@@ -52,6 +58,10 @@ class StreamPipeline {
   void Start();
 
   const StreamSettings& settings() const { return settings_; }
+
+  // S-5: the stream's anchor as central keeps it (nullopt: none yet). Any thread.
+  void SetTimelineAnchor(std::optional<TimelineAnchor> anchor) { anchors_.SetCentral(anchor); }
+  std::optional<TimelineAnchor> timeline_anchor() const { return anchors_.Central(); }
 
   // HTTP push (publish://). While a push session is live (begun, not ended), a new one is
   // refused with AlreadyExists (409) unless `take_over` (M-3: it holds the stream's token);
@@ -83,6 +93,7 @@ class StreamPipeline {
 
   OriginStore* store_;
   const Clock& clock_;
+  TimelineAnchors anchors_;  // thread-safe; read by the segmenter, set by StreamManager
   mutable absl::Mutex mu_;
   std::vector<std::unique_ptr<Input>> inputs_ ABSL_GUARDED_BY(mu_);
   size_t active_ ABSL_GUARDED_BY(mu_) = 0;

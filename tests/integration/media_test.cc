@@ -1,8 +1,14 @@
 // Streamer media I with real peers: ffmpeg pushes MPEG-TS into a streamer, ffprobe checks the
-// HLS segments, two nodes agree on the timeline, a cut source resumes with a discontinuity
-// (S-1, S-3, S-5, S-7, S-8, S-9, S-22).
+// HLS segments, two nodes of a stream agree on the timeline and its wall-clock dates, a cut source
+// resumes with a discontinuity (S-1, S-3, S-5, S-7, S-8, S-9, S-22).
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <iomanip>
 #include <map>
+#include <sstream>
+#include <thread>
 
 #include "tests/integration/media_harness.h"
 
@@ -17,6 +23,51 @@ MediaPlaylistInfo Playlist(const Streamer& node, const std::string& stream) {
 
 bool HasSegments(const Streamer& node, const std::string& stream, size_t n) {
   return Playlist(node, stream).entries.size() >= n;
+}
+
+// "2026-12-02T00:45:41.779Z" → Unix ms (-1 when unreadable).
+int64_t IsoMillis(const std::string& text) {
+  std::tm tm{};
+  std::istringstream in(text.substr(0, 19));
+  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
+  if (in.fail()) return -1;
+  int64_t ms = static_cast<int64_t>(timegm(&tm)) * 1000;
+  if (text.size() >= 23 && text[19] == '.') ms += std::stoi(text.substr(20, 3));
+  return ms;
+}
+
+int64_t NowMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// S-5: the newest segment of a playlist just fetched is dated in wall-clock time: it ended no
+// later than now (plus a second) and at most `max_lag_ms` before (it was made when the next
+// keyframe arrived, and listed since then).
+void CheckNewestIsWallClock(const MediaPlaylistInfo& playlist, int64_t max_lag_ms) {
+  REQUIRE(!playlist.entries.empty());
+  const PlaylistEntry& newest = playlist.entries.back();
+  int64_t end = IsoMillis(newest.program_date_time) + std::llround(newest.duration * 1000);
+  int64_t lag = NowMillis() - end;
+  INFO("newest msn " << newest.msn << " PDT " << newest.program_date_time << " lag " << lag);
+  CHECK(lag >= -1000);
+  CHECK(lag <= max_lag_ms);
+}
+
+nlohmann::json NodeStatus(const Central& central, const std::string& id) {
+  return Http("GET", central.http, "/central/api-v4/streamers/" + id).Json()["status"];
+}
+
+// The timeline anchor a node reports for a stream (null when none).
+nlohmann::json ReportedAnchor(const Central& central, const std::string& id,
+                              const std::string& stream) {
+  auto status = NodeStatus(central, id);
+  if (!status.is_object() || !status["report"].is_object()) return nullptr;
+  for (const auto& s : status["report"]["streams"]) {
+    if (s["name"] == stream) return s["timeline_anchor"];
+  }
+  return nullptr;
 }
 
 TEST_CASE("S-1 S-8 S-9 ffmpeg pushes over HTTP and ffprobe validates the HLS segments") {
@@ -93,19 +144,44 @@ TEST_CASE("S-1 S-8 S-9 ffmpeg pushes over HTTP and ffprobe validates the HLS seg
   CHECK(streams[0]["renditions"][0]["bitrate_kbit"].get<int>() > 0);
 }
 
-TEST_CASE("S-5 two streamers fed the same source, one started 7 s later, agree on the timeline") {
+TEST_CASE(
+    "S-5 two streamers of a stream fed the same source 7 s apart agree on the timeline and print "
+    "the same wall-clock program date-time") {
   auto dir = MakeTempDir("s5");
   auto central = StartCentral(dir);
-  auto a = StartIngestWithStream(central, "ingest-a", "s5a");
-  auto b = StartIngestWithStream(central, "ingest-b", "s5b");
-  const std::string& source = SourceTs(40);
-  auto push_a = PushFile(source, a.publish, "s5a");
-  // B joins the same source 7 s into it (same timestamps, from there on).
-  REQUIRE(Eventually([&] { return HasSegments(a, "s5a", 3); }, 20s));
-  auto push_b = PushFile(source, b.publish, "s5b", {"-ss", "7"});
-  REQUIRE(Eventually([&] { return HasSegments(b, "s5b", 4); }, 25s));
+  auto a = StartIngestWithStream(central, "ingest-a", "s5");
+  auto b = StartIngestWithStream(central, "ingest-b", "s5");
+  const std::string& source = SourceTs(40);  // PTS from 1.4 s: nothing to do with the date
+  const auto a_started = std::chrono::steady_clock::now();
+  auto push_a = PushFile(source, a.publish, "s5");
+  REQUIRE(Eventually([&] { return HasSegments(a, "s5", 3); }, 20s));
+  CheckNewestIsWallClock(Playlist(a, "s5"), 3000);
 
-  auto pa = Playlist(a, "s5a"), pb = Playlist(b, "s5b");
+  // Central keeps A's proposal as the stream's anchor and pushes it to B (B applied a
+  // revision at least that of the anchor's write before its source starts).
+  nlohmann::json anchor;
+  REQUIRE(Eventually(
+      [&] {
+        anchor = Http("GET", central.http, "/central/api-v4/streams/s5").Json()["timeline_anchor"];
+        return anchor.is_object();
+      },
+      10s));
+  const auto revision = Http("GET", central.http, "/central/api-v4/config").Json()["revision"];
+  REQUIRE(Eventually([&] { return NodeStatus(central, "ingest-b")["revision"] >= revision; }, 10s));
+  // A dates its segments with it.
+  CHECK(Eventually([&] { return ReportedAnchor(central, "ingest-a", "s5") == anchor; }, 5s));
+
+  // B joins the same source 7 s after A: the scenario's own timing, not a wait for an event.
+  std::this_thread::sleep_until(a_started + 7s);
+  auto push_b = PushFile(source, b.publish, "s5", {"-ss", "7"});
+  REQUIRE(Eventually([&] { return HasSegments(b, "s5", 4); }, 25s));
+  CheckNewestIsWallClock(Playlist(b, "s5"), 4000);
+  // B adopted the stream's anchor; central's stays the first one.
+  CHECK(ReportedAnchor(central, "ingest-b", "s5") == anchor);
+  CHECK(Http("GET", central.http, "/central/api-v4/streams/s5").Json()["timeline_anchor"] ==
+        anchor);
+
+  auto pa = Playlist(a, "s5"), pb = Playlist(b, "s5");
   std::map<int64_t, PlaylistEntry> by_msn;
   for (const auto& e : pa.entries) by_msn[e.msn] = e;
   int common = 0;
@@ -118,8 +194,8 @@ TEST_CASE("S-5 two streamers fed the same source, one started 7 s later, agree o
     CHECK(e.program_date_time == it->second.program_date_time);
     // Same PTS: the segments begin with the same video timestamp.
     std::string fa = dir + "/a.ts", fb = dir + "/b.ts";
-    WriteFile(fa, Http("GET", a.http, "/s5a/v1/" + std::to_string(e.msn) + ".ts").body);
-    WriteFile(fb, Http("GET", b.http, "/s5b/v1/" + std::to_string(e.msn) + ".ts").body);
+    WriteFile(fa, Http("GET", a.http, "/s5/v1/" + std::to_string(e.msn) + ".ts").body);
+    WriteFile(fb, Http("GET", b.http, "/s5/v1/" + std::to_string(e.msn) + ".ts").body);
     auto first_a = Probe(fa)["first_video_frame"], first_b = Probe(fb)["first_video_frame"];
     CHECK(first_a["pts_time"] == first_b["pts_time"]);
   }

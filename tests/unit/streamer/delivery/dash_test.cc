@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "streamer/delivery/playlists.h"
+
 namespace meshwork::streamer {
 namespace {
 

@@ -54,8 +54,9 @@ struct Published {
 
 struct Harness {
   FakeClock clock;
+  TimelineAnchors anchors;  // the stream's, as central pushes them (S-5)
   std::vector<Published> out;
-  Segmenter segmenter{SegmenterOptions{}, clock,
+  Segmenter segmenter{SegmenterOptions{}, clock, &anchors,
                       [this](const RenditionInfo& info, std::shared_ptr<const Segment> s) {
                         out.push_back({info.name, *s});
                       }};
@@ -74,12 +75,14 @@ struct Harness {
 };
 
 TEST_CASE("S-5 msn and boundaries are a pure function of the source timestamps") {
-  // Node A sees the source from 1.48 s; node B joins 7 s later (its clock is 7 s on too).
+  // Node A sees the source from 1.48 s; node B joins 7 s later (its clock is 7 s on too), and
+  // has central's anchor (A's proposal) by then.
   Harness a, b;
   b.clock.Advance(7s);
   for (auto* h : {&a, &b}) h->segmenter.OnTrack(Video(0x100));
   int64_t start = 133'200;  // 1.48 s
   a.Feed({0x100}, start, 20);
+  b.anchors.SetCentral(a.anchors.InUse());
   b.Feed({0x100}, start, 20, 50, /*first=*/175);  // joins 7 s in, mid-GOP
   std::map<int64_t, Segment> by_msn;
   for (const auto& p : a.out) by_msn[p.segment.msn] = p.segment;
@@ -150,7 +153,7 @@ TEST_CASE("S-16a audio is a CMAF rendition of its own, cut with v1; HLS-TS keeps
   std::vector<Published> out;
   std::map<std::string, std::vector<std::pair<int64_t, int>>> parts;  // rendition → (msn, part)
   Segmenter segmenter(
-      SegmenterOptions{}, clock,
+      SegmenterOptions{}, clock, nullptr,
       [&](const RenditionInfo& info, std::shared_ptr<const Segment> s) {
         out.push_back({info.name, *s});
         if (info.name == "v1") {
@@ -248,6 +251,124 @@ TEST_CASE("S-5 a GOP longer than the segment duration keeps msn consecutive") {
   for (size_t i = 1; i < h.out.size(); ++i) {
     CHECK(h.out[i].segment.msn == h.out[i - 1].segment.msn + 1);
     CHECK(h.out[i].segment.duration == 360'000);
+  }
+}
+
+}  // namespace
+}  // namespace meshwork::streamer
+
+namespace meshwork::streamer {
+namespace {
+
+// Segments of `h` by msn.
+std::map<int64_t, Segment> ByMsn(const Harness& h) {
+  std::map<int64_t, Segment> m;
+  for (const auto& p : h.out) m[p.segment.msn] = p.segment;
+  return m;
+}
+
+TEST_CASE("S-5 program date-time is wall-clock time from the anchor") {
+  // A source whose PTS has nothing to do with the wall clock (ffmpeg starts near 1.4 s).
+  Harness h;
+  const int64_t now = UnixMillis(h.clock.Now());
+  h.segmenter.OnTrack(Video(0x100));
+  h.Feed({0x100}, 126'000, 9);
+  REQUIRE(h.out.size() >= 3);
+  // The first frame proposed the anchor {T of that frame, clock then} and it is in use.
+  auto anchor = h.anchors.InUse();
+  REQUIRE(anchor);
+  CHECK(anchor->wall_ms == now);
+  CHECK(h.segmenter.anchor() == anchor);
+  for (const auto& p : h.out) {
+    const Segment& s = p.segment;
+    INFO("msn " << s.msn);
+    CHECK(s.timeline_origin == anchor->t90k);  // the segment names its timeline by the anchor
+    CHECK(s.program_date_time_ms == anchor->wall_ms + (s.start - anchor->t90k) / 90);
+    // Wall-clock time: the clock ran with the media (40 ms a frame) from `now`.
+    CHECK(std::abs(s.program_date_time_ms - (now + (s.start % Segmenter::kWrap - 126'000) / 90)) <=
+          1);
+  }
+  // Msn stay the multiples of the extended timeline (unchanged by the anchor).
+  for (const auto& p : h.out) CHECK(p.segment.msn == p.segment.start / 180'000);
+}
+
+TEST_CASE("S-5 a node that starts later adopts the stream's anchor") {
+  Harness a, b;
+  for (auto* h : {&a, &b}) h->segmenter.OnTrack(Video(0x100));
+  a.Feed({0x100}, 126'000, 20);
+  // Central keeps A's proposal and pushes it; B starts 7 s later with a clock 300 ms off
+  // (within tolerance), fed the same source from 7 s in.
+  b.anchors.SetCentral(a.anchors.InUse());
+  b.clock.Advance(7s + 300ms);
+  b.Feed({0x100}, 126'000, 20, 50, /*first=*/175);
+  CHECK(b.anchors.InUse() == a.anchors.InUse());
+  auto from_a = ByMsn(a);
+  int common = 0;
+  for (const auto& p : b.out) {
+    auto it = from_a.find(p.segment.msn);
+    if (it == from_a.end()) continue;
+    ++common;
+    CHECK(p.segment.program_date_time_ms == it->second.program_date_time_ms);
+  }
+  CHECK(common >= 4);
+
+  SECTION("an anchor that mispredicts the node's clock is not adopted") {
+    Harness c;
+    c.segmenter.OnTrack(Video(0x100));
+    TimelineAnchor other = *a.anchors.InUse();
+    other.wall_ms -= kAnchorToleranceMs + 7'000;  // another timeline
+    c.anchors.SetCentral(other);
+    c.clock.Advance(7s);
+    c.Feed({0x100}, 126'000, 20, 50, /*first=*/175);
+    auto own = c.anchors.InUse();
+    REQUIRE(own);
+    CHECK(own != other);
+    CHECK(own->wall_ms == UnixMillis(FakeClock().Now()) + 7'000);
+  }
+  SECTION("nodes that proposed at the same time converge on central's anchor") {
+    Harness c;
+    c.segmenter.OnTrack(Video(0x100));
+    c.clock.Advance(120ms);
+    c.Feed({0x100}, 126'000, 4);
+    auto own = c.anchors.InUse();
+    REQUIRE(own);
+    REQUIRE(own != a.anchors.InUse());
+    c.anchors.SetCentral(a.anchors.InUse());  // central kept A's, which arrived first
+    c.Feed({0x100}, 126'000 + 100 * kFrame, 6);
+    CHECK(c.anchors.InUse() == a.anchors.InUse());
+    CHECK(c.out.back().segment.timeline_origin == a.anchors.InUse()->t90k);
+  }
+}
+
+TEST_CASE("S-7 a discontinuity proposes a new anchor") {
+  Harness h;
+  h.segmenter.OnTrack(Video(0x100));
+  h.Feed({0x100}, 900'000, 9);
+  auto first = h.anchors.InUse();
+  REQUIRE(first);
+  h.clock.Advance(5s);  // the source is away for 5 s, then starts over
+  const int64_t resumed_at = UnixMillis(h.clock.Now());
+  h.Feed({0x100}, 126'000, 9);
+  auto second = h.anchors.InUse();
+  REQUIRE(second);
+  CHECK(second != first);
+  CHECK(second->wall_ms == resumed_at);
+  // Dated by the new anchor from the discontinuity on.
+  bool seen = false;
+  for (const auto& p : h.out) {
+    seen |= p.segment.discontinuity;
+    CHECK(p.segment.timeline_origin == (seen ? second->t90k : first->t90k));
+  }
+  CHECK(seen);
+
+  SECTION("central's anchor is adopted again when it still predicts the clock") {
+    Harness n;
+    n.segmenter.OnTrack(Video(0x100));
+    n.Feed({0x100}, 900'000, 9);
+    n.anchors.SetCentral(n.anchors.InUse());  // central kept this node's proposal
+    n.clock.Advance(5s);
+    n.Feed({0x100}, 126'000, 9);
+    CHECK(n.anchors.InUse() == n.anchors.Central());
   }
 }
 
