@@ -464,6 +464,45 @@ TEST_CASE("Stop() with an idle keep-alive connection returns promptly") {
   server->Stop();  // idempotent
 }
 
+TEST_CASE("Stop() reaches every idle connection on every worker, after others have closed") {
+  auto options = SmallOptions();
+  options.threads = 3;
+  auto server = StartServer(options, DefaultRouter());
+  std::vector<std::unique_ptr<RawConnection>> open;
+  for (int i = 0; i < 30; ++i) {
+    auto conn = std::make_unique<RawConnection>(server->port());
+    conn->Write("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+    auto res = conn->Read();
+    REQUIRE(res);
+    REQUIRE(res->keep_alive());
+    // Every third one closes again, so the workers' registries have entries leaving.
+    if (i % 3 != 0) open.push_back(std::move(conn));
+  }
+  auto started = std::chrono::steady_clock::now();
+  server->Stop(5000ms);
+  CHECK(std::chrono::steady_clock::now() - started < 1000ms);
+  for (auto& conn : open) CHECK(conn->ClosedByPeer(1000ms));
+}
+
+TEST_CASE("R-3 a closed connection gives its slot back under max_connections") {
+  auto options = SmallOptions();
+  options.max_connections = 1;
+  auto server = StartServer(options, DefaultRouter());
+  for (int round = 0; round < 3; ++round) {
+    // The server may not have seen the previous close yet: retry for a while.
+    std::optional<Response> res;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      RawConnection conn(server->port());
+      conn.Write("GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+      res = conn.Read();
+      if (res && res->result() == Status::ok) break;
+      std::this_thread::sleep_for(20ms);
+    }
+    REQUIRE(res);
+    CHECK(res->result() == Status::ok);
+  }
+}
+
 TEST_CASE("Server::Start rejects bad listen addresses") {
   auto options = SmallOptions();
   options.listen = "nonsense";

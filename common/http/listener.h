@@ -1,0 +1,142 @@
+// Internal to the HTTP server (server.h is the public API): the state of one listener —
+// options, metrics, limits, the workers and their io_contexts, the acceptor.
+//
+// Threading: the acceptor, its back-off timer and `next_worker` belong to worker 0. Each
+// Worker's request-counter cache belongs to that worker's thread. The session registries and
+// the TLS context have their own (per-worker / reload-only) mutexes; everything else a request
+// touches is immutable after Start or atomic, so no request takes a listener-wide lock.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "boost/asio.hpp"
+#include "boost/asio/ssl.hpp"
+#include "boost/beast/core.hpp"
+#include "boost/beast/ssl.hpp"
+#include "common/http/byte_budget.h"
+#include "common/http/framing.h"
+#include "common/http/server.h"
+#include "common/http/session_base.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+
+namespace meshwork::http {
+
+namespace server_internal {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+
+// Connections use the worker's concrete executor type rather than the type-erased
+// any_io_executor: every completion of every request goes through it, and the erased form
+// costs a copy and an indirect call each time.
+using WorkerExecutor = asio::io_context::executor_type;
+using WorkerSocket = asio::basic_stream_socket<tcp, WorkerExecutor>;
+using PlainStream = beast::basic_stream<tcp, WorkerExecutor, beast::unlimited_rate_policy>;
+using TlsStream = beast::ssl_stream<PlainStream>;
+
+// How long the listener pauses after a failed accept (EMFILE, ENFILE, ENOBUFS).
+inline constexpr std::chrono::milliseconds kAcceptBackoff{100};
+
+// One worker thread of a listener: the connections it serves and what they count.
+struct Worker {
+  explicit Worker(size_t index) : index(index) {}
+  const size_t index;
+  SessionRegistry sessions;  // thread-safe (its own mutex)
+  // meshwork_http_requests_total's counters by (method, status), looked up once each
+  // (Family::Add hashes label maps). Only this worker's thread touches it: no lock.
+  absl::flat_hash_map<std::pair<std::string, unsigned>, prometheus::Counter*> request_counters;
+};
+
+}  // namespace server_internal
+
+class Server::Impl {
+ public:
+  using Worker = server_internal::Worker;
+
+  Impl(ServerOptions options, Router router)
+      : options(std::move(options)), router(std::move(router)) {}
+
+  // Declared first so they outlive the io_contexts (sessions still queued there touch them
+  // while the contexts are destroyed).
+  ServerOptions options;
+  const Router router;
+  ServerCounters counters;
+  std::vector<std::unique_ptr<Worker>> workers;  // one per io_context, same index
+  // Open connections. Incremented only by the acceptor (so admission never overshoots
+  // max_connections), decremented by each closing session.
+  std::atomic<size_t> active{0};
+  std::atomic<bool> stopping{false};
+  // Stop() waits on it for `active` to reach 0; a session closing while the listener stops
+  // takes it (empty) so the waiter re-checks.
+  absl::Mutex drain_mu;
+
+  // The TLS context for new connections; null for a plain listener. Each TLS session holds
+  // its own reference, so a reload never pulls a context from under an open connection.
+  absl::Mutex tls_mu;
+  std::shared_ptr<server_internal::asio::ssl::context> tls ABSL_GUARDED_BY(tls_mu);
+  bool tls_enabled = false;
+
+  prometheus::Family<prometheus::Counter>* requests = nullptr;
+  prometheus::Histogram* latency = nullptr;
+  prometheus::Gauge* connections_gauge = nullptr;
+  prometheus::Counter* bytes_in_counter = nullptr;
+  prometheus::Counter* bytes_out_counter = nullptr;
+  prometheus::Counter* refused_counter = nullptr;
+  prometheus::Counter* accept_failures = nullptr;
+  std::unique_ptr<ByteBudget> body_budget;  // unfinished bodies of the whole listener
+  DecoderLimits limits;
+  const Clock* clock = nullptr;
+
+  std::vector<std::unique_ptr<server_internal::asio::io_context>> contexts;
+  std::vector<server_internal::asio::executor_work_guard<server_internal::WorkerExecutor>> guards;
+  std::unique_ptr<server_internal::tcp::acceptor> acceptor;
+  // On worker 0, like the acceptor; both declared after `contexts`, so destroyed before them.
+  std::unique_ptr<server_internal::asio::steady_timer> accept_backoff;
+  std::vector<std::thread> threads;
+  size_t next_worker = 0;  // worker 0's
+
+  void SetUpMetrics();
+  // Accepts the next connection (on worker 0) and hands it to the next worker in turn.
+  // O(1) per connection: no scan of the open ones.
+  void Accept();
+  // A session of this listener is gone (its destructor, on any thread).
+  void SessionClosed();
+  // Shuts every live session down (on its worker) and waits up to `grace` for all to close.
+  void DrainSessions(std::chrono::milliseconds grace);
+
+  // The Date field for a response sent now (RFC 9110 §6.6.1), formatted once a second per
+  // worker thread.
+  const std::string& Date() const;
+  std::shared_ptr<server_internal::asio::ssl::context> CurrentTls() {
+    absl::MutexLock lock(&tls_mu);
+    return tls;
+  }
+  // Counts an answered request; on `worker`'s own thread.
+  void CountRequest(Worker& worker, std::string_view method, unsigned status, double seconds);
+  void AddBytesIn(uint64_t n) {
+    counters.bytes_in.fetch_add(n, std::memory_order_relaxed);
+    if (bytes_in_counter) bytes_in_counter->Increment(static_cast<double>(n));
+  }
+  void AddBytesOut(uint64_t n) {
+    counters.bytes_out.fetch_add(n, std::memory_order_relaxed);
+    if (bytes_out_counter) bytes_out_counter->Increment(static_cast<double>(n));
+  }
+
+ private:
+  void Admit(Worker& worker, server_internal::WorkerSocket socket);
+  void Refuse(server_internal::WorkerSocket socket);
+};
+
+}  // namespace meshwork::http

@@ -1,0 +1,162 @@
+// Internal to the HTTP server (server.h is the public API): one HTTP/1.1 connection.
+//
+// Threading: a Session lives on one worker's io_context for its whole life and every member
+// function runs there (SessionBase's entry points are reached through session_bridge.h,
+// which hops onto that worker). Only `broken` and the registry links are touched elsewhere.
+// Its destructor may run on any thread: it only gives its slot back to the listener.
+//
+// Reading (session_read.cc): the TLS handshake, the request header under the idle and read
+// timeouts, buffered bodies against the listener's byte budget, streamed bodies chunk by
+// chunk, routing and the handler call. Writing (session_write.cc): whole answers, scatter-
+// gather answers from shared chunks, chunked answers; a write is cut only when the client
+// takes nothing for `send_timeout`. Both files instantiate the two transports explicitly.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "common/http/listener.h"
+#include "common/net/ip_address.h"
+
+namespace meshwork::http::server_internal {
+
+// The size of a streamed body's read buffer (and of each chunk handed to a BodyReader).
+inline constexpr size_t kBodyChunkBytes = 64 * 1024;
+
+net::IpAddress ToIpAddress(const asio::ip::address& a);
+
+// One connection over `Stream` (PlainStream or TlsStream).
+template <typename Stream>
+class Session final : public SessionBase {
+ public:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  // `worker` is the one whose io_context `args` (the socket) belong to; `tls` is the context
+  // a TlsStream is built on (null for plain); `args` build the stream. The listener has
+  // already counted this connection in `active`; the destructor gives it back.
+  template <typename... Args>
+  Session(Server::Impl* server, Worker* worker, std::shared_ptr<asio::ssl::context> tls,
+          Args&&... args)
+      : server_(server),
+        worker_(worker),
+        tls_(std::move(tls)),
+        stream_(std::forward<Args>(args)...),
+        buffer_(DecoderBufferBytes(server->limits, kBodyChunkBytes)),
+        extension_limit_(server->limits.chunk_extension_bytes) {
+    boost::system::error_code ec;
+    auto remote = Lowest().socket().remote_endpoint(ec);
+    if (!ec) peer_ = ToIpAddress(remote.address());
+    auto local = Lowest().socket().local_endpoint(ec);
+    if (!ec) local_port_ = local.port();
+  }
+  ~Session() override { server_->SessionClosed(); }
+
+  // SessionBase
+  void Start() override {
+    asio::dispatch(stream_.get_executor(), [self = Self()] {
+      if constexpr (kTls) {
+        self->Handshake();
+      } else {
+        self->ReadHeader();
+      }
+    });
+  }
+  void Shutdown() override {
+    close_after_response_ = true;
+    // An idle connection waits in a header read (a new TLS one in its handshake): cancel
+    // it, and its handler closes.
+    if (idle_ || handshaking_) Lowest().cancel();
+  }
+  void Complete(Response response) override { Write(std::move(response)); }
+  void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                       uint64_t length) override;
+  void ReadChunk(BodyReader::ChunkFn on_chunk) override;
+  void BeginChunked(Response header) override;
+  void QueueChunk(std::shared_ptr<const std::string> data) override;
+  asio::any_io_executor executor() override { return stream_.get_executor(); }
+
+ private:
+  std::shared_ptr<Session> Self() {
+    return std::static_pointer_cast<Session>(this->shared_from_this());
+  }
+  PlainStream& Lowest() { return beast::get_lowest_layer(stream_); }
+
+  // session_read.cc
+  void Handshake();
+  void ReadHeader();
+  void StartHeaderRead();
+  void OnHeader(beast::error_code ec, size_t n);
+  // A streamed route's header is complete: answers 100 Continue if asked, then calls it.
+  void StartStreaming(const StreamingHandler* handler, std::vector<std::string> params);
+  void ReadBody();
+  void OnBody(beast::error_code ec, size_t n);
+  void Dispatch();
+  // Fills ctx_ from the request header; false when the target is not a path (answered).
+  bool PrepareContext(Request request);
+  void DispatchStreaming(const StreamingHandler* handler, std::vector<std::string> params);
+  void Close();
+  void CloseSocket() {
+    beast::error_code ec;
+    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().close();
+  }
+
+  // session_write.cc
+  void WriteFinal(Response response);  // answers a transport error and closes
+  void Write(Response response);
+  void WriteSerialized(bool keep);
+  // Writes all of `buffers` (kept alive by the caller until `done` runs), re-arming the send
+  // deadline whenever bytes move; then `done(ec, bytes_written)`.
+  template <typename Buffers, typename Done>
+  void SendAll(const Buffers& buffers, Done done);
+  void PumpChunks();
+  // Whether the connection stays open after the answer now being written.
+  bool KeepAfterAnswer() const {
+    return keep_alive_ && body_done_ && !close_after_response_ && !server_->stopping.load();
+  }
+  // Counts the answer now starting for the request started at `started_`.
+  void CountAnswer(unsigned status);
+
+  Server::Impl* server_;
+  Worker* worker_;
+  std::shared_ptr<asio::ssl::context> tls_;  // before stream_, which refers to it
+  Stream stream_;
+  beast::flat_buffer buffer_;            // capped: see DecoderBufferBytes
+  ChunkExtensionLimit extension_limit_;  // the parsers refer to it
+  BudgetHold body_hold_;                 // a buffered body's bytes against the listener's cap
+  std::optional<beast_http::request_parser<beast_http::string_body>> parser_;
+  std::optional<beast_http::response_serializer<beast_http::string_body>> serializer_;
+  // A streamed body (Router::AddStreaming): its parser, chunk buffer and state.
+  std::optional<beast_http::request_parser<beast_http::buffer_body>> stream_parser_;
+  std::unique_ptr<uint8_t[]> chunk_;
+  bool body_done_ = true;
+  // A chunked response in progress: its header, the chunks waiting (null = the end).
+  std::shared_ptr<beast_http::response<beast_http::empty_body>> chunked_header_;
+  std::optional<beast_http::response_serializer<beast_http::empty_body>> chunked_serializer_;
+  std::deque<std::shared_ptr<const std::string>> chunks_;
+  bool chunk_writing_ = false;
+  bool chunked_keep_ = false;
+  std::shared_ptr<RequestContext> ctx_;
+  std::shared_ptr<Response> out_;
+  net::IpAddress peer_;
+  uint16_t local_port_ = 0;
+  bool idle_ = false;
+  bool handshaking_ = false;
+  bool handshake_done_ = false;
+  bool close_after_response_ = false;
+  bool keep_alive_ = true;
+  Verb method_ = Verb::unknown;
+  std::string method_text_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+// Instantiated in session_read.cc and session_write.cc, each for the members it defines.
+extern template class Session<PlainStream>;
+extern template class Session<TlsStream>;
+
+}  // namespace meshwork::http::server_internal

@@ -1,0 +1,88 @@
+// Internal to the HTTP server (server.h is the public API): what the listener knows of a
+// connection whatever its transport, and the per-worker registry of live connections.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "boost/asio/any_io_executor.hpp"
+#include "common/http/types.h"
+
+namespace meshwork::http::server_internal {
+
+class SessionRegistry;
+
+// One connection. Everything but `broken` and the registry links is touched on the
+// connection's worker only (see Session in session.h).
+class SessionBase : public std::enable_shared_from_this<SessionBase> {
+ public:
+  SessionBase() = default;
+  SessionBase(const SessionBase&) = delete;
+  SessionBase& operator=(const SessionBase&) = delete;
+  // Leaves its registry (O(1)); may run on any thread, wherever the last reference drops.
+  virtual ~SessionBase();
+
+  virtual void Start() = 0;
+  // Called (on this session's executor) when the server stops.
+  virtual void Shutdown() = 0;
+  // Answers the current request (on this session's executor).
+  virtual void Complete(Response response) = 0;
+  // Answers the current request with a body written from shared chunks (scatter-gather).
+  virtual void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                               uint64_t length) = 0;
+  // Reads the next chunk of a streamed request body (on this session's executor).
+  virtual void ReadChunk(BodyReader::ChunkFn on_chunk) = 0;
+  // Chunked responses (on this session's executor): the header, then chunks in order; a
+  // null chunk is the end.
+  virtual void BeginChunked(Response header) = 0;
+  virtual void QueueChunk(std::shared_ptr<const std::string> data) = 0;
+  virtual boost::asio::any_io_executor executor() = 0;
+
+  std::atomic<bool> broken{false};  // the connection failed during a chunked response
+
+ private:
+  friend class SessionRegistry;
+  // Intrusive links, guarded by registry_->mu_; registry_ is set once, before the session
+  // is shared with any other thread.
+  SessionRegistry* registry_ = nullptr;
+  SessionBase* prev_ = nullptr;
+  SessionBase* next_ = nullptr;
+};
+
+// The live connections of one worker, so that a stopping listener reaches every one of them.
+// An intrusive list: adding and removing are O(1) and allocate nothing, and nothing is ever
+// scanned except by LiveSessions (once, when the listener stops).
+//
+// Thread-safe. Add runs on the acceptor's thread, the removal (in ~SessionBase) wherever a
+// session's last reference drops (its worker, or a handler's thread holding a Responder), and
+// LiveSessions on the stopping worker; the mutex is this worker's alone and held for a few
+// pointer writes, so it is never a listener-wide lock.
+class SessionRegistry {
+ public:
+  SessionRegistry() = default;
+  SessionRegistry(const SessionRegistry&) = delete;
+  SessionRegistry& operator=(const SessionRegistry&) = delete;
+  // Sessions must all be gone first (the listener's io_contexts are destroyed before it).
+  ~SessionRegistry();
+
+  // Links `session`, which must not be in a registry yet; it leaves when it is destroyed.
+  void Add(SessionBase& session);
+  // Strong references to every session not yet being destroyed. The caller must drop them
+  // outside any lock it shares with sessions (dropping one may destroy it).
+  std::vector<std::shared_ptr<SessionBase>> LiveSessions();
+  size_t size();
+
+ private:
+  friend class SessionBase;
+  void Remove(SessionBase& session);
+
+  absl::Mutex mu_;
+  SessionBase* head_ ABSL_GUARDED_BY(mu_) = nullptr;
+  size_t size_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace meshwork::http::server_internal

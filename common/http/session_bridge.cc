@@ -1,0 +1,107 @@
+// The handler side of a request: Responder (types.h) and the adapters that carry its calls
+// onto the connection's worker.
+#include "common/http/session_bridge.h"
+
+#include <algorithm>
+
+#include "boost/asio/dispatch.hpp"
+#include "common/http/response.h"
+
+namespace meshwork::http {
+
+namespace asio = boost::asio;
+
+Responder::~Responder() {
+  if (sink_) {
+    sink_->Complete(ErrorResponse(Status::internal_server_error, "internal",
+                                  "the request was dropped without an answer"));
+  }
+}
+
+void Responder::Send(Response response) {
+  if (!sink_) return;  // already answered; a second answer is a no-op
+  auto sink = std::move(sink_);
+  sink_ = nullptr;
+  sink->Complete(std::move(response));
+}
+
+std::shared_ptr<ChunkedWriter> Responder::StartChunked(Response header) {
+  if (!sink_) return nullptr;
+  auto sink = std::move(sink_);
+  sink_ = nullptr;
+  return sink->StartChunked(std::move(header));
+}
+
+void Responder::SendBuffers(Response header, SharedBuffers body, uint64_t offset, uint64_t length) {
+  if (!sink_) return;
+  auto sink = std::move(sink_);
+  sink_ = nullptr;
+  // Cut the slice to the bytes the chunks really hold, so Content-Length never promises more.
+  uint64_t held = 0;
+  for (const auto& chunk : body.chunks) {
+    if (chunk) held += chunk->size();
+  }
+  body.size = held;
+  offset = std::min(offset, held);
+  length = std::min(length, held - offset);
+  sink->CompleteBuffers(std::move(header), std::move(body), offset, length);
+}
+
+void Responder::Sink::CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                                      uint64_t length) {
+  std::string joined;
+  joined.reserve(static_cast<size_t>(length));
+  body.ForEachPiece(offset, length, [&joined](std::string_view piece) { joined.append(piece); });
+  header.erase(beast_http::field::transfer_encoding);
+  header.body() = std::move(joined);
+  header.content_length(header.body().size());
+  Complete(std::move(header));
+}
+
+namespace server_internal {
+
+std::shared_ptr<ChunkedWriter> SessionSink::StartChunked(Response header) {
+  auto session = session_;
+  asio::dispatch(session->executor(), [session, h = std::move(header)]() mutable {
+    session->BeginChunked(std::move(h));
+  });
+  return std::make_shared<SessionChunkedWriter>(session_);
+}
+
+void SessionSink::Complete(Response response) {
+  auto session = session_;
+  asio::dispatch(session->executor(),
+                 [session, r = std::move(response)]() mutable { session->Complete(std::move(r)); });
+}
+
+void SessionSink::CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                                  uint64_t length) {
+  auto session = session_;
+  asio::dispatch(session->executor(),
+                 [session, h = std::move(header), b = std::move(body), offset, length]() mutable {
+                   session->CompleteBuffers(std::move(h), std::move(b), offset, length);
+                 });
+}
+
+void SessionChunkedWriter::Write(std::shared_ptr<const std::string> data) {
+  if (finished_.load() || !data || data->empty()) return;
+  auto session = session_;
+  asio::dispatch(session->executor(),
+                 [session, data = std::move(data)]() mutable { session->QueueChunk(data); });
+}
+
+void SessionChunkedWriter::Finish() {
+  if (finished_.exchange(true)) return;
+  auto session = session_;
+  asio::dispatch(session->executor(), [session] { session->QueueChunk(nullptr); });
+}
+
+void SessionBodyReader::Read(ChunkFn on_chunk) {
+  auto session = session_;
+  asio::dispatch(session->executor(), [session, cb = std::move(on_chunk)]() mutable {
+    session->ReadChunk(std::move(cb));
+  });
+}
+
+}  // namespace server_internal
+}  // namespace meshwork::http

@@ -1,0 +1,60 @@
+// Internal to the HTTP server (server.h is the public API): how a handler, on any thread,
+// reaches its connection. Each call hops onto the connection's worker (asio::dispatch: inline
+// when already there, the common case, else posted), where the Session does the work; each
+// adapter holds the session alive until it is dropped.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "common/http/session_base.h"
+#include "common/http/types.h"
+
+namespace meshwork::http::server_internal {
+
+// The Responder's sink. Thread-safe.
+class SessionSink final : public Responder::Sink {
+ public:
+  explicit SessionSink(std::shared_ptr<SessionBase> session) : session_(std::move(session)) {}
+
+  // Responder::Sink
+  std::shared_ptr<ChunkedWriter> StartChunked(Response header) override;
+  void Complete(Response response) override;
+  void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                       uint64_t length) override;
+
+ private:
+  std::shared_ptr<SessionBase> session_;
+};
+
+// A chunked response. Thread-safe; Finish() (or dropping the writer) queues the last chunk.
+class SessionChunkedWriter final : public ChunkedWriter {
+ public:
+  explicit SessionChunkedWriter(std::shared_ptr<SessionBase> session)
+      : session_(std::move(session)) {}
+  ~SessionChunkedWriter() override { Finish(); }
+
+  // ChunkedWriter
+  void Write(std::shared_ptr<const std::string> data) override;
+  void Finish() override;
+  bool closed() const override { return session_->broken.load(); }
+
+ private:
+  std::shared_ptr<SessionBase> session_;
+  std::atomic<bool> finished_{false};
+};
+
+// A streamed request body. One Read() at a time (BodyReader's contract).
+class SessionBodyReader final : public BodyReader {
+ public:
+  explicit SessionBodyReader(std::shared_ptr<SessionBase> session) : session_(std::move(session)) {}
+
+  // BodyReader
+  void Read(ChunkFn on_chunk) override;
+
+ private:
+  std::shared_ptr<SessionBase> session_;
+};
+
+}  // namespace meshwork::http::server_internal

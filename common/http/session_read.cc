@@ -1,0 +1,385 @@
+// The reading half of a connection: handshake, request header, body, routing, handler call.
+// Every function runs on the session's worker (session.h).
+#include <openssl/ssl.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "absl/strings/str_cat.h"
+#include "common/http/response.h"
+#include "common/http/session.h"
+#include "common/http/session_bridge.h"
+#include "common/log/log.h"
+#include "common/net/client_address.h"
+
+namespace meshwork::http::server_internal {
+
+namespace {
+
+// How long a closing TLS connection may take to send its close_notify.
+constexpr std::chrono::milliseconds kTlsShutdownTimeout{1000};
+
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+bool ExpectsContinue(const Request& req) {
+  auto expect = req.find(beast_http::field::expect);
+  return expect != req.end() && beast::iequals(expect->value(), "100-continue");
+}
+
+// Why a streamed body could not be read: the client's bytes broke the framing
+// (InvalidArgument: the handler answers 400), or the connection failed (Unavailable).
+absl::Status BodyReadError(const beast::error_code& ec) {
+  bool transport = ec == beast_http::error::end_of_stream ||
+                   ec == beast_http::error::partial_message || ec == beast::error::timeout ||
+                   ec == asio::error::eof || ec == asio::error::connection_reset ||
+                   ec == asio::error::operation_aborted ||
+                   ec.category() == asio::error::get_ssl_category() ||
+                   ec.category() == asio::error::get_system_category();
+  if (transport) return absl::UnavailableError("request body: " + ec.message());
+  return absl::InvalidArgumentError("malformed request body: " + ec.message());
+}
+
+// 503 for a request whose body does not fit under the listener's cap on buffered bodies.
+Response BudgetExceeded(uint64_t cap) {
+  Response res = ErrorResponse(Status::service_unavailable, "unavailable",
+                               absl::StrCat("this listener already holds ", cap,
+                                            " bytes of unfinished request bodies; retry later"));
+  res.set(beast_http::field::retry_after, "1");
+  return res;
+}
+
+Response BodyTooLarge(uint64_t limit) {
+  return ErrorResponse(Status::payload_too_large, "invalid_argument",
+                       absl::StrCat("request body exceeds ", limit, " bytes"));
+}
+
+}  // namespace
+
+net::IpAddress ToIpAddress(const asio::ip::address& a) {
+  if (a.is_v4()) return net::IpAddress::V4(a.to_v4().to_uint());
+  return net::IpAddress::V6(a.to_v6().to_bytes());
+}
+
+template <typename Stream>
+void Session<Stream>::Handshake() {
+  if constexpr (kTls) {
+    if (server_->stopping.load()) return CloseSocket();
+    handshaking_ = true;
+    Lowest().expires_after(server_->options.read_timeout);
+    stream_.async_handshake(asio::ssl::stream_base::server, [self = Self()](beast::error_code ec) {
+      self->handshaking_ = false;
+      if (ec) {
+        // Not TLS, a failed negotiation, or too slow: just drop it.
+        log::Debug("http_tls_handshake_failed", {{"listener", self->server_->options.name},
+                                                 {"peer", self->peer_.ToString()},
+                                                 {"error", ec.message()}});
+        return self->CloseSocket();
+      }
+      self->handshake_done_ = true;
+      self->ReadHeader();
+    });
+  }
+}
+
+template <typename Stream>
+void Session<Stream>::Close() {
+  if constexpr (kTls) {
+    if (handshake_done_ && Lowest().socket().is_open()) {
+      handshake_done_ = false;  // closes once
+      // Send our close_notify but do not wait for the peer's (RFC 8446 §6.1 allows it), so
+      // an idle peer cannot hold a stopping server; the deadline bounds the send.
+      SSL* ssl = stream_.native_handle();
+      SSL_set_shutdown(ssl, SSL_get_shutdown(ssl) | SSL_RECEIVED_SHUTDOWN);
+      Lowest().expires_after(
+          std::min<std::chrono::milliseconds>(kTlsShutdownTimeout, server_->options.read_timeout));
+      stream_.async_shutdown([self = Self()](beast::error_code) { self->CloseSocket(); });
+      return;
+    }
+  }
+  CloseSocket();
+}
+
+template <typename Stream>
+void Session<Stream>::ReadHeader() {
+  if (close_after_response_ || server_->stopping.load()) {
+    Close();
+    return;
+  }
+  ctx_.reset();
+  stream_parser_.reset();
+  body_done_ = true;
+  body_hold_.Release();
+  parser_.emplace();
+  ApplyDecoderLimits(*parser_, server_->limits, extension_limit_);
+  // No body limit while the header is read: a streaming route takes any length. Others get
+  // theirs once the route is known (OnHeader).
+  parser_->body_limit(boost::none);
+  if (buffer_.size() > 0) return StartHeaderRead();  // a pipelined request is under way
+  // Idle until the first byte: the idle timeout; from there the whole header is due within
+  // the read timeout.
+  idle_ = true;
+  Lowest().expires_after(server_->options.idle_timeout);
+  stream_.async_read_some(buffer_.prepare(std::min<size_t>(4096, buffer_.max_size())),
+                          [self = Self()](beast::error_code ec, size_t n) {
+                            self->buffer_.commit(n);  // counted when the parser takes it
+                            if (ec) {
+                              self->idle_ = false;
+                              return self->OnHeader(ec, 0);
+                            }
+                            self->StartHeaderRead();
+                          });
+}
+
+template <typename Stream>
+void Session<Stream>::StartHeaderRead() {
+  idle_ = false;
+  Lowest().expires_after(server_->options.read_timeout);
+  beast_http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = Self()](beast::error_code ec, size_t n) { self->OnHeader(ec, n); });
+}
+
+template <typename Stream>
+void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
+  idle_ = false;
+  server_->AddBytesIn(n);
+  if (ec == beast_http::error::header_limit) {
+    WriteFinal(ErrorResponse(Status::request_header_fields_too_large, "invalid_argument",
+                             "request header exceeds " +
+                                 std::to_string(server_->options.header_limit_bytes) + " bytes"));
+    return;
+  }
+  if (ec == beast_http::error::body_limit) {  // Beast checks Content-Length with the header
+    WriteFinal(BodyTooLarge(server_->options.body_limit_bytes));
+    return;
+  }
+  if (ec == beast_http::error::end_of_stream || ec == beast::error::timeout ||
+      ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
+      ec == asio::error::eof || ec == asio::error::bad_descriptor ||
+      ec == asio::ssl::error::stream_truncated) {
+    Close();
+    return;
+  }
+  if (ec && ec.category() == asio::error::get_ssl_category()) {
+    CloseSocket();  // a broken TLS record: nothing sensible can be sent back
+    return;
+  }
+  if (ec) {
+    WriteFinal(ErrorResponse(Status::bad_request, "invalid_argument",
+                             "malformed request: " + ec.message()));
+    return;
+  }
+  const auto& req = parser_->get();
+  // RFC 9112 §6: a body whose length is ambiguous is never read (no request smuggling).
+  if (auto framing = CheckRequestFraming(req); !framing.ok()) {
+    WriteFinal(ErrorResponse(framing));
+    return;
+  }
+  {
+    std::string_view target = req.target();
+    Router::Match match = server_->router.Find(req.method(), target.substr(0, target.find('?')));
+    if (match.streaming) return StartStreaming(match.streaming, std::move(match.params));
+  }
+  parser_->body_limit(server_->options.body_limit_bytes);
+  auto length = parser_->content_length();
+  if (length && *length > server_->options.body_limit_bytes) {
+    WriteFinal(BodyTooLarge(server_->options.body_limit_bytes));
+    return;
+  }
+  // The body will be held whole: its bytes (a chunked one: the limit) count against the
+  // listener's cap until the handler has it.
+  uint64_t hold = length ? *length : (parser_->chunked() ? server_->options.body_limit_bytes : 0);
+  body_hold_ = BudgetHold(server_->body_budget.get());
+  if (hold > 0 && !body_hold_.Grow(hold)) {
+    WriteFinal(BudgetExceeded(server_->options.max_buffered_body_bytes));
+    return;
+  }
+  if (ExpectsContinue(req)) {
+    asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+                      [self = Self()](beast::error_code ec, size_t n) {
+                        self->server_->AddBytesOut(n);
+                        if (ec) return self->Close();
+                        self->ReadBody();
+                      });
+    return;
+  }
+  ReadBody();
+}
+
+template <typename Stream>
+void Session<Stream>::StartStreaming(const StreamingHandler* handler,
+                                     std::vector<std::string> params) {
+  if (!ExpectsContinue(parser_->get())) return DispatchStreaming(handler, std::move(params));
+  asio::async_write(
+      stream_, asio::buffer(kContinue.data(), kContinue.size()),
+      [self = Self(), handler, params = std::move(params)](beast::error_code ec, size_t n) mutable {
+        self->server_->AddBytesOut(n);
+        if (ec) return self->Close();
+        self->DispatchStreaming(handler, std::move(params));
+      });
+}
+
+template <typename Stream>
+void Session<Stream>::ReadBody() {
+  Lowest().expires_after(server_->options.read_timeout);
+  beast_http::async_read(stream_, buffer_, *parser_,
+                         [self = Self()](beast::error_code ec, size_t n) { self->OnBody(ec, n); });
+}
+
+template <typename Stream>
+void Session<Stream>::OnBody(beast::error_code ec, size_t n) {
+  server_->AddBytesIn(n);
+  if (ec == beast_http::error::body_limit) {
+    WriteFinal(BodyTooLarge(server_->options.body_limit_bytes));
+    return;
+  }
+  if (ec == beast::error::timeout || ec == beast_http::error::end_of_stream ||
+      ec == asio::error::eof || ec == asio::error::connection_reset ||
+      ec == asio::error::operation_aborted || ec == asio::ssl::error::stream_truncated) {
+    Close();
+    return;
+  }
+  if (ec && ec.category() == asio::error::get_ssl_category()) {
+    CloseSocket();
+    return;
+  }
+  if (ec) {
+    WriteFinal(ErrorResponse(Status::bad_request, "invalid_argument",
+                             "malformed request body: " + ec.message()));
+    return;
+  }
+  Dispatch();
+}
+
+template <typename Stream>
+bool Session<Stream>::PrepareContext(Request request) {
+  started_ = std::chrono::steady_clock::now();
+  Lowest().expires_never();
+  ctx_ = std::make_shared<RequestContext>();
+  RequestContext& ctx = *ctx_;
+  ctx.request = std::move(request);
+  method_ = ctx.request.method();
+  method_text_ = std::string(ctx.request.method_string());
+  keep_alive_ = ctx.request.keep_alive();
+  std::string_view target = ctx.request.target();
+  size_t q = target.find('?');
+  ctx.path = target.substr(0, q);
+  ctx.query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+  ctx.peer = peer_;
+  ctx.listener = server_->options.name;
+  ctx.scheme = server_->options.scheme;
+  ctx.local_port = local_port_;
+  ctx.executor = stream_.get_executor();
+  std::shared_ptr<const net::CidrSet> trusted;
+  if (server_->options.trusted_proxies) trusted = server_->options.trusted_proxies();
+  if (trusted) {
+    ctx.peer_trusted = trusted->Contains(peer_.Unmapped());
+    std::vector<std::string_view> xff;
+    auto [first, last] = ctx.request.equal_range("X-Forwarded-For");
+    for (auto it = first; it != last; ++it) xff.push_back(it->value());
+    ctx.client = net::ResolveClientAddress(peer_, *trusted, xff);
+  } else {
+    ctx.client = peer_.Unmapped();
+  }
+  if (ctx.path.empty() || ctx.path.front() != '/') {
+    Write(ErrorResponse(Status::bad_request, "invalid_argument", "request target must be a path"));
+    return false;
+  }
+  return true;
+}
+
+template <typename Stream>
+void Session<Stream>::DispatchStreaming(const StreamingHandler* handler,
+                                        std::vector<std::string> params) {
+  Request header;
+  header.base() = parser_->get().base();
+  stream_parser_.emplace(std::move(*parser_));
+  parser_.reset();
+  ApplyDecoderLimits(*stream_parser_, server_->limits, extension_limit_);
+  stream_parser_->body_limit(boost::none);  // continuous uploads: bounded per chunk instead
+  body_done_ = stream_parser_->is_done();
+  if (!PrepareContext(std::move(header))) return;
+  ctx_->params = std::move(params);
+  ctx_->upload_budget = server_->body_budget.get();
+  Responder responder(std::make_shared<SessionSink>(Self()));
+  auto body = std::make_shared<SessionBodyReader>(Self());
+  try {
+    (*handler)(*ctx_, std::move(body), std::move(responder));
+  } catch (const std::exception& e) {
+    log::Error("http_handler_exception",
+               {{"listener", server_->options.name}, {"path", ctx_->path}, {"what", e.what()}});
+  }
+}
+
+template <typename Stream>
+void Session<Stream>::ReadChunk(BodyReader::ChunkFn on_chunk) {
+  if (body_done_ || !stream_parser_) {
+    on_chunk(absl::OkStatus(), {}, true);
+    return;
+  }
+  if (!chunk_) {
+    chunk_ = std::make_unique<uint8_t[]>(kBodyChunkBytes);
+    // Beast reads at most the buffer's free capacity per read: without room, a large body
+    // would arrive a few hundred bytes per read.
+    buffer_.reserve(kBodyChunkBytes);
+  }
+  auto& body = stream_parser_->get().body();
+  body.data = chunk_.get();
+  body.size = kBodyChunkBytes;
+  body.more = true;
+  Lowest().expires_after(server_->options.read_timeout);
+  beast_http::async_read_some(
+      stream_, buffer_, *stream_parser_,
+      [self = Self(), cb = std::move(on_chunk)](beast::error_code ec, size_t n) {
+        self->server_->AddBytesIn(n);
+        self->Lowest().expires_never();
+        if (ec == beast_http::error::need_buffer) ec = {};
+        if (ec) {
+          self->body_done_ = true;
+          self->keep_alive_ = false;
+          cb(BodyReadError(ec), {}, false);
+          return;
+        }
+        size_t got = kBodyChunkBytes - self->stream_parser_->get().body().size;
+        bool done = self->stream_parser_->is_done();
+        if (done) self->body_done_ = true;
+        cb(absl::OkStatus(), std::span<const uint8_t>(self->chunk_.get(), got), done);
+      });
+}
+
+template <typename Stream>
+void Session<Stream>::Dispatch() {
+  Request request = parser_->release();
+  parser_.reset();
+  body_hold_.Release();
+  if (!PrepareContext(std::move(request))) return;
+  RequestContext& ctx = *ctx_;
+  Router::Match match = server_->router.Find(method_, ctx.path);
+  if (match.result == Router::MatchResult::kNoPath) {
+    Write(ErrorResponse(Status::not_found, "not_found",
+                        "no such resource: " + std::string(ctx.path)));
+    return;
+  }
+  if (match.result == Router::MatchResult::kNoMethod) {
+    Response res = ErrorResponse(Status::method_not_allowed, "method_not_allowed",
+                                 method_text_ + " is not allowed here; allowed: " + match.allow);
+    res.set(beast_http::field::allow, match.allow);
+    Write(std::move(res));
+    return;
+  }
+  ctx.params = std::move(match.params);
+  Responder responder(std::make_shared<SessionSink>(Self()));
+  try {
+    (*match.handler)(ctx, std::move(responder));
+  } catch (const std::exception& e) {
+    log::Error("http_handler_exception",
+               {{"listener", server_->options.name}, {"path", ctx.path}, {"what", e.what()}});
+    // The responder (if still held) answers 500 when it is dropped.
+  }
+}
+
+// The members defined in this file, for both transports (the rest: session_write.cc).
+template class Session<PlainStream>;
+template class Session<TlsStream>;
+
+}  // namespace meshwork::http::server_internal

@@ -1,0 +1,212 @@
+// The writing half of a connection: whole, scatter-gather and chunked answers. Every function
+// runs on the session's worker (session.h). A write re-arms the send deadline whenever bytes
+// move, so only a client that takes nothing for `send_timeout` is cut.
+#include <sstream>
+
+#include "common/http/session.h"
+
+namespace meshwork::http::server_internal {
+
+namespace {
+
+// A scatter-gather answer in flight: the serialized header, the chunks it points into and
+// the buffer list handed to the write. Held by the write's handler until it completes.
+struct GatherWrite {
+  std::string header;
+  SharedBuffers body;
+  std::vector<asio::const_buffer> buffers;
+};
+
+}  // namespace
+
+template <typename Stream>
+void Session<Stream>::CountAnswer(unsigned status) {
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  server_->CountRequest(*worker_, method_text_, status, seconds);
+}
+
+template <typename Stream>
+void Session<Stream>::Write(Response response) {
+  CountAnswer(static_cast<unsigned>(response.result_int()));
+  response.version(11);
+  if (!response.has_content_length() && !response.chunked()) response.prepare_payload();
+  response.set(beast_http::field::server, "meshwork");
+  response.set(beast_http::field::date, server_->Date());
+  // An answer before the end of a streamed body leaves unread bytes: close after it.
+  bool keep = KeepAfterAnswer();
+  response.keep_alive(keep);
+  if (method_ == Verb::head) {
+    auto length = response.body().size();
+    response.body().clear();
+    response.content_length(length);
+  }
+  // ctx_ stays alive until the next request: a handler that answered inline may still use it.
+  out_ = std::make_shared<Response>(std::move(response));
+  serializer_.emplace(*out_);
+  WriteSerialized(keep);
+}
+
+template <typename Stream>
+void Session<Stream>::WriteSerialized(bool keep) {
+  // Some bytes at a time, so the deadline measures progress, not the whole response.
+  Lowest().expires_after(server_->options.send_timeout);
+  beast_http::async_write_some(stream_, *serializer_,
+                               [self = Self(), keep](beast::error_code ec, size_t n) {
+                                 self->server_->AddBytesOut(n);
+                                 if (!ec && !self->serializer_->is_done()) {
+                                   return self->WriteSerialized(keep);
+                                 }
+                                 self->Lowest().expires_never();
+                                 self->serializer_.reset();
+                                 self->out_.reset();
+                                 if (ec || !keep) return self->Close();
+                                 self->ReadHeader();
+                               });
+}
+
+template <typename Stream>
+template <typename Buffers, typename Done>
+void Session<Stream>::SendAll(const Buffers& buffers, Done done) {
+  struct Op {
+    std::shared_ptr<Session> self;
+    std::shared_ptr<beast::buffers_suffix<Buffers>> rest;
+    Done done;
+    size_t total = 0;
+    void Next() {
+      self->Lowest().expires_after(self->server_->options.send_timeout);
+      auto& stream = self->stream_;
+      auto& pending = *rest;
+      stream.async_write_some(pending, std::move(*this));
+    }
+    void operator()(beast::error_code ec, size_t n) {
+      total += n;
+      if (!ec) {
+        rest->consume(n);
+        if (beast::buffer_bytes(*rest) > 0) return Next();
+      }
+      self->Lowest().expires_never();
+      done(ec, total);
+    }
+  };
+  Op op{Self(), std::make_shared<beast::buffers_suffix<Buffers>>(buffers), std::move(done)};
+  op.Next();
+}
+
+template <typename Stream>
+void Session<Stream>::CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                                      uint64_t length) {
+  CountAnswer(static_cast<unsigned>(header.result_int()));
+  bool keep = KeepAfterAnswer();
+  beast_http::response<beast_http::empty_body> head(std::move(header.base()));
+  head.version(11);
+  head.erase(beast_http::field::transfer_encoding);
+  head.content_length(length);
+  head.set(beast_http::field::server, "meshwork");
+  head.set(beast_http::field::date, server_->Date());
+  head.keep_alive(keep);
+
+  auto out = std::make_shared<GatherWrite>();
+  {
+    std::ostringstream text;
+    text << head.base();  // the status line, the fields and the blank line
+    out->header = std::move(text).str();
+  }
+  out->buffers.reserve(body.chunks.size() + 1);
+  out->buffers.push_back(asio::buffer(out->header));
+  if (method_ != Verb::head) {  // HEAD: the header alone; the chunks are let go now
+    body.ForEachPiece(offset, length, [&out](std::string_view piece) {
+      out->buffers.push_back(asio::buffer(piece.data(), piece.size()));
+    });
+    out->body = std::move(body);  // moves the pointers only: the views above stay valid
+  }
+  // ctx_ stays alive until the next request, as with Write.
+  SendAll(out->buffers, [self = Self(), out, keep](beast::error_code ec, size_t n) {
+    self->server_->AddBytesOut(n);
+    if (ec || !keep) return self->Close();
+    self->ReadHeader();
+  });
+}
+
+template <typename Stream>
+void Session<Stream>::BeginChunked(Response header) {
+  CountAnswer(static_cast<unsigned>(header.result_int()));
+  chunked_keep_ = KeepAfterAnswer();
+  chunked_header_ =
+      std::make_shared<beast_http::response<beast_http::empty_body>>(header.result(), 11);
+  for (const auto& field : header) {
+    if (field.name() == beast_http::field::content_length) continue;
+    chunked_header_->set(field.name_string(), field.value());
+  }
+  chunked_header_->set(beast_http::field::server, "meshwork");
+  chunked_header_->set(beast_http::field::date, server_->Date());
+  chunked_header_->chunked(true);
+  chunked_header_->keep_alive(chunked_keep_);
+  chunked_serializer_.emplace(*chunked_header_);
+  chunk_writing_ = true;
+  Lowest().expires_after(server_->options.send_timeout);
+  beast_http::async_write_header(stream_, *chunked_serializer_,
+                                 [self = Self()](beast::error_code ec, size_t n) {
+                                   self->server_->AddBytesOut(n);
+                                   self->chunk_writing_ = false;
+                                   if (ec) {
+                                     self->broken.store(true);
+                                     return self->Close();
+                                   }
+                                   self->PumpChunks();
+                                 });
+}
+
+template <typename Stream>
+void Session<Stream>::QueueChunk(std::shared_ptr<const std::string> data) {
+  if (broken.load()) return;
+  chunks_.push_back(std::move(data));
+  PumpChunks();
+}
+
+template <typename Stream>
+void Session<Stream>::PumpChunks() {
+  if (chunk_writing_ || chunks_.empty() || !chunked_serializer_) return;
+  auto data = std::move(chunks_.front());
+  chunks_.pop_front();
+  chunk_writing_ = true;
+  auto self = Self();
+  if (!data) {  // the end
+    SendAll(beast_http::make_chunk_last(), [self](beast::error_code ec, size_t n) {
+      self->server_->AddBytesOut(n);
+      self->chunk_writing_ = false;
+      self->chunked_serializer_.reset();
+      self->chunked_header_.reset();
+      self->chunks_.clear();
+      if (ec || !self->chunked_keep_) return self->Close();
+      self->ReadHeader();
+    });
+    return;
+  }
+  SendAll(beast_http::make_chunk(asio::buffer(*data)),
+          [self, data](beast::error_code ec, size_t n) {
+            self->server_->AddBytesOut(n);
+            self->chunk_writing_ = false;
+            if (ec) {
+              self->broken.store(true);
+              self->chunks_.clear();
+              return self->Close();
+            }
+            self->PumpChunks();
+          });
+}
+
+template <typename Stream>
+void Session<Stream>::WriteFinal(Response response) {
+  keep_alive_ = false;
+  method_ = Verb::unknown;
+  method_text_ = "INVALID";
+  started_ = std::chrono::steady_clock::now();
+  Write(std::move(response));
+}
+
+// The members defined in this file, for both transports (the rest: session_read.cc).
+template class Session<PlainStream>;
+template class Session<TlsStream>;
+
+}  // namespace meshwork::http::server_internal
