@@ -43,7 +43,8 @@ bool Ready(const std::shared_ptr<const RenditionWindow>& w) {
 }  // namespace
 
 std::string LowLatencyMasterPlaylist(
-    const std::vector<std::shared_ptr<const RenditionWindow>>& renditions) {
+    const std::vector<std::shared_ptr<const RenditionWindow>>& renditions, bool low_latency) {
+  const char* playlist = low_latency ? "/index.ll.m3u8" : "/index.m3u8";
   // S-16a: video renditions are the variants; an audio rendition beside them is their
   // EXT-X-MEDIA audio group. Without video, the audio rendition is the variant.
   bool any_video = std::any_of(renditions.begin(), renditions.end(),
@@ -61,14 +62,15 @@ std::string LowLatencyMasterPlaylist(
   for (const auto& w : renditions) {
     if (!Ready(w) || (any_video && !w->info.cmaf_video())) continue;
     if (out.empty()) {
-      out = "#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+      out = absl::StrCat("#EXTM3U\n#EXT-X-VERSION:", low_latency ? 9 : 7,
+                         "\n#EXT-X-INDEPENDENT-SEGMENTS\n");
       if (audio) {
         const media::TrackInfo& a = audio->info.cmaf_tracks.front();
         absl::StrAppend(&out,
                         "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"audio\",DEFAULT=YES,"
                         "AUTOSELECT=YES");
         if (a.channels > 0) absl::StrAppend(&out, ",CHANNELS=\"", a.channels, "\"");
-        absl::StrAppend(&out, ",URI=\"", audio->info.name, "/index.ll.m3u8\"\n");
+        absl::StrAppend(&out, ",URI=\"", audio->info.name, playlist, "\"\n");
       }
     }
     const media::TrackInfo* video = nullptr;
@@ -94,7 +96,7 @@ std::string LowLatencyMasterPlaylist(
       absl::StrAppend(&out, ",FRAME-RATE=", absl::StrFormat("%.3f", video->frame_rate));
     }
     if (audio) absl::StrAppend(&out, ",AUDIO=\"audio\"");
-    absl::StrAppend(&out, "\n", w->info.name, "/index.ll.m3u8\n");
+    absl::StrAppend(&out, "\n", w->info.name, playlist, "\n");
   }
   return out;
 }

@@ -15,9 +15,12 @@
 
 namespace meshwork::streamer {
 
-// The master playlist for LL-HLS: variants point at `{rendition}/index.ll.m3u8`.
+// The master playlist of a stream's CMAF renditions (S-16a): video renditions are the
+// variants, an audio rendition beside them their EXT-X-MEDIA audio group. Variants point at
+// `{rendition}/index.ll.m3u8` (LL-HLS), or at `{rendition}/index.m3u8` when not
+// `low_latency` (a stream published as CMAF only has no MPEG-TS variants to list there).
 std::string LowLatencyMasterPlaylist(
-    const std::vector<std::shared_ptr<const RenditionWindow>>& renditions);
+    const std::vector<std::shared_ptr<const RenditionWindow>>& renditions, bool low_latency = true);
 
 // The LL-HLS media playlist of `window`; `others` are the stream's other renditions (for
 // EXT-X-RENDITION-REPORT); `skip` asks for a delta update (EXT-X-SKIP). Empty when the

@@ -357,7 +357,12 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
                      .value_or("");
         }
         bool personal = !body.empty();
-        if (body.empty()) body = MasterPlaylist(renditions);
+        if (body.empty()) {
+          // A stream published as CMAF only: its renditions as the CMAF master lists them
+          // (an audio group, S-16a), or plainly when their tracks are not known.
+          if (!any_ts) body = LowLatencyMasterPlaylist(renditions, /*low_latency=*/false);
+          if (body.empty()) body = MasterPlaylist(renditions);
+        }
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
         http::Response res = playlist(std::move(body));
         // Backups depend on the viewer (player, scheme, address, rotation, passes): never

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status/status_macros.h"
+#include "streamer/media/mp4_probe.h"
 
 namespace meshwork::streamer {
 
@@ -95,6 +96,15 @@ void UpdateWindow(OriginRendition& r, const OriginPolicy& policy, ObjectKey key,
   }
   w->last_publish_unix_ms = now_ms;
   MediaTiming t = candidate.timing ? *candidate.timing : TemplateTiming(policy.tmpl, key);
+  if (!candidate.timing && w->cmaf_timescale > 0 && !candidate.chunks.empty() &&
+      (key.kind == ObjectKey::kM4s || key.kind == ObjectKey::kPart)) {
+    // A packager's fragment says where it starts on its track's timeline (tfdt): DASH numbers
+    // and offsets its segments by that (S-16).
+    if (auto f = media::ProbeFragmentStart(*candidate.chunks.front())) {
+      t.start = static_cast<int64_t>(static_cast<long double>(f->base_media_decode_time) *
+                                     90000.0L / w->cmaf_timescale);
+    }
+  }
   switch (key.kind) {
     case ObjectKey::kInit:
       w->has_cmaf = true;
@@ -104,6 +114,15 @@ void UpdateWindow(OriginRendition& r, const OriginPolicy& policy, ObjectKey key,
         std::string body;
         for (const auto& c : candidate.chunks) body += *c;
         w->info.init = std::make_shared<const std::string>(std::move(body));
+      }
+      if (!info) {
+        // A packager's init: its tracks name the rendition's media type and codecs (S-16a).
+        w->info.cmaf_tracks.clear();
+        w->cmaf_timescale = 0;
+        for (const auto& track : media::ProbeInitSegment(*w->info.init)) {
+          w->info.cmaf_tracks.push_back(track.info);
+          if (!w->cmaf_timescale) w->cmaf_timescale = track.timescale;
+        }
       }
       break;
     case ObjectKey::kPart: {

@@ -95,6 +95,8 @@ struct RenditionWindow {
   // CMAF (init.mp4 + `.m4s`, LL-HLS and DASH).
   bool has_ts = false;
   bool has_cmaf = false;
+  // The timescale of a packager's CMAF track (from its init.mp4), to place its fragments.
+  uint32_t cmaf_timescale = 0;
 
   const Segment* Find(int64_t msn) const;
   // A part of a complete or the open segment; null when not (yet) held.
@@ -125,7 +127,8 @@ struct RenditionWindow {
         open_program_date_time_ms(o.open_program_date_time_ms),
         open_parts(o.open_parts),
         has_ts(o.has_ts),
-        has_cmaf(o.has_cmaf) {}
+        has_cmaf(o.has_cmaf),
+        cmaf_timescale(o.cmaf_timescale) {}
   RenditionWindow& operator=(const RenditionWindow&) = delete;
 };
 
