@@ -100,10 +100,10 @@ std::string Codecs(const RenditionInfo& info) {
 }
 
 // One timeline (S-5) as a Period: its anchor point on the media timeline (90 kHz, the id),
-// the number of the segment nearest it, where that number starts on the media timeline
-// (the presentationTimeOffset: the anchor point moved to the keyframes' phase) and the wall
-// clock there. All four are the same for every segment of the timeline that keeps the
-// phase, and on every node that shares the anchor.
+// the number of the first segment at or after it, where that number starts on the media
+// timeline (the presentationTimeOffset: the anchor point moved on to the keyframes' phase,
+// never before it) and the wall clock there. All four are the same for every segment of the
+// timeline that keeps the phase, and on every node that shares the anchor.
 struct Timeline {
   int64_t origin = 0;
   int64_t start_number = 0;
@@ -114,7 +114,7 @@ struct Timeline {
 Timeline TimelineOf(const Segment& s, int64_t segment_ticks) {
   Timeline t;
   t.origin = s.timeline_origin;
-  t.start_number = s.msn - FloorDiv(s.start - s.timeline_origin + segment_ticks / 2, segment_ticks);
+  t.start_number = s.msn - FloorDiv(s.start - s.timeline_origin, segment_ticks);
   t.pto = s.start - (s.msn - t.start_number) * segment_ticks;
   t.wall_ms = s.program_date_time_ms - FloorDiv(s.start - t.pto, 90);
   return t;
@@ -129,7 +129,7 @@ Timeline TimelineOf(const Segment& s, int64_t segment_ticks) {
 //
 //   availabilityStartTime = the wall clock at the start of the oldest listed timeline,
 //   Period@start          = its own start's wall clock − availabilityStartTime,
-//   startNumber           = the msn of the segment nearest its anchor point,
+//   startNumber           = the msn of the first segment at or after its anchor point,
 //   presentationTimeOffset = where that number starts on the media timeline,
 //
 // so segment N of a period is presented at (N − startNumber)·d on the period's timeline and
@@ -165,18 +165,22 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
 
   int64_t longest_ms = segment_ms;
   int64_t longest_part = part_ms * 90;
+  bool has_parts = false;  // only a rendition made of parts can announce segments early
   for (const auto* list : {&video, &audio}) {
     for (const RenditionWindow* w : *list) {
       for (const auto& s : w->segments) {
         longest_ms = std::max(longest_ms, CeilDiv(s->duration, 90));
         for (const auto& p : s->parts) longest_part = std::max(longest_part, p->duration);
+        has_parts |= !s->parts.empty();
       }
       for (const auto& p : w->open_parts) longest_part = std::max(longest_part, p->duration);
+      has_parts |= !w->open_parts.empty();
     }
   }
   // A request for the segment in progress is answered (held, or streamed) once its first part
   // exists: one (longest) part after its start.
-  const int64_t first_part_ms = std::min(segment_ms, CeilDiv(longest_part, 90));
+  const int64_t first_part_ms =
+      has_parts ? std::min(segment_ms, CeilDiv(longest_part, 90)) : segment_ms;
   // Until the in-progress segment is sent as its CMAF chunks arrive, a segment is whole
   // only at its end: aim one segment plus a part behind the edge (three parts at least).
   const int64_t latency_ms = std::max(3 * part_ms, segment_ms + part_ms);

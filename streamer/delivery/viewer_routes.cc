@@ -189,14 +189,14 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
   if (!status.ok()) responder->Send(Unavailable(std::string(status.message()), cors));
 }
 
-// The bytes of a part as the store would serve it (its chosen candidate), or empty.
-http::SharedBuffers PartBytes(const OriginStore& store, const Target& target, int part) {
+// The bytes of an object as the store would serve it (its chosen candidate), or empty.
+http::SharedBuffers ObjectBytes(const OriginStore& store, const Target& target, ObjectKey key) {
   http::SharedBuffers out;
   auto view = store.View(target.stream);
   if (!view) return out;
   auto it = view->renditions.find(target.rendition);
   if (it == view->renditions.end()) return out;
-  auto object = it->second->Find(ObjectKey{ObjectKey::kPart, target.msn, part});
+  auto object = it->second->Find(key);
   auto chosen = object ? ChooseCandidate(*view->policy, *object, target.msn) : nullptr;
   if (chosen) {
     for (const auto& c : chosen->chunks) out.Append(c);
@@ -223,7 +223,14 @@ class ChunkedSegment : public std::enable_shared_from_this<ChunkedSegment> {
     const auto* parts = done ? &done->parts : w->open_msn == target_.msn ? &w->open_parts : nullptr;
     if (parts) {
       for (; next_ < static_cast<int>(parts->size()); ++next_) {
-        auto bytes = PartBytes(*context_.store, target_, (*parts)[next_]->index);
+        auto bytes = ObjectBytes(*context_.store, target_,
+                                 ObjectKey{ObjectKey::kPart, target_.msn, (*parts)[next_]->index});
+        for (const auto& chunk : bytes.chunks) writer_->Write(chunk);
+      }
+      if (done && next_ == 0 && parts->empty()) {
+        // Completed without parts (a packager that publishes whole segments): its bytes.
+        auto bytes =
+            ObjectBytes(*context_.store, target_, ObjectKey{ObjectKey::kM4s, target_.msn, -1});
         for (const auto& chunk : bytes.chunks) writer_->Write(chunk);
       }
       if (done) return writer_->Finish();
@@ -409,10 +416,12 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
       case Target::kM4s: {
         // S-16: the segment in progress (or the next one) is streamed as its parts arrive.
         auto w = context.store->Window(target->stream, target->rendition);
+        // Only a rendition made of parts (the local packager's, LL packagers') has one.
         bool in_progress =
             w && !w->Find(target->msn) &&
-            (target->msn == w->open_msn || (w->open_msn < 0 && !w->segments.empty() &&
-                                            target->msn == w->segments.back()->msn + 1));
+            (target->msn == w->open_msn ||
+             (w->open_msn < 0 && !w->segments.empty() && !w->segments.back()->parts.empty() &&
+              target->msn == w->segments.back()->msn + 1));
         if (in_progress) {
           http::Response header{http::Status::ok, 11};
           header.set(http::beast_http::field::content_type, kMp4Type);

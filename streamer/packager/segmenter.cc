@@ -33,6 +33,7 @@ struct Segmenter::Rendition {
   int64_t last_step = 0;  // and its distance from the one before (≈ frame duration)
   bool discontinuity = false;
   std::optional<TimelineAnchor> anchor;  // dates the open segment: the one in use at its cut
+  int64_t origin = 0;                    // where its run of the timeline began (run_origin_)
   std::string bytes;
 
   bool InTs(uint16_t pid) const {
@@ -124,7 +125,7 @@ void Segmenter::FlushPart(Rendition& r, int64_t end) {
       r.fmp4->Fragment(r.part_frames, ++r.fragment_sequence, end_dts));
   r.part_frames.clear();
   part->program_date_time_ms = ProgramDateTimeMs(r, part->start);
-  part->timeline_origin = r.anchor ? r.anchor->t90k : r.start;
+  part->timeline_origin = r.origin;
   r.cmaf_bytes += part->data->size();
   r.parts.push_back(part);
   ++r.part_index;
@@ -187,6 +188,7 @@ void Segmenter::UpdateAnchor(int64_t t) {
   if (central && AnchorPredicts(*central, t, now)) {
     if (anchor_ != central) {
       anchor_ = central;
+      run_origin_ = anchor_->t90k;
       anchors_->SetInUse(*anchor_);
       log::Info("timeline_anchor_adopted", {{"t90k", anchor_->t90k},
                                             {"wall_ms", anchor_->wall_ms},
@@ -194,6 +196,7 @@ void Segmenter::UpdateAnchor(int64_t t) {
     }
   } else if (need_anchor_) {
     anchor_ = TimelineAnchor{t, now};
+    run_origin_ = t;
     anchors_->SetInUse(*anchor_);
     log::Info("timeline_anchor_proposed",
               {{"t90k", t},
@@ -265,7 +268,7 @@ void Segmenter::Close(Rendition& r, int64_t end) {
   segment->start = r.start;
   segment->duration = std::max<int64_t>(end - r.start, 1);
   segment->program_date_time_ms = ProgramDateTimeMs(r, r.start);
-  segment->timeline_origin = r.anchor ? r.anchor->t90k : r.start;
+  segment->timeline_origin = r.origin;
   segment->discontinuity = r.discontinuity;
   if (r.muxer) segment->ts = std::make_shared<const std::string>(std::move(r.bytes));
   r.bytes.clear();
@@ -304,6 +307,9 @@ void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
   // The first segment this node opens is whole only if it saw the stream before the
   // multiple (or the keyframe sits on it): otherwise an earlier keyframe of the same
   // segment went by unseen, and another node's msn k starts there.
+  // A discontinuity starts a new run of the timeline here (a new DASH Period, S-16a): the
+  // numbering closed up across the gap, so the media timeline no longer follows the msn.
+  if (discontinuity && known == msn_by_multiple_.end()) run_origin_ = start;
   bool whole = r.started || discontinuity || start == multiple * segment_ticks_ ||
                (r.first_t && *r.first_t < multiple * segment_ticks_);
   Open(r, k, start, discontinuity, whole);
@@ -318,6 +324,7 @@ void Segmenter::Open(Rendition& r, int64_t msn, int64_t start, bool discontinuit
   r.msn = msn;
   r.start = start;
   r.anchor = anchor_;
+  r.origin = run_origin_;
   r.discontinuity = discontinuity;
   r.bytes.clear();
   // Tracks may have appeared since the muxer was made (audio's first ADTS header often comes

@@ -16,8 +16,9 @@
 // otherwise it proposes its own {T of this frame, clock now} and uses it at once (the load
 // report carries it to central). A central anchor that arrives or changes later is adopted
 // the same way mid-timeline (nodes that proposed at the same time converge on central's).
-// A segment is dated with the anchor in use when it was opened, and carries its t90k as its
-// `timeline_origin` (DASH Periods, S-16a).
+// A segment is dated with the anchor in use when it was opened. It carries as its
+// `timeline_origin` where its run of the timeline began: the anchor's point, or the first
+// segment after a discontinuity (DASH starts a Period there, S-16a).
 //
 // A jump of the timeline (source restarted, input switched) is a discontinuity: D is set so
 // the timeline resumes where it stopped plus the wall-clock time of the gap, the next segment
@@ -121,6 +122,9 @@ class Segmenter {
   std::optional<TimelineAnchor> anchor_;  // in use
   bool need_anchor_ = true;               // a timeline starts with the next frame
   uint64_t central_seen_ = 0;             // central_generation() last looked at
+  // Where the current run of the timeline began (90 kHz): the anchor's point, or the start
+  // of the segment after the last discontinuity. Segments carry it as their timeline_origin.
+  int64_t run_origin_ = 0;
   int64_t segment_ticks_;
   int64_t part_ticks_;
   std::optional<int64_t> base_;  // W·2^33, set at the first frame

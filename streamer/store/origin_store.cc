@@ -57,13 +57,15 @@ constexpr int64_t kMaxAheadOfNewest = 1000;
 }  // namespace
 
 absl::Status CheckPublishable(const OriginStreamView& view, const std::string& rendition,
-                              ObjectKey key, int64_t now_ms) {
+                              ObjectKey key, int64_t now_ms, bool timed) {
   if (key.kind == ObjectKey::kInit) return absl::OkStatus();
   if (key.msn < 0 || key.msn > kMaxMsn) {
     return absl::OutOfRangeError(absl::StrCat("msn ", key.msn, " is out of range"));
   }
   const Template& t = view.policy->tmpl;
-  if (t.known() && t.Due(key.msn) > now_ms + kMaxAheadSegments * t.segment_ms) {
+  // The local packager's own timing defines the due times (a push faster than real time
+  // runs ahead of them); only a packager's objects are held to the template.
+  if (!timed && t.known() && t.Due(key.msn) > now_ms + kMaxAheadSegments * t.segment_ms) {
     return absl::FailedPreconditionError(
         absl::StrCat("msn ", key.msn, " is not due for another ", t.Due(key.msn) - now_ms,
                      " ms (the stream's template); check the packager's clock or numbering"));
@@ -169,7 +171,8 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
   {
     absl::MutexLock write(&write_mu_);
     auto current = slot->Get();
-    RETURN_IF_ERROR(CheckPublishable(*current, request.rendition, key, now));
+    RETURN_IF_ERROR(
+        CheckPublishable(*current, request.rendition, key, now, candidate->timing != nullptr));
     auto view = std::make_shared<OriginStreamView>(*current);
     candidate->notifications = view->notifications;
     const Template& current_tmpl = view->policy->tmpl;

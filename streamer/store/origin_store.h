@@ -165,10 +165,11 @@ std::function<uint64_t(int64_t msn)> ListedVersions(std::shared_ptr<const Origin
                                                     const std::string& rendition, bool ts);
 
 // Whether `key` may be published into `rendition` now: OutOfRange for an msn beyond kMaxMsn,
-// FailedPrecondition for a segment due more than 3 segments from now (per the template) or
+// FailedPrecondition for a segment due more than 3 segments from now (per the template; not
+// checked for `timed` objects, the local packager's, whose timing makes the template) or
 // more than 1000 ahead of the rendition's newest one.
 absl::Status CheckPublishable(const OriginStreamView& view, const std::string& rendition,
-                              ObjectKey key, int64_t now_ms);
+                              ObjectKey key, int64_t now_ms, bool timed = false);
 
 // The waiter key of one object (also used by tests).
 std::string ObjectWaiterKey(const std::string& stream, const std::string& rendition, ObjectKey key);

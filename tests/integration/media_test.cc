@@ -203,7 +203,31 @@ TEST_CASE(
   CHECK(common >= 2);
 }
 
-TEST_CASE("S-7 a source cut for 5 s resumes with the msn continuing and a discontinuity") {
+// The value of attribute `name` in the `nth` element `<tag …>` of an MPD ("" when absent).
+std::string MpdAttr(const std::string& xml, const std::string& tag, const std::string& name,
+                    size_t nth = 0) {
+  size_t pos = 0;
+  for (size_t i = 0;; ++i, ++pos) {
+    pos = xml.find("<" + tag + " ", pos);
+    if (pos == std::string::npos) return "";
+    if (i == nth) break;
+  }
+  std::string element = xml.substr(pos, xml.find('>', pos) - pos);
+  size_t a = element.find(" " + name + "=\"");
+  if (a == std::string::npos) return "";
+  a += name.size() + 3;
+  return element.substr(a, element.find('"', a) - a);
+}
+
+size_t CountOf(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+TEST_CASE(
+    "S-7 S-16a a source cut for 5 s resumes with the msn continuing, a discontinuity and a new "
+    "DASH Period") {
   auto dir = MakeTempDir("s7");
   auto central = StartCentral(dir);
   auto node = StartIngestWithStream(central, "ingest-1", "s7");
@@ -214,6 +238,11 @@ TEST_CASE("S-7 a source cut for 5 s resumes with the msn continuing and a discon
   }
   auto before = Playlist(node, "s7");
   REQUIRE(!before.entries.empty());
+  auto mpd_before = Http("GET", node.http, "/s7/index.mpd").body;
+  INFO(mpd_before);
+  REQUIRE(CountOf(mpd_before, "<Period ") == 1);
+  const std::string ast = MpdAttr(mpd_before, "MPD", "availabilityStartTime");
+  CHECK(ast.rfind("20", 0) == 0);  // a real date (S-16a), not 1970
   // The window survives the loss (S-7): still served during the gap.
   REQUIRE(Eventually([] { return false; }, 5s) == false);  // the 5 s cut itself
   CHECK(Playlist(node, "s7").entries.size() == before.entries.size());
@@ -233,6 +262,16 @@ TEST_CASE("S-7 a source cut for 5 s resumes with the msn continuing and a discon
   }
   CHECK(discontinuity);
   CHECK(after.entries.front().msn >= before.entries.front().msn);
+  // DASH: the publisher's return is a new Period; the first timeline's availability start
+  // and Period did not move.
+  auto mpd_after = Http("GET", node.http, "/s7/index.mpd").body;
+  INFO(mpd_after);
+  REQUIRE(CountOf(mpd_after, "<Period ") == 2);
+  CHECK(MpdAttr(mpd_after, "MPD", "availabilityStartTime") == ast);
+  CHECK(MpdAttr(mpd_after, "Period", "id", 0) == MpdAttr(mpd_before, "Period", "id", 0));
+  CHECK(MpdAttr(mpd_after, "Period", "start", 0) == "PT0S");
+  CHECK(MpdAttr(mpd_after, "Period", "id", 1) != MpdAttr(mpd_after, "Period", "id", 0));
+  CHECK(MpdAttr(mpd_after, "Period", "start", 1) != "PT0S");
 }
 
 }  // namespace

@@ -45,6 +45,7 @@ struct WindowSpec {
   // and the wall clock with it (a publisher reconnect).
   std::optional<int64_t> discontinuity_at;
   int64_t jump = 0;
+  bool parts = true;  // made of 4 parts each (a packager publishing whole segments: false)
 };
 
 // Segments of 2 s starting at msn·180000 + phase, program date-times from kWallAtZero.
@@ -75,6 +76,13 @@ std::shared_ptr<const RenditionWindow> Window(const WindowSpec& spec) {
     s->timeline_origin = origin;
     s->program_date_time_ms = kWallAtZero + s->start / 90;
     s->m4s = std::make_shared<const std::string>("m4s");
+    for (int p = 0; spec.parts && p < 4; ++p) {
+      auto part = std::make_shared<Part>();
+      part->index = p;
+      part->start = s->start + p * 45'000;
+      part->duration = 45'000;
+      s->parts.push_back(part);
+    }
     w->segments.push_back(s);
   }
   w->peak_bitrate_bps = spec.peak_bps;
@@ -273,6 +281,15 @@ TEST_CASE(
   mpd_a.replace(mpd_a.find(pa), pa.size(), "X");
   mpd_b.replace(mpd_b.find(pb), pb.size(), "X");
   CHECK(mpd_a == mpd_b);
+}
+
+TEST_CASE("S-16 segments without parts are not announced before they are whole") {
+  WindowSpec spec;
+  spec.parts = false;
+  std::string mpd = DashManifest(Stream(spec), DashOptions{});
+  INFO(mpd);
+  CHECK(Attr(mpd, "SegmentTemplate", "availabilityTimeOffset").empty());
+  CHECK(Attr(mpd, "SegmentTemplate", "availabilityTimeComplete").empty());
 }
 
 TEST_CASE("S-16 an audio-only stream has one audio AdaptationSet") {
