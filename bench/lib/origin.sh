@@ -3,6 +3,7 @@
 # script started, helpers, and `start_origin WINDOW`, which brings up central and one origin
 # streamer on loopback port 0 with stream "live" (pipeline "a", availability start 60 s plus
 # WINDOW segments ago) and waits until the streamer takes publishes.
+# KEEP_WORK=1 keeps the work directory (logs, wrk output) for a look afterwards.
 # SHED (default off): CPU shedding (L-16) samples the whole host's CPU, which includes wrk's
 # own core here, so by default its thresholds are set out of reach (101 %); SHED=on keeps the
 # node's defaults.
@@ -13,7 +14,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$work"
+  if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work directory kept: $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
@@ -37,41 +38,116 @@ put() {  # put PATH FILE → HTTP status of the PUT on the publish listener
     --data-binary @"$2" "http://$publish$1"
 }
 
-# Sets central_http, central_grpc, viewer, publish and start (the availability start, ms).
-start_origin() {
-  local window="$1"
+# start_central: sets central_http and central_grpc.
+start_central() {
   "$build/central/central" --data-dir="$work/db" --http-listen=127.0.0.1:0 \
     --grpc-listen=127.0.0.1:0 >"$work/central.out" 2>"$work/central.log" &
   pids+=($!)
   central_http=$(ready "$work/central.out" http)
   central_grpc=$(ready "$work/central.out" grpc)
+}
 
+# start_streamer ROLE NODE_ID: one streamer (--http-threads=$threads, one publish thread);
+# sets viewer, publish and streamer_pid.
+start_streamer() {
   "$build/streamer/streamer" --central="$central_grpc" \
-    --cluster-token-file="$work/db/cluster-token" --node-id=origin-1 --role=origin \
+    --cluster-token-file="$work/db/cluster-token" --node-id="$2" --role="$1" \
     --hostname=127.0.0.1 --listen=127.0.0.1:0 --publish-listen=127.0.0.1:0 \
     --http-threads="$threads" --publish-threads=1 "${shed_flags[@]}" \
     >"$work/streamer.out" 2>"$work/streamer.log" &
-  pids+=($!)
+  streamer_pid=$!
+  pids+=($streamer_pid)
   viewer=$(ready "$work/streamer.out" http)
   publish=$(ready "$work/streamer.out" publish)
+}
 
-  start=$(($(now_ms) - 60000 - 2000 * window))
-  local stream_json="{\"placement\":{\"streamers\":[\"origin-1\"]},\"segment_ms\":2000,\
-\"live_window\":$window,\"pipelines\":[\"a\"],\"template\":{\"availability_start\":$start}}"
+# put_stream NAME JSON: creates (or replaces) a stream on central, retrying while it starts.
+put_stream() {
   local placed=""
   for _ in $(seq 1 50); do
-    if curl -fsS -X PUT "http://$central_http/central/api-v4/streams/live" -d "$stream_json" \
+    if curl -fsS -X PUT "http://$central_http/central/api-v4/streams/$1" -d "$2" \
       >/dev/null 2>>"$work/put.err"; then placed=yes; break; fi
     sleep 0.2
   done
-  [ -n "$placed" ] || die "could not create the stream: $(tail -n2 "$work/put.err")"
+  [ -n "$placed" ] || die "could not create stream $1: $(tail -n2 "$work/put.err")"
+}
 
+# Sets central_http, central_grpc, viewer, publish and start (the availability start, ms).
+start_origin() {
+  local window="$1"
+  start_central
+  start_streamer origin origin-1
+  start_published_stream live "$window"
+}
+
+# start_published_stream NAME WINDOW: stream NAME for a packager (pipeline "a", 2 s segments,
+# availability start 60 s plus WINDOW segments ago, set in `start`) on origin-1; returns once
+# the streamer takes its init.mp4.
+start_published_stream() {
+  local name="$1" window="$2"
+  start=$(($(now_ms) - 60000 - 2000 * window))
+  put_stream "$name" "{\"placement\":{\"streamers\":[\"origin-1\"]},\"segment_ms\":2000,\
+\"live_window\":$window,\"pipelines\":[\"a\"],\"template\":{\"availability_start\":$start}}"
   printf 'init' >"$work/init.mp4"
   local code=""
   for _ in $(seq 1 100); do
-    code=$(put /live/v1/init.mp4 "$work/init.mp4")
+    code=$(put "/$name/v1/init.mp4" "$work/init.mp4")
     [ "$code" = 201 ] && break
     sleep 0.1
   done
-  [ "$code" = 201 ] || die "the streamer never accepted the stream (last PUT: $code)"
+  [ "$code" = 201 ] || die "the streamer never accepted stream $name (last PUT: $code)"
+}
+
+# start_nginx_files ROOT: nginx (THREADS worker processes, sendfile, keep-alive without a
+# request cap) serving the files under ROOT on loopback; sets nginx_port. Waits until it
+# answers.
+start_nginx_files() {
+  local root_dir="$1"
+  nginx_port=$(free_port)
+  # When this runs as root, nginx's workers run as nobody: they must be able to read the files.
+  chmod -R a+rX "$work"
+  cat >"$work/nginx.conf" <<NGINX
+worker_processes $threads;
+daemon off;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $work/client_body;
+  proxy_temp_path $work/proxy;
+  fastcgi_temp_path $work/fastcgi;
+  uwsgi_temp_path $work/uwsgi;
+  scgi_temp_path $work/scgi;
+  keepalive_requests 1000000;
+  sendfile on;
+  tcp_nopush on;
+  open_file_cache max=64;
+  types { video/mp2t ts; application/vnd.apple.mpegurl m3u8; }
+  server {
+    listen 127.0.0.1:$nginx_port;
+    root $root_dir;
+  }
+}
+NGINX
+  "${NGINX:-/usr/sbin/nginx}" -p "$work/" -c "$work/nginx.conf" -e "$work/nginx-error.log" &
+  pids+=($!)
+  for _ in $(seq 1 50); do
+    curl -s -o /dev/null "http://127.0.0.1:$nginx_port/" && return 0
+    sleep 0.1
+  done
+  die "nginx did not start: $(tail -n3 "$work/nginx-error.log")"
+}
+
+# wrk_get URL → "req/s MiB/s non-2xx": wrk -t${WRK_THREADS:-1} -c${CONNECTIONS:-100}
+# -d${duration}s GETting URL over keep-alive; MiB/s from wrk's Transfer/sec (binary units).
+wrk_get() {
+  wrk -t"${WRK_THREADS:-1}" -c"${CONNECTIONS:-100}" -d"${duration}s" "$1" >"$work/wrk.txt" 2>&1 || true
+  awk '
+    /Requests\/sec/ { rps = $2 }
+    /Transfer\/sec/ { v = $2; f = 1 / 1048576
+      if (v ~ /GB$/) f = 1024; else if (v ~ /MB$/) f = 1; else if (v ~ /KB$/) f = 1 / 1024
+      sub(/[KMG]?B$/, "", v); mbs = v * f }
+    /Non-2xx/ { bad += $NF }
+    END { printf "%s %.2f %d\n", rps, mbs, bad }' "$work/wrk.txt"
 }

@@ -11,9 +11,13 @@
 # 48 kHz stereo, DURATION (default 60) seconds, MPEG-TS.
 #
 # Streamer: central + one ingest streamer on loopback port 0, stream `p7` with input
-# `publish://`, 2 s segments, 0.5 s parts. Feed: `ffmpeg -i SOURCE -c copy -f mpegts -method
-# PUT http://PUBLISH/p7/publish` without -re (as fast as the streamer takes it; the segmenter
-# cuts on media timestamps, so the pace does not matter). The streamer's CPU is read from
+# `publish://`, 2 s segments, 0.5 s parts. Feed: `ffmpeg -re -i SOURCE -c copy -f mpegts
+# -method PUT http://PUBLISH/p7/publish`, in real time (PACE=realtime, the default): since the
+# one store, the local packager publishes into the OriginStore, which refuses a segment more
+# than 3 segments ahead of its due time on the stream's template (the anchor is taken at the
+# push's start), so a full-speed push has every segment after the first ~6 s refused
+# (event=local_publish_refused) and the packaging is incomplete. PACE=full pushes without -re
+# (as before the one store) to look at that. The streamer's CPU is read from
 # /proc/PID/stat (utime + stime) before the push and once the playlists have stopped changing
 # after it; the idle CPU of an equally long interval (measured for 3 s before) is printed and
 # subtracted. The feeder ffmpeg's own CPU (demux + TS remux + HTTP) is printed, not counted.
@@ -27,13 +31,20 @@
 # page cache): `-c copy -f hls -hls_time 2` (TS) and `-c copy -f hls -hls_segment_type fmp4
 # -hls_time 2`; CPU-seconds from wait4() of each process.
 #
-# Loopback only; every process it starts is stopped on exit; bounded (~1–2 min, most of it the
-# source encode). Binaries from BUILD_DIR (default <repo>/build).
+# PERF=FILE: also `perf record -g` the streamer (all its threads) from the push's start until
+# the playlists settle, into FILE (the CPU figures of such a run include perf's sampling cost;
+# take the ratio from a run without it). `perf report -i FILE --no-children` reads it.
+#
+# Loopback only; every process it starts is stopped on exit; bounded (~1.5–2 min: the source
+# encode, then the DURATION-long real-time push). Binaries from BUILD_DIR (default <repo>/build).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 threads="${THREADS:-2}"
 duration="${DURATION:-60}"
+pace="${PACE:-realtime}"
+case "$pace" in realtime) feed_rate=(-re) ;; full) feed_rate=() ;; *) echo "PACE: realtime or full" >&2; exit 2 ;; esac
+perf_out="${PERF:-}"
 source "$root/bench/lib/origin.sh"
 
 clk_tck=$(getconf CLK_TCK)
@@ -102,13 +113,13 @@ sys.exit(0 if any(s["name"]=="p7" for s in r.get("streams",[])) else 1)' 2>/dev/
 done
 [ -n "$applied" ] || die "the streamer never reported stream p7"
 
-# Watches the TS and LL-HLS media playlists through the push (every 100 ms: the ingest store
-# keeps only the newest 18 segments, and a full-speed push adds about one per 100 ms) and
-# collects every segment ever listed. Exits once $work/pushed exists and both playlists have
-# stayed the same for 0.5 s; prints JSON.
+# Watches the TS and LL-HLS media playlists through the push (every POLL s: the ingest store
+# keeps only the newest 18 segments) and collects every segment ever listed. Exits once
+# $work/pushed exists and both playlists have stayed the same for max(0.5, 2 × POLL) s;
+# prints JSON.
 cat >"$work/watch.py" <<'PY'
 import json, os, re, sys, time, urllib.request
-viewer, flag = sys.argv[1], sys.argv[2]
+viewer, flag, every = sys.argv[1], sys.argv[2], float(sys.argv[3])
 def get(path):
     try:
         with urllib.request.urlopen(f"http://{viewer}{path}", timeout=2) as r:
@@ -125,9 +136,9 @@ while True:
     now = time.monotonic()
     if (ts, ll) != last:
         last, stable_since = (ts, ll), now
-    if os.path.exists(flag) and now - stable_since >= 0.5:
+    if os.path.exists(flag) and now - stable_since >= max(0.5, 2 * every):
         break
-    time.sleep(0.1)
+    time.sleep(every)
 # The open segment at the end: its parts listed after the last complete segment.
 tail = ll.rsplit("#EXTINF", 1)[-1]
 open_parts = [float(x) for x in re.findall(r"#EXT-X-PART:DURATION=([0-9.]+)", tail)]
@@ -149,17 +160,32 @@ sleep 3
 idle1=$(cpu_s "$streamer_pid"); t_idle1=$(date +%s.%N)
 idle_rate=$(echo "$idle0 $idle1 $t_idle0 $t_idle1" | awk '{ printf "%.5f", ($2 - $1) / ($4 - $3) }')
 
-python3 "$work/watch.py" "$viewer" "$work/pushed" >"$work/watch.json" &
+# Polling interval: 0.1 s for a full-speed push (about one segment per 100 ms), 0.5 s in real
+# time (one segment per 2 s; the store keeps 18): its requests are streamer CPU, counted.
+poll=0.5; [ "$pace" = full ] && poll=0.1
+python3 "$work/watch.py" "$viewer" "$work/pushed" "$poll" >"$work/watch.json" &
 watch_pid=$!
 pids+=($watch_pid)
+perf_pid=""
+if [ -n "$perf_out" ]; then
+  perf record -g -q -p "$streamer_pid" -o "$perf_out" 2>"$work/perf.err" &
+  perf_pid=$!
+  pids+=($perf_pid)
+fi
 c0=$(cpu_s "$streamer_pid"); t0=$(date +%s.%N)
-feeder_cpu=$(run_cpu "${ff[@]}" -i "$src" -c copy -f mpegts -method PUT \
+feeder_cpu=$(run_cpu "${ff[@]}" "${feed_rate[@]}" -i "$src" -c copy -f mpegts -method PUT \
   "http://$publish/p7/publish")
 t_push=$(date +%s.%N)
 touch "$work/pushed"
 # Done once the playlists stop changing (bounded by watch.py's own loop; 30 s at most here).
 for _ in $(seq 1 300); do kill -0 "$watch_pid" 2>/dev/null || break; sleep 0.1; done
 c1=$(cpu_s "$streamer_pid"); t1=$(date +%s.%N)
+if [ -n "$perf_pid" ]; then
+  kill -INT "$perf_pid" 2>/dev/null || true
+  wait "$perf_pid" 2>/dev/null || true
+  echo "perf data: $perf_out ($(tail -n1 "$work/perf.err" 2>/dev/null))" >&2
+fi
+refused=$(grep -c 'event=local_publish_refused' "$work/streamer.log" || true)
 kill -0 "$watch_pid" 2>/dev/null && die "the playlists never settled after the push"
 watch=$(cat "$work/watch.json")
 # Segments the segmenter dropped (the first one lacks audio when AAC starts after the first
@@ -178,7 +204,8 @@ ff_ts_n=$(grep -c '^#EXTINF' "$work/ff_ts/index.m3u8")
 ff_fmp4_n=$(grep -c '^#EXTINF' "$work/ff_fmp4/index.m3u8")
 
 python3 - "$src_dur" "$src_kbps" "$c0" "$c1" "$t0" "$t1" "$t_push" "$idle_rate" "$feeder_cpu" \
-  "$watch" "$dropped" "$mpd_code" "$ff_ts_cpu" "$ff_fmp4_cpu" "$ff_ts_n" "$ff_fmp4_n" <<'PY'
+  "$watch" "$dropped" "$mpd_code" "$ff_ts_cpu" "$ff_fmp4_cpu" "$ff_ts_n" "$ff_fmp4_n" \
+  "$refused" "$pace" <<'PY'
 import json, sys
 a = sys.argv[1:]
 src_dur, src_kbps = float(a[0]), a[1]
@@ -186,6 +213,7 @@ c0, c1, t0, t1, t_push, idle_rate, feeder = map(float, a[2:9])
 w, dropped, mpd = json.loads(a[9]), int(a[10]), a[11]
 ff_ts, ff_fmp4 = float(a[12]), float(a[13])
 ff_ts_n, ff_fmp4_n = int(a[14]), int(a[15])
+refused, pace = int(a[16]), a[17]
 raw = c1 - c0
 idle = idle_rate * (t1 - t0)
 streamer = max(raw - idle, 0.0)
@@ -195,7 +223,8 @@ ts, ll = w["ts"], w["ll"]
 # segment's parts.
 covered = dropped * 2.0 + ll["s"] + w["open_s"]
 complete = (ts["contiguous"] and ll["contiguous"] and ts["n"] == ll["n"]
-            and covered >= src_dur - 1.0 and w["parts_listed"] > 0 and mpd == "200")
+            and covered >= src_dur - 1.0 and w["parts_listed"] > 0 and mpd == "200"
+            and refused == 0)
 print(f"\nP-7 packaging CPU, {src_dur:.1f} s source at {src_kbps} kbit/s (H.264 720p25 1 s GOP + AAC)")
 print(f"streamer (HLS-TS + LL-HLS + DASH): {streamer:7.3f} CPU-s "
       f"(raw {raw:.3f} over {t1 - t0:.1f} s wall, minus idle {idle:.3f}); push took {t_push - t0:.1f} s")
@@ -204,6 +233,7 @@ print(f"  packaged: TS {ts['n']} segments = {ts['s']:.1f} s (msn {ts['first']}..
       f"open last segment {w['open_s']:.2f} s in {w['open_parts']} parts; "
       f"{dropped} dropped (no audio yet); {covered:.1f} s of {src_dur:.1f} s covered; "
       f"{w['parts_listed']} parts listed at the end; MPD HTTP {mpd}")
+print(f"  feed pace {pace}; objects the store refused to the local packager: {refused}")
 print(f"  feeder ffmpeg (-c copy -f mpegts PUT, not counted): {feeder:.3f} CPU-s")
 print(f"ffmpeg -c copy HLS-TS:             {ff_ts:7.3f} CPU-s ({ff_ts_n} segments)")
 print(f"ffmpeg -c copy fMP4 HLS:           {ff_fmp4:7.3f} CPU-s ({ff_fmp4_n} segments)")
