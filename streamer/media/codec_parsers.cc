@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 
 #include "streamer/media/bit_reader.h"
 
@@ -71,14 +72,17 @@ bool PlausibleSize(int64_t w, int64_t h) { return w > 0 && h > 0 && w <= 65536 &
 std::vector<std::string_view> SplitAnnexB(std::string_view data) {
   std::vector<std::string_view> nals;
   const size_t n = data.size();
-  // Finds the next 00 00 01 at or after `from`; returns n when none.
+  // Finds the next 00 00 01 at or after `from`; returns n when none. Looks for the 01 with
+  // memchr (01 bytes are rare in slice data, so this skips most of a frame at memory speed:
+  // the packager splits every video frame twice, P-7).
   auto find_start = [&](size_t from) {
-    for (size_t i = from; i + 2 < n; ++i) {
-      if (data[i + 2] > 1) {
-        i += 2;  // no start code can begin at i, i+1 or i+2
-        continue;
-      }
-      if (data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1) return i;
+    size_t i = from + 2;  // where the 01 of a start code at `from` would be
+    while (i < n) {
+      const void* one = std::memchr(data.data() + i, 1, n - i);
+      if (one == nullptr) return n;
+      size_t j = static_cast<size_t>(static_cast<const char*>(one) - data.data());
+      if (data[j - 1] == 0 && data[j - 2] == 0) return j - 2;
+      i = j + 1;
     }
     return n;
   };

@@ -23,7 +23,8 @@ struct Segmenter::Rendition {
   int64_t part_start = 0;
   uint32_t fragment_sequence = 0;
   std::vector<std::shared_ptr<const Part>> parts;
-  uint64_t cmaf_bytes = 0;  // of the parts made so far
+  uint64_t cmaf_bytes = 0;   // of the parts made so far
+  size_t last_ts_bytes = 0;  // the previous segment's MPEG-TS size (to reserve the next)
   // The open segment.
   bool open = false;
   bool whole = false;  // seen from its boundary: it (and its parts) may be published
@@ -270,6 +271,7 @@ void Segmenter::Close(Rendition& r, int64_t end) {
   segment->program_date_time_ms = ProgramDateTimeMs(r, r.start);
   segment->timeline_origin = r.origin;
   segment->discontinuity = r.discontinuity;
+  r.last_ts_bytes = r.bytes.size();
   if (r.muxer) segment->ts = std::make_shared<const std::string>(std::move(r.bytes));
   r.bytes.clear();
   segment->parts = std::move(r.parts);
@@ -327,6 +329,8 @@ void Segmenter::Open(Rendition& r, int64_t msn, int64_t start, bool discontinuit
   r.origin = run_origin_;
   r.discontinuity = discontinuity;
   r.bytes.clear();
+  // Room for a segment like the last one: no reallocation while it is muxed (P-7).
+  r.bytes.reserve(r.last_ts_bytes + r.last_ts_bytes / 8);
   // Tracks may have appeared since the muxer was made (audio's first ADTS header often comes
   // after the first video frame): a segment boundary is where the muxer can change.
   if (r.muxed_tracks != TrackKeys(r.info)) RebuildWriters(r);
