@@ -88,17 +88,6 @@ const media::TrackInfo* FirstTrack(const RenditionInfo& info, bool video) {
   return nullptr;
 }
 
-// The codecs of a rendition's CMAF form (one media type, S-16a).
-std::string Codecs(const RenditionInfo& info) {
-  std::string codecs;
-  for (const auto& t : info.cmaf_tracks) {
-    if (t.codec_string.empty()) continue;
-    if (!codecs.empty()) codecs += ",";
-    codecs += t.codec_string;
-  }
-  return codecs;
-}
-
 // One timeline (S-5) as a Period: its anchor point on the media timeline (90 kHz, the id),
 // the number of the first segment at or after it, where that number starts on the media
 // timeline (the presentationTimeOffset: the anchor point moved on to the keyframes' phase,
@@ -207,7 +196,7 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
     std::string out =
         absl::StrCat("        <Representation id=\"", XmlEscape(info.name), "\" bandwidth=\"",
                      std::max<uint64_t>(w.peak_bitrate_bps, 1), "\"");
-    std::string codecs = Codecs(info);
+    std::string codecs = info.CmafCodecs();
     if (!codecs.empty()) absl::StrAppend(&out, " codecs=\"", XmlEscape(codecs), "\"");
     if (v && v->width > 0 && v->height > 0) {
       absl::StrAppend(&out, " width=\"", v->width, "\" height=\"", v->height, "\"");

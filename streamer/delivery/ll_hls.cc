@@ -15,17 +15,6 @@ std::string Seconds(int64_t ticks) {
   return absl::StrFormat("%.5f", static_cast<double>(ticks) / 90000.0);
 }
 
-// The codecs of a rendition's CMAF form (one media type, S-16a).
-std::string Codecs(const RenditionInfo& info) {
-  std::string codecs;
-  for (const auto& t : info.cmaf_tracks) {
-    if (t.codec_string.empty()) continue;
-    if (!codecs.empty()) codecs += ",";
-    codecs += t.codec_string;
-  }
-  return codecs;
-}
-
 // Lists the parts of `parts` that start at or after `from` (90 kHz).
 void AppendParts(std::string& out, int64_t msn,
                  const std::vector<std::shared_ptr<const Part>>& parts, int64_t from) {
@@ -82,9 +71,9 @@ std::string LowLatencyMasterPlaylist(
     }
     uint64_t bandwidth = w->peak_bitrate_bps + (audio ? audio->peak_bitrate_bps : 0);
     absl::StrAppend(&out, "#EXT-X-STREAM-INF:BANDWIDTH=", std::max<uint64_t>(bandwidth, 1));
-    std::string codecs = Codecs(w->info);
+    std::string codecs = w->info.CmafCodecs();
     if (audio) {
-      std::string audio_codecs = Codecs(audio->info);
+      std::string audio_codecs = audio->info.CmafCodecs();
       if (!audio_codecs.empty())
         codecs = codecs.empty() ? audio_codecs : codecs + "," + audio_codecs;
     }

@@ -68,6 +68,17 @@ struct RenditionInfo {
   int live_window = 6;
   std::shared_ptr<const std::string> init;  // init.mp4 of the fMP4 form
 
+  // The RFC 6381 codecs of the CMAF form, comma-separated ("" when unknown).
+  std::string CmafCodecs() const {
+    std::string codecs;
+    for (const auto& t : cmaf_tracks) {
+      if (t.codec_string.empty()) continue;
+      if (!codecs.empty()) codecs += ",";
+      codecs += t.codec_string;
+    }
+    return codecs;
+  }
+
   // True when the CMAF form carries video (false for "a1" and audio-only sources).
   bool cmaf_video() const {
     for (const auto& t : cmaf_tracks) {

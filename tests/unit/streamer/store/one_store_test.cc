@@ -166,8 +166,8 @@ TEST_CASE("L-1 S-10 S-16 one store: the same rules for a locally packaged and a 
       CHECK(mpd.find("contentType=\"video\"") != std::string::npos);
       CHECK(mpd.find("codecs=\"avc1.") != std::string::npos);
       // Program date-time is the same wall clock for both sources.
-      CHECK(hls.find("#EXT-X-PROGRAM-DATE-TIME:" + FormatProgramDateTime(window->Find(5)
-                                                                              ->program_date_time_ms)) !=
+      CHECK(hls.find("#EXT-X-PROGRAM-DATE-TIME:" +
+                     FormatProgramDateTime(window->Find(5)->program_date_time_ms)) !=
             std::string::npos);
 
       // L-13: a mask on the pipeline's msn 4 leaves a gap; lifting it restores the segment.
@@ -195,6 +195,35 @@ TEST_CASE("L-1 S-10 S-16 one store: the same rules for a locally packaged and a 
       CHECK(outcome == Waiters::Outcome::kPublished);
     }
   }
+}
+
+TEST_CASE("L-1 the local packager's objects are not held to the template's due times") {
+  // A push faster than real time: the local timeline runs ahead of the wall clock, and its
+  // segments are still taken; a packager's segment that far ahead is refused.
+  FakeClock clock;
+  OriginStore store({}, clock);
+  nlohmann::json config = {{"segment_ms", 2000}};
+  config["template"] = {{"availability_start", UnixMillis(clock.Now())}};
+  store.Apply({{"s", config}});
+  RenditionInfo info;
+  info.name = "v1";
+  auto timing = std::make_shared<MediaTiming>();
+  timing->start = 100 * 180'000;
+  timing->duration = 180'000;
+  timing->program_date_time_ms = UnixMillis(clock.Now()) + 200'000;
+  timing->timeline_origin = 0;
+  CHECK(store
+            .PublishLocal("s", info, ObjectKey{ObjectKey::kTs, 50, -1},
+                          {std::make_shared<const std::string>("ts")}, timing)
+            .ok());
+  OriginStore::PublishRequest r;
+  r.stream = "s";
+  r.rendition = "v2";
+  r.key = {ObjectKey::kTs, 50, -1};
+  r.pipeline = "a";
+  r.size = 2;
+  r.chunks = {std::make_shared<const std::string>("ts")};
+  CHECK(store.Publish(std::move(r)).status().code() == absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_CASE("S-16a a packager's init.mp4 names its rendition's track for the masters") {
