@@ -2,14 +2,18 @@
 // against one server and reports when their answers arrive.
 //
 //   held_client --target HOST:PORT --path '/ll/v1/index.ll.m3u8?_HLS_msn=M&_HLS_part=P'
-//               --connections N --timeout-s T [--window W]
+//               --connections N --timeout-s T [--window W] [--close]
 //
 // Opens N TCP connections (at most W connection attempts outstanding, default 500, so the
 // server's listen backlog is not overrun), writes the request on each, and prints `SENT n`
 // once every connection has been written (or has failed). Each connection records the
 // moment the first byte of its answer is read (steady clock, plus the kernel's receive
 // timestamp), and the status code. At the end (every connection answered and closed, or
-// the timeout) it prints one line:
+// the timeout) it prints one line. Connections are kept alive, as players keep theirs: a
+// connection is done once its status line is read, and all are closed together at the end
+// (so the server's answers are not interleaved with closes). `--close` sends
+// `Connection: close` and waits for the server to close each connection instead.
+//
 //
 //   RESULT {"connected":…,"answered":…,"status_200":…,"errors":…,"first_answer_unix_us":…,
 //           "answers_us_after_first":{"p50":…,"p99":…,"max":…}, …}
@@ -49,12 +53,13 @@ struct Options {
   int connections = 1000;
   double timeout_s = 15;
   int window = 500;
+  bool close = false;
 };
 
 [[noreturn]] void Usage(const std::string& why) {
   std::cerr << "held_client: " << why
             << "\nusage: held_client --target HOST:PORT --path PATH --connections N"
-               " --timeout-s T [--window W]\n";
+               " --timeout-s T [--window W] [--close]\n";
   std::exit(2);
 }
 
@@ -73,6 +78,10 @@ Options ParseOptions(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view value;
+    if (arg == "--close") {
+      o.close = true;
+      continue;
+    }
     if (auto eq = arg.find('='); eq != std::string_view::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
@@ -163,7 +172,8 @@ class HeldClient {
       : options_(options), endpoint_(endpoint), deadline_(io_) {
     request_ = "GET " + options_.path + " HTTP/1.1\r\nHost: " + options_.host + ":" +
                std::to_string(options_.port) +
-               "\r\nUser-Agent: meshwork-held-client\r\nAccept: */*\r\nConnection: close\r\n\r\n";
+               "\r\nUser-Agent: meshwork-held-client\r\nAccept: */*\r\n" +
+               (options_.close ? "Connection: close\r\n" : "") + "\r\n";
     connections_.reserve(options_.connections);
     for (int i = 0; i < options_.connections; ++i) {
       connections_.push_back(std::make_unique<Connection>(io_));
@@ -288,6 +298,8 @@ class HeldClient {
         std::memcpy(c.head + c.head_len, drain_.data(), take);
         c.head_len += take;
         ParseStatus(c);
+        // Kept alive: the status is all this client measures; the rest stays unread.
+        if (c.status != 0 && !options_.close) return Finish(c, /*keep_open=*/true);
       }
     }
   }
@@ -310,11 +322,12 @@ class HeldClient {
     }
   }
 
-  void Finish(Connection& c) {
+  // A connection is done; kept-alive ones stay open until every connection is done.
+  void Finish(Connection& c, bool keep_open = false) {
     if (c.done) return;
     c.done = true;
     boost::system::error_code ignored;
-    c.socket.close(ignored);
+    if (!keep_open) c.socket.close(ignored);
     if (++finished_ == connections_.size()) {
       deadline_.cancel();
       io_.stop();

@@ -119,8 +119,10 @@ std::shared_ptr<const RenditionWindow::Rendered> LowLatencyRendered(const Origin
     if (auto it = w.cache.find(key); it != w.cache.end()) return it->second;
   }
   auto rendered = std::make_shared<RenditionWindow::Rendered>();
-  rendered->plain = LowLatencyMediaPlaylist(w, store.Windows(stream), skip);
-  rendered->gzip = http::Gzip(rendered->plain);
+  auto plain =
+      std::make_shared<const std::string>(LowLatencyMediaPlaylist(w, store.Windows(stream), skip));
+  rendered->gzip = std::make_shared<const std::string>(http::Gzip(*plain));
+  rendered->plain = std::move(plain);
   absl::MutexLock lock(&w.cache_mu);
   return w.cache.emplace(key, std::move(rendered)).first->second;
 }
@@ -140,10 +142,12 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
     return r.Send(NotFound("no such rendition (yet)", cors));
   }
   int target_s = (settings.segment_ms + 999) / 1000;
-  auto render = [context, target, request = *request, cors,
-                 accepts_gzip = http::AcceptsGzip(ctx.request)](bool blocking) {
+  // Answers with the window's current playlist; the body is the shared rendering (P-4: a
+  // publish that releases thousands of held requests neither renders nor copies per request).
+  auto answer = [context, target, request = *request, cors,
+                 accepts_gzip = http::AcceptsGzip(ctx.request)](Responder& out, bool blocking) {
     auto w = context.store->Window(target.stream, target.rendition);
-    if (!w) return NotFound("the stream was removed", cors);
+    if (!w) return out.Send(NotFound("the stream was removed", cors));
     auto rendered = LowLatencyRendered(*context.store, target.stream, *w, request.skip);
     int age = blocking ? 6 * ((w->info.target_duration_ms + 999) / 1000)  // S-15
                        : std::max(0, w->info.target_duration_ms / 2000);
@@ -151,17 +155,14 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
     res.set(http::beast_http::field::content_type, kPlaylistType);
     res.set(http::beast_http::field::cache_control, absl::StrCat("max-age=", age));
     res.set(http::beast_http::field::vary, "Accept-Encoding");
-    if (accepts_gzip) {
-      res.set(http::beast_http::field::content_encoding, "gzip");
-      res.body() = rendered->gzip;
-    } else {
-      res.body() = rendered->plain;
-    }
+    if (accepts_gzip) res.set(http::beast_http::field::content_encoding, "gzip");
     http::AddCors(res, cors);
-    res.prepare_payload();
-    return res;
+    http::SharedBuffers body;
+    body.Append(accepts_gzip ? rendered->gzip : rendered->plain);
+    uint64_t size = body.size;
+    out.SendBuffers(std::move(res), std::move(body), 0, size);
   };
-  if (!request->msn) return r.Send(render(false));
+  if (!request->msn) return answer(r, false);
   auto last = window->Last();
   auto wanted =
       BlockingTarget(*request, *last, window->info.target_duration_ms, window->info.part_target_ms);
@@ -170,15 +171,15 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
     http::AddCors(res, cors);
     return r.Send(std::move(res));
   }
-  if (wanted->ReachedBy(*last)) return r.Send(render(true));
+  if (wanted->ReachedBy(*last)) return answer(r, true);
   auto responder = std::make_shared<Responder>(std::move(r));
   auto status = context.store->WaitPosition(
       target.stream, target.rendition, *wanted, ctx.executor,
       HoldDeadline(*context.store, settings.segment_ms),
-      [responder, render, cors, target_s](Waiters::Outcome outcome) {
+      [responder, answer, cors, target_s](Waiters::Outcome outcome) {
         switch (outcome) {
           case Waiters::Outcome::kPublished:
-            return responder->Send(render(true));
+            return answer(*responder, true);
           case Waiters::Outcome::kDeadline:
             return responder->Send(
                 Unavailable(absl::StrCat("not published within ", 3 * target_s, " s"), cors));

@@ -118,9 +118,10 @@ struct RenditionWindow {
 
   // Playlists rendered from this window, shared by every request it answers (P-4: a publish
   // that releases thousands of held requests renders once). Freed with the window.
+  // Shared strings: a response sends them as its body without copying (SendBuffers).
   struct Rendered {
-    std::string plain;
-    std::string gzip;
+    std::shared_ptr<const std::string> plain;
+    std::shared_ptr<const std::string> gzip;
   };
   mutable absl::Mutex cache_mu;
   mutable std::map<std::string, std::shared_ptr<const Rendered>> cache ABSL_GUARDED_BY(cache_mu);
