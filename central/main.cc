@@ -194,6 +194,7 @@ int Run() {
       });
   ControlService control(config->get(), &registry, &blocking_pool, cluster_tokens->get(),
                          metrics.get());
+  control.set_routing(&routing);
   grpc::ServerBuilder builder;
   ConfigureGrpcLimits(builder);
   int grpc_port = 0;

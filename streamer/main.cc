@@ -21,6 +21,7 @@
 #include "streamer/delivery/publish_auth.h"
 #include "streamer/delivery/viewer_routes.h"
 #include "streamer/packager/stream_manager.h"
+#include "streamer/relay/upstreams_from_agent.h"
 #include "streamer/store/origin_store.h"
 
 ABSL_FLAG(std::string, central, "127.0.0.1:9090", "HOST:PORT of central's gRPC listener");
@@ -120,7 +121,11 @@ int Run() {
                                  metrics.get());
 
   OttGate ott(node_id, &config, RealClock::Get(), metrics.get());
-  ViewerContext viewer_context{&origin, &streams, &sessions, &origin_delivery, &ott};
+  // S-19: streams central marks for relay are fetched from the upstreams it names. Declared
+  // after `agent` and the store: its threads stop before either goes.
+  relay::Relay relay(relay::RelayOptions{}, &origin, relay::UpstreamsFromAgent(&agent),
+                     RealClock::Get(), metrics.get());
+  ViewerContext viewer_context{&origin, &streams, &sessions, &origin_delivery, &ott, &relay};
   // However Run() ends, the servers stop (threads joined) before anything above goes.
   absl::Cleanup stop_servers = [&] {
     for (http::Server* server : {viewer_server.get(), publish_server.get(), https_server.get()}) {
@@ -241,10 +246,12 @@ int Run() {
       s.set_play_sessions(it == counts.by_stream.end() ? 0 : it->second);
     }
   };
-  agent_options.on_config = [&streams, &origin, &ott](std::shared_ptr<const NodeConfig> next) {
+  agent_options.on_config = [&streams, &origin, &ott,
+                             &relay](std::shared_ptr<const NodeConfig> next) {
     // The store first: a pipeline started by the config publishes into its stream at once.
     origin.Apply(next->streams);
     streams.Apply(*next);
+    relay.Apply(next->relayed);
     ott.Apply(*next);
   };
   agent = std::make_unique<Agent>(agent_options, &config, filler, metrics.get());

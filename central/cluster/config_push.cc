@@ -15,16 +15,19 @@ v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config, const std::strin
   }
   if (full || config.streams_revision > since_revision) {
     // Every stream placed on this node, as configured (C-2); an empty set removes them all.
+    // An edge gets every other stream too, marked for relay (S-19: it serves any stream).
+    auto node = config.streamers.find(node_id);
+    bool edge =
+        node != config.streamers.end() && node->second.settings.role() == meshwork::v1::ROLE_EDGE;
     auto* set = update.mutable_streams();
     for (const auto& [name, record] : config.streams) {
-      for (const auto& id : record.object["placement"]["streamers"]) {
-        if (id == node_id) {
-          auto* s = set->add_streams();
-          s->set_name(name);
-          s->set_config_json(record.object.dump());
-          break;
-        }
-      }
+      bool placed = false;
+      for (const auto& id : record.object["placement"]["streamers"]) placed |= id == node_id;
+      if (!placed && !edge) continue;
+      auto* s = set->add_streams();
+      s->set_name(name);
+      s->set_config_json(record.object.dump());
+      s->set_relay(!placed);
     }
   }
   if (full || config.viewing_keys_revision > since_revision) {

@@ -1,5 +1,7 @@
 #include "central/routing/routing_service.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
 #include "common/metrics/metrics.h"
@@ -61,6 +63,33 @@ absl::StatusOr<RouteDecision> RoutingService::Route(const RoutingSnapshot& snaps
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   return decision;
+}
+
+std::vector<const RouteNode*> RoutingService::Upstreams(const RoutingSnapshot& snapshot,
+                                                        std::string_view stream,
+                                                        const std::string& edge_id) const {
+  std::vector<int> chain;
+  if (int edge = snapshot.NodeIndex(edge_id); edge >= 0) {
+    chain = snapshot.Chain(snapshot.nodes()[edge].zone);
+  }
+  auto rank = [&chain](int zone) {
+    auto at = std::find(chain.begin(), chain.end(), zone);
+    return zone >= 0 && at != chain.end() ? at - chain.begin() : std::ssize(chain);
+  };
+  auto now = registry_->clock().Monotonic();
+  std::vector<std::pair<std::ptrdiff_t, const RouteNode*>> found;
+  for (const auto& node : snapshot.nodes()) {
+    if (node.role != v1::ROLE_INGEST && node.role != v1::ROLE_ORIGIN) continue;
+    if (node.id == edge_id || !node.live) continue;
+    if (!node.live->Online(now, registry_->offline_after()) || !node.live->Serves(stream)) continue;
+    found.emplace_back(rank(node.zone), &node);
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second->id < b.second->id;
+  });
+  std::vector<const RouteNode*> out;
+  for (const auto& [r, node] : found) out.push_back(node);
+  return out;
 }
 
 std::string RoutingService::NodeUrl(const RouteNode& node, std::string_view scheme) {

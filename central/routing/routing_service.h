@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "central/cluster/node_registry.h"
 #include "central/routing/routing_snapshot.h"
@@ -45,6 +46,12 @@ class RoutingService {
   // knows and the rest ("a/b", "c/file"). nullopt when no prefix is a known stream.
   std::optional<std::pair<std::string, std::string>> SplitStreamPath(
       const RoutingSnapshot& snapshot, std::string_view path) const;
+
+  // S-19: the nodes `edge_id` may relay `stream` from, best first: ingest and origin nodes
+  // that are online and report the stream working, those in the edge's zone chain first (in
+  // chain order), then the rest; ties by node id. Empty when none.
+  std::vector<const RouteNode*> Upstreams(const RoutingSnapshot& snapshot, std::string_view stream,
+                                          const std::string& edge_id) const;
 
   const Selector& selector() const { return selector_; }
   NodeRegistry& registry() const { return *registry_; }

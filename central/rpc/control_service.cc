@@ -215,6 +215,7 @@ ControlService::ControlService(ConfigService* config, NodeRegistry* registry,
                        .Register(*metrics);
     register_refused_ = &family.Add({{"rpc", "register"}});
     session_refused_ = &family.Add({{"rpc", "session"}});
+    upstreams_refused_ = &family.Add({{"rpc", "upstreams"}});
   }
 }
 
@@ -226,7 +227,9 @@ bool ControlService::Authenticated(const grpc::CallbackServerContext& context,
                                   std::string_view(it->second.data(), it->second.size())))) {
     return true;
   }
-  prometheus::Counter* counter = rpc == "register" ? register_refused_ : session_refused_;
+  prometheus::Counter* counter = rpc == "register"    ? register_refused_
+                                 : rpc == "upstreams" ? upstreams_refused_
+                                                      : session_refused_;
   if (counter) counter->Increment();
   // One line a second at most: a flood of refusals must not become a flood of log lines.
   const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -243,6 +246,30 @@ bool ControlService::Authenticated(const grpc::CallbackServerContext& context,
     refusals_unlogged_.fetch_add(1);
   }
   return false;
+}
+
+grpc::ServerUnaryReactor* ControlService::Upstreams(grpc::CallbackServerContext* context,
+                                                    const v1::UpstreamsRequest* request,
+                                                    v1::UpstreamsResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  if (!Authenticated(*context, "upstreams")) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, kUnauthenticated));
+    return reactor;
+  }
+  if (routing_ == nullptr) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "routing is not ready"));
+    return reactor;
+  }
+  auto snapshot = routing_->snapshot();
+  for (const RouteNode* node :
+       routing_->Upstreams(*snapshot, request->stream(), request->node_id())) {
+    auto* u = response->add_upstreams();
+    u->set_node_id(node->id);
+    u->set_base_url(RoutingService::NodeUrl(*node, "http"));
+    if (node->zone >= 0) u->set_zone(snapshot->zones()[node->zone].name);
+  }
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* ControlService::Register(grpc::CallbackServerContext* context,

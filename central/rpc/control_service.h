@@ -1,6 +1,6 @@
 // gRPC meshwork.v1.Control (C-1…C-4) on the callback API.
 //
-// Authentication (M-3): both RPCs need `authorization: Bearer <cluster token>` metadata, the
+// Authentication (M-3): every RPC needs `authorization: Bearer <cluster token>` metadata, the
 // token being one of the lines of the cluster token file. Without it, Register answers
 // UNAUTHENTICATED before looking at the request (no configuration, no viewing key, nothing
 // stored), and Session is finished with UNAUTHENTICATED by a stateless reactor before any
@@ -18,6 +18,7 @@
 #include "boost/asio/thread_pool.hpp"
 #include "central/cluster/node_registry.h"
 #include "central/model/config_service.h"
+#include "central/routing/routing_service.h"
 #include "common/crypto/token_file.h"
 #include "meshwork/v1/control.grpc.pb.h"
 #include "prometheus/counter.h"
@@ -41,6 +42,13 @@ class ControlService final : public meshwork::v1::Control::CallbackService {
                                      meshwork::v1::RegisterResponse* response) override;
   grpc::ServerBidiReactor<meshwork::v1::SessionMessage, meshwork::v1::ConfigUpdate>* Session(
       grpc::CallbackServerContext* context) override;
+  // S-19: answered inline from the routing snapshot (no store read, no blocking).
+  grpc::ServerUnaryReactor* Upstreams(grpc::CallbackServerContext* context,
+                                      const meshwork::v1::UpstreamsRequest* request,
+                                      meshwork::v1::UpstreamsResponse* response) override;
+  // Where Upstreams looks; set once before the server starts. Without it Upstreams answers
+  // UNAVAILABLE.
+  void set_routing(const RoutingService* routing) { routing_ = routing; }
 
  private:
   // True when the call carries a cluster token the file accepts; otherwise counts and logs
@@ -51,8 +59,10 @@ class ControlService final : public meshwork::v1::Control::CallbackService {
   NodeRegistry* registry_;
   boost::asio::thread_pool* pool_;
   crypto::TokenFile* cluster_tokens_;
+  const RoutingService* routing_ = nullptr;
   prometheus::Counter* register_refused_ = nullptr;
   prometheus::Counter* session_refused_ = nullptr;
+  prometheus::Counter* upstreams_refused_ = nullptr;
   // Refusal log limiting: the steady-clock time (ns) before which no line is written, and
   // the refusals not logged since the last line.
   std::atomic<int64_t> next_refusal_log_ns_{0};

@@ -88,6 +88,24 @@ void Agent::Loop() {
   }
 }
 
+absl::StatusOr<v1::UpstreamsResponse> Agent::Upstreams(const std::string& stream) const {
+  auto channel = grpc::CreateChannel(options_.central, grpc::InsecureChannelCredentials());
+  auto stub = v1::Control::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + options_.rpc_deadline);
+  const std::string token = options_.cluster_token ? options_.cluster_token->First() : "";
+  ctx.AddMetadata("authorization", "Bearer " + token);
+  v1::UpstreamsRequest request;
+  request.set_node_id(options_.registration.node_id());
+  request.set_stream(stream);
+  v1::UpstreamsResponse response;
+  grpc::Status status = stub->Upstreams(&ctx, request, &response);
+  if (!status.ok()) {
+    return absl::UnavailableError(absl::StrCat("central's Upstreams: ", status.error_message()));
+  }
+  return response;
+}
+
 bool Agent::RunOnce() {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 2000);

@@ -62,6 +62,9 @@ class Agent {
   void Start();
   void Stop();
   bool connected() const { return connected_.load(); }
+  // S-19: central's upstreams for `stream` (Control/Upstreams), on a channel of its own with
+  // the RPC deadline. Any thread; blocks for at most that deadline.
+  absl::StatusOr<meshwork::v1::UpstreamsResponse> Upstreams(const std::string& stream) const;
 
  private:
   void Loop();

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,8 @@ struct NodeConfig {
   uint64_t revision = 0;
   // Streams placed on this node: name → the stream object as configured in central.
   std::map<std::string, nlohmann::json> streams;
+  // S-19: those of `streams` this node relays (an edge's streams placed elsewhere).
+  std::set<std::string> relayed;
   std::shared_ptr<const net::CidrSet> trusted_proxies = std::make_shared<const net::CidrSet>();
   meshwork::v1::StreamerSettings settings;
   std::map<std::string, OttView> ott_groups;  // by group name

@@ -11,6 +11,7 @@
 #include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/playlists.h"
 #include "streamer/delivery/responses.h"
+#include "streamer/relay/relay.h"
 
 namespace meshwork::streamer {
 
@@ -293,6 +294,16 @@ bool Working(const ViewerContext& context, const Target& target) {
          context.store->NowMs() - newest <= 3LL * target.pipeline->settings().segment_ms;
 }
 
+// The GET of a viewer object or playlist of `target` (every stream, S-16/S-19).
+void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Target& target_ref,
+                    Responder r);
+// A relayed stream with nothing in the store yet: waits (up to three target durations) for
+// the relay's first complete segment.
+void HoldForRelay(const ViewerContext& context, RequestContext& ctx, const Target& target,
+                  Responder r);
+void HoldForRelayUntil(const ViewerContext& context, RequestContext& ctx, const Target& target,
+                       std::shared_ptr<Responder> responder, Waiters::TimePoint deadline);
+
 }  // namespace
 
 void AddViewerRoutes(http::Router& router, ViewerContext context) {
@@ -312,6 +323,24 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
   router.Add({http::Verb::get}, "/{path...}", [context](RequestContext& ctx, Responder r) {
     auto target = Resolve(ctx.path, *context.streams);
     if (!target) return r.Send(NotFound("no such stream or object on this node", "*"));
+    if (context.relay && context.relay->Relays(target->stream)) {
+      // S-19: a stream this edge relays; the first request starts the relay and waits for its
+      // first object (up to three target durations), then is answered like any other.
+      context.relay->Touch(target->stream);
+      if (context.store->Windows(target->stream).empty()) {
+        return HoldForRelay(context, ctx, *target, std::move(r));
+      }
+    }
+    ServeViewerGet(context, ctx, *target, std::move(r));
+  });
+}
+
+namespace {
+
+void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Target& target_ref,
+                    Responder r) {
+  {
+    const Target* target = &target_ref;
     const StreamSettings& settings = target->pipeline->settings();
     const std::string& cors = settings.cors;
     auto active = std::chrono::milliseconds(2 * settings.segment_ms);  // S-18
@@ -443,7 +472,37 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
     }
     context.objects->ServeObject(ctx, std::move(r), target->stream, target->rendition,
                                  KeyOf(*target));
-  });
+  }
 }
+
+void HoldForRelay(const ViewerContext& context, RequestContext& ctx, const Target& target,
+                  Responder r) {
+  HoldForRelayUntil(context, ctx, target, std::make_shared<Responder>(std::move(r)),
+                    HoldDeadline(*context.store, target.pipeline->settings().segment_ms));
+}
+
+void HoldForRelayUntil(const ViewerContext& context, RequestContext& ctx, const Target& target,
+                       std::shared_ptr<Responder> responder, Waiters::TimePoint deadline) {
+  std::string rendition = target.rendition.empty() ? "v1" : target.rendition;
+  std::string cors = target.pipeline->settings().cors;
+  auto status = context.store->WaitPosition(
+      target.stream, rendition, Position{0, 0}, ctx.executor, deadline,
+      // `ctx` stays valid until the responder is used (types.h).
+      [context, &ctx, target, responder, cors, rendition, deadline](Waiters::Outcome outcome) {
+        if (outcome != Waiters::Outcome::kPublished) {
+          return responder->Send(
+              Unavailable("the relay has no upstream for this stream yet", cors));
+        }
+        // Parts come before their segment: playlists need one complete segment.
+        auto w = context.store->Window(target.stream, rendition);
+        if (!w || w->segments.empty()) {
+          return HoldForRelayUntil(context, ctx, target, responder, deadline);
+        }
+        ServeViewerGet(context, ctx, target, std::move(*responder));
+      });
+  if (!status.ok()) responder->Send(Unavailable(std::string(status.message()), cors));
+}
+
+}  // namespace
 
 }  // namespace meshwork::streamer

@@ -26,6 +26,10 @@
 
 namespace meshwork::streamer {
 
+namespace relay {
+class Relay;
+}
+
 class OriginDelivery;
 class OttGate;
 
@@ -36,6 +40,8 @@ struct ViewerContext {
   OriginDelivery* objects;  // object reads (L-6…L-16)
   // OTT redundancy: backups in master playlists, passes, redirects, stale 404s (O-3…O-16).
   OttGate* ott = nullptr;
+  // S-19: an edge's relay for streams placed elsewhere; null on nodes that relay nothing.
+  relay::Relay* relay = nullptr;
 };
 
 // Adds the catch-all viewer routes; add them after every other route of the listener.

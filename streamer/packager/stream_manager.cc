@@ -35,7 +35,9 @@ void StreamManager::Apply(const NodeConfig& config) {
       if (!pipeline) {
         pipeline = std::make_shared<StreamPipeline>(StreamSettings::FromJson(name, object), store_,
                                                     clock_);
-        started.push_back(pipeline);
+        // A relayed stream (S-19) keeps its settings here but packages nothing: the relay
+        // fills the store.
+        if (!config.relayed.contains(name)) started.push_back(pipeline);
       }
       // S-5: central's anchor for the stream, before the first frame of a new pipeline.
       pipeline->SetTimelineAnchor(TimelineAnchorFromJson(name, object));

@@ -1,0 +1,375 @@
+#include "streamer/relay/relay.h"
+
+#include <charconv>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "common/http/client.h"
+#include "common/log/log.h"
+#include "streamer/media/mp4_probe.h"
+#include "streamer/relay/upstream_playlist.h"
+
+namespace meshwork::streamer::relay {
+
+namespace {
+
+using Chunk = std::shared_ptr<const std::string>;
+
+// "http://host:port" → host and port; nullopt for anything else.
+std::optional<std::pair<std::string, uint16_t>> SplitBase(std::string_view base) {
+  if (!base.starts_with("http://")) return std::nullopt;
+  base.remove_prefix(7);
+  size_t colon = base.rfind(':');
+  uint32_t port = 80;
+  std::string_view host = base;
+  if (colon != std::string_view::npos && base.find(']', colon) == std::string_view::npos) {
+    std::string_view digits = base.substr(colon + 1);
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (ec != std::errc() || end != digits.data() + digits.size() || port == 0 || port > 65535) {
+      return std::nullopt;
+    }
+    host = base.substr(0, colon);
+  }
+  if (host.empty()) return std::nullopt;
+  return std::make_pair(std::string(host), static_cast<uint16_t>(port));
+}
+
+}  // namespace
+
+// One relayed stream: a thread per rendition following the upstream's playlists.
+class Relay::StreamRelay {
+ public:
+  StreamRelay(Relay* relay, std::string stream) : relay_(relay), stream_(std::move(stream)) {
+    Touch();
+    control_ = std::thread([this] { Run(); });
+  }
+  ~StreamRelay() {
+    stop_.store(true);
+    stopping_.Notify();
+    if (control_.joinable()) control_.join();
+  }
+
+  void Touch() { last_touch_ns_.store(relay_->clock_.Monotonic().time_since_epoch().count()); }
+  bool finished() const { return finished_.load(); }
+
+ private:
+  bool Idle() const {
+    auto last = std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(last_touch_ns_.load()));
+    return relay_->clock_.Monotonic() - last > relay_->options_.idle_timeout;
+  }
+  bool Running() const { return !stop_.load() && !Idle(); }
+
+  // Finds the upstream list, reads the master playlist and follows every rendition until
+  // the relay stops or goes idle.
+  void Run() {
+    log::Info("relay_started", {{"stream", stream_}});
+    std::vector<std::thread> renditions;
+    while (Running() && renditions.empty()) {
+      if (!Connect()) {
+        Pause(std::chrono::milliseconds(500));
+        continue;
+      }
+      auto master =
+          Get(absl::StrCat("/", stream_, "/index.ll.m3u8"), relay_->options_.fetch_timeout);
+      if (!master.ok()) {
+        NextUpstream();
+        continue;
+      }
+      for (const auto& name : ParseMasterRenditions(**master)) {
+        renditions.emplace_back([this, name] { FollowRendition(name); });
+      }
+      if (renditions.empty()) Pause(std::chrono::milliseconds(500));
+    }
+    for (auto& t : renditions) t.join();
+    log::Info("relay_stopped", {{"stream", stream_}, {"idle", Idle()}});
+    finished_.store(true);
+  }
+
+  // Asks central for upstreams when there are none left to try. False when none is known.
+  bool Connect() {
+    absl::MutexLock lock(&mu_);
+    if (current_ < upstreams_.size()) return true;
+    auto found = relay_->upstreams_(stream_);
+    if (!found.ok() || found->empty()) {
+      log::Warn("relay_no_upstream",
+                {{"stream", stream_},
+                 {"error", found.ok() ? "no node holds the stream" : found.status().ToString()}});
+      return false;
+    }
+    upstreams_ = std::move(*found);
+    current_ = 0;
+    log::Info("relay_upstream", {{"stream", stream_}, {"node", upstreams_[0].node_id}});
+    return true;
+  }
+
+  // S-21: moves to the next upstream (asking central again after the last).
+  void NextUpstream() {
+    if (relay_->failures_metric_) relay_->failures_metric_->Increment();
+    absl::MutexLock lock(&mu_);
+    if (current_ < upstreams_.size()) ++current_;
+    if (current_ < upstreams_.size()) {
+      log::Warn("relay_failover", {{"stream", stream_}, {"node", upstreams_[current_].node_id}});
+    }
+  }
+
+  std::string Base() {
+    absl::MutexLock lock(&mu_);
+    return current_ < upstreams_.size() ? upstreams_[current_].base_url : "";
+  }
+
+  // A retry back-off on the relay's own thread; ends at once when the relay stops.
+  void Pause(std::chrono::milliseconds d) {
+    stopping_.WaitForNotificationWithTimeout(absl::FromChrono(d));
+  }
+
+  absl::StatusOr<Chunk> Get(const std::string& target, std::chrono::milliseconds timeout) {
+    auto base = SplitBase(Base());
+    if (!base) return absl::UnavailableError("no upstream");
+    http::ClientRequest request;
+    request.host = base->first;
+    request.port = base->second;
+    request.target = target;
+    request.timeout = timeout;
+    request.body_limit_bytes = relay_->options_.max_object_bytes;
+    relay_->requests_.fetch_add(1);
+    if (relay_->requests_metric_) relay_->requests_metric_->Increment();
+    auto res = http::Fetch(std::move(request));
+    if (!res.ok()) return res.status();
+    if (res->result() != http::Status::ok) {
+      return absl::UnavailableError(absl::StrCat("upstream answered ", res->result_int()));
+    }
+    if (relay_->bytes_metric_) relay_->bytes_metric_->Increment(res->body().size());
+    return std::make_shared<const std::string>(std::move(res->body()));
+  }
+
+  absl::Status Publish(const std::string& rendition, ObjectKey key, std::vector<Chunk> chunks,
+                       std::shared_ptr<const MediaTiming> timing,
+                       std::shared_ptr<const RenditionInfo> info) {
+    OriginStore::PublishRequest request;
+    request.stream = stream_;
+    request.rendition = rendition;
+    request.key = key;
+    request.pipeline = relay_->options_.pipeline;
+    for (const auto& c : chunks) request.size += c->size();
+    request.chunks = std::move(chunks);
+    request.timing = std::move(timing);
+    request.info = std::move(info);
+    return relay_->store_->Publish(std::move(request)).status();
+  }
+
+  // The state of one rendition's relay.
+  struct Follow {
+    std::string name;
+    std::shared_ptr<RenditionInfo> info;
+    uint32_t timescale = 0;
+    int64_t last_segment = -1;                  // the last complete segment published
+    std::pair<int64_t, int> last_part{-1, -1};  // the last part published
+    // Parts relayed of segments not yet complete, contiguous from part 0.
+    std::map<int64_t, std::vector<Chunk>> parts;
+  };
+
+  int64_t StartOf(const Follow& f, const std::string& bytes) const {
+    auto start = media::ProbeFragmentStart(bytes);
+    if (!start || f.timescale == 0) return 0;
+    return static_cast<int64_t>(static_cast<long double>(start->base_media_decode_time) * 90000.0L /
+                                f.timescale);
+  }
+
+  std::shared_ptr<const MediaTiming> TimingOf(const Follow& f, const UpstreamEntry& e,
+                                              const std::string& bytes) const {
+    auto t = std::make_shared<MediaTiming>();
+    t->start = StartOf(f, bytes);
+    t->duration = e.duration_us * 9 / 100;
+    t->program_date_time_ms = e.program_date_time_ms;
+    t->independent = e.independent;
+    t->discontinuity = e.discontinuity;
+    return t;
+  }
+
+  bool FetchInit(Follow& f) {
+    auto init =
+        Get(absl::StrCat("/", stream_, "/", f.name, "/init.mp4"), relay_->options_.fetch_timeout);
+    if (!init.ok()) return false;
+    f.info = std::make_shared<RenditionInfo>();
+    f.info->name = f.name;
+    f.info->init = *init;
+    for (const auto& track : media::ProbeInitSegment(**init)) {
+      f.info->cmaf_tracks.push_back(track.info);
+      if (!f.timescale) f.timescale = track.timescale;
+    }
+    if (auto view = relay_->store_->View(stream_)) {
+      f.info->target_duration_ms = view->policy->tmpl.segment_ms;
+      f.info->live_window = view->policy->live_window;
+    }
+    auto status = Publish(f.name, ObjectKey{ObjectKey::kInit, -1, -1}, {*init}, nullptr, f.info);
+    return status.ok();
+  }
+
+  // Relays what `playlist` lists beyond what was relayed already.
+  void Relay1(Follow& f, const UpstreamMediaPlaylist& playlist) {
+    if (playlist.part_target_us > 0) f.info->part_target_ms = playlist.part_target_us / 1000;
+    std::map<int64_t, int> listed_parts;  // msn → parts the playlist lists for it
+    for (const auto& e : playlist.entries) {
+      if (e.part >= 0) ++listed_parts[e.msn];
+    }
+    for (const auto& e : playlist.entries) {
+      if (!Running()) return;
+      if (e.msn <= f.last_segment) continue;
+      std::string name =
+          e.part >= 0 ? absl::StrCat(e.msn, ".", e.part, ".m4s") : absl::StrCat(e.msn, ".m4s");
+      if (e.part >= 0) {
+        if (std::make_pair(e.msn, e.part) <= f.last_part) continue;
+        auto bytes =
+            Get(absl::StrCat("/", stream_, "/", f.name, "/", name), relay_->options_.fetch_timeout);
+        if (!bytes.ok()) return;
+        auto timing = TimingOf(f, e, **bytes);
+        if (!Publish(f.name, ObjectKey{ObjectKey::kPart, e.msn, e.part}, {*bytes}, timing, f.info)
+                 .ok()) {
+          continue;
+        }
+        f.last_part = {e.msn, e.part};
+        auto& held = f.parts[e.msn];
+        if (static_cast<int>(held.size()) == e.part) held.push_back(*bytes);
+        continue;
+      }
+      // A complete segment: from its parts when every one of them was relayed, else fetched.
+      std::vector<Chunk> chunks;
+      auto held = f.parts.find(e.msn);
+      auto listed = listed_parts.find(e.msn);
+      if (held != f.parts.end() && listed != listed_parts.end() &&
+          static_cast<int>(held->second.size()) == listed->second) {
+        chunks = held->second;
+      } else {
+        auto bytes =
+            Get(absl::StrCat("/", stream_, "/", f.name, "/", name), relay_->options_.fetch_timeout);
+        if (!bytes.ok()) return;
+        chunks = {*bytes};
+      }
+      auto timing = TimingOf(f, e, *chunks.front());
+      (void)Publish(f.name, ObjectKey{ObjectKey::kM4s, e.msn, -1}, std::move(chunks), timing,
+                    f.info);
+      f.last_segment = e.msn;
+      f.parts.erase(f.parts.begin(), f.parts.upper_bound(e.msn));
+    }
+  }
+
+  void FollowRendition(const std::string& name) {
+    Follow f;
+    f.name = name;
+    int failures = 0;
+    std::optional<std::pair<int64_t, int>> wanted;
+    while (Running()) {
+      if (!f.info && !FetchInit(f)) {
+        if (++failures >= 2) NextUpstream(), failures = 0;
+        Connect();
+        Pause(std::chrono::milliseconds(200));
+        continue;
+      }
+      // A blocking reload for the hinted part: held upstream until it is out. Its deadline
+      // is three part targets (S-21: no progress within that → another upstream).
+      std::string target = absl::StrCat("/", stream_, "/", name, "/index.ll.m3u8");
+      auto timeout = relay_->options_.fetch_timeout;
+      if (wanted) {
+        absl::StrAppend(&target, "?_HLS_msn=", wanted->first, "&_HLS_part=", wanted->second);
+        int64_t part_ms = f.info->part_target_ms > 0 ? f.info->part_target_ms : 1000;
+        timeout = std::chrono::milliseconds(std::max<int64_t>(1000, 3 * part_ms));
+      }
+      auto text = Get(target, timeout);
+      std::optional<UpstreamMediaPlaylist> playlist;
+      if (text.ok()) playlist = ParseMediaPlaylist(**text);
+      if (!playlist) {
+        wanted.reset();
+        if (++failures >= 2) {
+          NextUpstream();
+          Connect();
+          failures = 0;
+        }
+        continue;
+      }
+      failures = 0;
+      Relay1(f, *playlist);
+      wanted = playlist->hint;
+    }
+  }
+
+  Relay* relay_;
+  const std::string stream_;
+  std::atomic<bool> stop_{false};
+  absl::Notification stopping_;
+  std::atomic<bool> finished_{false};
+  std::atomic<int64_t> last_touch_ns_{0};
+  std::thread control_;
+  absl::Mutex mu_;
+  std::vector<UpstreamNode> upstreams_ ABSL_GUARDED_BY(mu_);
+  size_t current_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+Relay::Relay(RelayOptions options, OriginStore* store, UpstreamsFn upstreams, const Clock& clock,
+             prometheus::Registry* metrics)
+    : options_(std::move(options)), store_(store), upstreams_(std::move(upstreams)), clock_(clock) {
+  if (metrics) {
+    requests_metric_ = &prometheus::BuildCounter()
+                            .Name("meshwork_relay_upstream_requests_total")
+                            .Help("Requests an edge sent to its upstreams (S-19)")
+                            .Register(*metrics)
+                            .Add({});
+    bytes_metric_ = &prometheus::BuildCounter()
+                         .Name("meshwork_relay_upstream_bytes_total")
+                         .Help("Body bytes an edge received from its upstreams")
+                         .Register(*metrics)
+                         .Add({});
+    failures_metric_ = &prometheus::BuildCounter()
+                            .Name("meshwork_relay_upstream_failovers_total")
+                            .Help("Times a relay gave up on an upstream (S-21)")
+                            .Register(*metrics)
+                            .Add({});
+  }
+}
+
+Relay::~Relay() {
+  std::map<std::string, std::shared_ptr<StreamRelay>> running;
+  {
+    absl::MutexLock lock(&mu_);
+    running.swap(running_);
+  }
+  running.clear();  // joins, outside the lock
+}
+
+void Relay::Apply(const std::set<std::string>& relayed) {
+  std::vector<std::shared_ptr<StreamRelay>> stopped;
+  {
+    absl::MutexLock lock(&mu_);
+    relayed_ = relayed;
+    for (auto it = running_.begin(); it != running_.end();) {
+      if (!relayed.contains(it->first)) {
+        stopped.push_back(std::move(it->second));
+        it = running_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  stopped.clear();  // joins, outside the lock
+}
+
+bool Relay::Relays(const std::string& stream) const {
+  absl::MutexLock lock(&mu_);
+  return relayed_.contains(stream);
+}
+
+void Relay::Touch(const std::string& stream) {
+  std::shared_ptr<StreamRelay> finished;
+  absl::MutexLock lock(&mu_);
+  if (!relayed_.contains(stream)) return;
+  auto& slot = running_[stream];
+  if (slot && !slot->finished()) return slot->Touch();
+  finished = std::move(slot);  // an idle relay that stopped: replaced by a new one
+  slot = std::make_shared<StreamRelay>(this, stream);
+  // `finished` has joined its threads already (finished() is set last), so releasing it
+  // under the lock does not block.
+}
+
+}  // namespace meshwork::streamer::relay

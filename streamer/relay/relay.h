@@ -1,0 +1,91 @@
+// S-19/S-20: an edge's relay. For a stream the edge does not package (central sends it
+// marked `relay`), the first viewer request starts a relay that follows the upstream's LL-HLS
+// playlists (blocking reloads, one per rendition at a time) and publishes every init, part and
+// segment into the one store as pipeline `relay`, with its timing. Viewers are then served by
+// the same routes as any stream: concurrent requests for an object wait on the store's holds
+// and the upstream is asked once per object (coalescing); playlists, DASH, 404-with-TTL and
+// 410 come from the edge's own windows and the stream's template, without asking upstream.
+// A segment whose parts were all relayed is assembled from them (no second copy crosses the
+// network). After `idle_timeout` without a request the relay stops.
+//
+// Upstreams come from central (UpstreamsFn, the Control/Upstreams RPC), best first; a fetch
+// that fails or makes no progress within its deadline twice in a row moves the relay to the
+// next upstream (S-21).
+//
+// Threads: Apply() on the agent thread, Touch()/Relays() on HTTP workers (a mutex guards the
+// stream map; the relay threads are started and joined outside it). Each relayed stream has
+// one thread per rendition doing blocking fetches; stopping waits for the fetches in flight
+// (each bounded by its deadline).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/time/clock.h"
+#include "prometheus/counter.h"
+#include "prometheus/registry.h"
+#include "streamer/store/origin_store.h"
+
+namespace meshwork::streamer::relay {
+
+struct UpstreamNode {
+  std::string node_id;
+  std::string base_url;  // http://host:port
+  std::string zone;
+};
+
+// Asks central which nodes hold `stream`, best first. Called on relay threads.
+using UpstreamsFn =
+    std::function<absl::StatusOr<std::vector<UpstreamNode>>(const std::string& stream)>;
+
+struct RelayOptions {
+  std::string pipeline = "relay";
+  std::chrono::milliseconds idle_timeout{30000};
+  // Deadline of a plain fetch (an object, a playlist without a blocking request).
+  std::chrono::milliseconds fetch_timeout{5000};
+  uint64_t max_object_bytes = 32 << 20;
+};
+
+class Relay {
+ public:
+  // `store` must outlive the relay; `metrics` may be null.
+  Relay(RelayOptions options, OriginStore* store, UpstreamsFn upstreams, const Clock& clock,
+        prometheus::Registry* metrics);
+  ~Relay();  // stops every relay
+
+  // The streams central marked for relay on this node; relays of others stop.
+  void Apply(const std::set<std::string>& relayed);
+  bool Relays(const std::string& stream) const;
+  // A viewer asked for `stream`: starts its relay if it is not running, keeps it alive.
+  void Touch(const std::string& stream);
+
+  // Objects fetched from upstreams (for tests and /metrics).
+  uint64_t upstream_requests() const { return requests_.load(); }
+
+  class StreamRelay;
+
+ private:
+  RelayOptions options_;
+  OriginStore* store_;
+  UpstreamsFn upstreams_;
+  const Clock& clock_;
+  std::atomic<uint64_t> requests_{0};
+  prometheus::Counter* requests_metric_ = nullptr;
+  prometheus::Counter* bytes_metric_ = nullptr;
+  prometheus::Counter* failures_metric_ = nullptr;
+
+  mutable absl::Mutex mu_;
+  std::set<std::string> relayed_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<StreamRelay>> running_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace meshwork::streamer::relay

@@ -1,0 +1,191 @@
+#include "streamer/relay/upstream_playlist.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "absl/time/time.h"
+
+namespace meshwork::streamer::relay {
+
+namespace {
+
+template <typename T>
+std::optional<T> Integer(std::string_view text) {
+  T value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Seconds with an optional fraction ("2.00000") → microseconds; nullopt when malformed or
+// outside [0, 1 day].
+std::optional<int64_t> Micros(std::string_view text) {
+  double seconds = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(seconds) ||
+      seconds < 0 || seconds > 86400) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(std::llround(seconds * 1e6));
+}
+
+// The value of ATTRIBUTE in an attribute list ("A=1,URI=\"x\""), quotes removed.
+std::string_view Attribute(std::string_view list, std::string_view name) {
+  size_t at = 0;
+  while (at < list.size()) {
+    size_t eq = list.find('=', at);
+    if (eq == std::string_view::npos) return {};
+    std::string_view key = list.substr(at, eq - at);
+    size_t value_start = eq + 1;
+    size_t value_end;
+    if (value_start < list.size() && list[value_start] == '"') {
+      size_t close = list.find('"', value_start + 1);
+      if (close == std::string_view::npos) return {};
+      value_end = close + 1;
+      if (key == name) return list.substr(value_start + 1, close - value_start - 1);
+    } else {
+      value_end = list.find(',', value_start);
+      if (value_end == std::string_view::npos) value_end = list.size();
+      if (key == name) return list.substr(value_start, value_end - value_start);
+    }
+    at = list.find(',', value_end);
+    if (at == std::string_view::npos) return {};
+    ++at;
+  }
+  return {};
+}
+
+// The lines of `text` (split at '\n'; views into it).
+std::vector<std::string_view> Lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    lines.push_back(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return lines;
+}
+
+bool Tag(std::string_view line, std::string_view tag, std::string_view& rest) {
+  if (!line.starts_with(tag)) return false;
+  rest = line.substr(tag.size());
+  return true;
+}
+
+// "{name}/index.ll.m3u8" → name, when name is one path segment.
+std::optional<std::string> RenditionOf(std::string_view uri) {
+  constexpr std::string_view kSuffix = "/index.ll.m3u8";
+  if (!uri.ends_with(kSuffix)) return std::nullopt;
+  std::string_view name = uri.substr(0, uri.size() - kSuffix.size());
+  if (name.empty() || name.size() > 64 || name.find('/') != std::string_view::npos || name == "." ||
+      name == "..") {
+    return std::nullopt;
+  }
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
+    if (!ok) return std::nullopt;
+  }
+  return std::string(name);
+}
+
+}  // namespace
+
+std::optional<std::pair<int64_t, int>> ParseObjectName(std::string_view uri) {
+  if (!uri.ends_with(".m4s")) return std::nullopt;
+  uri.remove_suffix(4);
+  size_t dot = uri.find('.');
+  auto msn = Integer<int64_t>(uri.substr(0, dot));
+  if (!msn || *msn < 0) return std::nullopt;
+  if (dot == std::string_view::npos) return std::make_pair(*msn, -1);
+  auto part = Integer<int>(uri.substr(dot + 1));
+  if (!part || *part < 0 || *part > 1000) return std::nullopt;
+  return std::make_pair(*msn, *part);
+}
+
+std::optional<UpstreamMediaPlaylist> ParseMediaPlaylist(std::string_view text) {
+  if (!text.starts_with("#EXTM3U")) return std::nullopt;
+  UpstreamMediaPlaylist out;
+  int64_t pdt_ms = 0;       // of the next segment
+  int64_t part_offset = 0;  // µs into the segment of the next part
+  int64_t pending_us = -1;  // from #EXTINF, for the next URI line
+  bool discontinuity = false;
+  for (std::string_view line : Lines(text)) {
+    if (out.entries.size() >= kMaxEntries) break;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    std::string_view rest;
+    if (Tag(line, "#EXT-X-MEDIA-SEQUENCE:", rest)) {
+      out.media_sequence = Integer<int64_t>(rest).value_or(0);
+    } else if (Tag(line, "#EXT-X-TARGETDURATION:", rest)) {
+      out.target_duration_s = Integer<int>(rest).value_or(0);
+    } else if (Tag(line, "#EXT-X-PART-INF:", rest)) {
+      out.part_target_us = Micros(Attribute(rest, "PART-TARGET")).value_or(0);
+    } else if (Tag(line, "#EXT-X-PROGRAM-DATE-TIME:", rest)) {
+      absl::Time t;
+      std::string error;
+      if (absl::ParseTime(absl::RFC3339_full, std::string(rest), &t, &error)) {
+        pdt_ms = absl::ToUnixMillis(t);
+        part_offset = 0;
+      }
+    } else if (line == "#EXT-X-DISCONTINUITY") {
+      discontinuity = true;
+    } else if (Tag(line, "#EXT-X-PART:", rest)) {
+      auto name = ParseObjectName(Attribute(rest, "URI"));
+      auto duration = Micros(Attribute(rest, "DURATION"));
+      if (!name || name->second < 0 || !duration) continue;
+      UpstreamEntry e;
+      e.msn = name->first;
+      e.part = name->second;
+      e.duration_us = *duration;
+      e.program_date_time_ms = pdt_ms ? pdt_ms + part_offset / 1000 : 0;
+      e.independent = Attribute(rest, "INDEPENDENT") == "YES";
+      part_offset += *duration;
+      out.entries.push_back(e);
+    } else if (Tag(line, "#EXT-X-PRELOAD-HINT:", rest)) {
+      auto name = ParseObjectName(Attribute(rest, "URI"));
+      if (name && name->second >= 0) out.hint = name;
+    } else if (Tag(line, "#EXTINF:", rest)) {
+      pending_us = Micros(rest.substr(0, rest.find(','))).value_or(-1);
+    } else if (!line.empty() && line.front() != '#') {
+      auto name = ParseObjectName(line);
+      if (name && name->second < 0 && pending_us >= 0) {
+        UpstreamEntry e;
+        e.msn = name->first;
+        e.duration_us = pending_us;
+        e.program_date_time_ms = pdt_ms;
+        e.discontinuity = discontinuity;
+        out.entries.push_back(e);
+        if (pdt_ms) pdt_ms += pending_us / 1000;
+      }
+      pending_us = -1;
+      discontinuity = false;
+      part_offset = 0;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> ParseMasterRenditions(std::string_view text) {
+  std::vector<std::string> out;
+  auto add = [&out](std::string_view uri) {
+    auto name = RenditionOf(uri);
+    if (!name || out.size() >= 64) return;
+    for (const auto& n : out) {
+      if (n == *name) return;
+    }
+    out.push_back(std::move(*name));
+  };
+  for (std::string_view line : Lines(text)) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    std::string_view rest;
+    if (Tag(line, "#EXT-X-MEDIA:", rest)) {
+      add(Attribute(rest, "URI"));
+    } else if (!line.empty() && line.front() != '#') {
+      add(line);
+    }
+  }
+  return out;
+}
+
+}  // namespace meshwork::streamer::relay

@@ -1,0 +1,119 @@
+// Edge relay (S-19, S-20) with real processes: central, an ingest node packaging an ffmpeg
+// push, and an edge that serves the stream it does not package by relaying it into its own
+// store. Upstream requests are counted from the edge's metrics.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <future>
+#include <regex>
+#include <set>
+
+#include "tests/integration/media_harness.h"
+
+namespace meshwork::testing {
+namespace {
+
+// The value of an unlabelled counter in a Prometheus text page; −1 when absent.
+double Counter(const std::string& metrics, const std::string& name) {
+  std::smatch m;
+  if (std::regex_search(metrics, m, std::regex("\n" + name + " ([0-9.e+]+)"))) {
+    return std::stod(m[1]);
+  }
+  return -1;
+}
+
+double UpstreamRequests(const Streamer& edge) {
+  return Counter(Http("GET", edge.http, "/metrics").body, "meshwork_relay_upstream_requests_total");
+}
+
+std::string Hint(const std::string& playlist) {
+  std::smatch m;
+  if (std::regex_search(playlist, m, std::regex("PRELOAD-HINT:TYPE=PART,URI=\"([^\"]+)\""))) {
+    return m[1];
+  }
+  return "";
+}
+
+std::set<int64_t> SegmentsOf(const std::string& playlist) {
+  std::set<int64_t> out;
+  static const std::regex kSegment("\n(\\d+)\\.m4s\n");
+  for (auto it = std::sregex_iterator(playlist.begin(), playlist.end(), kSegment);
+       it != std::sregex_iterator(); ++it) {
+    out.insert(std::stoll((*it)[1]));
+  }
+  return out;
+}
+
+TEST_CASE(
+    "S-19 S-20 an edge relays a stream placed elsewhere; concurrent viewers cost one "
+    "upstream request per object") {
+  auto dir = MakeTempDir("relay");
+  auto central = StartCentral(dir);
+  auto ingest = StartIngestWithStream(central, "ingest-1", "live");
+  auto edge = StartStreamer(central.grpc, "edge-1", "edge");
+  auto push = PushFile(SourceTs(60), ingest.publish, "live");
+  REQUIRE(Eventually(
+      [&] { return !SegmentsOf(Http("GET", ingest.http, "/live/v1/index.ll.m3u8").body).empty(); },
+      20s));
+
+  // The first request starts the relay and is held until its first object is in.
+  auto first = Http("GET", edge.http, "/live/v1/index.ll.m3u8", "", {}, 10s);
+  INFO(first.body);
+  REQUIRE(first.status == 200);
+  REQUIRE(Eventually(
+      [&] { return SegmentsOf(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body).size() >= 2; },
+      15s));
+
+  // The same msns on both nodes mean the same media: the edge's segment is the ingest's,
+  // byte for byte.
+  auto edge_list = Http("GET", edge.http, "/live/v1/index.ll.m3u8").body;
+  auto segments = SegmentsOf(edge_list);
+  REQUIRE(!segments.empty());
+  int64_t msn = *segments.rbegin();
+  auto from_edge = Http("GET", edge.http, "/live/v1/" + std::to_string(msn) + ".m4s");
+  auto from_ingest = Http("GET", ingest.http, "/live/v1/" + std::to_string(msn) + ".m4s");
+  REQUIRE(from_edge.status == 200);
+  CHECK(from_edge.body == from_ingest.body);
+  CHECK(Http("GET", edge.http, "/live/v1/init.mp4").body ==
+        Http("GET", ingest.http, "/live/v1/init.mp4").body);
+
+  // 50 viewers ask for the hinted part at once (before it exists): all get the same bytes,
+  // and the edge asks its upstream for it once, not 50 times.
+  std::string hint = Hint(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body);
+  REQUIRE(!hint.empty());
+  double before = UpstreamRequests(edge);
+  REQUIRE(before > 0);
+  std::vector<std::future<HttpResult>> viewers;
+  for (int i = 0; i < 50; ++i) {
+    viewers.push_back(std::async(std::launch::async, [&] {
+      return Http("GET", edge.http, "/live/v1/" + hint, "", {}, 10s);
+    }));
+  }
+  std::set<std::string> bodies;
+  int ok = 0;
+  for (auto& v : viewers) {
+    auto r = v.get();
+    ok += r.status == 200;
+    bodies.insert(r.body);
+  }
+  double after = UpstreamRequests(edge);
+  CHECK(ok == 50);
+  CHECK(bodies.size() == 1);
+  CHECK(*bodies.begin() == Http("GET", ingest.http, "/live/v1/" + hint).body);
+  // While the 50 waited, the relay made its usual requests for one part (a blocking reload
+  // and the part of each of v1 and a1, perhaps one more of each as the next part came out):
+  // a handful, whatever the number of viewers.
+  INFO("upstream requests during the 50 viewers' wait: " << after - before);
+  CHECK(after - before <= 12);
+
+  // S-20: out-of-range objects are answered at the edge from the template, not upstream.
+  double quiet = UpstreamRequests(edge);
+  CHECK(Http("GET", edge.http, "/live/v1/" + std::to_string(msn + 50) + ".m4s").status == 404);
+  CHECK(Http("GET", edge.http, "/live/v1/" + std::to_string(msn - 500) + ".m4s").status == 410);
+  double requests_for_rejected = UpstreamRequests(edge) - quiet;
+  // The relay keeps following the playlist meanwhile (about 4 requests a second per
+  // rendition); the rejected objects add nothing of their own.
+  CHECK(requests_for_rejected <= 12);
+}
+
+}  // namespace
+}  // namespace meshwork::testing
