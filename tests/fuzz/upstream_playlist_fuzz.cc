@@ -1,0 +1,45 @@
+// Fuzzes what an edge reads from its upstream's LL-HLS playlists (S-19): any text is parsed
+// within its bounds, and what comes out is consistent.
+//
+// Properties (a violation traps): at most kMaxEntries entries; positions are non-negative and
+// a part's index is bounded; durations are within a day; master rendition names are single,
+// safe path segments without repeats; parsing is deterministic.
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string_view>
+
+#include "streamer/relay/upstream_playlist.h"
+
+namespace {
+
+void Check(bool ok) {
+  if (!ok) __builtin_trap();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace meshwork::streamer::relay;
+  std::string_view in(reinterpret_cast<const char*>(data), size);
+  auto playlist = ParseMediaPlaylist(in);
+  if (playlist) {
+    Check(playlist->entries.size() <= kMaxEntries);
+    for (const auto& e : playlist->entries) {
+      Check(e.msn >= 0);
+      Check(e.part >= -1 && e.part <= 1000);
+      Check(e.duration_us >= 0 && e.duration_us <= 86'400'000'000);
+    }
+    auto again = ParseMediaPlaylist(in);
+    Check(again && again->entries.size() == playlist->entries.size());
+  }
+  std::set<std::string> seen;
+  for (const auto& name : ParseMasterRenditions(in)) {
+    Check(!name.empty() && name.size() <= 64);
+    Check(name.find('/') == std::string::npos && name != "." && name != "..");
+    Check(seen.insert(name).second);
+  }
+  if (auto object = ParseObjectName(in)) Check(object->first >= 0 && object->second >= -1);
+  return 0;
+}

@@ -1,0 +1,60 @@
+// The edge's reading of its upstream's LL-HLS playlists (S-19).
+#include "streamer/relay/upstream_playlist.h"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+namespace meshwork::streamer::relay {
+namespace {
+
+std::string Corpus(const std::string& name) {
+  std::ifstream in(std::string(MESHWORK_SOURCE_DIR) + "/tests/fuzz/corpus/upstream_playlist/" +
+                   name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_CASE("S-19 the edge reads parts, segments, timing and the hint of an upstream playlist") {
+  auto p = ParseMediaPlaylist(Corpus("media.m3u8"));
+  REQUIRE(p);
+  CHECK(p->media_sequence == 898077660);
+  CHECK(p->target_duration_s == 2);
+  CHECK(p->part_target_us == 500000);
+  REQUIRE(p->entries.size() == 5);
+  // A segment without parts, then a segment after a discontinuity, its parts first.
+  CHECK(p->entries[0].msn == 898077660);
+  CHECK(p->entries[0].part == -1);
+  CHECK(p->entries[0].duration_us == 2000000);
+  CHECK(p->entries[0].program_date_time_ms == 1796181884451);
+  CHECK(p->entries[1].part == 0);
+  CHECK(p->entries[1].independent);
+  CHECK(p->entries[1].program_date_time_ms == 1796181886451);
+  CHECK(p->entries[2].part == 1);
+  CHECK(!p->entries[2].independent);
+  CHECK(p->entries[2].program_date_time_ms == 1796181886971);  // + the first part's 0.52 s
+  CHECK(p->entries[3].msn == 898077661);
+  CHECK(p->entries[3].part == -1);
+  CHECK(p->entries[3].discontinuity);
+  CHECK(p->entries[4].msn == 898077662);
+  REQUIRE(p->hint);
+  CHECK(*p->hint == std::make_pair(int64_t{898077662}, 1));
+}
+
+TEST_CASE("S-19 master renditions are single safe names; other text is refused") {
+  CHECK(ParseMasterRenditions(Corpus("master.m3u8")) == std::vector<std::string>{"a1", "v1"});
+  CHECK(!ParseMediaPlaylist("<html>not a playlist</html>"));
+  CHECK(!ParseObjectName("../1.m4s"));
+  CHECK(!ParseObjectName("-1.m4s"));
+  CHECK(!ParseObjectName("5.99999.m4s"));
+  CHECK(*ParseObjectName("5.m4s") == std::make_pair(int64_t{5}, -1));
+  CHECK(*ParseObjectName("5.3.m4s") == std::make_pair(int64_t{5}, 3));
+  // An EXTINF without a usable duration adds no segment.
+  auto p = ParseMediaPlaylist("#EXTM3U\n#EXTINF:abc,\n7.m4s\n#EXTINF:1e400,\n8.m4s\n");
+  REQUIRE(p);
+  CHECK(p->entries.empty());
+}
+
+}  // namespace
+}  // namespace meshwork::streamer::relay
