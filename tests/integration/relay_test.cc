@@ -55,10 +55,13 @@ TEST_CASE(
       [&] { return !SegmentsOf(Http("GET", ingest.http, "/live/v1/index.ll.m3u8").body).empty(); },
       20s));
 
-  // The first request starts the relay and is held until its first object is in.
+  // The first request starts the relay and is held until its first segment is in (up to
+  // three target durations; a slow machine may need a second ask).
   auto first = Http("GET", edge.http, "/live/v1/index.ll.m3u8", "", {}, 10s);
-  INFO(first.body);
-  REQUIRE(first.status == 200);
+  INFO("first answer: " << first.status << " " << first.body);
+  CHECK((first.status == 200 || first.status == 503));
+  REQUIRE(Eventually(
+      [&] { return Http("GET", edge.http, "/live/v1/index.ll.m3u8").status == 200; }, 20s));
   REQUIRE(Eventually(
       [&] { return SegmentsOf(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body).size() >= 2; },
       15s));
