@@ -165,6 +165,7 @@ class Relay::StreamRelay {
     std::string name;
     std::shared_ptr<RenditionInfo> info;
     uint32_t timescale = 0;
+    bool has_ts = false;                        // the upstream has the MPEG-TS form too
     int64_t last_segment = -1;                  // the last complete segment published
     std::pair<int64_t, int> last_part{-1, -1};  // the last part published
     // Parts relayed of segments not yet complete, contiguous from part 0.
@@ -204,6 +205,10 @@ class Relay::StreamRelay {
       f.info->target_duration_ms = view->policy->tmpl.segment_ms;
       f.info->live_window = view->policy->live_window;
     }
+    // HLS-TS viewers need the MPEG-TS form, which only video renditions have (S-16a).
+    f.has_ts =
+        Get(absl::StrCat("/", stream_, "/", f.name, "/index.m3u8"), relay_->options_.fetch_timeout)
+            .ok();
     auto status = Publish(f.name, ObjectKey{ObjectKey::kInit, -1, -1}, {*init}, nullptr, f.info);
     return status.ok();
   }
@@ -251,6 +256,15 @@ class Relay::StreamRelay {
       auto timing = TimingOf(f, e, *chunks.front());
       (void)Publish(f.name, ObjectKey{ObjectKey::kM4s, e.msn, -1}, std::move(chunks), timing,
                     f.info);
+      if (f.has_ts) {
+        // The same segment as MPEG-TS (held upstream for the moment it takes to follow the
+        // fMP4 form out).
+        auto ts = Get(absl::StrCat("/", stream_, "/", f.name, "/", e.msn, ".ts"),
+                      relay_->options_.fetch_timeout);
+        if (ts.ok()) {
+          (void)Publish(f.name, ObjectKey{ObjectKey::kTs, e.msn, -1}, {*ts}, timing, f.info);
+        }
+      }
       f.last_segment = e.msn;
       f.parts.erase(f.parts.begin(), f.parts.upper_bound(e.msn));
     }

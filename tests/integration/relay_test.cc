@@ -79,6 +79,18 @@ TEST_CASE(
   CHECK(Http("GET", edge.http, "/live/v1/init.mp4").body ==
         Http("GET", ingest.http, "/live/v1/init.mp4").body);
 
+  // The MPEG-TS form is relayed too, for HLS-TS viewers.
+  auto ts_list = Http("GET", edge.http, "/live/v1/index.m3u8").body;
+  INFO("edge v1/index.m3u8: " << ts_list);
+  std::smatch ts_match;
+  REQUIRE(std::regex_search(ts_list, ts_match, std::regex("\n(\\d+)\\.ts(\\?v=\\d+)?\n")));
+  std::string ts_name = std::string(ts_match[1]) + ".ts";
+  auto ts_edge = Http("GET", edge.http, "/live/v1/" + ts_name);
+  REQUIRE(ts_edge.status == 200);
+  CHECK(ts_edge.body == Http("GET", ingest.http, "/live/v1/" + ts_name).body);
+  CHECK(Http("GET", edge.http, "/live/index.m3u8").body.find("v1/index.m3u8") !=
+        std::string::npos);
+
   // 50 viewers ask for the hinted part at once (before it exists): all get the same bytes,
   // and the edge asks its upstream for it once, not 50 times.
   std::string hint = Hint(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body);
@@ -116,6 +128,25 @@ TEST_CASE(
   // The relay keeps following the playlist meanwhile (about 4 requests a second per
   // rendition); the rejected objects add nothing of their own.
   CHECK(requests_for_rejected <= 12);
+}
+
+TEST_CASE("S-19 hls.js plays LL-HLS and HLS-TS through an edge that relays the stream") {
+  auto dir = MakeTempDir("relay-play");
+  auto central = StartCentral(dir);
+  auto ingest = StartIngestWithStream(central, "ingest-1", "live");
+  auto edge = StartStreamer(central.grpc, "edge-1", "edge");
+  auto push = PushFile(SourceTs(60), ingest.publish, "live");
+  REQUIRE(Eventually(
+      [&] { return !SegmentsOf(Http("GET", ingest.http, "/live/v1/index.ll.m3u8").body).empty(); },
+      20s));
+  auto ll = PlayInBrowser("http://" + edge.http + "/live/index.ll.m3u8", 15, "--low-latency");
+  INFO(ll.dump());
+  CHECK(ll["ok"] == true);
+  double latency = ll["hls_latency_s"].is_number() ? ll["hls_latency_s"].get<double>() : 99;
+  std::printf("S-19 hls.js low-latency behind an edge: %.2f s behind the live edge\n", latency);
+  auto ts = PlayInBrowser("http://" + edge.http + "/live/index.m3u8", 10);
+  INFO(ts.dump());
+  CHECK(ts["ok"] == true);
 }
 
 }  // namespace
