@@ -106,6 +106,14 @@ int Run() {
   OriginStore::Options origin_options;
   origin_options.max_stream_bytes = absl::GetFlag(FLAGS_max_stream_bytes);
   OriginStore origin(origin_options, RealClock::Get());
+  // S-23: what the local packager publishes goes on to the stream's origins too. Made before
+  // the pipelines, so it outlives every publish.
+  relay::OriginFeed origin_feed(node_id, relay::NodesFromAgent(&agent), metrics.get());
+  origin.AddPublishHook([&origin_feed](const std::string& stream, const std::string& rendition,
+                                       ObjectKey key,
+                                       const std::shared_ptr<const Candidate>& candidate) {
+    origin_feed.OnPublish(stream, rendition, key, candidate);
+  });
   StreamManager streams(&origin, RealClock::Get());
   PlaySessions sessions(RealClock::Get());
   ShedThresholds thresholds;
@@ -125,6 +133,11 @@ int Run() {
   // after `agent` and the store: its threads stop before either goes.
   relay::Relay relay(relay::RelayOptions{}, &origin, relay::UpstreamsFromAgent(&agent),
                      RealClock::Get(), metrics.get());
+  // /status: the streams this node relays and where it publishes (S-19, S-23).
+  auto node_status = [&config, &origin_feed](nlohmann::json& body) {
+    body["relayed_streams"] = config.Get()->relayed;
+    body["publish_targets"] = origin_feed.Status();
+  };
   ViewerContext viewer_context{&origin, &streams, &sessions, &origin_delivery, &ott, &relay};
   // However Run() ends, the servers stop (threads joined) before anything above goes.
   absl::Cleanup stop_servers = [&] {
@@ -134,7 +147,7 @@ int Run() {
   };
   auto build_viewer_router = [&] {
     http::Router router;
-    AddNodeRoutes(router, identity, &config, metrics.get(), connected);
+    AddNodeRoutes(router, identity, &config, metrics.get(), connected, node_status);
     AddViewerRoutes(router, viewer_context);
     return router;
   };
@@ -174,7 +187,7 @@ int Run() {
   }
 
   http::Router publish_router;
-  AddNodeRoutes(publish_router, identity, &config, metrics.get(), connected);
+  AddNodeRoutes(publish_router, identity, &config, metrics.get(), connected, node_status);
   origin_delivery.AddPublishRoutes(publish_router);
   http::ServerOptions publish;
   http::ApplyServerFlags(publish);
@@ -246,12 +259,13 @@ int Run() {
       s.set_play_sessions(it == counts.by_stream.end() ? 0 : it->second);
     }
   };
-  agent_options.on_config = [&streams, &origin, &ott,
-                             &relay](std::shared_ptr<const NodeConfig> next) {
+  agent_options.on_config = [&streams, &origin, &ott, &relay,
+                             &origin_feed](std::shared_ptr<const NodeConfig> next) {
     // The store first: a pipeline started by the config publishes into its stream at once.
     origin.Apply(next->streams);
     streams.Apply(*next);
     relay.Apply(next->relayed);
+    origin_feed.Apply(*next);
     ott.Apply(*next);
   };
   agent = std::make_unique<Agent>(agent_options, &config, filler, metrics.get());

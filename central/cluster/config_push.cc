@@ -23,11 +23,16 @@ v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config, const std::strin
     for (const auto& [name, record] : config.streams) {
       bool placed = false;
       for (const auto& id : record.object["placement"]["streamers"]) placed |= id == node_id;
-      if (!placed && !edge) continue;
+      bool target = false;  // S-23: an origin the stream's ingest nodes publish to
+      if (auto publish = record.object.find("publish"); publish != record.object.end()) {
+        for (const auto& t : *publish) target |= t.value("to", "") == node_id;
+      }
+      if (!placed && !target && !edge) continue;
       auto* s = set->add_streams();
       s->set_name(name);
       s->set_config_json(record.object.dump());
-      s->set_relay(!placed);
+      s->set_publish_target(!placed && target);
+      s->set_relay(!placed && !target);
     }
   }
   if (full || config.viewing_keys_revision > since_revision) {

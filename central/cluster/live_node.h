@@ -17,8 +17,9 @@ namespace meshwork::central {
 // Where a node's viewer listeners are (from its registration, C-1).
 struct NodeEndpoints {
   uint32_t http_port = 0;
-  uint32_t https_port = 0;   // 0: no https listener
-  uint32_t public_port = 0;  // --public-port override, 0: none
+  uint32_t https_port = 0;    // 0: no https listener
+  uint32_t public_port = 0;   // --public-port override, 0: none
+  uint32_t publish_port = 0;  // the publish listener (S-23), 0: none
 };
 
 class LiveNode {

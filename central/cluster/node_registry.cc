@@ -109,7 +109,10 @@ void NodeRegistry::Registered(const v1::RegisterRequest& request) {
   NodeEndpoints endpoints;
   endpoints.public_port = request.public_port();
   for (const auto& l : request.listeners()) {
-    if (l.name() == "publish") continue;
+    if (l.name() == "publish") {
+      if (l.scheme() == "http" && endpoints.publish_port == 0) endpoints.publish_port = l.port();
+      continue;
+    }
     if (l.scheme() == "https" && endpoints.https_port == 0) endpoints.https_port = l.port();
     if (l.scheme() == "http" && endpoints.http_port == 0) endpoints.http_port = l.port();
   }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "central/model/json_fields.h"
+#include "central/model/publish_targets.h"
 #include "central/model/publish_tokens.h"
 #include "central/model/stream_anchor.h"
 #include "common/net/cidr.h"
@@ -22,7 +23,7 @@ constexpr std::string_view kStreamMembers[] = {
     "name",           "placement",        "inputs",         "segment_ms",     "part_ms",
     "live_window",    "input_timeout_ms", "cors",           "template",       "pipelines",
     "masks",          "next_mask_id",     "version",        "range_versions", "ott",
-    "publish_tokens", "pipeline_tokens",  "timeline_anchor"};
+    "publish_tokens", "pipeline_tokens",  "timeline_anchor", "publish"};
 // Changed only by the server (L-13 masks, L-14 invalidation).
 constexpr std::string_view kManagedMembers[] = {"masks", "next_mask_id", "version",
                                                 "range_versions"};
@@ -397,6 +398,7 @@ absl::StatusOr<json> ValidateStream(const json& body, std::string_view name) {
   RETURN_IF_ERROR(ResolveManaged(body, out));
   RETURN_IF_ERROR(ResolveOtt(body, out));
   RETURN_IF_ERROR(ResolvePublishTokens(body, out));
+  RETURN_IF_ERROR(ResolvePublishTargets(body, out));  // S-23
   RETURN_IF_ERROR(ResolveTimelineAnchor(body, out));  // S-5, server-managed
   out["cors"] = "*";
   if (auto c = body.find("cors"); c != body.end() && !c->is_null()) {

@@ -110,6 +110,15 @@ std::string RoutingService::NodeUrl(const RouteNode& node, std::string_view sche
   return url;
 }
 
+std::string RoutingService::PublishUrl(const RouteNode& node) {
+  uint32_t port = node.live ? node.live->endpoints()->publish_port : 0;
+  if (port == 0) return "";
+  std::string host = node.hostname;
+  auto ip = net::IpAddress::Parse(host);
+  if (ip.ok() && !ip->is_v4()) host = absl::StrCat("[", host, "]");
+  return absl::StrCat("http://", host, ":", port);
+}
+
 nlohmann::json RoutingService::DecisionJson(const RoutingSnapshot& snapshot,
                                             const RouteDecision& decision,
                                             std::string_view scheme) const {

@@ -37,6 +37,8 @@ class RoutingService {
 
   // C-1: {scheme}://{hostname}[:{port}], the port left out when it is the scheme's default.
   static std::string NodeUrl(const RouteNode& node, std::string_view scheme);
+  // S-23: http://{hostname}:{publish port}; empty when the node has no publish listener.
+  static std::string PublishUrl(const RouteNode& node);
 
   // Z-21 body for a decision made in kListAll mode.
   nlohmann::json DecisionJson(const RoutingSnapshot& snapshot, const RouteDecision& decision,

@@ -216,6 +216,7 @@ ControlService::ControlService(ConfigService* config, NodeRegistry* registry,
     register_refused_ = &family.Add({{"rpc", "register"}});
     session_refused_ = &family.Add({{"rpc", "session"}});
     upstreams_refused_ = &family.Add({{"rpc", "upstreams"}});
+    nodes_refused_ = &family.Add({{"rpc", "nodes"}});
   }
 }
 
@@ -229,6 +230,7 @@ bool ControlService::Authenticated(const grpc::CallbackServerContext& context,
   }
   prometheus::Counter* counter = rpc == "register"    ? register_refused_
                                  : rpc == "upstreams" ? upstreams_refused_
+                                 : rpc == "nodes"     ? nodes_refused_
                                                       : session_refused_;
   if (counter) counter->Increment();
   // One line a second at most: a flood of refusals must not become a flood of log lines.
@@ -267,6 +269,37 @@ grpc::ServerUnaryReactor* ControlService::Upstreams(grpc::CallbackServerContext*
     u->set_node_id(node->id);
     u->set_base_url(RoutingService::NodeUrl(*node, "http"));
     if (node->zone >= 0) u->set_zone(snapshot->zones()[node->zone].name);
+  }
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ControlService::Nodes(grpc::CallbackServerContext* context,
+                                                const v1::NodesRequest* request,
+                                                v1::NodesResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  if (!Authenticated(*context, "nodes")) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, kUnauthenticated));
+    return reactor;
+  }
+  if (routing_ == nullptr || request->node_ids_size() > 64) {
+    reactor->Finish(
+        routing_ == nullptr
+            ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "routing is not ready")
+            : grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "node_ids: at most 64 per call"));
+    return reactor;
+  }
+  auto snapshot = routing_->snapshot();
+  auto now = registry_->clock().Monotonic();
+  for (const auto& id : request->node_ids()) {
+    int index = snapshot->NodeIndex(id);
+    if (index < 0) continue;
+    const RouteNode& node = snapshot->nodes()[index];
+    auto* out = response->add_nodes();
+    out->set_node_id(node.id);
+    out->set_base_url(RoutingService::NodeUrl(node, "http"));
+    out->set_publish_url(RoutingService::PublishUrl(node));
+    out->set_online(node.live && node.live->Online(now, registry_->offline_after()));
   }
   reactor->Finish(grpc::Status::OK);
   return reactor;

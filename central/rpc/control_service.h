@@ -46,7 +46,11 @@ class ControlService final : public meshwork::v1::Control::CallbackService {
   grpc::ServerUnaryReactor* Upstreams(grpc::CallbackServerContext* context,
                                       const meshwork::v1::UpstreamsRequest* request,
                                       meshwork::v1::UpstreamsResponse* response) override;
-  // Where Upstreams looks; set once before the server starts. Without it Upstreams answers
+  // S-23: answered inline from the routing snapshot.
+  grpc::ServerUnaryReactor* Nodes(grpc::CallbackServerContext* context,
+                                  const meshwork::v1::NodesRequest* request,
+                                  meshwork::v1::NodesResponse* response) override;
+  // Where Upstreams and Nodes look; set once before the server starts. Without it Upstreams answers
   // UNAVAILABLE.
   void set_routing(const RoutingService* routing) { routing_ = routing; }
 
@@ -63,6 +67,7 @@ class ControlService final : public meshwork::v1::Control::CallbackService {
   prometheus::Counter* register_refused_ = nullptr;
   prometheus::Counter* session_refused_ = nullptr;
   prometheus::Counter* upstreams_refused_ = nullptr;
+  prometheus::Counter* nodes_refused_ = nullptr;
   // Refusal log limiting: the steady-clock time (ns) before which no line is written, and
   // the refusals not logged since the last line.
   std::atomic<int64_t> next_refusal_log_ns_{0};

@@ -88,22 +88,42 @@ void Agent::Loop() {
   }
 }
 
-absl::StatusOr<v1::UpstreamsResponse> Agent::Upstreams(const std::string& stream) const {
-  auto channel = grpc::CreateChannel(options_.central, grpc::InsecureChannelCredentials());
+namespace {
+
+// A unary call to central on a channel of its own, with the cluster token and `deadline`.
+template <typename Request, typename Response, typename Method>
+absl::StatusOr<Response> CallCentral(const AgentOptions& options, const Request& request,
+                                     Method method, std::string_view name) {
+  auto channel = grpc::CreateChannel(options.central, grpc::InsecureChannelCredentials());
   auto stub = v1::Control::NewStub(channel);
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + options_.rpc_deadline);
-  const std::string token = options_.cluster_token ? options_.cluster_token->First() : "";
+  ctx.set_deadline(std::chrono::system_clock::now() + options.rpc_deadline);
+  const std::string token = options.cluster_token ? options.cluster_token->First() : "";
   ctx.AddMetadata("authorization", "Bearer " + token);
+  Response response;
+  grpc::Status status = ((*stub).*method)(&ctx, request, &response);
+  if (!status.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("central's ", std::string(name), ": ", status.error_message()));
+  }
+  return response;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::UpstreamsResponse> Agent::Upstreams(const std::string& stream) const {
   v1::UpstreamsRequest request;
   request.set_node_id(options_.registration.node_id());
   request.set_stream(stream);
-  v1::UpstreamsResponse response;
-  grpc::Status status = stub->Upstreams(&ctx, request, &response);
-  if (!status.ok()) {
-    return absl::UnavailableError(absl::StrCat("central's Upstreams: ", status.error_message()));
-  }
-  return response;
+  return CallCentral<v1::UpstreamsRequest, v1::UpstreamsResponse>(
+      options_, request, &v1::Control::Stub::Upstreams, "Upstreams");
+}
+
+absl::StatusOr<v1::NodesResponse> Agent::Nodes(const std::vector<std::string>& ids) const {
+  v1::NodesRequest request;
+  for (const auto& id : ids) request.add_node_ids(id);
+  return CallCentral<v1::NodesRequest, v1::NodesResponse>(options_, request,
+                                                          &v1::Control::Stub::Nodes, "Nodes");
 }
 
 bool Agent::RunOnce() {

@@ -65,6 +65,8 @@ class Agent {
   // S-19: central's upstreams for `stream` (Control/Upstreams), on a channel of its own with
   // the RPC deadline. Any thread; blocks for at most that deadline.
   absl::StatusOr<meshwork::v1::UpstreamsResponse> Upstreams(const std::string& stream) const;
+  // S-23: where the named nodes' listeners are (Control/Nodes); same terms as Upstreams.
+  absl::StatusOr<meshwork::v1::NodesResponse> Nodes(const std::vector<std::string>& ids) const;
 
  private:
   void Loop();

@@ -20,11 +20,13 @@ std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
   if (update.has_streams()) {
     next->streams.clear();
     next->relayed.clear();
+    next->publish_targets.clear();
     for (const auto& s : update.streams().streams()) {
       auto parsed = nlohmann::json::parse(s.config_json(), nullptr, /*allow_exceptions=*/false);
       if (!parsed.is_object()) continue;
       next->streams[s.name()] = std::move(parsed);
       if (s.relay()) next->relayed.insert(s.name());
+      if (s.publish_target()) next->publish_targets.insert(s.name());
     }
   }
   if (update.has_ott_groups()) {

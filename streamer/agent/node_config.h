@@ -44,6 +44,9 @@ struct NodeConfig {
   std::map<std::string, nlohmann::json> streams;
   // S-19: those of `streams` this node relays (an edge's streams placed elsewhere).
   std::set<std::string> relayed;
+  // S-23: those of `streams` this node takes from other nodes' publishes (an origin named in
+  // their `publish`); it packages nothing of them.
+  std::set<std::string> publish_targets;
   std::shared_ptr<const net::CidrSet> trusted_proxies = std::make_shared<const net::CidrSet>();
   meshwork::v1::StreamerSettings settings;
   std::map<std::string, OttView> ott_groups;  // by group name

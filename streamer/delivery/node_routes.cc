@@ -9,7 +9,8 @@ using http::Verb;
 
 void AddNodeRoutes(http::Router& router, const NodeIdentity& identity,
                    const Snapshot<NodeConfig>* config, prometheus::Registry* metrics,
-                   std::function<bool()> connected) {
+                   std::function<bool()> connected,
+                   std::function<void(nlohmann::json&)> more_status) {
   router.Add({Verb::get}, "/whoami", [](http::RequestContext& ctx, http::Responder r) {
     nlohmann::json body = {{"client", ctx.client.ToString()},
                            {"peer", ctx.peer.Unmapped().ToString()},
@@ -21,7 +22,7 @@ void AddNodeRoutes(http::Router& router, const NodeIdentity& identity,
     r.Send(std::move(res));
   });
   router.Add({Verb::get}, "/status",
-             [identity, config, connected](http::RequestContext&, http::Responder r) {
+             [identity, config, connected, more_status](http::RequestContext&, http::Responder r) {
                auto c = config->Get();
                nlohmann::json body = {{"node_id", identity.node_id},
                                       {"hostname", identity.hostname},
@@ -34,6 +35,7 @@ void AddNodeRoutes(http::Router& router, const NodeIdentity& identity,
                for (const auto& cidr : c->trusted_proxies->cidrs())
                  proxies.push_back(cidr.ToString());
                body["trusted_proxies"] = proxies;
+               if (more_status) more_status(body);
                r.Send(http::JsonResponse(http::Status::ok, body));
              });
   router.Add({Verb::get}, "/metrics", http::MetricsHandler(metrics));

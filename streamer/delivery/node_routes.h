@@ -19,9 +19,11 @@ struct NodeIdentity {
   std::string version;
 };
 
-// `config`, `metrics` must outlive the router; `connected` tells whether central is reachable.
+// `config`, `metrics` must outlive the router; `connected` tells whether central is reachable;
+// `more_status` (optional) adds members to /status (relayed streams, publish targets).
 void AddNodeRoutes(http::Router& router, const NodeIdentity& identity,
                    const Snapshot<NodeConfig>* config, prometheus::Registry* metrics,
-                   std::function<bool()> connected);
+                   std::function<bool()> connected,
+                   std::function<void(nlohmann::json&)> more_status = nullptr);
 
 }  // namespace meshwork::streamer

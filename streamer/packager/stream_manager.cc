@@ -35,9 +35,11 @@ void StreamManager::Apply(const NodeConfig& config) {
       if (!pipeline) {
         pipeline = std::make_shared<StreamPipeline>(StreamSettings::FromJson(name, object), store_,
                                                     clock_);
-        // A relayed stream (S-19) keeps its settings here but packages nothing: the relay
-        // fills the store.
-        if (!config.relayed.contains(name)) started.push_back(pipeline);
+        // A relayed stream (S-19) or one other nodes publish here (S-23) keeps its settings
+        // here but packages nothing: the relay or the publishers fill the store.
+        if (!config.relayed.contains(name) && !config.publish_targets.contains(name)) {
+          started.push_back(pipeline);
+        }
       }
       // S-5: central's anchor for the stream, before the first frame of a new pipeline.
       pipeline->SetTimelineAnchor(TimelineAnchorFromJson(name, object));

@@ -247,6 +247,8 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
   waiters_.Publish(ObjectWaiterKey(request.stream, request.rendition, key),
                    Position{static_cast<int64_t>(generation), -1});
   if (last) waiters_.Publish(PositionKey(request.stream, request.rendition), *last);
+  // Then the hooks (S-23 feeds, the recorder), on this thread, outside every lock.
+  for (const auto& hook : hooks_) hook(request.stream, request.rendition, key, candidate);
   return result;
 }
 

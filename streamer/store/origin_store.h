@@ -98,6 +98,14 @@ class OriginStore {
   // Makes a complete object visible (L-1). NotFound when the stream is not placed here.
   absl::StatusOr<PublishResult> Publish(PublishRequest request);
 
+  // Called after every successful publish, on the publisher's thread, outside the store's
+  // locks, in publish order per rendition. A hook must not block (queue and return). Add
+  // hooks before anything publishes; they are not removed.
+  using PublishHook =
+      std::function<void(const std::string& stream, const std::string& rendition, ObjectKey key,
+                         const std::shared_ptr<const Candidate>& candidate)>;
+  void AddPublishHook(PublishHook hook) { hooks_.push_back(std::move(hook)); }
+
   // The local packager's publish (pipeline "local"): `chunks` are shared, not copied.
   absl::Status PublishLocal(const std::string& stream, const RenditionInfo& info, ObjectKey key,
                             std::vector<std::shared_ptr<const std::string>> chunks,
@@ -156,6 +164,7 @@ class OriginStore {
   std::atomic<uint64_t> serial_{0};
   mutable std::atomic<uint64_t> lookups_{0};
   Waiters waiters_;
+  std::vector<PublishHook> hooks_;  // set before publishing starts, then only read
 };
 
 // The version each listed segment of `rendition` is served under (L-14), 0 where no

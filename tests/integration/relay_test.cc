@@ -3,6 +3,7 @@
 // store. Upstream requests are counted from the edge's metrics.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <future>
 #include <regex>
 #include <set>
@@ -60,8 +61,8 @@ TEST_CASE(
   auto first = Http("GET", edge.http, "/live/v1/index.ll.m3u8", "", {}, 10s);
   INFO("first answer: " << first.status << " " << first.body);
   CHECK((first.status == 200 || first.status == 503));
-  REQUIRE(Eventually(
-      [&] { return Http("GET", edge.http, "/live/v1/index.ll.m3u8").status == 200; }, 20s));
+  REQUIRE(Eventually([&] { return Http("GET", edge.http, "/live/v1/index.ll.m3u8").status == 200; },
+                     20s));
   REQUIRE(Eventually(
       [&] { return SegmentsOf(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body).size() >= 2; },
       15s));
@@ -88,8 +89,7 @@ TEST_CASE(
   auto ts_edge = Http("GET", edge.http, "/live/v1/" + ts_name);
   REQUIRE(ts_edge.status == 200);
   CHECK(ts_edge.body == Http("GET", ingest.http, "/live/v1/" + ts_name).body);
-  CHECK(Http("GET", edge.http, "/live/index.m3u8").body.find("v1/index.m3u8") !=
-        std::string::npos);
+  CHECK(Http("GET", edge.http, "/live/index.m3u8").body.find("v1/index.m3u8") != std::string::npos);
 
   // 50 viewers ask for the hinted part at once (before it exists): all get the same bytes,
   // and the edge asks its upstream for it once, not 50 times.
@@ -147,6 +147,85 @@ TEST_CASE("S-19 hls.js plays LL-HLS and HLS-TS through an edge that relays the s
   auto ts = PlayInBrowser("http://" + edge.http + "/live/index.m3u8", 10);
   INFO(ts.dump());
   CHECK(ts["ok"] == true);
+}
+
+}  // namespace
+}  // namespace meshwork::testing
+
+namespace meshwork::testing {
+namespace {
+
+// The X-Pipeline of the newest segment the origin lists for `stream` (v1, MPEG-TS form), and
+// its msn; {"", -1} when none.
+std::pair<std::string, int64_t> NewestPipeline(const Streamer& origin, const std::string& stream) {
+  auto list = Http("GET", origin.http, "/" + stream + "/v1/index.m3u8");
+  if (list.status != 200) return {"", -1};
+  std::smatch m;
+  std::string body = list.body;
+  int64_t msn = -1;
+  static const std::regex kTs("\n(\\d+)\\.ts");
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), kTs); it != std::sregex_iterator();
+       ++it) {
+    msn = std::stoll((*it)[1]);
+  }
+  if (msn < 0) return {"", -1};
+  auto segment = Http("GET", origin.http, "/" + stream + "/v1/" + std::to_string(msn) + ".ts");
+  return {segment.headers["X-Pipeline"], msn};
+}
+
+TEST_CASE(
+    "S-23 seed 001 with Meshwork nodes: two ingest nodes publish as eu-a and us-b to an "
+    "origin; kill -9 of the preferred one moves the origin to us-b") {
+  auto dir = MakeTempDir("feed");
+  auto central = StartCentral(dir);
+  auto eu = StartIngestWithStream(central, "ingest-eu", "ch1");
+  auto us = StartIngestWithStream(central, "ingest-us", "ch1");
+  auto origin = StartStreamer(central.grpc, "origin-1", "origin");
+  auto stream = Http("GET", central.http, "/central/api-v4/streams/ch1").Json();
+  stream["pipelines"] = {"eu-a", "us-b"};
+  stream["publish"] = {{{"to", "origin-1"}, {"pipeline", "eu-a"}, {"from", "ingest-eu"}},
+                       {{"to", "origin-1"}, {"pipeline", "us-b"}, {"from", "ingest-us"}}};
+  stream.erase("timeline_anchor");
+  auto put = Http("PUT", central.http, "/central/api-v4/streams/ch1", stream.dump());
+  INFO(put.body);
+  REQUIRE(put.status == 200);
+  // A bad target names its field and changes nothing.
+  auto bad = stream;
+  bad["publish"][0]["pipeline"] = "EU A";
+  auto refused = Http("PUT", central.http, "/central/api-v4/streams/ch1", bad.dump());
+  CHECK(refused.status == 400);
+  CHECK(refused.body.find("publish[0].pipeline") != std::string::npos);
+
+  // The same source into both (S-5: the same msns on both).
+  auto push_eu = PushFile(SourceTs(60), eu.publish, "ch1");
+  auto push_us = PushFile(SourceTs(60), us.publish, "ch1");
+  REQUIRE(Eventually([&] { return NewestPipeline(origin, "ch1").first == "eu-a"; }, 20s));
+  // Both pipelines' objects are at the origin; it serves the preferred one.
+  auto [pipeline, msn] = NewestPipeline(origin, "ch1");
+  CHECK(pipeline == "eu-a");
+  auto status = Http("GET", eu.http, "/status").Json();
+  INFO(status.dump());
+  REQUIRE(status["publish_targets"].size() == 1);
+  CHECK(status["publish_targets"][0]["to"] == "origin-1");
+  CHECK(status["publish_targets"][0]["pipeline"] == "eu-a");
+  CHECK(status["publish_targets"][0]["sent"].get<int>() > 0);
+
+  // kill -9 of the preferred ingest node: later objects come from us-b.
+  eu.process->Signal(SIGKILL);
+  auto killed_at = std::chrono::steady_clock::now();
+  std::chrono::milliseconds moved{0};
+  REQUIRE(Eventually(
+      [&] {
+        auto [p, m] = NewestPipeline(origin, "ch1");
+        return p == "us-b" && m > msn;
+      },
+      20s, &moved));
+  std::printf("S-23 origin serves us-b %.1f s after kill -9 of the eu-a ingest node\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count());
+  // The origin's playlist keeps going without a hole.
+  auto list = Http("GET", origin.http, "/ch1/v1/index.m3u8");
+  CHECK(list.status == 200);
+  CHECK(list.body.find("#EXT-X-GAP") == std::string::npos);
 }
 
 }  // namespace
