@@ -1,6 +1,7 @@
 #include "central/cluster/config_push.h"
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -180,6 +181,35 @@ TEST_CASE("C-3 IsEmptyUpdate is false for a full update or a different revision"
   update.clear_streams();
   update.mutable_masks();
   CHECK_FALSE(IsEmptyUpdate(update, 4));
+}
+
+TEST_CASE(
+    "S-19 S-23 an edge gets every stream, those placed elsewhere marked relay; an origin "
+    "gets the streams that publish to it; other nodes only their own") {
+  ClusterConfig config = Sample();
+  config.streamers["ingest-1"] = Record("ingest-1", 2, "dc");
+  config.streamers["ingest-1"].settings.set_role(v1::ROLE_INGEST);
+  config.streamers["origin-1"] = Record("origin-1", 2, "dc");
+  config.streamers["origin-1"].settings.set_role(v1::ROLE_ORIGIN);
+  config.streams["ch1"].object = {
+      {"name", "ch1"},
+      {"placement", {{"streamers", {"ingest-1"}}}},
+      {"publish", {{{"to", "origin-1"}, {"pipeline", "eu-a"}, {"from", nullptr}}}}};
+  config.streams["ch2"].object = {{"name", "ch2"}, {"placement", {{"streamers", {"edge-2"}}}}};
+  config.streams_revision = 6;
+  auto names = [&](const std::string& node) {
+    std::map<std::string, std::pair<bool, bool>> out;  // name → (relay, publish_target)
+    auto update = BuildConfigUpdate(config, node, 0);
+    for (const auto& s : update.streams().streams()) {
+      out[s.name()] = {s.relay(), s.publish_target()};
+    }
+    return out;
+  };
+  using Flags = std::map<std::string, std::pair<bool, bool>>;
+  CHECK(names("edge-1") == Flags{{"ch1", {true, false}}, {"ch2", {true, false}}});
+  CHECK(names("edge-2") == Flags{{"ch1", {true, false}}, {"ch2", {false, false}}});
+  CHECK(names("ingest-1") == Flags{{"ch1", {false, false}}});
+  CHECK(names("origin-1") == Flags{{"ch1", {false, true}}});
 }
 
 }  // namespace
