@@ -157,6 +157,9 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
     res.set(http::beast_http::field::cache_control, absl::StrCat("max-age=", age));
     res.set(http::beast_http::field::vary, "Accept-Encoding");
     if (accepts_gzip) res.set(http::beast_http::field::content_encoding, "gzip");
+    if (auto view = context.store->View(target.stream); view && view->notifications) {
+      res.set("X-Stream-Notifications", *view->notifications);  // L-10
+    }
     http::AddCors(res, cors);
     http::SharedBuffers body;
     body.Append(accepts_gzip ? rendered->gzip : rendered->plain);
@@ -349,7 +352,10 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
       agent = ua->value();
     }
     context.sessions->Touch(target->stream, "hls", ctx.client, agent, active);
-    OttSettings ott = context.ott ? context.ott->Settings(target->stream) : OttSettings{};
+    // An edge relaying the stream is not a member of its OTT group: no gate there (S-19).
+    bool relayed = context.relay && context.relay->Relays(target->stream);
+    OttSettings ott =
+        context.ott && !relayed ? context.ott->Settings(target->stream) : OttSettings{};
     if (ott.enabled && IsEntry(target->kind)) {
       if (auto pass = ctx.QueryParam("pass")) {
         // O-7, O-16: a viewer sent here by another member.

@@ -6,7 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/crypto/base64url.h"
 #include "common/http/client.h"
+#include "common/json/bounded_json.h"
 #include "common/log/log.h"
 #include "streamer/media/mp4_probe.h"
 #include "streamer/relay/upstream_playlist.h"
@@ -142,7 +144,21 @@ class Relay::StreamRelay {
       return absl::UnavailableError(absl::StrCat("upstream answered ", res->result_int()));
     }
     if (relay_->bytes_metric_) relay_->bytes_metric_->Increment(res->body().size());
+    if (auto n = res->find("X-Stream-Notifications"); n != res->end()) {
+      AdoptNotifications(std::string(n->value()));
+    }
     return std::make_shared<const std::string>(std::move(res->body()));
+  }
+
+  // S-20/L-10: the upstream's newest notification state, kept for every response here.
+  void AdoptNotifications(std::string header) {
+    auto text = crypto::Base64UrlDecode(header);
+    if (!text) return;
+    auto state = ParseBoundedJson(*text, "X-Stream-Notifications", 8);
+    if (!state.ok() || !state->is_object()) return;
+    auto seq = state->find("seq");
+    if (seq == state->end() || !seq->is_number_unsigned()) return;
+    (void)relay_->store_->AdoptNotifications(stream_, seq->get<uint64_t>(), std::move(header));
   }
 
   absl::Status Publish(const std::string& rendition, ObjectKey key, std::vector<Chunk> chunks,

@@ -293,6 +293,27 @@ void OriginStore::TrimLocked(OriginStreamView& view, OriginRendition& changed) {
   }
 }
 
+absl::Status OriginStore::AdoptNotifications(const std::string& stream, uint64_t seq,
+                                             std::string header) {
+  if (header.size() > options_.max_notification_header_bytes) {
+    return absl::OutOfRangeError(absl::StrCat("a notification header of ", header.size(),
+                                              " bytes (at most ",
+                                              options_.max_notification_header_bytes, ")"));
+  }
+  auto slot = SlotOf(stream);
+  if (!slot) {
+    return absl::NotFoundError(absl::StrCat("stream \"", stream, "\" is not placed on this node"));
+  }
+  absl::MutexLock write(&write_mu_);
+  auto current = slot->Get();
+  if (seq <= current->notification_seq) return absl::OkStatus();
+  auto view = std::make_shared<OriginStreamView>(*current);
+  view->notification_seq = seq;
+  view->notifications = std::make_shared<const std::string>(std::move(header));
+  slot->Set(std::move(view));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<uint64_t> OriginStore::Notify(const std::string& stream,
                                              const nlohmann::json& event) {
   auto slot = SlotOf(stream);

@@ -114,6 +114,10 @@ class OriginStore {
   // L-10: adds `event` (a JSON object) to the stream's cumulative notification state.
   // Returns the new sequence number; NotFound when the stream is not placed here.
   absl::StatusOr<uint64_t> Notify(const std::string& stream, const nlohmann::json& event);
+  // S-20: an edge keeps the newest X-Stream-Notifications its upstream sent (`header` as it
+  // came, whose state has sequence `seq`): kept when `seq` is newer than the one held. Sizes
+  // beyond the header bound are refused (OutOfRange); NotFound when the stream is not here.
+  absl::Status AdoptNotifications(const std::string& stream, uint64_t seq, std::string header);
 
   // The stream's current view, or null when it is not placed here.
   std::shared_ptr<const OriginStreamView> View(const std::string& stream) const;

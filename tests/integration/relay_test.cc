@@ -120,6 +120,21 @@ TEST_CASE(
   INFO("upstream requests during the 50 viewers' wait: " << after - before);
   CHECK(after - before <= 12);
 
+  // L-10/S-20: a notification posted at the ingest reaches the edge's responses, playlists
+  // included, as the ingest's header.
+  auto posted = Http("POST", ingest.publish, "/live/notifications",
+                     R"({"id":"ad-1","type":"ad-start","payload":{"duration":30}})");
+  REQUIRE(posted.status / 100 == 2);
+  std::string header;
+  REQUIRE(Eventually(
+      [&] {
+        header =
+            Http("GET", ingest.http, "/live/v1/index.ll.m3u8").headers["X-Stream-Notifications"];
+        auto at_edge = Http("GET", edge.http, "/live/v1/index.ll.m3u8");
+        return !header.empty() && at_edge.headers["X-Stream-Notifications"] == header;
+      },
+      10s));
+
   // S-20: out-of-range objects are answered at the edge from the template, not upstream.
   double quiet = UpstreamRequests(edge);
   CHECK(Http("GET", edge.http, "/live/v1/" + std::to_string(msn + 50) + ".m4s").status == 404);
