@@ -134,8 +134,9 @@ int Run() {
   relay::Relay relay(relay::RelayOptions{}, &origin, relay::UpstreamsFromAgent(&agent),
                      RealClock::Get(), metrics.get());
   // /status: the streams this node relays and where it publishes (S-19, S-23).
-  auto node_status = [&config, &origin_feed](nlohmann::json& body) {
+  auto node_status = [&config, &origin_feed, &relay](nlohmann::json& body) {
     body["relayed_streams"] = config.Get()->relayed;
+    body["relays"] = relay.Status();
     body["publish_targets"] = origin_feed.Status();
   };
   ViewerContext viewer_context{&origin, &streams, &sessions, &origin_delivery, &ott, &relay};

@@ -53,6 +53,12 @@ class Relay::StreamRelay {
     if (control_.joinable()) control_.join();
   }
 
+  // The node fetched from now; empty when none.
+  std::string Upstream() {
+    absl::MutexLock lock(&mu_);
+    return current_ < upstreams_.size() ? upstreams_[current_].node_id : "";
+  }
+
   void Touch() { last_touch_ns_.store(relay_->clock_.Monotonic().time_since_epoch().count()); }
   bool finished() const { return finished_.load(); }
 
@@ -74,10 +80,11 @@ class Relay::StreamRelay {
         Pause(std::chrono::milliseconds(500));
         continue;
       }
+      std::string base = Base();
       auto master =
           Get(absl::StrCat("/", stream_, "/index.ll.m3u8"), relay_->options_.fetch_timeout);
       if (!master.ok()) {
-        NextUpstream();
+        NextUpstream(base);
         continue;
       }
       for (const auto& name : ParseMasterRenditions(**master)) {
@@ -107,11 +114,13 @@ class Relay::StreamRelay {
     return true;
   }
 
-  // S-21: moves to the next upstream (asking central again after the last).
-  void NextUpstream() {
-    if (relay_->failures_metric_) relay_->failures_metric_->Increment();
+  // S-21: moves on from `failed` (a base URL) to the next upstream; Connect() asks central
+  // again after the last. A no-op when another rendition's thread moved on already.
+  void NextUpstream(const std::string& failed) {
     absl::MutexLock lock(&mu_);
-    if (current_ < upstreams_.size()) ++current_;
+    if (current_ >= upstreams_.size() || upstreams_[current_].base_url != failed) return;
+    if (relay_->failures_metric_) relay_->failures_metric_->Increment();
+    ++current_;
     if (current_ < upstreams_.size()) {
       log::Warn("relay_failover", {{"stream", stream_}, {"node", upstreams_[current_].node_id}});
     }
@@ -289,37 +298,34 @@ class Relay::StreamRelay {
   void FollowRendition(const std::string& name) {
     Follow f;
     f.name = name;
-    int failures = 0;
     std::optional<std::pair<int64_t, int>> wanted;
     while (Running()) {
+      std::string base = Base();
       if (!f.info && !FetchInit(f)) {
-        if (++failures >= 2) NextUpstream(), failures = 0;
-        Connect();
-        Pause(std::chrono::milliseconds(200));
+        NextUpstream(base);
+        if (!Connect()) Pause(std::chrono::milliseconds(200));
         continue;
       }
       // A blocking reload for the hinted part: held upstream until it is out. Its deadline
-      // is three part targets (S-21: no progress within that → another upstream).
+      // is two part targets and a little: no progress within that (or a broken connection)
+      // moves the relay to another upstream at once (S-21); the playlist it gets there
+      // lists what this one missed.
       std::string target = absl::StrCat("/", stream_, "/", name, "/index.ll.m3u8");
       auto timeout = relay_->options_.fetch_timeout;
       if (wanted) {
         absl::StrAppend(&target, "?_HLS_msn=", wanted->first, "&_HLS_part=", wanted->second);
         int64_t part_ms = f.info->part_target_ms > 0 ? f.info->part_target_ms : 1000;
-        timeout = std::chrono::milliseconds(std::max<int64_t>(1000, 3 * part_ms));
+        timeout = std::chrono::milliseconds(2 * part_ms + 250);
       }
       auto text = Get(target, timeout);
       std::optional<UpstreamMediaPlaylist> playlist;
       if (text.ok()) playlist = ParseMediaPlaylist(**text);
       if (!playlist) {
         wanted.reset();
-        if (++failures >= 2) {
-          NextUpstream();
-          Connect();
-          failures = 0;
-        }
+        NextUpstream(base);
+        if (!Connect()) Pause(std::chrono::milliseconds(200));
         continue;
       }
-      failures = 0;
       Relay1(f, *playlist);
       wanted = playlist->hint;
     }
@@ -383,6 +389,22 @@ void Relay::Apply(const std::set<std::string>& relayed) {
     }
   }
   stopped.clear();  // joins, outside the lock
+}
+
+nlohmann::json Relay::Status() const {
+  std::vector<std::pair<std::string, std::shared_ptr<StreamRelay>>> running;
+  {
+    absl::MutexLock lock(&mu_);
+    running.assign(running_.begin(), running_.end());
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [stream, relay] : running) {
+    if (relay->finished()) continue;
+    std::string upstream = relay->Upstream();
+    out.push_back({{"stream", stream},
+                   {"upstream", upstream.empty() ? nlohmann::json() : nlohmann::json(upstream)}});
+  }
+  return out;
 }
 
 bool Relay::Relays(const std::string& stream) const {

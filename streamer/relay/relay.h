@@ -8,9 +8,9 @@
 // A segment whose parts were all relayed is assembled from them (no second copy crosses the
 // network). After `idle_timeout` without a request the relay stops.
 //
-// Upstreams come from central (UpstreamsFn, the Control/Upstreams RPC), best first; a fetch
-// that fails or makes no progress within its deadline twice in a row moves the relay to the
-// next upstream (S-21).
+// Upstreams come from central (UpstreamsFn, the Control/Upstreams RPC), best first; a
+// blocking reload that fails or makes no progress within two part targets moves the relay to
+// the next upstream at once (S-21), and central is asked again after the last.
 //
 // Threads: Apply() on the agent thread, Touch()/Relays() on HTTP workers (a mutex guards the
 // stream map; the relay threads are started and joined outside it). Each relayed stream has
@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/time/clock.h"
+#include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
 #include "streamer/store/origin_store.h"
@@ -67,6 +68,9 @@ class Relay {
   bool Relays(const std::string& stream) const;
   // A viewer asked for `stream`: starts its relay if it is not running, keeps it alive.
   void Touch(const std::string& stream);
+
+  // The running relays: [{"stream", "upstream" (node id or null)}] (for /status).
+  nlohmann::json Status() const;
 
   // Objects fetched from upstreams (for tests and /metrics).
   uint64_t upstream_requests() const { return requests_.load(); }

@@ -145,6 +145,60 @@ TEST_CASE(
   CHECK(requests_for_rejected <= 12);
 }
 
+TEST_CASE(
+    "S-21 the upstream killed under hls.js playing through an edge: the edge moves to the "
+    "other ingest node, no fatal error") {
+  auto dir = MakeTempDir("relay-failover");
+  auto central = StartCentral(dir);
+  auto a = StartIngestWithStream(central, "ingest-a", "live");
+  auto b = StartIngestWithStream(central, "ingest-b", "live");
+  auto edge = StartStreamer(central.grpc, "edge-1", "edge");
+  // The same source into both at once: the same timeline (S-5).
+  auto push_a = PushFile(SourceTs(60), a.publish, "live");
+  auto push_b = PushFile(SourceTs(60), b.publish, "live");
+  REQUIRE(Eventually(
+      [&] {
+        return !SegmentsOf(Http("GET", a.http, "/live/v1/index.ll.m3u8").body).empty() &&
+               !SegmentsOf(Http("GET", b.http, "/live/v1/index.ll.m3u8").body).empty();
+      },
+      20s));
+  auto playing = std::async(std::launch::async, [&] {
+    return PlayInBrowser("http://" + edge.http + "/live/index.ll.m3u8", 24,
+                         "--low-latency --timeout-s 80");
+  });
+  std::string upstream;
+  REQUIRE(Eventually(
+      [&] {
+        auto relays = Http("GET", edge.http, "/status").Json()["relays"];
+        if (!relays.is_array() || relays.empty() || !relays[0]["upstream"].is_string()) {
+          return false;
+        }
+        upstream = relays[0]["upstream"];
+        return true;
+      },
+      30s));
+  // Steady playback first: three more segments at the edge after the relay started.
+  int64_t started = *SegmentsOf(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body).rbegin();
+  REQUIRE(Eventually(
+      [&] {
+        auto s = SegmentsOf(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body);
+        return !s.empty() && *s.rbegin() >= started + 3;
+      },
+      20s));
+  Streamer& victim = upstream == "ingest-a" ? a : b;
+  victim.process->Signal(SIGKILL);
+  victim.process->Wait();
+  auto result = playing.get();
+  INFO(result.dump());
+  CHECK(result["ok"] == true);
+  for (const auto& e : result["errors"]) CHECK(e["fatal"] == false);
+  auto relays = Http("GET", edge.http, "/status").Json()["relays"];
+  REQUIRE(relays.size() == 1);
+  CHECK(relays[0]["upstream"] != upstream);
+  WARN("S-21 max stall behind the edge after kill -9 of its upstream "
+       << upstream << ": " << result["max_stall_s"] << " s");
+}
+
 TEST_CASE("S-19 hls.js plays LL-HLS and HLS-TS through an edge that relays the stream") {
   auto dir = MakeTempDir("relay-play");
   auto central = StartCentral(dir);
