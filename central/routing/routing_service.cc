@@ -84,8 +84,13 @@ std::vector<const RouteNode*> RoutingService::Upstreams(const RoutingSnapshot& s
     if (!node.live->Online(now, registry_->offline_after()) || !node.live->Serves(stream)) continue;
     found.emplace_back(rank(node.zone), &node);
   }
+  // Within a zone, origins first: they hold every pipeline's objects and are where a site's
+  // edges are meant to take the stream from (seed 002); ingest nodes next.
   std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : a.second->id < b.second->id;
+    if (a.first != b.first) return a.first < b.first;
+    bool ao = a.second->role == v1::ROLE_ORIGIN, bo = b.second->role == v1::ROLE_ORIGIN;
+    if (ao != bo) return ao;
+    return a.second->id < b.second->id;
   });
   std::vector<const RouteNode*> out;
   for (const auto& [r, node] : found) out.push_back(node);

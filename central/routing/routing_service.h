@@ -51,7 +51,8 @@ class RoutingService {
 
   // S-19: the nodes `edge_id` may relay `stream` from, best first: ingest and origin nodes
   // that are online and report the stream working, those in the edge's zone chain first (in
-  // chain order), then the rest; ties by node id. Empty when none.
+  // chain order), then the rest; within a zone origins before ingest nodes, then by node id.
+  // Empty when none.
   std::vector<const RouteNode*> Upstreams(const RoutingSnapshot& snapshot, std::string_view stream,
                                           const std::string& edge_id) const;
 

@@ -30,7 +30,11 @@ void StreamManager::Apply(const NodeConfig& config) {
         ++it;
       }
     }
+    filled_by_others_.clear();
     for (const auto& [name, object] : config.streams) {
+      if (config.relayed.contains(name) || config.publish_targets.contains(name)) {
+        filled_by_others_.insert(name);
+      }
       auto& pipeline = pipelines_[name];
       if (!pipeline) {
         pipeline = std::make_shared<StreamPipeline>(StreamSettings::FromJson(name, object), store_,
@@ -57,7 +61,17 @@ std::shared_ptr<StreamPipeline> StreamManager::Find(const std::string& stream) c
 
 void StreamManager::FillReport(v1::LoadReport& report) const {
   absl::ReaderMutexLock lock(&mu_);
-  for (const auto& [name, pipeline] : pipelines_) pipeline->FillReport(*report.add_streams());
+  for (const auto& [name, pipeline] : pipelines_) {
+    auto& entry = *report.add_streams();
+    pipeline->FillReport(entry);
+    if (!filled_by_others_.contains(name)) continue;
+    // S-19/S-23: working while objects keep arriving (three target durations, as Working()).
+    int64_t last = 0;
+    for (const auto& w : store_->Windows(name)) last = std::max(last, w->last_publish_unix_ms);
+    int64_t age_ms = UnixMillis(clock_.Now()) - last;
+    entry.set_working(last > 0 && age_ms <= 3LL * pipeline->settings().segment_ms);
+    entry.set_live_window_age_s(last > 0 ? age_ms / 1000.0 : -1);
+  }
 }
 
 }  // namespace meshwork::streamer

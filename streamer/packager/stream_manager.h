@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,9 @@ class StreamManager {
   const Clock& clock_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<StreamPipeline>> pipelines_ ABSL_GUARDED_BY(mu_);
+  // Streams filled by others (relayed, or published here by ingest nodes): their report says
+  // whether objects keep arriving in the store, not whether this node packages them.
+  std::set<std::string> filled_by_others_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace meshwork::streamer

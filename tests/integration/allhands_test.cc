@@ -1,0 +1,142 @@
+// P-16, the all-hands of seed 002 with real processes: an ingest node and an origin in zone
+// `dc`, an edge in each of two office zones, simulated LL-HLS viewers in each office and
+// hls.js behind one edge. Every viewer is served by its office's edge, and the origin sends
+// each edge one copy of each object, however many viewers there are.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <future>
+#include <regex>
+
+#include "tests/integration/media_harness.h"
+
+namespace meshwork::testing {
+namespace {
+
+// The value of `name` (with its label set, e.g. `{listener="http"}`) in a Prometheus text
+// page; 0 when absent.
+double Metric(const std::string& page, const std::string& name) {
+  size_t at = page.find("\n" + name + " ");
+  if (at == std::string::npos) return 0;
+  return std::stod(page.substr(at + name.size() + 2));
+}
+
+double SentBytes(const Streamer& node) {
+  return Metric(Http("GET", node.http, "/metrics").body,
+                "meshwork_http_sent_bytes_total{listener=\"http\"}");
+}
+
+nlohmann::json RunViewers(const Streamer& edge, int viewers, int seconds) {
+  auto [code, out] = RunCommand(std::string(MESHWORK_VIEWER_SIM_BIN) + " --target " + edge.http +
+                                " --path /allhands/v1/index.ll.m3u8 --viewers " +
+                                std::to_string(viewers) + " --seconds " + std::to_string(seconds));
+  auto at = out.find("RESULT ");
+  if (code != 0 || at == std::string::npos) return {{"error", out}};
+  return nlohmann::json::parse(out.substr(at + 7), nullptr, false);
+}
+
+TEST_CASE(
+    "P-16 all-hands: two offices behind their own edges; the origin sends one copy per "
+    "edge; zero viewer errors") {
+#if defined(__SANITIZE_ADDRESS__)
+  const int per_office = 100;  // the instrumented build is several times slower
+#else
+  const int per_office = 500;
+#endif
+  auto dir = MakeTempDir("allhands");
+  auto central = StartCentral(dir);
+  auto admin = [&](const std::string& method, const std::string& path, const std::string& body) {
+    auto r = Http(method, central.http, "/central/api-v4/" + path, body);
+    INFO(method << " " << path << ": " << r.body);
+    REQUIRE(r.status / 100 == 2);
+  };
+  auto ingest = StartStreamer(central.grpc, "ingest-1", "ingest");
+  auto origin = StartStreamer(central.grpc, "origin-1", "origin");
+  auto edge1 = StartStreamer(central.grpc, "edge-1", "edge");
+  auto edge2 = StartStreamer(central.grpc, "edge-2", "edge");
+  admin("PUT", "zones/dc", R"({"routes": []})");
+  admin("PUT", "zones/office-1", R"({"routes": ["10.1.0.0/16"], "fallback_zone": "dc"})");
+  admin("PUT", "zones/office-2", R"({"routes": ["10.2.0.0/16"], "fallback_zone": "dc"})");
+  admin("PATCH", "streamers/ingest-1", R"({"zone": "dc"})");
+  admin("PATCH", "streamers/origin-1", R"({"zone": "dc"})");
+  admin("PATCH", "streamers/edge-1", R"({"zone": "office-1"})");
+  admin("PATCH", "streamers/edge-2", R"({"zone": "office-2"})");
+  admin("PUT", "streams/allhands",
+        R"({"placement": {"streamers": ["ingest-1"]}, "inputs": ["publish://"],
+            "publish": [{"to": "origin-1", "pipeline": "main"}]})");
+  REQUIRE(Eventually(
+      [&] {
+        auto r = Http("GET", central.http, "/central/api-v4/streamers/ingest-1").Json();
+        for (const auto& s : r["status"]["report"]["streams"]) {
+          if (s["name"] == "allhands") return true;
+        }
+        return false;
+      },
+      10s));
+  auto push = PushFile(SourceTs(60), ingest.publish, "allhands");
+  REQUIRE(Eventually(
+      [&] { return Http("GET", origin.http, "/allhands/v1/index.ll.m3u8").status == 200; }, 20s));
+
+  // Central sends each office's viewers to its own edge (edges first, Z-10/Z-12).
+  REQUIRE(Eventually(
+      [&] {
+        auto r1 =
+            Http("GET", central.http, "/central/api-v4/routes/allhands?client=10.1.0.7").Json();
+        auto r2 =
+            Http("GET", central.http, "/central/api-v4/routes/allhands?client=10.2.0.7").Json();
+        return r1["selected"]["id"] == "edge-1" && r2["selected"]["id"] == "edge-2";
+      },
+      10s));
+
+  // Warm both edges (each starts relaying on its first request), then measure.
+  REQUIRE(Eventually(
+      [&] {
+        return Http("GET", edge1.http, "/allhands/v1/index.ll.m3u8").status == 200 &&
+               Http("GET", edge2.http, "/allhands/v1/index.ll.m3u8").status == 200;
+      },
+      20s));
+  double origin_before = SentBytes(origin);
+  auto upstream_bytes = [](const Streamer& edge) {
+    return Metric(Http("GET", edge.http, "/metrics").body, "meshwork_relay_upstream_bytes_total");
+  };
+  double edge1_before = upstream_bytes(edge1), edge2_before = upstream_bytes(edge2);
+  const int seconds = 20;
+  auto office1 =
+      std::async(std::launch::async, [&] { return RunViewers(edge1, per_office, seconds); });
+  auto office2 =
+      std::async(std::launch::async, [&] { return RunViewers(edge2, per_office, seconds); });
+  auto player = std::async(std::launch::async, [&] {
+    return PlayInBrowser("http://" + edge1.http + "/allhands/index.ll.m3u8", seconds,
+                         "--low-latency --timeout-s 80");
+  });
+  auto v1 = office1.get();
+  auto v2 = office2.get();
+  auto played = player.get();
+  double origin_sent = SentBytes(origin) - origin_before;
+  double edge1_in = upstream_bytes(edge1) - edge1_before;
+  double edge2_in = upstream_bytes(edge2) - edge2_before;
+  INFO("office-1: " << v1.dump() << "\noffice-2: " << v2.dump() << "\nhls.js: " << played.dump());
+  CHECK(v1["errors"] == 0);
+  CHECK(v2["errors"] == 0);
+  CHECK(played["ok"] == true);
+  // What one viewer of an office took, on average, against what its edge took upstream.
+  double per_viewer1 = v1["bytes"].get<double>() / per_office;
+  double per_viewer2 = v2["bytes"].get<double>() / per_office;
+  std::printf(
+      "P-16 all-hands, %d viewers per office for %d s: origin sent %.1f MiB; edge-1 took %.1f MiB "
+      "upstream for viewers who took %.1f MiB (%.2f viewer's worth), edge-2 %.1f MiB for %.1f MiB "
+      "(%.2f viewer's worth); hls.js behind edge-1: %.2f s behind the live edge\n",
+      per_office, seconds, origin_sent / 1048576, edge1_in / 1048576,
+      v1["bytes"].get<double>() / 1048576, edge1_in / per_viewer1, edge2_in / 1048576,
+      v2["bytes"].get<double>() / 1048576, edge2_in / per_viewer2,
+      played["hls_latency_s"].is_number() ? played["hls_latency_s"].get<double>() : -1.0);
+  // One copy per edge: each edge took about what a single viewer did (both forms of the
+  // media and its playlists: at most three viewers' worth), not one copy per viewer; and the
+  // origin sent about what the two edges took.
+  CHECK(edge1_in / per_viewer1 < 3.0);
+  CHECK(edge2_in / per_viewer2 < 3.0);
+  CHECK(origin_sent < 1.5 * (edge1_in + edge2_in) + 1e6);
+  CHECK(origin_sent > 0.5 * (edge1_in + edge2_in));
+}
+
+}  // namespace
+}  // namespace meshwork::testing
