@@ -5,8 +5,8 @@
 // Each viewer keeps one HTTP/1.1 connection and does what a low-latency player does: it
 // reads the media playlist, then asks for it again blocking on the preload hint
 // (`_HLS_msn=M&_HLS_part=P`), and fetches what it has not fetched yet from the live edge it
-// first saw on: every part of the segment in progress, and every segment once complete. Viewers start spread over the
-// first second. After S seconds it prints one line:
+// first saw on: every part of the segment in progress, and every segment once complete. Viewers
+// start spread over the first second. After S seconds it prints one line:
 //
 //   RESULT {"viewers":…,"requests":…,"ok":…,"errors":…,"statuses":{"404":…},
 //           "connect_errors":…,"bytes":…,"parts":…,"segments":…,"playlists":…}
@@ -48,7 +48,7 @@ struct Options {
 struct Totals {
   uint64_t requests = 0, ok = 0, errors = 0, connect_errors = 0, bytes = 0;
   uint64_t parts = 0, segments = 0, playlists = 0;
-  std::map<int, uint64_t> statuses;  // non-200 answers
+  std::map<int, uint64_t> statuses;       // non-200 answers
   std::vector<std::string> first_errors;  // "STATUS TARGET" of the first few
 };
 
@@ -137,7 +137,9 @@ asio::awaitable<void> Viewer(const Options& o, tcp::endpoint endpoint, Totals& t
   std::set<std::string> fetched;
   std::optional<std::string> hint_query;
   int64_t floor_msn = -1;  // objects before this msn are history, not fetched
-  static const std::regex kPart("URI=\"(\\d+)\\.(\\d+)\\.m4s\"");
+  // Listed parts only (#EXT-X-PART), not the preload hint: a hinted part may never exist
+  // (the segment ends first), and this viewer only takes what is listed.
+  static const std::regex kPart("#EXT-X-PART:[^\n]*URI=\"(\\d+)\\.(\\d+)\\.m4s\"");
   static const std::regex kSegment("\n(\\d+)\\.m4s");
   static const std::regex kHint("PRELOAD-HINT:TYPE=PART,URI=\"(\\d+)\\.(\\d+)\\.m4s\"");
   const std::string dir = DirOf(o.path);
