@@ -299,3 +299,52 @@ TEST_CASE(
 
 }  // namespace
 }  // namespace meshwork::testing
+
+namespace meshwork::testing {
+namespace {
+
+TEST_CASE(
+    "S-23 a failing origin target does not slow the ingest node: its viewers keep "
+    "getting parts on time, the failures show in /status") {
+  auto dir = MakeTempDir("feed-down");
+  auto central = StartCentral(dir);
+  auto ingest = StartIngestWithStream(central, "ingest-1", "ch1");
+  // An origin that registered and then died: its address is known, nothing answers there.
+  auto origin = StartStreamer(central.grpc, "origin-1", "origin");
+  auto stream = Http("GET", central.http, "/central/api-v4/streams/ch1").Json();
+  stream["publish"] = {{{"to", "origin-1"}, {"pipeline", "eu-a"}}};
+  stream.erase("timeline_anchor");
+  REQUIRE(Http("PUT", central.http, "/central/api-v4/streams/ch1", stream.dump()).status == 200);
+  origin.process->Signal(SIGKILL);
+  origin.process->Wait();
+  auto push = PushFile(SourceTs(60), ingest.publish, "ch1");
+  REQUIRE(Eventually(
+      [&] { return !SegmentsOf(Http("GET", ingest.http, "/ch1/v1/index.ll.m3u8").body).empty(); },
+      20s));
+  // Blocking reloads for the next parts come back within a part target or so each, as on
+  // a node with no target at all.
+  double worst = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::string hint = Hint(Http("GET", ingest.http, "/ch1/v1/index.ll.m3u8").body);
+    REQUIRE(!hint.empty());
+    auto dot = hint.find('.');
+    std::string msn = hint.substr(0, dot);
+    std::string part = hint.substr(dot + 1, hint.find('.', dot + 1) - dot - 1);
+    auto start = std::chrono::steady_clock::now();
+    auto held =
+        Http("GET", ingest.http, "/ch1/v1/index.ll.m3u8?_HLS_msn=" + msn + "&_HLS_part=" + part);
+    worst = std::max(
+        worst, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    CHECK(held.status == 200);
+  }
+  std::printf("S-23 with its origin down, the ingest's slowest blocking reload: %.2f s\n", worst);
+  CHECK(worst < 1.5);  // a part target is 0.5 s; the hold ends at the part's publish
+  auto status = Http("GET", ingest.http, "/status").Json();
+  INFO(status.dump());
+  REQUIRE(status["publish_targets"].size() == 1);
+  CHECK(status["publish_targets"][0]["sent"] == 0);
+  CHECK(status["publish_targets"][0]["failed_attempts"].get<int>() > 0);
+}
+
+}  // namespace
+}  // namespace meshwork::testing
