@@ -90,6 +90,9 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
   CHECK(Variants(vlc.body) == 1);
 
   SECTION("kill -9 of the node under a playing viewer") {
+    // The VLC request above is a play session on A for two target durations: let it lapse,
+    // so that "watching" below means the browser's player.
+    REQUIRE(Eventually([&] { return !Watching(central, "node-a"); }, 15s));
     auto playing = std::async(std::launch::async, [&] {
       return PlayInBrowser("http://" + a.http + "/ch1/index.m3u8", 24, "--ott --timeout-s 80");
     });
