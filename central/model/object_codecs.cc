@@ -19,11 +19,25 @@ namespace meshwork::central {
 namespace {
 
 constexpr std::string_view kZoneMembers[] = {"name", "routes", "fallback_zone"};
-constexpr std::string_view kStreamMembers[] = {
-    "name",           "placement",        "inputs",         "segment_ms",     "part_ms",
-    "live_window",    "input_timeout_ms", "cors",           "template",       "pipelines",
-    "masks",          "next_mask_id",     "version",        "range_versions", "ott",
-    "publish_tokens", "pipeline_tokens",  "timeline_anchor", "publish"};
+constexpr std::string_view kStreamMembers[] = {"name",
+                                               "placement",
+                                               "inputs",
+                                               "segment_ms",
+                                               "part_ms",
+                                               "live_window",
+                                               "input_timeout_ms",
+                                               "cors",
+                                               "template",
+                                               "pipelines",
+                                               "masks",
+                                               "next_mask_id",
+                                               "version",
+                                               "range_versions",
+                                               "ott",
+                                               "publish_tokens",
+                                               "pipeline_tokens",
+                                               "timeline_anchor",
+                                               "publish"};
 // Changed only by the server (L-13 masks, L-14 invalidation).
 constexpr std::string_view kManagedMembers[] = {"masks", "next_mask_id", "version",
                                                 "range_versions"};

@@ -7,8 +7,8 @@
 #pragma once
 
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
