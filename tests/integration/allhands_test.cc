@@ -35,8 +35,8 @@ nlohmann::json RunViewers(const Streamer& edge, int viewers, int seconds) {
 }
 
 TEST_CASE(
-    "P-16 all-hands: two offices behind their own edges; the origin sends one copy per "
-    "edge; zero viewer errors") {
+    "P-16 all-hands: two offices behind their own edges, the origin sends one copy per "
+    "edge, zero viewer errors") {
 #if defined(__SANITIZE_ADDRESS__)
   const int per_office = 100;  // the instrumented build is several times slower
 #else

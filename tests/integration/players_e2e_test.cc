@@ -115,19 +115,15 @@ Streamer StartOriginWithStream(const Central& central, const std::string& stream
 std::unique_ptr<Process> DashPackager(const std::string& source, const std::string& publish,
                                       const std::string& stream, const std::string& log) {
   std::vector<std::string> argv = {
-      "/usr/bin/ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-i", source,
-      "-map", "0:v", "-map", "0:a", "-c", "copy",
+      "/usr/bin/ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-i", source, "-map", "0:v",
+      "-map", "0:a", "-c", "copy",
       // MPEG-TS stream types are no MP4 sample entries.
-      "-tag:v", "avc1", "-tag:a", "mp4a",
-      "-f", "dash", "-seg_duration", "2", "-window_size", "6", "-use_template", "1",
-      "-use_timeline", "0", "-start_number", "0",
-      "-adaptation_sets", "id=0,streams=v id=1,streams=a",
-      "-init_seg_name", "$RepresentationID$/init.mp4",
-      "-media_seg_name", "$RepresentationID$/$Number$.m4s",
-      "-method", "PUT",
+      "-tag:v", "avc1", "-tag:a", "mp4a", "-f", "dash", "-seg_duration", "2", "-window_size", "6",
+      "-use_template", "1", "-use_timeline", "0", "-start_number", "0", "-adaptation_sets",
+      "id=0,streams=v id=1,streams=a", "-init_seg_name", "$RepresentationID$/init.mp4",
+      "-media_seg_name", "$RepresentationID$/$Number$.m4s", "-method", "PUT",
       // An AVDictionary string: the ':' inside the header value is escaped.
-      "-http_opts", "headers=X-Pipeline\\: a",
-      "http://" + publish + "/" + stream + "/index.mpd"};
+      "-http_opts", "headers=X-Pipeline\\: a", "http://" + publish + "/" + stream + "/index.mpd"};
   return Process::Start(argv, log);
 }
 
@@ -138,13 +134,38 @@ std::unique_ptr<Process> HlsFmp4Packager(const std::string& source, const std::s
                                          const std::string& stream, const std::string& rendition,
                                          const std::string& map, const std::string& log) {
   std::string base = "http://" + publish + "/" + stream + "/" + rendition + "/";
-  std::vector<std::string> argv = {
-      "/usr/bin/ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-i", source,
-      "-map", map, "-c", "copy", "-bsf:a", "aac_adtstoasc",
-      "-f", "hls", "-hls_time", "2", "-hls_list_size", "6", "-start_number", "0",
-      "-hls_segment_type", "fmp4", "-hls_fmp4_init_filename", "init.mp4",
-      "-method", "PUT", "-headers", "X-Pipeline: a\r\n",
-      "-hls_segment_filename", base + "%d.m4s", base + "index.m3u8"};
+  std::vector<std::string> argv = {"/usr/bin/ffmpeg",
+                                   "-hide_banner",
+                                   "-loglevel",
+                                   "error",
+                                   "-re",
+                                   "-i",
+                                   source,
+                                   "-map",
+                                   map,
+                                   "-c",
+                                   "copy",
+                                   "-bsf:a",
+                                   "aac_adtstoasc",
+                                   "-f",
+                                   "hls",
+                                   "-hls_time",
+                                   "2",
+                                   "-hls_list_size",
+                                   "6",
+                                   "-start_number",
+                                   "0",
+                                   "-hls_segment_type",
+                                   "fmp4",
+                                   "-hls_fmp4_init_filename",
+                                   "init.mp4",
+                                   "-method",
+                                   "PUT",
+                                   "-headers",
+                                   "X-Pipeline: a\r\n",
+                                   "-hls_segment_filename",
+                                   base + "%d.m4s",
+                                   base + "index.m3u8"};
   return Process::Start(argv, log);
 }
 
@@ -186,8 +207,9 @@ TEST_CASE("S-16a dash.js 5 plays a locally packaged stream for 20 s") {
   CheckPlayed(result, kPlaySeconds);
 }
 
-TEST_CASE("S-16a each locally packaged rendition's init.mp4 holds one track; audio has its own "
-          "AdaptationSet and EXT-X-MEDIA group") {
+TEST_CASE(
+    "S-16a each locally packaged rendition's init.mp4 holds one track, and audio has its own "
+    "AdaptationSet and EXT-X-MEDIA group") {
   auto dir = MakeTempDir("cmaf-local");
   auto central = StartCentral(dir);
   auto node = StartIngestWithStream(central, "ingest-1", "cmaf");
@@ -232,8 +254,9 @@ TEST_CASE("L-1 S-16 dash.js 5 plays an ffmpeg-published DASH stream for 20 s") {
   CheckPlayed(result, kPlaySeconds);
 }
 
-TEST_CASE("L-1 S-10 hls.js in low-latency mode plays an ffmpeg-published fMP4 HLS stream for "
-          "20 s") {
+TEST_CASE(
+    "L-1 S-10 hls.js in low-latency mode plays an ffmpeg-published fMP4 HLS stream for "
+    "20 s") {
   auto dir = MakeTempDir("hls-published");
   auto central = StartCentral(dir);
   auto node = StartOriginWithStream(central, "hlspub");

@@ -45,7 +45,7 @@ std::set<int64_t> SegmentsOf(const std::string& playlist) {
 }
 
 TEST_CASE(
-    "S-19 S-20 an edge relays a stream placed elsewhere; concurrent viewers cost one "
+    "S-19 S-20 an edge relays a stream placed elsewhere, and concurrent viewers cost one "
     "upstream request per object") {
   auto dir = MakeTempDir("relay");
   auto central = StartCentral(dir);
@@ -244,7 +244,7 @@ std::pair<std::string, int64_t> NewestPipeline(const Streamer& origin, const std
 
 TEST_CASE(
     "S-23 seed 001 with Meshwork nodes: two ingest nodes publish as eu-a and us-b to an "
-    "origin; kill -9 of the preferred one moves the origin to us-b") {
+    "origin, and kill -9 of the preferred one moves the origin to us-b") {
   auto dir = MakeTempDir("feed");
   auto central = StartCentral(dir);
   auto eu = StartIngestWithStream(central, "ingest-eu", "ch1");
