@@ -184,8 +184,8 @@ TEST_CASE("C-3 IsEmptyUpdate is false for a full update or a different revision"
 }
 
 TEST_CASE(
-    "S-19 S-23 an edge gets every stream, those placed elsewhere marked relay; an origin "
-    "gets the streams that publish to it; other nodes only their own") {
+    "S-19 S-23 an edge gets every stream, those placed elsewhere marked relay, an origin "
+    "gets the streams that publish to it, other nodes only their own") {
   ClusterConfig config = Sample();
   config.streamers["ingest-1"] = Record("ingest-1", 2, "dc");
   config.streamers["ingest-1"].settings.set_role(v1::ROLE_INGEST);

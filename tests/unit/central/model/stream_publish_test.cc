@@ -20,7 +20,7 @@ std::string PublishError(std::string_view publish) {
   return FieldOf(result.status());
 }
 
-TEST_CASE("S-23 publish targets are kept with from resolved; absent means none") {
+TEST_CASE("S-23 publish targets are kept with from resolved, absent means none") {
   auto none = ValidateStream(json::object(), "ch1");
   REQUIRE(none.ok());
   CHECK(!none->contains("publish"));

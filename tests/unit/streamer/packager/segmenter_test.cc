@@ -148,7 +148,7 @@ TEST_CASE("S-5 a node that joins after a segment's first keyframe does not publi
   }
 }
 
-TEST_CASE("S-16a audio is a CMAF rendition of its own, cut with v1; HLS-TS keeps it muxed") {
+TEST_CASE("S-16a audio is a CMAF rendition of its own, cut with v1, and HLS-TS keeps it muxed") {
   FakeClock clock;
   std::vector<Published> out;
   std::map<std::string, std::vector<std::pair<int64_t, int>>> parts;  // rendition → (msn, part)

@@ -42,7 +42,7 @@ TEST_CASE("S-19 the edge reads parts, segments, timing and the hint of an upstre
   CHECK(*p->hint == std::make_pair(int64_t{898077662}, 1));
 }
 
-TEST_CASE("S-19 master renditions are single safe names; other text is refused") {
+TEST_CASE("S-19 master renditions are single safe names, and other text is refused") {
   CHECK(ParseMasterRenditions(Corpus("master.m3u8")) == std::vector<std::string>{"a1", "v1"});
   CHECK(!ParseMediaPlaylist("<html>not a playlist</html>"));
   CHECK(!ParseObjectName("../1.m4s"));

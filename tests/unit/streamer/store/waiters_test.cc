@@ -282,7 +282,7 @@ TEST_CASE("L-7 a callback may hold again from inside itself (no lock is held)") 
   CHECK(waiters.size() == 1);
 }
 
-TEST_CASE("L-7 removed keys answer kRemoved; so does destruction") {
+TEST_CASE("L-7 removed keys answer kRemoved, and so does destruction") {
   boost::asio::io_context io;
   FakeClock clock;
   std::vector<Outcome> a, b, c;
