@@ -40,20 +40,6 @@ std::string_view ContentType(ObjectKey key) {
   return key.kind == ObjectKey::kTs ? kTsType : kMp4Type;
 }
 
-std::string ObjectFile(ObjectKey key) {
-  switch (key.kind) {
-    case ObjectKey::kInit:
-      return "init.mp4";
-    case ObjectKey::kTs:
-      return absl::StrCat(key.msn, ".ts");
-    case ObjectKey::kM4s:
-      return absl::StrCat(key.msn, ".m4s");
-    case ObjectKey::kPart:
-      return absl::StrCat(key.msn, ".", key.part, ".m4s");
-  }
-  return "";
-}
-
 // Reads a whole (small) body into a string, refusing more than `limit` bytes.
 class SmallBody : public std::enable_shared_from_this<SmallBody> {
  public:
@@ -242,7 +228,7 @@ class OriginDelivery::Upload : public std::enable_shared_from_this<Upload> {
   }
 
   std::string Describe() const {
-    return absl::StrCat(request_.rendition, "/", ObjectFile(request_.key));
+    return absl::StrCat(request_.rendition, "/", ObjectFileName(request_.key));
   }
 
   OriginDelivery* owner_;

@@ -13,20 +13,6 @@ namespace meshwork::streamer::relay {
 
 namespace {
 
-std::string ObjectName(ObjectKey key) {
-  switch (key.kind) {
-    case ObjectKey::kInit:
-      return "init.mp4";
-    case ObjectKey::kTs:
-      return absl::StrCat(key.msn, ".ts");
-    case ObjectKey::kM4s:
-      return absl::StrCat(key.msn, ".m4s");
-    case ObjectKey::kPart:
-      return absl::StrCat(key.msn, ".", key.part, ".m4s");
-  }
-  return "";
-}
-
 // http://host:port → host, port.
 std::optional<std::pair<std::string, uint16_t>> HostPort(std::string_view url) {
   if (!url.starts_with("http://")) return std::nullopt;
@@ -306,7 +292,7 @@ void OriginFeed::OnPublish(const std::string& stream, const std::string& renditi
   if (it == streams_.end()) return;
   const StreamTargets& st = it->second;
   Target::Item item;
-  item.path = absl::StrCat("/", stream, "/", rendition, "/", ObjectName(key));
+  item.path = absl::StrCat("/", stream, "/", rendition, "/", ObjectFileName(key));
   item.defects = candidate->defects;
   item.chunks = candidate->chunks;
   item.size = candidate->size;

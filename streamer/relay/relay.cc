@@ -248,8 +248,8 @@ class Relay::StreamRelay {
     for (const auto& e : playlist.entries) {
       if (!Running()) return;
       if (e.msn <= f.last_segment) continue;
-      std::string name =
-          e.part >= 0 ? absl::StrCat(e.msn, ".", e.part, ".m4s") : absl::StrCat(e.msn, ".m4s");
+      std::string name = ObjectFileName(e.part >= 0 ? ObjectKey{ObjectKey::kPart, e.msn, e.part}
+                                                    : ObjectKey{ObjectKey::kM4s, e.msn, -1});
       if (e.part >= 0) {
         if (std::make_pair(e.msn, e.part) <= f.last_part) continue;
         auto bytes =
@@ -284,7 +284,8 @@ class Relay::StreamRelay {
       if (f.has_ts) {
         // The same segment as MPEG-TS (held upstream for the moment it takes to follow the
         // fMP4 form out).
-        auto ts = Get(absl::StrCat("/", stream_, "/", f.name, "/", e.msn, ".ts"),
+        auto ts = Get(absl::StrCat("/", stream_, "/", f.name, "/",
+                                   ObjectFileName(ObjectKey{ObjectKey::kTs, e.msn, -1})),
                       relay_->options_.fetch_timeout);
         if (ts.ok()) {
           (void)Publish(f.name, ObjectKey{ObjectKey::kTs, e.msn, -1}, {*ts}, timing, f.info);

@@ -2,7 +2,23 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace meshwork::streamer {
+
+std::string ObjectFileName(ObjectKey key) {
+  switch (key.kind) {
+    case ObjectKey::kInit:
+      return "init.mp4";
+    case ObjectKey::kTs:
+      return absl::StrCat(key.msn, ".ts");
+    case ObjectKey::kM4s:
+      return absl::StrCat(key.msn, ".m4s");
+    case ObjectKey::kPart:
+      return absl::StrCat(key.msn, ".", key.part, ".m4s");
+  }
+  return "";
+}
 
 namespace {
 

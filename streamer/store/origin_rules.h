@@ -48,6 +48,9 @@ struct ObjectKey {
   bool is_segment() const { return kind == kTs || kind == kM4s; }
 };
 
+// The object's file name under its rendition: init.mp4, N.ts, N.m4s, N.P.m4s (L-1).
+std::string ObjectFileName(ObjectKey key);
+
 // X-Defects (L-1) as a bit set.
 enum Defect : uint32_t {
   kDefectShort = 1,
