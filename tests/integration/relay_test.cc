@@ -44,17 +44,34 @@ std::set<int64_t> SegmentsOf(const std::string& playlist) {
   return out;
 }
 
+// Central, an ingest node packaging an ffmpeg push of stream "live", and an edge that does
+// not hold it; returns once the ingest lists a segment.
+struct EdgeSetup {
+  Central central;
+  Streamer ingest;
+  Streamer edge;
+  std::unique_ptr<Process> push;
+};
+EdgeSetup StartEdgeSetup(const std::string& tag) {
+  EdgeSetup k;
+  k.central = StartCentral(MakeTempDir(tag));
+  k.ingest = StartIngestWithStream(k.central, "ingest-1", "live");
+  k.edge = StartStreamer(k.central.grpc, "edge-1", "edge");
+  k.push = PushFile(SourceTs(60), k.ingest.publish, "live");
+  REQUIRE(Eventually(
+      [&] {
+        return !SegmentsOf(Http("GET", k.ingest.http, "/live/v1/index.ll.m3u8").body).empty();
+      },
+      20s));
+  return k;
+}
+
 TEST_CASE(
     "S-19 S-20 an edge relays a stream placed elsewhere, and concurrent viewers cost one "
     "upstream request per object") {
-  auto dir = MakeTempDir("relay");
-  auto central = StartCentral(dir);
-  auto ingest = StartIngestWithStream(central, "ingest-1", "live");
-  auto edge = StartStreamer(central.grpc, "edge-1", "edge");
-  auto push = PushFile(SourceTs(60), ingest.publish, "live");
-  REQUIRE(Eventually(
-      [&] { return !SegmentsOf(Http("GET", ingest.http, "/live/v1/index.ll.m3u8").body).empty(); },
-      20s));
+  auto k = StartEdgeSetup("relay");
+  auto& ingest = k.ingest;
+  auto& edge = k.edge;
 
   // The first request starts the relay and is held until its first segment is in (up to
   // three target durations; a slow machine may need a second ask).
@@ -200,14 +217,9 @@ TEST_CASE(
 }
 
 TEST_CASE("S-19 hls.js plays LL-HLS and HLS-TS through an edge that relays the stream") {
-  auto dir = MakeTempDir("relay-play");
-  auto central = StartCentral(dir);
-  auto ingest = StartIngestWithStream(central, "ingest-1", "live");
-  auto edge = StartStreamer(central.grpc, "edge-1", "edge");
-  auto push = PushFile(SourceTs(60), ingest.publish, "live");
-  REQUIRE(Eventually(
-      [&] { return !SegmentsOf(Http("GET", ingest.http, "/live/v1/index.ll.m3u8").body).empty(); },
-      20s));
+  auto k = StartEdgeSetup("relay-play");
+  auto& ingest = k.ingest;
+  auto& edge = k.edge;
   auto ll = PlayInBrowser("http://" + edge.http + "/live/index.ll.m3u8", 15, "--low-latency");
   INFO(ll.dump());
   CHECK(ll["ok"] == true);
