@@ -1,6 +1,7 @@
 #include "common/http/client.h"
 
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "boost/asio.hpp"
@@ -14,6 +15,35 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
+// The request line and headers every exchange sends.
+Request BuildRequest(const ClientRequest& in) {
+  Request out;
+  out.method(in.method);
+  out.target(in.target);
+  out.version(11);
+  out.set(beast_http::field::host, absl::StrCat(in.host, ":", in.port));
+  out.set(beast_http::field::user_agent, "meshwork");
+  for (auto& [k, v] : in.headers) out.set(k, v);
+  out.body() = in.body;
+  if (!in.body.empty() || in.method == Verb::put || in.method == Verb::post ||
+      in.method == Verb::patch) {
+    out.prepare_payload();
+  }
+  return out;
+}
+
+// "[::1]" → "::1" for the resolver.
+std::string ResolverHost(const std::string& host) {
+  if (host.size() >= 2 && host.front() == '[') return host.substr(1, host.size() - 2);
+  return host;
+}
+
+absl::Status TransportError(const ClientRequest& request, const char* step, beast::error_code ec) {
+  std::string what = absl::StrCat(step, " ", request.host, ":", request.port, ": ", ec.message());
+  if (ec == beast::error::timeout) return absl::DeadlineExceededError(what);
+  return absl::UnavailableError(what);
+}
+
 class Exchange : public std::enable_shared_from_this<Exchange> {
  public:
   Exchange(asio::any_io_executor executor, ClientRequest request, FetchCallback done)
@@ -23,22 +53,10 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
         done_(std::move(done)) {}
 
   void Start() {
-    std::string host = request_.host;
-    if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-    out_.method(request_.method);
-    out_.target(request_.target);
-    out_.version(11);
-    out_.set(beast_http::field::host, absl::StrCat(request_.host, ":", request_.port));
-    out_.set(beast_http::field::user_agent, "meshwork");
-    for (auto& [k, v] : request_.headers) out_.set(k, v);
-    out_.body() = request_.body;
-    if (!request_.body.empty() || request_.method == Verb::put || request_.method == Verb::post ||
-        request_.method == Verb::patch) {
-      out_.prepare_payload();
-    }
+    out_ = BuildRequest(request_);
     stream_.expires_after(request_.timeout);
     resolver_.async_resolve(
-        host, std::to_string(request_.port),
+        ResolverHost(request_.host), std::to_string(request_.port),
         [self = shared_from_this()](beast::error_code ec, tcp::resolver::results_type results) {
           if (ec)
             return self->Fail(absl::UnavailableError(
@@ -64,10 +82,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
  private:
   absl::Status Transport(const char* step, beast::error_code ec) {
-    std::string what =
-        absl::StrCat(step, " ", request_.host, ":", request_.port, ": ", ec.message());
-    if (ec == beast::error::timeout) return absl::DeadlineExceededError(what);
-    return absl::UnavailableError(what);
+    return TransportError(request_, step, ec);
   }
   void Fail(absl::Status status) { done_(std::move(status)); }
 
@@ -93,6 +108,102 @@ absl::StatusOr<Response> Fetch(ClientRequest request) {
              [&result](absl::StatusOr<Response> r) { result = std::move(r); });
   io.run();
   return result;
+}
+
+class KeepAliveClient::Impl {
+ public:
+  // One exchange on the open connection (opening it first when there is none). `reused`
+  // tells whether the connection served an earlier request; `got_some` whether any byte of
+  // the answer arrived before a failure.
+  absl::StatusOr<Response> Exchange(const ClientRequest& request, bool& reused, bool& got_some,
+                                    uint64_t& opened) {
+    reused = false;
+    got_some = false;
+    if (stream_ && (request.host != host_ || request.port != port_)) Close();
+    Request out = BuildRequest(request);
+    absl::Status failed;
+    beast_http::response_parser<beast_http::string_body> parser;
+    parser.body_limit(request.body_limit_bytes);
+    tcp::resolver resolver(io_);  // lives until io_.run() returns
+    auto read_answer = [&] {
+      beast_http::async_write(*stream_, out, [&](beast::error_code ec, size_t) {
+        if (ec) {
+          failed = TransportError(request, "write", ec);
+          return;
+        }
+        beast_http::async_read(*stream_, buffer_, parser, [&](beast::error_code ec, size_t) {
+          if (ec) failed = TransportError(request, "read", ec);
+        });
+      });
+    };
+    if (stream_) {
+      reused = true;
+      stream_->expires_after(request.timeout);
+      read_answer();
+    } else {
+      stream_.emplace(io_);
+      buffer_.clear();
+      host_ = request.host;
+      port_ = request.port;
+      ++opened;
+      stream_->expires_after(request.timeout);
+      resolver.async_resolve(ResolverHost(request.host), std::to_string(request.port),
+                             [&](beast::error_code ec, tcp::resolver::results_type results) {
+                               if (ec) {
+                                 failed = absl::UnavailableError(
+                                     absl::StrCat("resolve ", request.host, ": ", ec.message()));
+                                 return;
+                               }
+                               stream_->async_connect(
+                                   results, [&](beast::error_code ec, const tcp::endpoint&) {
+                                     if (ec) {
+                                       failed = TransportError(request, "connect", ec);
+                                       return;
+                                     }
+                                     read_answer();
+                                   });
+                             });
+    }
+    io_.restart();
+    io_.run();
+    got_some = parser.got_some();
+    if (!failed.ok()) {
+      Close();
+      return failed;
+    }
+    stream_->expires_never();
+    Response res = parser.release();
+    if (!res.keep_alive()) Close();
+    return res;
+  }
+
+  void Close() {
+    if (!stream_) return;
+    beast::error_code ignored;
+    stream_->socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_->close();
+    stream_.reset();
+    io_.restart();
+    io_.poll();  // completes the cancelled operations of the closed socket
+  }
+
+ private:
+  asio::io_context io_;
+  std::optional<beast::tcp_stream> stream_;
+  beast::flat_buffer buffer_;
+  std::string host_;
+  uint16_t port_ = 0;
+};
+
+KeepAliveClient::KeepAliveClient() : impl_(std::make_unique<Impl>()) {}
+KeepAliveClient::~KeepAliveClient() { impl_->Close(); }
+
+absl::StatusOr<Response> KeepAliveClient::Fetch(const ClientRequest& request) {
+  bool reused = false, got_some = false;
+  auto res = impl_->Exchange(request, reused, got_some, opened_);
+  // A deadline is not retried: the caller's timeout is what it measures progress by.
+  if (res.ok() || !reused || got_some || absl::IsDeadlineExceeded(res.status())) return res;
+  return impl_->Exchange(request, reused, got_some, opened_);
 }
 
 }  // namespace meshwork::http

@@ -1,10 +1,12 @@
-// A small HTTP/1.1 client on Beast: one request per connection, a deadline on the whole
-// exchange, a bound on the response body. Hosts are numeric addresses or names resolved by
-// the system resolver.
+// A small HTTP/1.1 client on Beast: a deadline on the whole exchange, a bound on the
+// response body. Hosts are numeric addresses or names resolved by the system resolver.
+// AsyncFetch/Fetch use one connection per request; KeepAliveClient keeps one open for a
+// thread's sequential requests.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -32,5 +34,31 @@ void AsyncFetch(boost::asio::any_io_executor executor, ClientRequest request, Fe
 
 // Blocking form for tools and tests (runs its own io_context on the calling thread).
 absl::StatusOr<Response> Fetch(ClientRequest request);
+
+// One kept-alive HTTP/1.1 connection for the sequential requests of one thread (a relay's
+// rendition follower, an origin feed's sender). Not thread-safe: used by one thread at a
+// time; Fetch blocks that thread for at most the request's timeout (twice when it retries,
+// below). A request for another host:port closes the connection and opens one there; an
+// answer with `Connection: close` (or HTTP/1.0) closes it after. A request that fails on a
+// reused connection before any byte of the answer arrived (other than by its deadline) is sent once
+// more on a fresh connection: the server may have closed the idle connection as the request went
+// out (RFC 9110 9.2.2 allows the retry for idempotent methods, which are the only ones the callers
+// send: GET and PUT). Any failure closes the connection.
+class KeepAliveClient {
+ public:
+  KeepAliveClient();
+  ~KeepAliveClient();
+  KeepAliveClient(const KeepAliveClient&) = delete;
+  KeepAliveClient& operator=(const KeepAliveClient&) = delete;
+
+  absl::StatusOr<Response> Fetch(const ClientRequest& request);
+  // Connections opened so far (a measure of reuse for tests and status).
+  uint64_t connections_opened() const { return opened_; }
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+  uint64_t opened_ = 0;
+};
 
 }  // namespace meshwork::http

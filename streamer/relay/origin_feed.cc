@@ -172,7 +172,7 @@ class OriginFeed::Target {
     if (!item.token.empty()) request.headers.emplace_back("Authorization", "Bearer " + item.token);
     request.body.reserve(item.size);
     for (const auto& c : item.chunks) request.body += *c;
-    auto res = http::Fetch(std::move(request));
+    auto res = client_.Fetch(request);
     if (!res.ok()) {
       publish_url_.clear();
       return Failed(item, res.status().ToString());
@@ -202,6 +202,7 @@ class OriginFeed::Target {
   const std::string pipeline_;
   NodesFn nodes_;
   std::string publish_url_;       // the sending thread's own
+  http::KeepAliveClient client_;  // the sender thread's connection to the origin
   std::string last_failed_path_;  // likewise
   prometheus::Counter* sent_metric_ = nullptr;
   prometheus::Counter* failed_metric_ = nullptr;

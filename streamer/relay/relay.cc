@@ -75,6 +75,7 @@ class Relay::StreamRelay {
   void Run() {
     log::Info("relay_started", {{"stream", stream_}});
     std::vector<std::thread> renditions;
+    http::KeepAliveClient client;
     while (Running() && renditions.empty()) {
       if (!Connect()) {
         Pause(std::chrono::milliseconds(500));
@@ -82,7 +83,7 @@ class Relay::StreamRelay {
       }
       std::string base = Base();
       auto master =
-          Get(absl::StrCat("/", stream_, "/index.ll.m3u8"), relay_->options_.fetch_timeout);
+          Get(client, absl::StrCat("/", stream_, "/index.ll.m3u8"), relay_->options_.fetch_timeout);
       if (!master.ok()) {
         NextUpstream(base);
         continue;
@@ -136,7 +137,9 @@ class Relay::StreamRelay {
     stopping_.WaitForNotificationWithTimeout(absl::FromChrono(d));
   }
 
-  absl::StatusOr<Chunk> Get(const std::string& target, std::chrono::milliseconds timeout) {
+  // One upstream request on `client` (the calling thread's kept-alive connection).
+  absl::StatusOr<Chunk> Get(http::KeepAliveClient& client, const std::string& target,
+                            std::chrono::milliseconds timeout) {
     auto base = SplitBase(Base());
     if (!base) return absl::UnavailableError("no upstream");
     http::ClientRequest request;
@@ -147,7 +150,7 @@ class Relay::StreamRelay {
     request.body_limit_bytes = relay_->options_.max_object_bytes;
     relay_->requests_.fetch_add(1);
     if (relay_->requests_metric_) relay_->requests_metric_->Increment();
-    auto res = http::Fetch(std::move(request));
+    auto res = client.Fetch(request);
     if (!res.ok()) return res.status();
     if (res->result() != http::Status::ok) {
       return absl::UnavailableError(absl::StrCat("upstream answered ", res->result_int()));
@@ -188,6 +191,7 @@ class Relay::StreamRelay {
   // The state of one rendition's relay.
   struct Follow {
     std::string name;
+    http::KeepAliveClient client;  // this rendition's upstream connection
     std::shared_ptr<RenditionInfo> info;
     uint32_t timescale = 0;
     bool has_ts = false;                        // the upstream has the MPEG-TS form too
@@ -216,8 +220,8 @@ class Relay::StreamRelay {
   }
 
   bool FetchInit(Follow& f) {
-    auto init =
-        Get(absl::StrCat("/", stream_, "/", f.name, "/init.mp4"), relay_->options_.fetch_timeout);
+    auto init = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/init.mp4"),
+                    relay_->options_.fetch_timeout);
     if (!init.ok()) return false;
     f.info = std::make_shared<RenditionInfo>();
     f.info->name = f.name;
@@ -231,9 +235,9 @@ class Relay::StreamRelay {
       f.info->live_window = view->policy->live_window;
     }
     // HLS-TS viewers need the MPEG-TS form, which only video renditions have (S-16a).
-    f.has_ts =
-        Get(absl::StrCat("/", stream_, "/", f.name, "/index.m3u8"), relay_->options_.fetch_timeout)
-            .ok();
+    f.has_ts = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/index.m3u8"),
+                   relay_->options_.fetch_timeout)
+                   .ok();
     auto status = Publish(f.name, ObjectKey{ObjectKey::kInit, -1, -1}, {*init}, nullptr, f.info);
     return status.ok();
   }
@@ -252,8 +256,8 @@ class Relay::StreamRelay {
                                                     : ObjectKey{ObjectKey::kM4s, e.msn, -1});
       if (e.part >= 0) {
         if (std::make_pair(e.msn, e.part) <= f.last_part) continue;
-        auto bytes =
-            Get(absl::StrCat("/", stream_, "/", f.name, "/", name), relay_->options_.fetch_timeout);
+        auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name),
+                         relay_->options_.fetch_timeout);
         if (!bytes.ok()) return;
         auto timing = TimingOf(f, e, **bytes);
         if (!Publish(f.name, ObjectKey{ObjectKey::kPart, e.msn, e.part}, {*bytes}, timing, f.info)
@@ -273,8 +277,8 @@ class Relay::StreamRelay {
           static_cast<int>(held->second.size()) == listed->second) {
         chunks = held->second;
       } else {
-        auto bytes =
-            Get(absl::StrCat("/", stream_, "/", f.name, "/", name), relay_->options_.fetch_timeout);
+        auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name),
+                         relay_->options_.fetch_timeout);
         if (!bytes.ok()) return;
         chunks = {*bytes};
       }
@@ -284,7 +288,8 @@ class Relay::StreamRelay {
       if (f.has_ts) {
         // The same segment as MPEG-TS (held upstream for the moment it takes to follow the
         // fMP4 form out).
-        auto ts = Get(absl::StrCat("/", stream_, "/", f.name, "/",
+        auto ts = Get(f.client,
+                      absl::StrCat("/", stream_, "/", f.name, "/",
                                    ObjectFileName(ObjectKey{ObjectKey::kTs, e.msn, -1})),
                       relay_->options_.fetch_timeout);
         if (ts.ok()) {
@@ -318,7 +323,7 @@ class Relay::StreamRelay {
         int64_t part_ms = f.info->part_target_ms > 0 ? f.info->part_target_ms : 1000;
         timeout = std::chrono::milliseconds(2 * part_ms + 250);
       }
-      auto text = Get(target, timeout);
+      auto text = Get(f.client, target, timeout);
       std::optional<UpstreamMediaPlaylist> playlist;
       if (text.ok()) playlist = ParseMediaPlaylist(**text);
       if (!playlist) {

@@ -1,6 +1,7 @@
 // Simulated LL-HLS viewers for the all-hands test (P-16) and the relay benchmark (P-13).
 //
 //   viewer_sim --target HOST:PORT --path /STREAM/v1/index.ll.m3u8 --viewers N --seconds S
+//              [--probe HOST:PORT]
 //
 // Each viewer keeps one HTTP/1.1 connection and does what a low-latency player does: it
 // reads the media playlist, then asks for it again blocking on the preload hint
@@ -11,10 +12,14 @@
 //   RESULT {"viewers":…,"requests":…,"ok":…,"errors":…,"statuses":{"404":…},
 //           "connect_errors":…,"bytes":…,"parts":…,"segments":…,"playlists":…}
 //
-// An error is any answer other than 200 or a broken connection. Single-threaded (asio
-// coroutines); loopback use only.
+// An error is any answer other than 200 or a broken connection. With --probe, one more viewer
+// follows the same path on the probe address (the upstream itself), and the result adds the
+// delay each viewer's part answers had over the probe's answer for the same part (time of the
+// response header's arrival), in ms: "added_ms":{"n":…,"p50":…,"p99":…,"max":…} (P-13).
+// Single-threaded (asio coroutines); loopback use only.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/beast/core.hpp>
@@ -28,6 +33,9 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -40,6 +48,8 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   std::string host;
   std::string port;
+  std::string probe_host;  // empty: no probe
+  std::string probe_port;
   std::string path;
   int viewers = 10;
   double seconds = 10;
@@ -50,6 +60,10 @@ struct Totals {
   uint64_t parts = 0, segments = 0, playlists = 0;
   std::map<int, uint64_t> statuses;       // non-200 answers
   std::vector<std::string> first_errors;  // "STATUS TARGET" of the first few
+  // --probe: when each part's answer header arrived, for the probe and for the viewers (ms
+  // since the start).
+  std::map<std::string, double> probe_part_ms;
+  std::vector<std::pair<std::string, double>> viewer_part_ms;
 };
 
 [[noreturn]] void Usage(const std::string& why) {
@@ -58,15 +72,21 @@ struct Totals {
   std::exit(2);
 }
 
+// "HOST:PORT" → host and port.
+std::pair<std::string, std::string> SplitTarget(const std::string& value, const char* flag) {
+  auto colon = value.rfind(':');
+  if (colon == std::string::npos) Usage(std::string(flag) + " must be HOST:PORT");
+  return {value.substr(0, colon), value.substr(colon + 1)};
+}
+
 Options Parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string name = argv[i], value = argv[i + 1];
     if (name == "--target") {
-      auto colon = value.rfind(':');
-      if (colon == std::string::npos) Usage("--target must be HOST:PORT");
-      o.host = value.substr(0, colon);
-      o.port = value.substr(colon + 1);
+      std::tie(o.host, o.port) = SplitTarget(value, "--target");
+    } else if (name == "--probe") {
+      std::tie(o.probe_host, o.probe_port) = SplitTarget(value, "--probe");
     } else if (name == "--path") {
       o.path = value;
     } else if (name == "--viewers") {
@@ -84,11 +104,13 @@ Options Parse(int argc, char** argv) {
 // "/a/b/v1/index.ll.m3u8" → "/a/b/v1/"
 std::string DirOf(const std::string& path) { return path.substr(0, path.rfind('/') + 1); }
 
-// One GET on a kept connection; the body, or nullopt after an error (counted). A plain
-// function, not a lambda: GCC 12 mishandles temporaries around co_await in lambdas.
+// One GET on a kept connection; the body, or nullopt after an error (counted). When
+// `header_at` is given it receives when the answer's header arrived. A plain function, not a
+// lambda: GCC 12 mishandles temporaries around co_await in lambdas.
 asio::awaitable<std::optional<std::string>> Get(beast::tcp_stream& stream,
                                                 beast::flat_buffer& buffer, const std::string& host,
-                                                const std::string& target, Totals& totals) {
+                                                const std::string& target, Totals& totals,
+                                                Clock::time_point* header_at = nullptr) {
   http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, host);
   req.set(http::field::user_agent, "meshwork-viewer-sim");
@@ -99,6 +121,8 @@ asio::awaitable<std::optional<std::string>> Get(beast::tcp_stream& stream,
     co_await http::async_write(stream, req, asio::use_awaitable);
     http::response_parser<http::string_body> parser;
     parser.body_limit(64 << 20);
+    co_await http::async_read_header(stream, buffer, parser, asio::use_awaitable);
+    if (header_at) *header_at = Clock::now();
     co_await http::async_read(stream, buffer, parser, asio::use_awaitable);
     auto& res = parser.get();
     if (res.result_int() != 200) {
@@ -119,8 +143,10 @@ asio::awaitable<std::optional<std::string>> Get(beast::tcp_stream& stream,
   co_return out;
 }
 
+// One viewer; `probe` records its part times as the reference (--probe).
 asio::awaitable<void> Viewer(const Options& o, tcp::endpoint endpoint, Totals& totals,
-                             Clock::time_point end, std::chrono::milliseconds delay) {
+                             Clock::time_point start, Clock::time_point end,
+                             std::chrono::milliseconds delay, bool probe) {
   auto executor = co_await asio::this_coro::executor;
   asio::steady_timer timer(executor);
   timer.expires_after(delay);
@@ -146,7 +172,7 @@ asio::awaitable<void> Viewer(const Options& o, tcp::endpoint endpoint, Totals& t
   while (Clock::now() < end) {
     std::string target = o.path;
     if (hint_query) target += *hint_query;
-    auto playlist = co_await Get(stream, buffer, o.host, target, totals);
+    auto playlist = co_await Get(stream, buffer, probe ? o.probe_host : o.host, target, totals);
     if (!playlist) break;
     ++totals.playlists;
     const std::string& text = *playlist;
@@ -170,8 +196,18 @@ asio::awaitable<void> Viewer(const Options& o, tcp::endpoint endpoint, Totals& t
       if (is_part && msn <= newest_segment) continue;
       fetched.insert(name);
       std::string object = dir + name;
-      auto body = co_await Get(stream, buffer, o.host, object, totals);
+      Clock::time_point header_at;
+      auto body =
+          co_await Get(stream, buffer, probe ? o.probe_host : o.host, object, totals, &header_at);
       if (!body) break;
+      if (is_part && !o.probe_host.empty()) {
+        double at = std::chrono::duration<double, std::milli>(header_at - start).count();
+        if (probe) {
+          totals.probe_part_ms[name] = at;
+        } else {
+          totals.viewer_part_ms.emplace_back(name, at);
+        }
+      }
       ++(is_part ? totals.parts : totals.segments);
     }
     std::smatch m;
@@ -195,12 +231,37 @@ int main(int argc, char** argv) {
   tcp::resolver resolver(io);
   auto endpoint = *resolver.resolve(o.host, o.port).begin();
   Totals totals;
-  auto end = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(o.seconds * 1000));
+  auto start = Clock::now();
+  auto end = start + std::chrono::milliseconds(static_cast<int64_t>(o.seconds * 1000));
   for (int i = 0; i < o.viewers; ++i) {
     auto delay = std::chrono::milliseconds(1000LL * i / o.viewers);
-    asio::co_spawn(io, Viewer(o, endpoint, totals, end, delay), asio::detached);
+    asio::co_spawn(io, Viewer(o, endpoint, totals, start, end, delay, false), asio::detached);
+  }
+  Totals probe_totals;  // the probe's own requests are not the viewers'
+  if (!o.probe_host.empty()) {
+    auto probe_endpoint = *resolver.resolve(o.probe_host, o.probe_port).begin();
+    asio::co_spawn(
+        io, Viewer(o, probe_endpoint, probe_totals, start, end, std::chrono::milliseconds(0), true),
+        asio::detached);
   }
   io.run();
+  // Delay over the probe per viewer part answer (parts the probe also fetched).
+  std::vector<double> added;
+  for (const auto& [name, at] : totals.viewer_part_ms) {
+    if (auto it = probe_totals.probe_part_ms.find(name); it != probe_totals.probe_part_ms.end()) {
+      added.push_back(at - it->second);
+    }
+  }
+  std::sort(added.begin(), added.end());
+  auto pct = [&](double q) {
+    if (added.empty()) return 0.0;
+    return added[std::min(added.size() - 1, static_cast<size_t>(q * added.size()))];
+  };
+  char added_json[160];
+  std::snprintf(added_json, sizeof added_json,
+                "{\"n\":%zu,\"p50\":%.2f,\"p99\":%.2f,\"max\":%.2f,\"probe_errors\":%llu}",
+                added.size(), pct(0.5), pct(0.99), added.empty() ? 0.0 : added.back(),
+                (unsigned long long)probe_totals.errors);
   std::string statuses;
   for (const auto& [code, n] : totals.statuses) {
     statuses +=
@@ -213,11 +274,12 @@ int main(int argc, char** argv) {
   std::printf(
       "RESULT {\"viewers\":%d,\"requests\":%llu,\"ok\":%llu,\"errors\":%llu,\"statuses\":{%s},"
       "\"connect_errors\":%llu,\"bytes\":%llu,\"parts\":%llu,\"segments\":%llu,"
-      "\"playlists\":%llu,\"first_errors\":[%s]}\n",
+      "\"playlists\":%llu,\"first_errors\":[%s],\"added_ms\":%s}\n",
       o.viewers, (unsigned long long)totals.requests, (unsigned long long)totals.ok,
       (unsigned long long)totals.errors, statuses.c_str(),
       (unsigned long long)totals.connect_errors, (unsigned long long)totals.bytes,
       (unsigned long long)totals.parts, (unsigned long long)totals.segments,
-      (unsigned long long)totals.playlists, first_errors.c_str());
+      (unsigned long long)totals.playlists, first_errors.c_str(),
+      o.probe_host.empty() ? "null" : added_json);
   return 0;
 }
