@@ -201,9 +201,12 @@ r = json.load(sys.stdin)
 a = r["added_ms"]
 print("    viewers: %d requests, %d errors %s; %d parts, %d segments, %d playlists" % (
     r["requests"], r["errors"], r["statuses"] or "", r["parts"], r["segments"], r["playlists"]))
-print("    added to a part first byte over the origin: p50 %.1f ms, p99 %.1f ms, max %.1f ms"
-      " (%d answers; probe errors %d)" % (a["p50"], a["p99"], a["max"], a["n"],
-      a["probe_errors"]))'
+f = a["first"]
+print("    added to a part first byte over the origin, first viewer of each part:"
+      " p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d parts)" % (f["p50"], f["p99"], f["max"], f["n"]))
+print("    added, every viewer (includes serving them all on this machine):"
+      " p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d answers; probe errors %d)" % (
+      a["p50"], a["p99"], a["max"], a["n"], a["probe_errors"]))'
   summarise "$work/hop-$front.log" "$from"
 done
 echo "Bars (P-13): 1 upstream request per object; the edge adds ≤ 5 ms p99 to a part's first"

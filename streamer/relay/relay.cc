@@ -3,6 +3,7 @@
 #include <charconv>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -234,8 +235,10 @@ class Relay::StreamRelay {
       f.info->target_duration_ms = view->policy->tmpl.segment_ms;
       f.info->live_window = view->policy->live_window;
     }
-    // HLS-TS viewers need the MPEG-TS form, which only video renditions have (S-16a).
-    f.has_ts = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/index.m3u8"),
+    // HLS-TS viewers need the MPEG-TS form, which only video renditions have (S-16a): an
+    // audio rendition's TS objects are never published (asking would wait for a 410).
+    f.has_ts = f.info->cmaf_video() &&
+               Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/index.m3u8"),
                    relay_->options_.fetch_timeout)
                    .ok();
     auto status = Publish(f.name, ObjectKey{ObjectKey::kInit, -1, -1}, {*init}, nullptr, f.info);
@@ -249,6 +252,18 @@ class Relay::StreamRelay {
     for (const auto& e : playlist.entries) {
       if (e.part >= 0) ++listed_parts[e.msn];
     }
+    // Segments completed by this playlist whose MPEG-TS form is still to fetch: fetched
+    // after the playlist's new parts, so a part never waits behind a whole TS segment.
+    std::vector<std::pair<int64_t, std::shared_ptr<const MediaTiming>>> ts_due;
+    absl::Cleanup fetch_ts = [&] {
+      for (const auto& [msn, timing] : ts_due) {
+        if (!Running()) return;
+        ObjectKey key{ObjectKey::kTs, msn, -1};
+        auto ts = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),
+                      relay_->options_.fetch_timeout);
+        if (ts.ok()) (void)Publish(f.name, key, {*ts}, timing, f.info);
+      }
+    };
     for (const auto& e : playlist.entries) {
       if (!Running()) return;
       if (e.msn <= f.last_segment) continue;
@@ -285,17 +300,7 @@ class Relay::StreamRelay {
       auto timing = TimingOf(f, e, *chunks.front());
       (void)Publish(f.name, ObjectKey{ObjectKey::kM4s, e.msn, -1}, std::move(chunks), timing,
                     f.info);
-      if (f.has_ts) {
-        // The same segment as MPEG-TS (held upstream for the moment it takes to follow the
-        // fMP4 form out).
-        auto ts = Get(f.client,
-                      absl::StrCat("/", stream_, "/", f.name, "/",
-                                   ObjectFileName(ObjectKey{ObjectKey::kTs, e.msn, -1})),
-                      relay_->options_.fetch_timeout);
-        if (ts.ok()) {
-          (void)Publish(f.name, ObjectKey{ObjectKey::kTs, e.msn, -1}, {*ts}, timing, f.info);
-        }
-      }
+      if (f.has_ts) ts_due.emplace_back(e.msn, timing);
       f.last_segment = e.msn;
       f.parts.erase(f.parts.begin(), f.parts.upper_bound(e.msn));
     }

@@ -15,7 +15,8 @@
 // An error is any answer other than 200 or a broken connection. With --probe, one more viewer
 // follows the same path on the probe address (the upstream itself), and the result adds the
 // delay each viewer's part answers had over the probe's answer for the same part (time of the
-// response header's arrival), in ms: "added_ms":{"n":…,"p50":…,"p99":…,"max":…} (P-13).
+// response header's arrival), in ms: "added_ms":{"n":…,"p50":…,"p99":…,"max":…,
+// "first":{…}} (P-13), where "first" is over parts, of each part's earliest viewer.
 // Single-threaded (asio coroutines); loopback use only.
 #include <sys/resource.h>
 
@@ -30,9 +31,9 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -144,6 +145,78 @@ asio::awaitable<std::optional<std::string>> Get(beast::tcp_stream& stream,
 }
 
 // One viewer; `probe` records its part times as the reference (--probe).
+// "\"p50\":…,\"p99\":…,\"max\":…" of `v` (sorted here), in ms.
+std::string Percentiles(std::vector<double>& v) {
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) {
+    return v.empty() ? 0.0 : v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))];
+  };
+  char out[96];
+  std::snprintf(out, sizeof out, "\"p50\":%.2f,\"p99\":%.2f,\"max\":%.2f", at(0.5), at(0.99),
+                v.empty() ? 0.0 : v.back());
+  return out;
+}
+
+// What a viewer takes from a media playlist. Plain scanning, not std::regex: with a thousand
+// viewers in one thread, parsing time would show up as delay in the measurements.
+struct Listing {
+  // Listed parts (#EXT-X-PART, "M.P.m4s") in order, then segments ("M.m4s"). Not the
+  // preload hint: a hinted part may never exist (the segment ends first), and this viewer
+  // only takes what is listed.
+  std::vector<std::pair<std::string, bool>> objects;  // name, is_part
+  int64_t newest_segment = -1;
+  std::string hint;  // "?_HLS_msn=M&_HLS_part=P" of the preload hint; empty when none
+};
+
+// "123.4.m4s" → true with msn and part (-1 for "123.m4s"); false for anything else.
+bool ParseObjectName(std::string_view name, int64_t& msn, int& part) {
+  if (!name.ends_with(".m4s")) return false;
+  name.remove_suffix(4);
+  auto dot = name.find('.');
+  auto digits = name.substr(0, dot);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), msn);
+  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty()) return false;
+  part = -1;
+  if (dot == std::string_view::npos) return true;
+  auto rest = name.substr(dot + 1);
+  auto [end2, ec2] = std::from_chars(rest.data(), rest.data() + rest.size(), part);
+  return ec2 == std::errc() && end2 == rest.data() + rest.size() && !rest.empty();
+}
+
+// The URI="…" attribute of a tag line; empty when absent.
+std::string_view UriOf(std::string_view line) {
+  auto at = line.find("URI=\"");
+  if (at == std::string_view::npos) return {};
+  line.remove_prefix(at + 5);
+  return line.substr(0, line.find('"'));
+}
+
+Listing ParseListing(std::string_view text) {
+  Listing out;
+  std::vector<std::pair<std::string, bool>> segments;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    int64_t msn = 0;
+    int part = 0;
+    if (line.starts_with("#EXT-X-PART:")) {
+      auto uri = UriOf(line);
+      if (ParseObjectName(uri, msn, part) && part >= 0) out.objects.emplace_back(uri, true);
+    } else if (line.starts_with("#EXT-X-PRELOAD-HINT:TYPE=PART")) {
+      if (ParseObjectName(UriOf(line), msn, part) && part >= 0) {
+        out.hint = "?_HLS_msn=" + std::to_string(msn) + "&_HLS_part=" + std::to_string(part);
+      }
+    } else if (!line.starts_with("#") && ParseObjectName(line, msn, part) && part < 0) {
+      segments.emplace_back(line, false);
+      out.newest_segment = std::max(out.newest_segment, msn);
+    }
+  }
+  out.objects.insert(out.objects.end(), segments.begin(), segments.end());
+  return out;
+}
+
 asio::awaitable<void> Viewer(const Options& o, tcp::endpoint endpoint, Totals& totals,
                              Clock::time_point start, Clock::time_point end,
                              std::chrono::milliseconds delay, bool probe) {
@@ -163,11 +236,6 @@ asio::awaitable<void> Viewer(const Options& o, tcp::endpoint endpoint, Totals& t
   std::set<std::string> fetched;
   std::optional<std::string> hint_query;
   int64_t floor_msn = -1;  // objects before this msn are history, not fetched
-  // Listed parts only (#EXT-X-PART), not the preload hint: a hinted part may never exist
-  // (the segment ends first), and this viewer only takes what is listed.
-  static const std::regex kPart("#EXT-X-PART:[^\n]*URI=\"(\\d+)\\.(\\d+)\\.m4s\"");
-  static const std::regex kSegment("\n(\\d+)\\.m4s");
-  static const std::regex kHint("PRELOAD-HINT:TYPE=PART,URI=\"(\\d+)\\.(\\d+)\\.m4s\"");
   const std::string dir = DirOf(o.path);
   while (Clock::now() < end) {
     std::string target = o.path;
@@ -175,18 +243,9 @@ asio::awaitable<void> Viewer(const Options& o, tcp::endpoint endpoint, Totals& t
     auto playlist = co_await Get(stream, buffer, probe ? o.probe_host : o.host, target, totals);
     if (!playlist) break;
     ++totals.playlists;
-    const std::string& text = *playlist;
-    std::vector<std::pair<std::string, bool>> listed;  // name, is_part
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), kPart);
-         it != std::sregex_iterator(); ++it) {
-      listed.emplace_back((*it)[1].str() + "." + (*it)[2].str() + ".m4s", true);
-    }
-    int64_t newest_segment = -1;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), kSegment);
-         it != std::sregex_iterator(); ++it) {
-      listed.emplace_back((*it)[1].str() + ".m4s", false);
-      newest_segment = std::max<int64_t>(newest_segment, std::stoll((*it)[1].str()));
-    }
+    Listing listing = ParseListing(*playlist);
+    auto& listed = listing.objects;
+    int64_t newest_segment = listing.newest_segment;
     if (floor_msn < 0) floor_msn = newest_segment;  // start at the live edge
     for (const auto& [name, is_part] : listed) {
       // Like a player at the live edge: the parts of the segment in progress, and each
@@ -210,9 +269,8 @@ asio::awaitable<void> Viewer(const Options& o, tcp::endpoint endpoint, Totals& t
       }
       ++(is_part ? totals.parts : totals.segments);
     }
-    std::smatch m;
-    if (!std::regex_search(text, m, kHint)) break;
-    hint_query = "?_HLS_msn=" + m[1].str() + "&_HLS_part=" + m[2].str();
+    if (listing.hint.empty()) break;
+    hint_query = listing.hint;
   }
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -245,23 +303,27 @@ int main(int argc, char** argv) {
         asio::detached);
   }
   io.run();
-  // Delay over the probe per viewer part answer (parts the probe also fetched).
+  // Delay over the probe per viewer part answer (parts the probe also fetched), and per part
+  // the delay of its first viewer: what the front adds before it serves anyone, apart from
+  // the time it takes to serve all the viewers one after another.
   std::vector<double> added;
+  std::map<std::string, double> first_by_part;
   for (const auto& [name, at] : totals.viewer_part_ms) {
-    if (auto it = probe_totals.probe_part_ms.find(name); it != probe_totals.probe_part_ms.end()) {
-      added.push_back(at - it->second);
-    }
+    // Parts the probe had in its first 2 s are left out: viewers start over the first
+    // second, so a late starter's first parts are late by its start, not by the front.
+    auto it = probe_totals.probe_part_ms.find(name);
+    if (it == probe_totals.probe_part_ms.end() || it->second < 2000) continue;
+    double d = at - it->second;
+    added.push_back(d);
+    auto [slot, fresh] = first_by_part.emplace(name, d);
+    if (!fresh) slot->second = std::min(slot->second, d);
   }
-  std::sort(added.begin(), added.end());
-  auto pct = [&](double q) {
-    if (added.empty()) return 0.0;
-    return added[std::min(added.size() - 1, static_cast<size_t>(q * added.size()))];
-  };
-  char added_json[160];
-  std::snprintf(added_json, sizeof added_json,
-                "{\"n\":%zu,\"p50\":%.2f,\"p99\":%.2f,\"max\":%.2f,\"probe_errors\":%llu}",
-                added.size(), pct(0.5), pct(0.99), added.empty() ? 0.0 : added.back(),
-                (unsigned long long)probe_totals.errors);
+  std::vector<double> first;
+  for (const auto& [name, d] : first_by_part) first.push_back(d);
+  std::string added_json = "{\"n\":" + std::to_string(added.size()) + "," + Percentiles(added) +
+                           ",\"probe_errors\":" + std::to_string(probe_totals.errors) +
+                           ",\"first\":{\"n\":" + std::to_string(first.size()) + "," +
+                           Percentiles(first) + "}}";
   std::string statuses;
   for (const auto& [code, n] : totals.statuses) {
     statuses +=
@@ -280,6 +342,6 @@ int main(int argc, char** argv) {
       (unsigned long long)totals.connect_errors, (unsigned long long)totals.bytes,
       (unsigned long long)totals.parts, (unsigned long long)totals.segments,
       (unsigned long long)totals.playlists, first_errors.c_str(),
-      o.probe_host.empty() ? "null" : added_json);
+      o.probe_host.empty() ? "null" : added_json.c_str());
   return 0;
 }
