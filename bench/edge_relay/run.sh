@@ -6,9 +6,13 @@
 # first byte over a viewer reading the origin directly (p50 / p99 / max), and the viewers'
 # errors.
 #
-# The origin is an ingest streamer packaging an ffmpeg test source (640x360, 1 s GOP, encoded
-# once before the run, pushed with -re -c copy). Between each front and the origin sits a
-# counting hop: one more nginx (1 worker, no cache, no buffering, kept-alive upstream) with a
+# The origin is an ingest streamer packaging an ffmpeg test source (640x360, 1 s GOP,
+# VIDEO_BITRATE default 400k + 64k AAC, encoded once before the run, pushed with -re -c copy).
+# The bitrate is low on purpose: the bench is about requests and delays, and a thousand
+# viewers fetching every part and every segment of a richer stream would saturate this
+# machine's two cores before any front does anything interesting.
+#
+# Between each front and the origin sits a counting hop: one more nginx (1 worker, no cache, no buffering, kept-alive upstream) with a
 # port and an access log per front, so the three fronts pay the same extra hop and every
 # upstream request is logged with its URI. The edge learns its upstream from central like
 # any edge; the origin announces the hop's port as its public port (--public-port) so that is
@@ -139,7 +143,8 @@ pids+=($!)
 ffmpeg -nostdin -hide_banner -loglevel error -y \
   -f lavfi -i testsrc2=size=640x360:rate=25 -f lavfi -i sine=frequency=440:sample_rate=48000 \
   -t $((3 * (duration + 8) + 20)) -c:v libx264 -g 25 -keyint_min 25 -sc_threshold 0 \
-  -preset veryfast -tune zerolatency -b:v 1500k -c:a aac -f mpegts "$work/source.ts" ||
+  -preset veryfast -tune zerolatency -b:v "${VIDEO_BITRATE:-400k}" -c:a aac -b:a 64k \
+  -f mpegts "$work/source.ts" ||
   die "could not encode the test source"
 ffmpeg -nostdin -hide_banner -loglevel error -re -i "$work/source.ts" -c copy \
   -f mpegts -method PUT "http://$origin_publish/live/publish" \

@@ -67,6 +67,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
                 self->stream_, self->out_, [self](beast::error_code ec, size_t) {
                   if (ec) return self->Fail(self->Transport("write", ec));
                   self->parser_.body_limit(self->request_.body_limit_bytes);
+                  if (self->request_.method == Verb::head) self->parser_.skip(true);
                   beast_http::async_read(self->stream_, self->buffer_, self->parser_,
                                          [self](beast::error_code ec, size_t) {
                                            if (ec) return self->Fail(self->Transport("read", ec));
@@ -124,7 +125,8 @@ class KeepAliveClient::Impl {
     absl::Status failed;
     beast_http::response_parser<beast_http::string_body> parser;
     parser.body_limit(request.body_limit_bytes);
-    tcp::resolver resolver(io_);  // lives until io_.run() returns
+    if (request.method == Verb::head) parser.skip(true);  // the answer's length, no body
+    tcp::resolver resolver(io_);                          // lives until io_.run() returns
     auto read_answer = [&] {
       beast_http::async_write(*stream_, out, [&](beast::error_code ec, size_t) {
         if (ec) {

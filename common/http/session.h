@@ -75,6 +75,8 @@ class Session final : public SessionBase {
   void Complete(Response response) override { Write(std::move(response)); }
   void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
                        uint64_t length) override;
+  void CompleteFile(Response header, std::shared_ptr<const OpenFile> file, uint64_t offset,
+                    uint64_t length) override;
   void ReadChunk(BodyReader::ChunkFn on_chunk) override;
   void BeginChunked(Response header) override;
   void QueueChunk(std::shared_ptr<const std::string> data) override;
@@ -115,6 +117,11 @@ class Session final : public SessionBase {
   template <typename Buffers, typename Done>
   void SendAll(const Buffers& buffers, Done done);
   void PumpChunks();
+  // The header of a scatter-gather or file answer, serialized, for `length` body bytes.
+  std::string AnswerHead(Response header, uint64_t length, bool keep);
+  // Sends bytes of `file` from `offset` with sendfile(2) (plain connections).
+  void SendFileBody(std::shared_ptr<const OpenFile> file, uint64_t offset, uint64_t length,
+                    bool keep);
   // Whether the connection stays open after the answer now being written.
   bool KeepAfterAnswer() const {
     return keep_alive_ && body_done_ && !close_after_response_ && !server_->stopping.load();

@@ -16,6 +16,10 @@ namespace meshwork::http::server_internal {
 
 class SessionRegistry;
 
+// Bytes [offset, offset+length) of `file` in 256 KiB pieces (pread; fewer bytes when the file
+// is shorter): the body of a file answer where sendfile cannot be used (TLS, other sinks).
+SharedBuffers ReadFileRange(const OpenFile& file, uint64_t offset, uint64_t length);
+
 // One connection. Everything but `broken` and the registry links is touched on the
 // connection's worker only (see Session in session.h).
 class SessionBase : public std::enable_shared_from_this<SessionBase> {
@@ -34,6 +38,9 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
   // Answers the current request with a body written from shared chunks (scatter-gather).
   virtual void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
                                uint64_t length) = 0;
+  // Answers the current request with a body from an open file (sendfile on plain TCP).
+  virtual void CompleteFile(Response header, std::shared_ptr<const OpenFile> file, uint64_t offset,
+                            uint64_t length) = 0;
   // Reads the next chunk of a streamed request body (on this session's executor).
   virtual void ReadChunk(BodyReader::ChunkFn on_chunk) = 0;
   // Chunked responses (on this session's executor): the header, then chunks in order; a

@@ -2,7 +2,10 @@
 // onto the connection's worker.
 #include "common/http/session_bridge.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 
 #include "boost/asio/dispatch.hpp"
 #include "common/http/response.h"
@@ -47,6 +50,55 @@ void Responder::SendBuffers(Response header, SharedBuffers body, uint64_t offset
   sink->CompleteBuffers(std::move(header), std::move(body), offset, length);
 }
 
+void Responder::SendFile(Response header, std::shared_ptr<const OpenFile> file, uint64_t offset,
+                         uint64_t length) {
+  if (!sink_) return;
+  auto sink = std::move(sink_);
+  sink_ = nullptr;
+  uint64_t size = file ? file->size() : 0;
+  offset = std::min(offset, size);
+  length = std::min(length, size - offset);
+  sink->CompleteFile(std::move(header), std::move(file), offset, length);
+}
+
+OpenFile::~OpenFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+namespace server_internal {
+
+SharedBuffers ReadFileRange(const OpenFile& file, uint64_t offset, uint64_t length) {
+  constexpr uint64_t kPiece = 256 * 1024;
+  SharedBuffers out;
+  while (length > 0) {
+    auto piece = std::make_shared<std::string>(static_cast<size_t>(std::min(length, kPiece)), '\0');
+    size_t got = 0;
+    while (got < piece->size()) {
+      ssize_t n = ::pread(file.fd(), piece->data() + got, piece->size() - got,
+                          static_cast<off_t>(offset + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    piece->resize(got);
+    out.Append(std::move(piece));
+    if (got == 0 || got < std::min(length, kPiece)) break;  // shorter than promised
+    offset += got;
+    length -= got;
+  }
+  return out;
+}
+
+}  // namespace server_internal
+
+void Responder::Sink::CompleteFile(Response header, std::shared_ptr<const OpenFile> file,
+                                   uint64_t offset, uint64_t length) {
+  SharedBuffers body =
+      file ? server_internal::ReadFileRange(*file, offset, length) : SharedBuffers{};
+  uint64_t size = body.size;
+  CompleteBuffers(std::move(header), std::move(body), 0, size);
+}
+
 void Responder::Sink::CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
                                       uint64_t length) {
   std::string joined;
@@ -80,6 +132,15 @@ void SessionSink::CompleteBuffers(Response header, SharedBuffers body, uint64_t 
   asio::dispatch(session->executor(),
                  [session, h = std::move(header), b = std::move(body), offset, length]() mutable {
                    session->CompleteBuffers(std::move(h), std::move(b), offset, length);
+                 });
+}
+
+void SessionSink::CompleteFile(Response header, std::shared_ptr<const OpenFile> file,
+                               uint64_t offset, uint64_t length) {
+  auto session = session_;
+  asio::dispatch(session->executor(),
+                 [session, h = std::move(header), f = std::move(file), offset, length]() mutable {
+                   session->CompleteFile(std::move(h), std::move(f), offset, length);
                  });
 }
 

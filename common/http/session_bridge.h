@@ -23,6 +23,8 @@ class SessionSink final : public Responder::Sink {
   void Complete(Response response) override;
   void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
                        uint64_t length) override;
+  void CompleteFile(Response header, std::shared_ptr<const OpenFile> file, uint64_t offset,
+                    uint64_t length) override;
 
  private:
   std::shared_ptr<SessionBase> session_;

@@ -1,6 +1,10 @@
 // The writing half of a connection: whole, scatter-gather and chunked answers. Every function
 // runs on the session's worker (session.h). A write re-arms the send deadline whenever bytes
 // move, so only a client that takes nothing for `send_timeout` is cut.
+#include <sys/sendfile.h>
+
+#include <cerrno>
+
 #include "common/http/session.h"
 
 namespace meshwork::http::server_internal {
@@ -118,10 +122,7 @@ void Session<Stream>::SendAll(const Buffers& buffers, Done done) {
 }
 
 template <typename Stream>
-void Session<Stream>::CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
-                                      uint64_t length) {
-  CountAnswer(static_cast<unsigned>(header.result_int()));
-  bool keep = KeepAfterAnswer();
+std::string Session<Stream>::AnswerHead(Response header, uint64_t length, bool keep) {
   beast_http::response<beast_http::empty_body> head(std::move(header.base()));
   head.version(11);
   head.erase(beast_http::field::transfer_encoding);
@@ -129,9 +130,18 @@ void Session<Stream>::CompleteBuffers(Response header, SharedBuffers body, uint6
   head.set(beast_http::field::server, "meshwork");
   head.set(beast_http::field::date, server_->Date());
   head.keep_alive(keep);
+  std::string out;
+  SerializeHead(head.base(), out);
+  return out;
+}
 
+template <typename Stream>
+void Session<Stream>::CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                                      uint64_t length) {
+  CountAnswer(static_cast<unsigned>(header.result_int()));
+  bool keep = KeepAfterAnswer();
   auto out = std::make_shared<GatherWrite>();
-  SerializeHead(head.base(), out->header);
+  out->header = AnswerHead(std::move(header), length, keep);
   out->buffers.reserve(body.chunks.size() + 1);
   out->buffers.push_back(asio::buffer(out->header));
   if (method_ != Verb::head) {  // HEAD: the header alone; the chunks are let go now
@@ -146,6 +156,90 @@ void Session<Stream>::CompleteBuffers(Response header, SharedBuffers body, uint6
     if (ec || !keep) return self->Close();
     self->ReadHeader();
   });
+}
+
+template <typename Stream>
+void Session<Stream>::CompleteFile(Response header, std::shared_ptr<const OpenFile> file,
+                                   uint64_t offset, uint64_t length) {
+  if (kTls || !file || method_ == Verb::head || length == 0) {
+    // TLS encrypts in user space: the bytes are read first (HEAD and empty bodies need none).
+    SharedBuffers body;
+    if (file && method_ != Verb::head) body = ReadFileRange(*file, offset, length);
+    if (method_ != Verb::head && body.size < length) close_after_response_ = true;
+    return CompleteBuffers(std::move(header), std::move(body), 0, length);
+  }
+  CountAnswer(static_cast<unsigned>(header.result_int()));
+  bool keep = KeepAfterAnswer();
+  auto head = std::make_shared<std::string>(AnswerHead(std::move(header), length, keep));
+  SendAll(asio::buffer(*head), [self = Self(), head, file = std::move(file), offset, length, keep](
+                                   beast::error_code ec, size_t n) mutable {
+    self->server_->AddBytesOut(n);
+    if (ec) return self->Close();
+    self->SendFileBody(std::move(file), offset, length, keep);
+  });
+}
+
+template <typename Stream>
+void Session<Stream>::SendFileBody(std::shared_ptr<const OpenFile> file, uint64_t offset,
+                                   uint64_t length, bool keep) {
+  if constexpr (kTls) {
+    return Close();  // not reached: CompleteFile reads the file for TLS
+  } else {
+    // sendfile(2) on the non-blocking socket until the kernel's buffer is full, then a wait
+    // for the socket to take more under the send deadline (a timer of this operation's own:
+    // the stream's deadline only covers its own operations).
+    struct Op : std::enable_shared_from_this<Op> {
+      std::shared_ptr<Session> self;
+      std::shared_ptr<const OpenFile> file;
+      off_t offset;
+      uint64_t left;
+      bool keep;
+      asio::steady_timer timer;
+      Op(std::shared_ptr<Session> s, std::shared_ptr<const OpenFile> f, uint64_t o, uint64_t n,
+         bool k)
+          : self(std::move(s)),
+            file(std::move(f)),
+            offset(static_cast<off_t>(o)),
+            left(n),
+            keep(k),
+            timer(self->stream_.get_executor()) {}
+      void Next() {
+        auto& socket = self->Lowest().socket();
+        beast::error_code ec;
+        socket.native_non_blocking(true, ec);
+        while (left > 0 && !ec) {
+          size_t want = static_cast<size_t>(std::min<uint64_t>(left, 1u << 20));
+          ssize_t n = ::sendfile(socket.native_handle(), file->fd(), &offset, want);
+          if (n > 0) {
+            left -= static_cast<uint64_t>(n);
+            self->server_->AddBytesOut(static_cast<size_t>(n));
+            continue;
+          }
+          if (n < 0 && errno == EINTR) continue;
+          if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Wait();
+          return Done(false);  // an error, or the file ended before its promised length
+        }
+        Done(!ec);
+      }
+      void Wait() {
+        timer.expires_after(self->server_->options.send_timeout);
+        timer.async_wait([op = this->shared_from_this()](beast::error_code ec) {
+          if (!ec) op->self->Lowest().socket().cancel();  // no progress: give up
+        });
+        self->Lowest().socket().async_wait(tcp::socket::wait_write,
+                                           [op = this->shared_from_this()](beast::error_code ec) {
+                                             op->timer.cancel();
+                                             if (ec) return op->Done(false);
+                                             op->Next();
+                                           });
+      }
+      void Done(bool ok) {
+        if (!ok || !keep) return self->Close();
+        self->ReadHeader();
+      }
+    };
+    std::make_shared<Op>(Self(), std::move(file), offset, length, keep)->Next();
+  }
 }
 
 template <typename Stream>

@@ -98,6 +98,23 @@ struct SharedBuffers {
   }
 };
 
+// A file a response body is sent from (Responder::SendFile), open for reading; closes the
+// descriptor when the last reference goes. Immutable: any thread may share it.
+class OpenFile {
+ public:
+  // Takes ownership of `fd` (from open(2)); `size` is its size as the caller found it.
+  OpenFile(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  ~OpenFile();
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  int fd() const { return fd_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  int fd_;
+  uint64_t size_;
+};
+
 // Completes one request. Move-only; Send() may be called once from any thread: the
 // response is posted to the connection's own worker. A Responder dropped without Send()
 // answers 500, so a forgotten path never hangs a client.
@@ -114,6 +131,11 @@ class Responder {
     // into a string body and calls Complete; the server's sink writes the chunks directly.
     virtual void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
                                  uint64_t length);
+    // Sends `header` with bytes [offset, offset+length) of `file`, already clamped to its
+    // size. The default reads them (pread) and calls CompleteBuffers; the server's sink
+    // sends them with sendfile(2) on plain connections.
+    virtual void CompleteFile(Response header, std::shared_ptr<const OpenFile> file,
+                              uint64_t offset, uint64_t length);
   };
   explicit Responder(std::shared_ptr<Sink> sink) : sink_(std::move(sink)) {}
   Responder(Responder&&) = default;
@@ -132,6 +154,14 @@ class Responder {
   // the chunks are held until the write completes. A slice past the end of the chunks is cut
   // to what they hold. A HEAD request gets the header alone, with that Content-Length.
   void SendBuffers(Response header, SharedBuffers body, uint64_t offset, uint64_t length);
+  // Answers (instead of Send) with `header` and Content-Length `length`, the body being
+  // bytes [offset, offset+length) of `file` (cut to its size): on a plain connection the
+  // kernel copies them from the page cache to the socket (sendfile(2), zero copy); over TLS
+  // they are read in 256 KiB pieces first. The file is held open until the write ends. A
+  // file found shorter than its size while sending closes the connection (the promised
+  // length cannot be kept). A HEAD request gets the header alone.
+  void SendFile(Response header, std::shared_ptr<const OpenFile> file, uint64_t offset,
+                uint64_t length);
   bool sent() const { return sink_ == nullptr; }
 
  private:

@@ -17,7 +17,7 @@
 // delay each viewer's part answers had over the probe's answer for the same part (time of the
 // response header's arrival), in ms: "added_ms":{"n":…,"p50":…,"p99":…,"max":…,
 // "first":{…}} (P-13), where "first" is over parts, of each part's earliest viewer.
-// Single-threaded (asio coroutines); loopback use only.
+// The viewers share one thread (asio coroutines), the probe has its own; loopback use only.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -34,6 +34,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -295,14 +296,22 @@ int main(int argc, char** argv) {
     auto delay = std::chrono::milliseconds(1000LL * i / o.viewers);
     asio::co_spawn(io, Viewer(o, endpoint, totals, start, end, delay, false), asio::detached);
   }
+  // The probe runs on a thread and an io_context of its own, so the viewers' work does not
+  // delay its answers: its times are the reference.
   Totals probe_totals;  // the probe's own requests are not the viewers'
+  asio::io_context probe_io;
+  std::thread probe_thread;
   if (!o.probe_host.empty()) {
-    auto probe_endpoint = *resolver.resolve(o.probe_host, o.probe_port).begin();
+    tcp::resolver probe_resolver(probe_io);
+    auto probe_endpoint = *probe_resolver.resolve(o.probe_host, o.probe_port).begin();
     asio::co_spawn(
-        io, Viewer(o, probe_endpoint, probe_totals, start, end, std::chrono::milliseconds(0), true),
+        probe_io,
+        Viewer(o, probe_endpoint, probe_totals, start, end, std::chrono::milliseconds(0), true),
         asio::detached);
+    probe_thread = std::thread([&probe_io] { probe_io.run(); });
   }
   io.run();
+  if (probe_thread.joinable()) probe_thread.join();
   // Delay over the probe per viewer part answer (parts the probe also fetched), and per part
   // the delay of its first viewer: what the front adds before it serves anyone, apart from
   // the time it takes to serve all the viewers one after another.

@@ -17,6 +17,7 @@ class IdleSession final : public SessionBase {
   void Shutdown() override { shut_down = true; }
   void Complete(Response) override {}
   void CompleteBuffers(Response, SharedBuffers, uint64_t, uint64_t) override {}
+  void CompleteFile(Response, std::shared_ptr<const OpenFile>, uint64_t, uint64_t) override {}
   void ReadChunk(BodyReader::ChunkFn) override {}
   void BeginChunked(Response) override {}
   void QueueChunk(std::shared_ptr<const std::string>) override {}
