@@ -5,6 +5,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "boost/asio/thread_pool.hpp"
 #include "common/crypto/token_file.h"
 #include "common/http/server.h"
 #include "common/http/server_flags.h"
@@ -14,6 +15,8 @@
 #include "meshwork/v1/role_names.h"
 #include "streamer/agent/agent.h"
 #include "streamer/agent/host_sampler.h"
+#include "streamer/archive/recorder.h"
+#include "streamer/delivery/archive_routes.h"
 #include "streamer/delivery/node_routes.h"
 #include "streamer/delivery/origin_routes.h"
 #include "streamer/delivery/ott_gate.h"
@@ -114,6 +117,15 @@ int Run() {
                                        const std::shared_ptr<const Candidate>& candidate) {
     origin_feed.OnPublish(stream, rendition, key, candidate);
   });
+  // D-1: streams with `dvr` are recorded from the same hook (the recorder only queues there).
+  archive::ArchiveIndex archive_index;
+  archive::Recorder recorder(archive::Recorder::Options{}, &archive_index, RealClock::Get(),
+                             metrics.get());
+  origin.AddPublishHook([&recorder, &origin](const std::string& stream,
+                                             const std::string& rendition, ObjectKey key,
+                                             const std::shared_ptr<const Candidate>& candidate) {
+    recorder.OnPublish(origin, stream, rendition, key, candidate);
+  });
   StreamManager streams(&origin, RealClock::Get());
   PlaySessions sessions(RealClock::Get());
   ShedThresholds thresholds;
@@ -134,12 +146,18 @@ int Run() {
   relay::Relay relay(relay::RelayOptions{}, &origin, relay::UpstreamsFromAgent(&agent),
                      RealClock::Get(), metrics.get());
   // /status: the streams this node relays and where it publishes (S-19, S-23).
-  auto node_status = [&config, &origin_feed, &relay](nlohmann::json& body) {
+  auto node_status = [&config, &origin_feed, &relay, &recorder](nlohmann::json& body) {
     body["relayed_streams"] = config.Get()->relayed;
     body["relays"] = relay.Status();
     body["publish_targets"] = origin_feed.Status();
+    body["archive"] = recorder.Status();
   };
-  ViewerContext viewer_context{&origin, &streams, &sessions, &origin_delivery, &ott, &relay};
+  // D-3: archive reads open their files on a pool of their own (open/stat may block).
+  boost::asio::thread_pool archive_disk(2);
+  ArchiveContext archive_context{&archive_index, &recorder,     &origin,
+                                 &shedder,       &archive_disk, &RealClock::Get()};
+  ViewerContext viewer_context{&origin, &streams, &sessions,       &origin_delivery,
+                               &ott,    &relay,   &archive_context};
   // However Run() ends, the servers stop (threads joined) before anything above goes.
   absl::Cleanup stop_servers = [&] {
     for (http::Server* server : {viewer_server.get(), publish_server.get(), https_server.get()}) {
@@ -260,10 +278,11 @@ int Run() {
       s.set_play_sessions(it == counts.by_stream.end() ? 0 : it->second);
     }
   };
-  agent_options.on_config = [&streams, &origin, &ott, &relay,
-                             &origin_feed](std::shared_ptr<const NodeConfig> next) {
+  agent_options.on_config = [&streams, &origin, &ott, &relay, &origin_feed,
+                             &recorder](std::shared_ptr<const NodeConfig> next) {
     // The store first: a pipeline started by the config publishes into its stream at once.
     origin.Apply(next->streams);
+    recorder.Apply(next->streams);
     streams.Apply(*next);
     relay.Apply(next->relayed);
     origin_feed.Apply(*next);

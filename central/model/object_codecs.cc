@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "central/model/dvr_config.h"
 #include "central/model/json_fields.h"
 #include "central/model/publish_targets.h"
 #include "central/model/publish_tokens.h"
@@ -37,7 +38,8 @@ constexpr std::string_view kStreamMembers[] = {"name",
                                                "publish_tokens",
                                                "pipeline_tokens",
                                                "timeline_anchor",
-                                               "publish"};
+                                               "publish",
+                                               "dvr"};
 // Changed only by the server (L-13 masks, L-14 invalidation).
 constexpr std::string_view kManagedMembers[] = {"masks", "next_mask_id", "version",
                                                 "range_versions"};
@@ -413,6 +415,7 @@ absl::StatusOr<json> ValidateStream(const json& body, std::string_view name) {
   RETURN_IF_ERROR(ResolveOtt(body, out));
   RETURN_IF_ERROR(ResolvePublishTokens(body, out));
   RETURN_IF_ERROR(ResolvePublishTargets(body, out));  // S-23
+  RETURN_IF_ERROR(ResolveDvr(body, out));             // D-1
   RETURN_IF_ERROR(ResolveTimelineAnchor(body, out));  // S-5, server-managed
   out["cors"] = "*";
   if (auto c = body.find("cors"); c != body.end() && !c->is_null()) {

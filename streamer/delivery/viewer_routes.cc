@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/http/content.h"
 #include "common/http/response.h"
+#include "streamer/delivery/archive_routes.h"
 #include "streamer/delivery/dash.h"
 #include "streamer/delivery/ll_hls.h"
 #include "streamer/delivery/origin_routes.h"
@@ -324,6 +325,12 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
                                    target ? target->pipeline->settings().cors : std::string("*")));
   });
   router.Add({http::Verb::get}, "/{path...}", [context](RequestContext& ctx, Responder r) {
+    if (context.archive) {
+      auto archived = archive::ParseArchiveTarget(ctx.path);
+      if (archived.kind != archive::ArchiveTarget::kNotArchive) {
+        return ServeArchive(*context.archive, ctx, archived, std::move(r));
+      }
+    }
     auto target = Resolve(ctx.path, *context.streams);
     if (!target) return r.Send(NotFound("no such stream or object on this node", "*"));
     if (context.relay && context.relay->Relays(target->stream)) {

@@ -12,6 +12,8 @@
 //                                           read rules (L-6…L-16: serve, hold, 404 with TTL,
 //                                           410, shedding); the DASH segment in progress is
 //                                           streamed as its parts arrive
+//   GET /{stream}/[{rendition}/]index-{from}-{duration|now}[.ll].m3u8, …/dvr-…   the
+//                                           archive (D-3, archive_routes.h)
 //   GET /time                              the node's clock (DASH UTCTiming)
 //   OPTIONS …                              CORS preflight
 // Stream names may contain '/'; the longest prefix that is a stream on this node wins.
@@ -32,6 +34,7 @@ class Relay;
 
 class OriginDelivery;
 class OttGate;
+struct ArchiveContext;
 
 struct ViewerContext {
   OriginStore* store;
@@ -42,6 +45,8 @@ struct ViewerContext {
   OttGate* ott = nullptr;
   // S-19: an edge's relay for streams placed elsewhere; null on nodes that relay nothing.
   relay::Relay* relay = nullptr;
+  // D-3: archive playback (paths in streamer/archive/archive_target.h); null: no archive.
+  const ArchiveContext* archive = nullptr;
 };
 
 // Adds the catch-all viewer routes; add them after every other route of the listener.

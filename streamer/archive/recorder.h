@@ -1,0 +1,131 @@
+// D-1/D-2: records the segments of streams configured with `dvr` to disk. Fed by the one
+// store's publish hook (OnPublish, on the publisher's thread: it only queues), it writes on
+// a thread of its own through a bounded queue, so a slow or full disk never slows
+// publishing: past the queue's bounds an object is dropped, counted
+// (meshwork_dvr_dropped_total) and logged once per stream per minute.
+//
+// Per stream and protocol (`ts`: the MPEG-TS segments HLS serves; `fmp4`: the CMAF segments
+// LL-HLS and DASH serve, with their init segments) each segment is written under a
+// temporary name and renamed when complete (layout.h). fsync policy: with `fsync` off (the
+// default) data reaches the disk with the kernel's writeback — a process crash loses
+// nothing written, a power cut may lose the last seconds; with `fsync` on, each file is
+// fsynced before its rename. A segment is recorded once per (rendition, start): the first
+// candidate published wins (a second pipeline's copy is the same media, L-11).
+//
+// Retention: after each write, the track's oldest segments past `depth_s`, then the
+// stream's oldest segments while it is over `max_bytes`, are deleted (whole files). A
+// failed write (disk full: ENOSPC) deletes the partial temporary file, raises
+// meshwork_dvr_write_failures_total{reason} and the meshwork_dvr_disk_full gauge (cleared by
+// the next good write), and is logged; live streaming is not affected.
+//
+// Start-up: the first time a stream appears in Apply, its index is rebuilt from disk (Scan)
+// on the writer thread before any of its new objects is written.
+// Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "common/time/clock.h"
+#include "nlohmann/json.hpp"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
+#include "streamer/archive/archive_index.h"
+#include "streamer/store/origin_store.h"
+
+namespace meshwork::streamer::archive {
+
+// A stream's `dvr` member as central sends it (validated there).
+struct DvrConfig {
+  std::filesystem::path root;
+  int64_t depth_s = 3600;
+  bool ts = true;
+  bool fmp4 = true;
+  uint64_t max_bytes = 0;  // 0: no disk budget
+  bool fsync = false;
+  // nullopt when the stream has no (valid) dvr member.
+  static std::optional<DvrConfig> FromStream(const nlohmann::json& stream);
+  bool Records(Proto proto) const { return proto == Proto::kTs ? ts : fmp4; }
+};
+
+// One object to record.
+struct ArchiveObject {
+  TrackKey track;
+  bool init = false;  // an fMP4 init segment (then start_ms is when it takes effect)
+  int64_t start_ms = 0;
+  int64_t duration_ms = 0;
+  std::vector<std::shared_ptr<const std::string>> chunks;
+  uint64_t size = 0;
+};
+
+class Recorder {
+ public:
+  struct Options {
+    size_t max_queue_objects = 1024;
+    uint64_t max_queue_bytes = 256ull << 20;
+  };
+  Recorder(Options options, ArchiveIndex* index, const Clock& clock, prometheus::Registry* metrics);
+  ~Recorder();  // stops the writer (what is still queued is dropped)
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // The streams placed on this node (name → stream object from central).
+  void Apply(const std::map<std::string, nlohmann::json>& streams);
+  std::optional<DvrConfig> Config(const std::string& stream) const;
+
+  // The store's publish hook: queues the segment (or init) if its stream records that
+  // protocol. Never blocks. Timing: the candidate's own (local packager, relay), else the
+  // stream's template (packagers' objects).
+  void OnPublish(const OriginStore& store, const std::string& stream, const std::string& rendition,
+                 ObjectKey key, const std::shared_ptr<const Candidate>& candidate);
+  // Queues `object`; false when its stream does not record it or the queue is full.
+  bool Enqueue(ArchiveObject object);
+
+  // Waits (≤ timeout) until the queue is empty and nothing is being written (tests).
+  bool Drain(std::chrono::milliseconds timeout);
+  nlohmann::json Status() const;
+
+ private:
+  struct Item {
+    ArchiveObject object;
+    DvrConfig config;
+  };
+  void Run();
+  void Write(const Item& item);
+  void Retain(const TrackKey& track, const DvrConfig& config);
+  void Failed(const std::string& reason, const std::string& stream, const std::string& detail);
+
+  const Options options_;
+  ArchiveIndex* index_;
+  const Clock& clock_;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::map<std::string, DvrConfig> configs_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, std::filesystem::path>> to_scan_ ABSL_GUARDED_BY(mu_);
+  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
+  uint64_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::chrono::steady_clock::time_point> drop_logged_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> disk_full_{false};
+  prometheus::Counter* written_metric_ = nullptr;
+  prometheus::Counter* dropped_metric_ = nullptr;
+  prometheus::Counter* deleted_metric_ = nullptr;
+  prometheus::Family<prometheus::Counter>* failures_family_ = nullptr;
+  prometheus::Gauge* disk_full_metric_ = nullptr;
+  std::thread writer_;  // last: started when everything above is ready
+};
+
+}  // namespace meshwork::streamer::archive

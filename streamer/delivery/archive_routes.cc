@@ -1,0 +1,229 @@
+#include "streamer/delivery/archive_routes.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "boost/asio/post.hpp"
+#include "common/http/content.h"
+#include "common/http/response.h"
+#include "streamer/delivery/playlists.h"
+#include "streamer/delivery/responses.h"
+
+namespace meshwork::streamer {
+
+namespace {
+
+using archive::ArchiveTarget;
+using archive::Proto;
+using archive::TrackKey;
+
+constexpr size_t kMaxPlaylistSegments = 100'000;
+// A hole longer than this between two recorded segments is a gap (D-4): a discontinuity.
+constexpr int64_t kGapToleranceMs = 500;
+
+http::Response BadRequest(std::string_view message) {
+  return http::ErrorResponse(http::Status::bad_request, "bad_archive_request", message);
+}
+
+// "stream" or "stream/rendition" → the recorded stream and the rendition ("" for a master).
+struct Resolved {
+  std::string stream;
+  std::string rendition;
+  archive::DvrConfig config;
+};
+std::optional<Resolved> Resolve(const ArchiveContext& context, const std::string& prefix,
+                                bool master_allowed) {
+  if (master_allowed) {
+    if (auto config = context.recorder->Config(prefix)) return Resolved{prefix, "", *config};
+  }
+  auto slash = prefix.rfind('/');
+  if (slash == std::string::npos) return std::nullopt;
+  std::string stream = prefix.substr(0, slash);
+  std::string rendition = prefix.substr(slash + 1);
+  if (!archive::SafeName(rendition)) return std::nullopt;
+  auto config = context.recorder->Config(stream);
+  if (!config) return std::nullopt;
+  return Resolved{stream, rendition, *config};
+}
+
+std::string PeriodName(const ArchiveTarget& t) {
+  return absl::StrCat("index-", t.from_ms / 1000, "-",
+                      t.duration_ms ? std::to_string(*t.duration_ms / 1000) : "now",
+                      t.proto == Proto::kFmp4 ? ".ll.m3u8" : ".m3u8");
+}
+
+// The master playlist of the period: one variant per recorded video rendition (and, for
+// CMAF, the audio rendition as an EXT-X-MEDIA group). Codecs from the live renditions when
+// the stream is live here.
+std::string MasterPlaylist(const ArchiveContext& context, const Resolved& r, const ArchiveTarget& t,
+                           int64_t to_ms) {
+  auto renditions = context.index->Renditions(r.stream, t.proto);
+  std::map<std::string, std::shared_ptr<const RenditionWindow>> live;
+  for (const auto& w : context.store->Windows(r.stream)) live[w->info.name] = w;
+  std::string name = PeriodName(t);
+  std::string audio;
+  std::string out = "#EXTM3U\n#EXT-X-VERSION:";
+  out += t.proto == Proto::kFmp4 ? "7\n" : "3\n";
+  std::vector<std::string> video;
+  for (const auto& rendition : renditions) {
+    auto it = live.find(rendition);
+    bool is_audio = it != live.end() ? !it->second->info.cmaf_video() : rendition.starts_with("a");
+    if (t.proto == Proto::kFmp4 && is_audio) {
+      if (audio.empty()) audio = rendition;
+      continue;
+    }
+    video.push_back(rendition);
+  }
+  if (!audio.empty()) {
+    absl::StrAppend(&out, "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"aud\",NAME=\"", audio,
+                    "\",DEFAULT=YES,AUTOSELECT=YES,URI=\"", audio, "/", name, "\"\n");
+  }
+  for (const auto& rendition : video) {
+    // BANDWIDTH: the peak rate over the period's segments.
+    double peak = 0;
+    for (const auto& s : context.index->Range(TrackKey{r.stream, t.proto, rendition}, t.from_ms,
+                                              to_ms, kMaxPlaylistSegments)) {
+      peak = std::max(peak, s.size * 8000.0 / std::max<int64_t>(1, s.duration_ms));
+    }
+    absl::StrAppend(&out, "#EXT-X-STREAM-INF:BANDWIDTH=", std::max<int64_t>(1, std::llround(peak)));
+    if (auto it = live.find(rendition); it != live.end()) {
+      std::string codecs = t.proto == Proto::kFmp4 ? it->second->info.CmafCodecs() : "";
+      if (!audio.empty()) {
+        if (auto a = live.find(audio); a != live.end() && !a->second->info.CmafCodecs().empty()) {
+          codecs = codecs.empty() ? a->second->info.CmafCodecs()
+                                  : absl::StrCat(codecs, ",", a->second->info.CmafCodecs());
+        }
+      }
+      if (!codecs.empty()) absl::StrAppend(&out, ",CODECS=\"", codecs, "\"");
+    }
+    if (!audio.empty()) absl::StrAppend(&out, ",AUDIO=\"aud\"");
+    absl::StrAppend(&out, "\n", rendition, "/", name, "\n");
+  }
+  return video.empty() ? "" : out;
+}
+
+void ServeFile(const ArchiveContext& context, http::RequestContext& ctx, std::string path,
+               std::string_view content_type, http::Responder responder) {
+  // open/fstat may block on a busy disk: on the disk pool, never on the event loop.
+  http::Request request = ctx.request;  // the header only (a GET has no body)
+  auto token = context.shedder ? std::make_shared<Shedder::Token>(context.shedder) : nullptr;
+  boost::asio::post(
+      *context.disk, [path = std::move(path), content_type, token, request = std::move(request),
+                      responder = std::move(responder)]() mutable {
+        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        struct stat st {};
+        if (fd < 0 || ::fstat(fd, &st) != 0) {
+          if (fd >= 0) ::close(fd);
+          // Deleted by retention between the index lookup and the open.
+          return responder.Send(NotFound("the archived segment is gone", "*"));
+        }
+        auto file = std::make_shared<http::OpenFile>(fd, static_cast<uint64_t>(st.st_size));
+        http::Response header{http::Status::ok, 11};
+        header.set(http::beast_http::field::cache_control, kImmutable);
+        http::AddCors(header, "*");
+        auto slice = http::PrepareMediaHeader(request, file->size(), content_type, header);
+        if (!slice.send_body) return responder.Send(std::move(header));
+        responder.SendFile(std::move(header), std::move(file), slice.offset, slice.length);
+      });
+}
+
+}  // namespace
+
+std::string ArchiveMediaPlaylist(const archive::ArchiveIndex& index, const TrackKey& track,
+                                 int64_t from_ms, int64_t to_ms, bool vod) {
+  auto segments = index.Range(track, from_ms, to_ms, kMaxPlaylistSegments);
+  if (segments.empty()) return "";
+  const bool cmaf = track.proto == Proto::kFmp4;
+  int64_t target_ms = 0;
+  for (const auto& s : segments) target_ms = std::max(target_ms, s.duration_ms);
+  std::string out =
+      absl::StrCat("#EXTM3U\n#EXT-X-VERSION:", cmaf ? 7 : 3,
+                   "\n#EXT-X-TARGETDURATION:", (target_ms + 999) / 1000,
+                   "\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:", vod ? "VOD" : "EVENT", "\n");
+  std::optional<int64_t> init;
+  const archive::ArchivedSegment* previous = nullptr;
+  for (const auto& s : segments) {
+    bool discontinuity = previous && std::llabs(s.start_ms - previous->end_ms()) > kGapToleranceMs;
+    if (cmaf) {
+      auto wanted = index.InitFor(track, s.start_ms);
+      if (wanted != init) {
+        if (previous) discontinuity = true;
+        init = wanted;
+        if (discontinuity) out += "#EXT-X-DISCONTINUITY\n";
+        if (init) absl::StrAppend(&out, "#EXT-X-MAP:URI=\"dvr-init-", *init, ".mp4\"\n");
+        discontinuity = false;
+      }
+    }
+    if (discontinuity) out += "#EXT-X-DISCONTINUITY\n";
+    absl::StrAppend(&out, "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(s.start_ms), "\n",
+                    "#EXTINF:", absl::StrFormat("%.3f", s.duration_ms / 1000.0), ",\n", "dvr-",
+                    s.start_ms, "-", s.duration_ms, ".",
+                    std::string(archive::SegmentExtension(track.proto)), "\n");
+    previous = &s;
+  }
+  if (vod) out += "#EXT-X-ENDLIST\n";
+  return out;
+}
+
+void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
+                  const ArchiveTarget& target, http::Responder r) {
+  if (target.kind == ArchiveTarget::kBad) return r.Send(BadRequest(target.error));
+  if (context.shedder && context.shedder->Shed(RequestClass::kDvr)) {  // D-7
+    return r.Send(Unavailable("the node is shedding archive reads", "*"));
+  }
+  auto resolved = Resolve(context, target.prefix, target.kind == ArchiveTarget::kPlaylist);
+  if (!resolved) return r.Send(NotFound("no archive of this stream on this node", "*"));
+  if (!resolved->config.Records(target.proto)) {
+    return r.Send(
+        NotFound(absl::StrCat("this stream's archive has no ",
+                              std::string(archive::ProtoName(target.proto)), " recording"),
+                 "*"));
+  }
+  int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(context.clock->Now().time_since_epoch())
+          .count();
+  if (target.kind == ArchiveTarget::kPlaylist) {
+    int64_t depth_ms = resolved->config.depth_s * 1000;
+    if (target.duration_ms && *target.duration_ms > depth_ms) {
+      return r.Send(BadRequest(
+          absl::StrCat("duration is over the archive depth (", resolved->config.depth_s, " s)")));
+    }
+    bool vod = target.duration_ms.has_value();
+    int64_t to_ms = vod ? target.from_ms + *target.duration_ms : now_ms;
+    std::string body;
+    if (resolved->rendition.empty()) {
+      body = MasterPlaylist(context, *resolved, target, to_ms);
+    } else {
+      body = ArchiveMediaPlaylist(*context.index,
+                                  TrackKey{resolved->stream, target.proto, resolved->rendition},
+                                  target.from_ms, to_ms, vod);
+    }
+    if (body.empty()) return r.Send(NotFound("nothing recorded in that period", "*"));
+    // A VOD period that has ended is final; an event playlist changes with each segment.
+    int max_age = vod && to_ms < now_ms ? 60 : 1;
+    return r.Send(PlaylistResponse(ctx.request, std::move(body), max_age, "*"));
+  }
+  TrackKey track{resolved->stream, target.proto, resolved->rendition};
+  auto dir = archive::TrackDir(resolved->config.root, track.stream, track.proto, track.rendition);
+  if (target.kind == ArchiveTarget::kInit) {
+    if (context.index->InitFor(track, target.start_ms) != target.start_ms) {
+      return r.Send(NotFound("no such archived init segment", "*"));
+    }
+    return ServeFile(context, ctx, archive::InitPath(dir, target.start_ms).string(), kMp4Type,
+                     std::move(r));
+  }
+  auto segment = context.index->Find(track, target.start_ms);
+  if (!segment || segment->duration_ms != target.segment_duration_ms) {
+    return r.Send(NotFound("no such archived segment", "*"));
+  }
+  ServeFile(
+      context, ctx,
+      archive::SegmentPath(dir, track.proto, segment->start_ms, segment->duration_ms).string(),
+      target.proto == Proto::kTs ? kTsType : kMp4Type, std::move(r));
+}
+
+}  // namespace meshwork::streamer

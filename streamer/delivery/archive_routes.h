@@ -1,0 +1,41 @@
+// D-3…D-8: archive playback on the viewer listener (paths: streamer/archive/archive_target.h).
+// Playlists are rendered from the in-memory archive index (no directory is listed per
+// request); segments are opened on the disk thread pool — open and fstat can block on a
+// busy disk — and sent with sendfile (Range honoured). Archive reads are class 3 (D-7):
+// shed first. Bad `from`/`duration`, a duration over the stream's depth, names that are not
+// the archive's own → 400 naming the problem (D-8); no file name is ever built from request
+// text, only from the index's numbers and the validated stream and rendition names.
+// Thread-safe; handlers never block.
+#pragma once
+
+#include "boost/asio/thread_pool.hpp"
+#include "common/http/types.h"
+#include "common/time/clock.h"
+#include "streamer/archive/archive_index.h"
+#include "streamer/archive/archive_target.h"
+#include "streamer/archive/recorder.h"
+#include "streamer/delivery/shedder.h"
+#include "streamer/store/origin_store.h"
+
+namespace meshwork::streamer {
+
+struct ArchiveContext {
+  archive::ArchiveIndex* index = nullptr;
+  archive::Recorder* recorder = nullptr;
+  OriginStore* store = nullptr;  // codecs of the live renditions, for master playlists
+  Shedder* shedder = nullptr;    // may be null
+  boost::asio::thread_pool* disk = nullptr;
+  const Clock* clock = nullptr;
+};
+
+// Answers an archive request (`target` is not kNotArchive).
+void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
+                  const archive::ArchiveTarget& target, http::Responder responder);
+
+// The period's media playlist of one track (VOD when `vod`, else EVENT): one EXT-X-PROGRAM-
+// DATE-TIME per segment, EXT-X-DISCONTINUITY where the recording has a gap (D-4) or the init
+// changes, EXT-X-MAP for CMAF. Empty when nothing in the period is recorded.
+std::string ArchiveMediaPlaylist(const archive::ArchiveIndex& index, const archive::TrackKey& track,
+                                 int64_t from_ms, int64_t to_ms, bool vod);
+
+}  // namespace meshwork::streamer

@@ -1,0 +1,253 @@
+// D-1…D-8: the archive's layout, target parsing, index, recorder and playlists.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "common/time/clock.h"
+#include "streamer/archive/archive_index.h"
+#include "streamer/archive/archive_target.h"
+#include "streamer/archive/layout.h"
+#include "streamer/archive/recorder.h"
+#include "streamer/delivery/archive_routes.h"
+#include "tests/unit/temp_dir.h"
+
+namespace meshwork::streamer::archive {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// 2026-12-02T10:00:00Z
+constexpr int64_t kT0 = 1796205600000;
+
+ArchiveObject Segment(const std::string& stream, Proto proto, const std::string& rendition,
+                      int64_t start_ms, int64_t duration_ms, size_t size = 1000) {
+  ArchiveObject o;
+  o.track = TrackKey{stream, proto, rendition};
+  o.start_ms = start_ms;
+  o.duration_ms = duration_ms;
+  o.chunks = {std::make_shared<const std::string>(size, 'x')};
+  o.size = size;
+  return o;
+}
+
+nlohmann::json StreamWithDvr(const fs::path& root, int64_t depth_s, uint64_t max_bytes = 0) {
+  nlohmann::json dvr = {{"root", root.string()}, {"depth_s", depth_s}};
+  if (max_bytes) dvr["max_bytes"] = max_bytes;
+  return {{"dvr", dvr}};
+}
+
+size_t FilesUnder(const fs::path& dir, std::string_view suffix) {
+  size_t n = 0;
+  std::error_code ec;
+  for (auto& e : fs::recursive_directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().string().ends_with(suffix)) ++n;
+  }
+  return n;
+}
+
+TEST_CASE("D-2 segments are filed by UTC hour under their wall-clock start and duration") {
+  auto dir = TrackDir("/var/dvr", "news", Proto::kTs, "v1");
+  CHECK(dir == fs::path("/var/dvr/news/ts/v1"));
+  CHECK(SegmentPath(dir, Proto::kTs, kT0 + 2000, 2000) ==
+        fs::path("/var/dvr/news/ts/v1/2026/12/02/10/1796205602000-2000.ts"));
+  CHECK(SegmentPath(TrackDir("/r", "s", Proto::kFmp4, "a1"), Proto::kFmp4, kT0, 1999).filename() ==
+        "1796205600000-1999.m4s");
+  CHECK(ParseSegmentName("1796205602000-2000.ts", "ts") == std::make_pair(kT0 + 2000, 2000L));
+  CHECK_FALSE(ParseSegmentName(".1796205602000-2000.ts.tmp", "ts"));
+  CHECK_FALSE(ParseSegmentName("1796205602000-0.ts", "ts"));
+  CHECK_FALSE(ParseSegmentName("-1-2.ts", "ts"));
+  CHECK_FALSE(ParseSegmentName("1-2.m4s", "ts"));
+  CHECK(SafeName("v1"));
+  CHECK_FALSE(SafeName(".."));
+  CHECK_FALSE(SafeName("a/b"));
+  CHECK_FALSE(SafeName(""));
+}
+
+TEST_CASE("D-3 D-8 archive URLs parse into periods, segments and inits; bad ones name the fault") {
+  auto t = ParseArchiveTarget("/news/v1/index-1796205600-60.m3u8");
+  CHECK(t.kind == ArchiveTarget::kPlaylist);
+  CHECK(t.prefix == "news/v1");
+  CHECK(t.proto == Proto::kTs);
+  CHECK(t.from_ms == kT0);
+  CHECK(t.duration_ms == 60000);
+
+  t = ParseArchiveTarget("/news/archive-1796205600-60.m3u8");
+  CHECK(t.kind == ArchiveTarget::kPlaylist);
+  CHECK(t.prefix == "news");
+
+  t = ParseArchiveTarget("/news/index-1796205600-now.ll.m3u8");
+  CHECK(t.kind == ArchiveTarget::kPlaylist);
+  CHECK(t.proto == Proto::kFmp4);
+  CHECK_FALSE(t.duration_ms.has_value());
+
+  t = ParseArchiveTarget("/news/v1/dvr-1796205600000-2000.m4s");
+  CHECK(t.kind == ArchiveTarget::kSegment);
+  CHECK(t.proto == Proto::kFmp4);
+  CHECK(t.start_ms == kT0);
+  CHECK(t.segment_duration_ms == 2000);
+
+  t = ParseArchiveTarget("/news/v1/dvr-init-1796205600000.mp4");
+  CHECK(t.kind == ArchiveTarget::kInit);
+
+  CHECK(ParseArchiveTarget("/news/v1/index.m3u8").kind == ArchiveTarget::kNotArchive);
+  CHECK(ParseArchiveTarget("/news/v1/12.ts").kind == ArchiveTarget::kNotArchive);
+  // A traversal attempt only ever ends in a file name the archive does not know.
+  CHECK(ParseArchiveTarget("/news/v1/dvr-../../etc-2.ts").kind == ArchiveTarget::kNotArchive);
+  for (const char* bad :
+       {"/news/index-abc-60.m3u8", "/news/index--1-60.m3u8", "/news/index-100-0.m3u8",
+        "/news/index-100-x.m3u8", "/news/index-100-60.mpd2",
+        "/news/index-99999999999999999-60.m3u8", "/news/v1/dvr-1-2.mp4", "/news/v1/dvr-..-2.ts",
+        "/news/v1/dvr-init-x.mp4", "/news/archive-100-60.ll.m3u8"}) {
+    INFO(bad);
+    auto parsed = ParseArchiveTarget(bad);
+    CHECK(parsed.kind == ArchiveTarget::kBad);
+    CHECK_FALSE(parsed.error.empty());
+  }
+}
+
+TEST_CASE("D-4 the index answers ranges that overlap a period, the init in force and the extent") {
+  ArchiveIndex index;
+  TrackKey v1{"news", Proto::kFmp4, "v1"};
+  for (int i = 0; i < 5; ++i) index.Add(v1, {kT0 + i * 2000, 2000, 100});
+  index.Add(v1, {kT0 + 20000, 2000, 100});  // after a gap
+  index.AddInit(v1, kT0);
+  index.AddInit(v1, kT0 + 20000);
+  auto r = index.Range(v1, kT0 + 3000, kT0 + 7000, 100);
+  REQUIRE(r.size() == 3);  // 2000–4000 runs into the period
+  CHECK(r.front().start_ms == kT0 + 2000);
+  CHECK(r.back().start_ms == kT0 + 6000);
+  CHECK(index.InitFor(v1, kT0 + 4000) == kT0);
+  CHECK(index.InitFor(v1, kT0 + 20000) == kT0 + 20000);
+  CHECK(index.Extent("news", Proto::kFmp4) == std::make_pair(kT0, kT0 + 22000));
+  CHECK_FALSE(index.Extent("news", Proto::kTs));
+  CHECK(index.Renditions("news", Proto::kFmp4) == std::vector<std::string>{"v1"});
+
+  auto trimmed = index.TrimToDepth(v1, 10000);
+  CHECK(trimmed.segments.size() == 5);  // the span is now 20 000–22 000
+  CHECK(trimmed.inits == std::vector<int64_t>{kT0});
+  CHECK(index.SegmentCount() == 1);
+}
+
+TEST_CASE("D-2 the recorder writes whole files only, and a rebuilt index finds them") {
+  TempDir dir;
+  FakeClock clock;
+  ArchiveIndex index;
+  {
+    Recorder recorder({}, &index, clock, nullptr);
+    recorder.Apply({{"news", StreamWithDvr(dir.path(), 3600)}});
+    ArchiveObject init = Segment("news", Proto::kFmp4, "v1", 0, 0, 50);
+    init.init = true;
+    REQUIRE(recorder.Enqueue(init));
+    for (int i = 0; i < 3; ++i) {
+      REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0 + i * 2000, 2000)));
+      REQUIRE(recorder.Enqueue(Segment("news", Proto::kFmp4, "v1", kT0 + i * 2000, 2000)));
+    }
+    // A stream without dvr is not recorded.
+    CHECK_FALSE(recorder.Enqueue(Segment("other", Proto::kTs, "v1", kT0, 2000)));
+    REQUIRE(recorder.Drain(5s));
+    CHECK(recorder.Status()["written"] == 6);
+  }
+  CHECK(FilesUnder(dir.path(), ".ts") == 3);
+  CHECK(FilesUnder(dir.path(), ".m4s") == 3);
+  CHECK(FilesUnder(dir.path(), ".tmp") == 0);
+  CHECK(fs::exists(dir.path() / "news/ts/v1/2026/12/02/10/1796205600000-2000.ts"));
+  // The init takes effect with the segment that followed it.
+  CHECK(fs::exists(dir.path() / "news/fmp4/v1/init/1796205600000.mp4"));
+
+  // a crash mid-write leaves a temporary file; the rebuild deletes it and lists the rest.
+  fs::path leftover = dir.path() / "news/ts/v1/2026/12/02/10/.1796205606000-2000.ts.tmp";
+  std::ofstream(leftover) << "partial";
+  ArchiveIndex rebuilt;
+  CHECK(Scan(dir.path(), "news", rebuilt) == 6);
+  CHECK_FALSE(fs::exists(leftover));
+  CHECK(rebuilt.Range({"news", Proto::kTs, "v1"}, kT0, kT0 + 60000, 100).size() == 3);
+  CHECK(rebuilt.InitFor({"news", Proto::kFmp4, "v1"}, kT0 + 4000) == kT0);
+  CHECK(rebuilt.StreamBytes("news") == 6000);
+}
+
+TEST_CASE("D-2 retention deletes the oldest whole files past the depth and past the disk budget") {
+  TempDir dir;
+  FakeClock clock;
+  ArchiveIndex index;
+  Recorder recorder({}, &index, clock, nullptr);
+  SECTION("depth") {
+    recorder.Apply({{"news", StreamWithDvr(dir.path(), 60)}});
+    for (int i = 0; i < 40; ++i) {  // 80 s of 2 s segments into a 60 s archive
+      REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0 + i * 2000, 2000)));
+    }
+    REQUIRE(recorder.Drain(5s));
+    CHECK(FilesUnder(dir.path(), ".ts") == 30);
+    auto extent = index.Extent("news", Proto::kTs);
+    REQUIRE(extent);
+    CHECK(extent->second - extent->first == 60000);
+    CHECK_FALSE(fs::exists(
+        SegmentPath(TrackDir(dir.path(), "news", Proto::kTs, "v1"), Proto::kTs, kT0, 2000)));
+  }
+  SECTION("disk budget") {
+    recorder.Apply({{"news", StreamWithDvr(dir.path(), 3600, 1 << 20)}});
+    for (int i = 0; i < 10; ++i) {  // 10 × 256 KiB into a 1 MiB budget
+      REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0 + i * 2000, 2000, 256 << 10)));
+    }
+    REQUIRE(recorder.Drain(5s));
+    CHECK(FilesUnder(dir.path(), ".ts") == 4);
+    CHECK(index.StreamBytes("news") <= (1u << 20));
+    CHECK(index.Extent("news", Proto::kTs)->first == kT0 + 6 * 2000);  // the newest kept
+  }
+}
+
+TEST_CASE("D-1 a full recorder queue drops and counts, a failing disk is counted, nothing blocks") {
+  TempDir dir;
+  FakeClock clock;
+  ArchiveIndex index;
+  Recorder::Options options;
+  options.max_queue_bytes = 4096;
+  Recorder recorder(options, &index, clock, nullptr);
+  // The root is a file: every write fails (as on a broken or full disk).
+  fs::path not_a_dir = dir.path() / "file";
+  std::ofstream(not_a_dir) << "x";
+  recorder.Apply({{"news", StreamWithDvr(not_a_dir, 3600)}});
+  CHECK_FALSE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0, 2000, 8192)));  // > queue
+  REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0, 2000, 100)));
+  REQUIRE(recorder.Drain(5s));
+  auto status = recorder.Status();
+  CHECK(status["dropped"] == 1);
+  CHECK(status["write_failures"] == 1);
+  CHECK(status["written"] == 0);
+  CHECK(index.SegmentCount() == 0);
+}
+
+TEST_CASE(
+    "D-3 D-4 an archive playlist has program date-times, a discontinuity at a gap and ENDLIST") {
+  ArchiveIndex index;
+  TrackKey ts{"news", Proto::kTs, "v1"};
+  for (int i = 0; i < 3; ++i) index.Add(ts, {kT0 + i * 2000, 2000, 100});
+  index.Add(ts, {kT0 + 30000, 2000, 100});
+  std::string vod = ArchiveMediaPlaylist(index, ts, kT0, kT0 + 60000, true);
+  CHECK(vod.find("#EXT-X-PLAYLIST-TYPE:VOD") != std::string::npos);
+  CHECK(vod.find("#EXT-X-ENDLIST") != std::string::npos);
+  CHECK(vod.find("#EXT-X-PROGRAM-DATE-TIME:2026-12-02T10:00:00.000Z\n#EXTINF:2.000,\n"
+                 "dvr-1796205600000-2000.ts") != std::string::npos);
+  CHECK(vod.find("#EXT-X-DISCONTINUITY\n#EXT-X-PROGRAM-DATE-TIME:2026-12-02T10:00:30.000Z") !=
+        std::string::npos);
+  std::string event = ArchiveMediaPlaylist(index, ts, kT0, kT0 + 60000, false);
+  CHECK(event.find("#EXT-X-PLAYLIST-TYPE:EVENT") != std::string::npos);
+  CHECK(event.find("#EXT-X-ENDLIST") == std::string::npos);
+  CHECK(ArchiveMediaPlaylist(index, ts, kT0 + 100000, kT0 + 160000, true).empty());
+
+  TrackKey cmaf{"news", Proto::kFmp4, "v1"};
+  index.Add(cmaf, {kT0, 2000, 100});
+  index.Add(cmaf, {kT0 + 2000, 2000, 100});
+  index.AddInit(cmaf, kT0);
+  index.AddInit(cmaf, kT0 + 2000);  // a new init: a new timeline
+  std::string ll = ArchiveMediaPlaylist(index, cmaf, kT0, kT0 + 4000, true);
+  CHECK(ll.find("#EXT-X-MAP:URI=\"dvr-init-1796205600000.mp4\"") != std::string::npos);
+  CHECK(ll.find("#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"dvr-init-1796205602000.mp4\"") !=
+        std::string::npos);
+}
+
+}  // namespace
+}  // namespace meshwork::streamer::archive
