@@ -4,7 +4,7 @@
 // reports whether playback advanced for the requested time.
 //
 //   node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash|dash4] [--low-latency]
-//                           [--timeout-s T] [--screenshot FILE] [--ott]
+//                           [--timeout-s T] [--screenshot FILE] [--ott] [--seek-to S]
 // --player: hls (hls.js), dash (dash.js 5.x, package `dashjs`) or dash4 (dash.js 4.x, package
 // `dashjs4`, an npm alias of dashjs@4).
 // --ott: hls.js load timeouts of about one target duration (O-21); the result lists the hosts
@@ -51,6 +51,7 @@ try {
       ott: { type: 'boolean', default: false },
       'timeout-s': { type: 'string' },
       screenshot: { type: 'string' },
+      'seek-to': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -72,6 +73,11 @@ if (!Object.hasOwn(LIBS, opts.player)) usage('--player must be hls, dash or dash
 const timeoutS = opts['timeout-s'] !== undefined ? Number(opts['timeout-s']) : seconds + 15;
 if (!isFinite(timeoutS) || timeoutS <= 0) usage('--timeout-s must be a positive number');
 const lowLatency = opts['low-latency'];
+// --seek-to S: after 2 s of playback the page seeks to S seconds (a viewer scrubbing in a
+// recording); the result gives `seeked_to` and the position reached afterwards (`final_t`).
+const seekTo = opts['seek-to'] !== undefined ? Number(opts['seek-to']) : null;
+if (seekTo !== null && (!isFinite(seekTo) || seekTo < 0)) usage('--seek-to must be a number of seconds');
+let sought = false;
 
 // ---------------------------------------------------------------------------------------
 // Result bookkeeping. emit() prints the single RESULT line at most once.
@@ -312,6 +318,12 @@ async function run() {
       result.reason = 'fatal player error';
       break;
     }
+    if (seekTo !== null && !sought && result.played_s >= 2) {
+      sought = true;
+      await page.evaluate((t) => { document.querySelector('video').currentTime = t; }, seekTo);
+      result.seeked_to = seekTo;
+      log(`seek to ${seekTo}s`);
+    }
     if (result.played_s >= seconds) break;
     if (s.ended) {
       result.reason = 'stream ended';
@@ -325,6 +337,7 @@ async function run() {
     await sleep(Math.max(0, SAMPLE_MS - spent));
   }
   result.wall_s = elapsed();
+  result.final_t = last ? last.t : null;
   // A stall still in progress at the end counts too.
   if (lastAdvanceWall !== null && result.startup_s !== null && result.played_s < seconds) {
     result.max_stall_s = Math.max(result.max_stall_s, result.wall_s - lastAdvanceWall);

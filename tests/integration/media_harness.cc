@@ -98,8 +98,9 @@ nlohmann::json Probe(const std::string& file) {
 }
 
 Streamer StartIngestWithStream(const Central& central, const std::string& id,
-                               const std::string& stream, const std::vector<std::string>& inputs) {
-  Streamer node = StartStreamer(central.grpc, id, "ingest");
+                               const std::string& stream, const std::vector<std::string>& inputs,
+                               const std::vector<std::string>& extra) {
+  Streamer node = StartStreamer(central.grpc, id, "ingest", extra);
   nlohmann::json body = {{"placement", {{"streamers", nlohmann::json::array({id})}}},
                          {"inputs", inputs}};
   auto existing = Http("GET", central.http, "/central/api-v4/streams/" + stream);

@@ -40,10 +40,12 @@ MediaPlaylistInfo ParseMediaPlaylist(const std::string& text);
 // ffprobe's JSON for a file (streams and format, and the first video frame's key flag).
 nlohmann::json Probe(const std::string& file);
 
-// Starts an ingest streamer, places `stream` on it (inputs given) and waits until online.
+// Starts an ingest streamer (`extra` flags added), places `stream` on it (inputs given) and
+// waits until online.
 Streamer StartIngestWithStream(const Central& central, const std::string& id,
                                const std::string& stream,
-                               const std::vector<std::string>& inputs = {"publish://"});
+                               const std::vector<std::string>& inputs = {"publish://"},
+                               const std::vector<std::string>& extra = {});
 
 // Plays `url` in headless Chromium with tests/e2e/play.mjs for `seconds` (`flags` are more
 // of its options, e.g. "--player dash"); returns its RESULT JSON with "exit_code" added, and,
