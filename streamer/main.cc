@@ -35,6 +35,8 @@ ABSL_FLAG(std::string, cluster_token_file, "",
 ABSL_FLAG(int, central_max_message_bytes, 64 << 20,
           "largest message accepted from central (a full configuration snapshot)");
 ABSL_FLAG(std::string, node_id, "", "this node's id (required)");
+ABSL_FLAG(std::string, dvr_root, "",
+          "directory this node records archives under, instead of each stream's dvr.root (D-1)");
 ABSL_FLAG(std::string, hostname, "", "public host name of this node (default: the listen host)");
 ABSL_FLAG(std::string, role, "edge", "ingest, origin or edge");
 ABSL_FLAG(std::string, listen, "127.0.0.1:8081", "ADDR:PORT of the viewer listener");
@@ -119,8 +121,9 @@ int Run() {
   });
   // D-1: streams with `dvr` are recorded from the same hook (the recorder only queues there).
   archive::ArchiveIndex archive_index;
-  archive::Recorder recorder(archive::Recorder::Options{}, &archive_index, RealClock::Get(),
-                             metrics.get());
+  archive::Recorder::Options recorder_options;
+  recorder_options.root_override = absl::GetFlag(FLAGS_dvr_root);
+  archive::Recorder recorder(recorder_options, &archive_index, RealClock::Get(), metrics.get());
   origin.AddPublishHook([&recorder, &origin](const std::string& stream,
                                              const std::string& rendition, ObjectKey key,
                                              const std::shared_ptr<const Candidate>& candidate) {
@@ -154,8 +157,8 @@ int Run() {
   };
   // D-3: archive reads open their files on a pool of their own (open/stat may block).
   boost::asio::thread_pool archive_disk(2);
-  ArchiveContext archive_context{&archive_index, &recorder,     &origin,
-                                 &shedder,       &archive_disk, &RealClock::Get()};
+  ArchiveContext archive_context{&archive_index, &recorder,         &origin, &shedder,
+                                 &archive_disk,  &RealClock::Get(), &ott};
   ViewerContext viewer_context{&origin, &streams, &sessions,       &origin_delivery,
                                &ott,    &relay,   &archive_context};
   // However Run() ends, the servers stop (threads joined) before anything above goes.
@@ -255,7 +258,7 @@ int Run() {
   std::vector<const http::Server*> servers = {viewer_server.get(), publish_server.get()};
   if (https_server) servers.push_back(https_server.get());
   auto shed_sampler = std::make_shared<HostSampler>();
-  auto filler = [servers, &streams, &sessions, &shedder, &ott,
+  auto filler = [servers, &streams, &sessions, &shedder, &ott, &archive_index,
                  shed_sampler](v1::LoadReport& report) {
     auto load = shed_sampler->Sample();
     shedder.SetCpuPercent(load.cpu_percent);
@@ -276,6 +279,14 @@ int Run() {
     for (auto& s : *report.mutable_streams()) {
       auto it = counts.by_stream.find(s.name());
       s.set_play_sessions(it == counts.by_stream.end() ? 0 : it->second);
+      for (auto proto : {archive::Proto::kTs, archive::Proto::kFmp4}) {  // D-6
+        if (auto extent = archive_index.Extent(s.name(), proto)) {
+          auto* range = s.add_archive();
+          range->set_protocol(std::string(archive::ProtoName(proto)));
+          range->set_from_ms(extent->first);
+          range->set_to_ms(extent->second);
+        }
+      }
     }
   };
   agent_options.on_config = [&streams, &origin, &ott, &relay, &origin_feed,

@@ -415,6 +415,12 @@ GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nod
           m.window_ok = w.report->working() && age >= 0 &&
                         *m.live_window_age_s <= options.max_live_window_age_s;
           w.fingerprint = ParseFingerprint(w.report->timeline_fingerprint());
+          for (const auto& range : w.report->archive()) {
+            constexpr int64_t kStep = 10'000;
+            int64_t from = (range.from_ms() + kStep - 1) / kStep * kStep;
+            int64_t to = range.to_ms() / kStep * kStep;
+            if (to > from) m.archive[range.protocol()] = {from, to};
+          }
         }
         m.clock_skew_s =
             static_cast<double>(report.node_clock_unix_ms() - w.state->report_received_unix_ms) /
@@ -457,6 +463,13 @@ GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nod
   return snapshot;
 }
 
+// D-6: {"ts": [from_ms, to_ms], "fmp4": […]} of what a member has recorded.
+static json ArchiveJson(const MemberStatus& m) {
+  json archive = json::object();
+  for (const auto& [proto, range] : m.archive) archive[proto] = {range.first, range.second};
+  return archive;
+}
+
 json GroupJson(const GroupStatus& group) {
   json members = json::array();
   for (const auto& m : group.members) {
@@ -480,6 +493,7 @@ json GroupJson(const GroupStatus& group) {
          {"address_public", m.address_public},
          {"shared_name", m.shared_name},
          {"load", m.load},
+         {"archive", ArchiveJson(m)},
          {"reasons", m.reasons}});
   }
   return {{"name", group.name},
@@ -513,6 +527,7 @@ json NodeViewJson(const GroupStatus& group) {
                        {"address_public", m.address_public},
                        {"shared_name", m.shared_name},
                        {"load", RoundedLoad(m.load)}});
+    if (!m.archive.empty()) members.back()["archive"] = ArchiveJson(m);
   }
   return {{"group", group.name}, {"members", members}};
 }

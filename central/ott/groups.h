@@ -82,9 +82,12 @@ struct MemberStatus {
   std::string http_base;   // "http://host:port", empty when unknown
   std::string https_base;  // "https://host:port", empty unless an https listener covers host
   bool address_public = false;
-  bool shared_name = false;     // another registered node announces the same host and port
-  uint64_t load = 0;            // play_sessions
-  uint64_t refusals = 0;        // the node's refusal counter (O-16)
+  bool shared_name = false;  // another registered node announces the same host and port
+  uint64_t load = 0;         // play_sessions
+  uint64_t refusals = 0;     // the node's refusal counter (O-16)
+  // D-6: the member's archive per protocol ("ts", "fmp4"): [from_ms, to_ms), rounded inward
+  // to 10 s so that views change every 10 s at most, not with every recorded segment.
+  std::map<std::string, std::pair<int64_t, int64_t>> archive;
   size_t eligible_backups = 0;  // eligible members of the group on other nodes
   // Why the member is not eligible, and its address problems, each "<node>: <text>". A
   // member not offered as backup is not eligible but has no reason for it: it is a choice.

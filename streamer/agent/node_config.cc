@@ -54,6 +54,15 @@ std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
         member.shared_name = m.value("shared_name", false);
         auto load = m.find("load");
         member.load = load != m.end() && load->is_number_unsigned() ? load->get<uint64_t>() : 0;
+        if (auto archive = m.find("archive"); archive != m.end() && archive->is_object()) {
+          for (const auto& [proto, range] : archive->items()) {
+            if (proto.size() > 8 || !range.is_array() || range.size() != 2 ||
+                !range[0].is_number_integer() || !range[1].is_number_integer()) {
+              continue;
+            }
+            member.archive[proto] = {range[0].get<int64_t>(), range[1].get<int64_t>()};
+          }
+        }
         if (!member.node.empty() && !member.stream.empty()) parsed.members.push_back(member);
       }
       std::sort(parsed.members.begin(), parsed.members.end(),

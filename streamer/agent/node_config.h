@@ -24,6 +24,8 @@ struct OttMember {
   bool address_public = false;
   bool shared_name = false;
   uint64_t load = 0;
+  // D-6: what the member has recorded, per protocol ("ts", "fmp4"): [from_ms, to_ms).
+  std::map<std::string, std::pair<int64_t, int64_t>> archive;
 };
 struct OttView {
   std::string group;

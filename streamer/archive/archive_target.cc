@@ -58,6 +58,13 @@ ArchiveTarget ParseArchiveTarget(std::string_view path) {
     }
     return ParsePeriod(rest, std::move(t));
   }
+  if (file.starts_with("timeshift_abs-")) {
+    std::string_view rest = file.substr(14);
+    if (!rest.ends_with(".m3u8")) return Bad("timeshift_abs-{from} ends in .m3u8");
+    rest.remove_suffix(5);
+    // A live playlist that starts at `from`: the event form, from `from` to the live edge.
+    return ParsePeriod(std::string(rest) + "-now", std::move(t));
+  }
   if (file.starts_with("dvr-init-")) {
     std::string_view rest = file.substr(9);
     if (!rest.ends_with(".mp4")) return Bad("an archived init segment ends in .mp4");

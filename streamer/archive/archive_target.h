@@ -4,6 +4,7 @@
 //   {prefix}/index-{from}-{duration}.m3u8      HLS-TS, VOD (EXT-X-ENDLIST)
 //   {prefix}/archive-{from}-{duration}.m3u8    the same (the alias other servers use)
 //   {prefix}/index-{from}-now.m3u8             HLS-TS, EVENT (from `from` to the live edge)
+//   {prefix}/timeshift_abs-{from}.m3u8         the same (the name other servers use)
 //   {prefix}/index-{from}-{duration}.ll.m3u8   CMAF (fMP4) segments, VOD
 //   {prefix}/index-{from}-now.ll.m3u8          CMAF, EVENT
 //   {prefix}/dvr-{start_ms}-{duration_ms}.ts   an archived segment (.m4s for CMAF)

@@ -90,6 +90,7 @@ void Recorder::Apply(const std::map<std::string, nlohmann::json>& streams) {
     for (const auto& [name, stream] : streams) {
       auto config = DvrConfig::FromStream(stream);
       if (!config || !SafeName(name)) continue;
+      if (!options_.root_override.empty()) config->root = options_.root_override;
       if (!configs_.contains(name)) to_scan_.emplace_back(name, config->root);
       next.emplace(name, *config);
     }

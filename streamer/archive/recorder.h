@@ -72,6 +72,9 @@ class Recorder {
   struct Options {
     size_t max_queue_objects = 1024;
     uint64_t max_queue_bytes = 256ull << 20;
+    // The node's --dvr-root: when set, every stream is recorded under it instead of the
+    // stream's own root (several nodes on one host, or a node whose disk is mounted elsewhere).
+    std::filesystem::path root_override;
   };
   Recorder(Options options, ArchiveIndex* index, const Clock& clock, prometheus::Registry* metrics);
   ~Recorder();  // stops the writer (what is still queued is dropped)

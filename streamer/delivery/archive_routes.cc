@@ -194,6 +194,22 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
     }
     bool vod = target.duration_ms.has_value();
     int64_t to_ms = vod ? target.from_ms + *target.duration_ms : now_ms;
+    if (context.ott && !ctx.QueryParam("pass")) {  // D-5 (a member's redirect is final)
+      auto decision = context.ott->ArchiveHolder(
+          ctx, resolved->stream, std::string(archive::ProtoName(target.proto)), target.from_ms,
+          to_ms, context.index->Extent(resolved->stream, target.proto),
+          ctx.path.substr(1 + resolved->stream.size() + 1));
+      if (decision.kind == OttGate::ArchiveDecision::kNone) {
+        return r.Send(NotFound("no member of the group has recorded that period", "*"));
+      }
+      if (decision.kind == OttGate::ArchiveDecision::kRedirect) {
+        http::Response res{http::Status::found, 11};
+        res.set(http::beast_http::field::location, decision.location);
+        res.set(http::beast_http::field::cache_control, "no-store");
+        http::AddCors(res, "*");
+        return r.Send(std::move(res));
+      }
+    }
     std::string body;
     if (resolved->rendition.empty()) {
       body = MasterPlaylist(context, *resolved, target, to_ms);

@@ -4,7 +4,9 @@
 // busy disk — and sent with sendfile (Range honoured). Archive reads are class 3 (D-7):
 // shed first. Bad `from`/`duration`, a duration over the stream's depth, names that are not
 // the archive's own → 400 naming the problem (D-8); no file name is ever built from request
-// text, only from the index's numbers and the validated stream and rendition names.
+// text, only from the index's numbers and the validated stream and rendition names. D-5: a
+// playlist for a period this node does not hold whole goes (302, with a pass) to the OTT
+// group member covering most of it; a request that arrives with a pass is served here.
 // Thread-safe; handlers never block.
 #pragma once
 
@@ -14,6 +16,7 @@
 #include "streamer/archive/archive_index.h"
 #include "streamer/archive/archive_target.h"
 #include "streamer/archive/recorder.h"
+#include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/shedder.h"
 #include "streamer/store/origin_store.h"
 
@@ -26,6 +29,7 @@ struct ArchiveContext {
   Shedder* shedder = nullptr;    // may be null
   boost::asio::thread_pool* disk = nullptr;
   const Clock* clock = nullptr;
+  OttGate* ott = nullptr;  // D-5: the stream's group members and their ranges; may be null
 };
 
 // Answers an archive request (`target` is not kNotArchive).

@@ -105,14 +105,15 @@ void OttGate::SetLoad(double cpu_percent, uint64_t out_kbit) {
 }
 
 std::vector<OttGate::Usable> OttGate::UsablePeers(const NodeConfig& config, const OttSettings& ott,
-                                                  const http::RequestContext& ctx) const {
+                                                  const http::RequestContext& ctx,
+                                                  bool require_eligible) const {
   std::vector<Usable> out;
   auto view = config.ott_groups.find(ott.group);
   if (view == config.ott_groups.end()) return out;
   bool viewer_public = ViewerPublic(ctx);
   bool viewer_https = ctx.ViewerScheme() == "https";
   for (const auto& m : view->second.members) {  // node-id order
-    if (m.node == node_id_ || !m.eligible) continue;
+    if (m.node == node_id_ || (require_eligible && !m.eligible)) continue;
     BackupPeer peer{m.node, m.http_base, m.https_base, m.address_public, m.shared_name, m.load};
     std::string base = BackupBase(peer, viewer_public, viewer_https);
     if (!base.empty()) out.push_back({&m, std::move(base)});
@@ -254,6 +255,63 @@ std::string OttGate::RedirectTarget(const http::RequestContext& ctx, const std::
   (void)stream;
   return absl::StrCat(least->base, "/", least->member->stream, "/", AbslView(path_in_stream),
                       "?pass=", *pass);
+}
+
+std::optional<size_t> ChooseArchiveHolder(const std::vector<ArchiveCandidate>& candidates,
+                                          int64_t from_ms, int64_t to_ms) {
+  std::optional<size_t> best;
+  int64_t best_cover = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const auto& c = candidates[i];
+    if (!c.range) continue;
+    int64_t cover = std::min(to_ms, c.range->second) - std::max(from_ms, c.range->first);
+    if (cover <= 0) continue;
+    bool better = !best || cover > best_cover;
+    if (best && cover == best_cover) {
+      const auto& b = candidates[*best];
+      better = (c.self && !b.self) || (c.self == b.self && c.load < b.load);
+    }
+    if (better) {
+      best = i;
+      best_cover = cover;
+    }
+  }
+  return best;
+}
+
+OttGate::ArchiveDecision OttGate::ArchiveHolder(const http::RequestContext& ctx,
+                                                const std::string& stream, const std::string& proto,
+                                                int64_t from_ms, int64_t to_ms,
+                                                std::optional<std::pair<int64_t, int64_t>> own,
+                                                std::string_view path_in_stream) {
+  ArchiveDecision decision;
+  if (own && own->first <= from_ms && own->second >= to_ms) return decision;  // all here
+  OttSettings ott = Settings(stream);
+  auto config = config_->Get();
+  std::vector<Usable> peers;
+  if (ott.enabled) peers = UsablePeers(*config, ott, ctx, /*require_eligible=*/false);
+  std::vector<ArchiveCandidate> candidates;
+  candidates.push_back({true, 0, own});
+  for (const auto& p : peers) {
+    ArchiveCandidate c;
+    c.load = p.member->load;
+    if (auto it = p.member->archive.find(proto); it != p.member->archive.end())
+      c.range = it->second;
+    candidates.push_back(c);
+  }
+  auto best = ChooseArchiveHolder(candidates, from_ms, to_ms);
+  if (!best) {
+    decision.kind = ArchiveDecision::kNone;
+    return decision;
+  }
+  if (*best == 0) return decision;
+  const Usable& holder = peers[*best - 1];
+  auto pass = Pass(*config, holder.member->stream, ott.group);
+  if (!pass) return decision;  // no key to vouch for the viewer: serve what is here
+  decision.kind = ArchiveDecision::kRedirect;
+  decision.location = absl::StrCat(holder.base, "/", holder.member->stream, "/",
+                                   AbslView(path_in_stream), "?pass=", *pass);
+  return decision;
 }
 
 uint64_t OttGate::backup_sessions() {

@@ -33,6 +33,17 @@ struct OttSettings {
   static OttSettings FromJson(const nlohmann::json& stream, int segment_ms);
 };
 
+// D-5: one member's claim on an archive period: its range of the request's protocol.
+struct ArchiveCandidate {
+  bool self = false;
+  uint64_t load = 0;
+  std::optional<std::pair<int64_t, int64_t>> range;  // [from_ms, to_ms); nullopt: none
+};
+// The candidate whose range covers the largest part of [from_ms, to_ms) (ties: this node,
+// then the least loaded, then the first); nullopt when none covers any of it.
+std::optional<size_t> ChooseArchiveHolder(const std::vector<ArchiveCandidate>& candidates,
+                                          int64_t from_ms, int64_t to_ms);
+
 class OttGate {
  public:
   static constexpr int64_t kPassLifetimeS = 6 * 3600;
@@ -68,6 +79,20 @@ class OttGate {
   std::string RedirectTarget(const http::RequestContext& ctx, const std::string& stream,
                              const OttSettings& ott, std::string_view path_in_stream);
 
+  // D-5: where an archive request for [from_ms, to_ms) of `proto` ("ts"/"fmp4") goes when
+  // this node's own range (`own`) does not hold all of it: kServe (this node covers the most,
+  // or the stream is not an OTT stream), kRedirect to `location` (the member covering the
+  // most: the same path there, with a pass), or kNone (no member covers any of it). Members
+  // need not be eligible for live playback: a recording outlives its input.
+  struct ArchiveDecision {
+    enum Kind { kServe, kRedirect, kNone } kind = kServe;
+    std::string location;
+  };
+  ArchiveDecision ArchiveHolder(const http::RequestContext& ctx, const std::string& stream,
+                                const std::string& proto, int64_t from_ms, int64_t to_ms,
+                                std::optional<std::pair<int64_t, int64_t>> own,
+                                std::string_view path_in_stream);
+
   uint64_t backup_sessions();
   uint64_t refusals() const { return refusals_.load(); }
   std::vector<std::string> held_key_ids() const;
@@ -79,7 +104,8 @@ class OttGate {
   };
   // Eligible members of the group other than this node whose address this viewer may use.
   std::vector<Usable> UsablePeers(const NodeConfig& config, const OttSettings& ott,
-                                  const http::RequestContext& ctx) const;
+                                  const http::RequestContext& ctx,
+                                  bool require_eligible = true) const;
   std::optional<std::string> Pass(const NodeConfig& config, const std::string& stream,
                                   const std::string& group) const;
   bool Overloaded(const NodeConfig& config, bool already_counted);

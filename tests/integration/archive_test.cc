@@ -44,6 +44,7 @@ std::map<std::string, std::string> ArchiveEntries(const std::string& playlist) {
 }
 
 size_t FilesEndingWith(const fs::path& dir, const std::string& suffix) {
+  if (!fs::exists(dir)) return 0;
   size_t n = 0;
   std::error_code ec;
   for (auto& e : fs::recursive_directory_iterator(dir, ec)) {
@@ -231,6 +232,70 @@ TEST_CASE("R-4 kill -9 of a recording streamer: the index is rebuilt, no partial
   // Recording resumes when the source does.
   r.push = PushFile(SourceTs(), r.node.publish, "arc");
   CHECK(Eventually([&] { return FilesEndingWith(r.root / "arc/ts", ".ts") >= recorded + 2; }, 30s));
+}
+
+TEST_CASE("D-5 an archive period goes to the group member that recorded most of it") {
+  auto dir = MakeTempDir("archive-group");
+  auto central = StartCentral(dir + "/central");
+  // Two members of one OTT group on this host: each records under its own --dvr-root.
+  std::vector<std::string> a_flags = ShedFlags(), b_flags = ShedFlags();
+  a_flags.push_back("--dvr-root=" + dir + "/dvr-a");
+  b_flags.push_back("--dvr-root=" + dir + "/dvr-b");
+  auto a = StartStreamer(central.grpc, "ingest-1", "ingest", a_flags);
+  auto b = StartStreamer(central.grpc, "ingest-2", "ingest", b_flags);
+  auto put = Http("PUT", central.http, "/central/api-v4/streams/arc",
+                  R"({"placement": {"streamers": ["ingest-1", "ingest-2"]},
+                      "inputs": ["publish://"], "ott": {"enabled": true, "group": "arc"},
+                      "dvr": {"root": "/var/lib/meshwork/dvr", "depth_s": 600}})");
+  INFO(put.body);
+  REQUIRE(put.status == 201);
+  // ingest-1 records first; ingest-2 starts ~12 s later: its range is shorter.
+  auto push_a = PushFile(SourceTs(), a.publish, "arc");
+  REQUIRE(Eventually([&] { return FilesEndingWith(dir + "/dvr-a/arc/ts", ".ts") >= 6; }, 40s));
+  auto push_b = PushFile(SourceTs(), b.publish, "arc");
+  REQUIRE(Eventually([&] { return FilesEndingWith(dir + "/dvr-b/arc/ts", ".ts") >= 4; }, 40s));
+
+  // The members' ranges as central has them in the group (D-6), rounded to 10 s.
+  nlohmann::json range_a, range_b;
+  REQUIRE(Eventually(
+      [&] {
+        auto groups = Http("GET", central.http, "/central/api-v4/ott-groups").Json();
+        if (!groups.is_object() || groups["groups"].size() != 1) return false;
+        for (const auto& m : groups["groups"][0]["members"]) {
+          if (!m.contains("archive") || !m["archive"].contains("ts")) return false;
+          (m["node"] == "ingest-1" ? range_a : range_b) = m["archive"]["ts"];
+        }
+        return range_a.is_array() && range_b.is_array() &&
+               range_a[0].get<int64_t>() < range_b[0].get<int64_t>();
+      },
+      30s));
+  int64_t a_from_s = range_a[0].get<int64_t>() / 1000;
+  int64_t b_from_s = range_b[0].get<int64_t>() / 1000;
+  int64_t b_to_s = range_b[1].get<int64_t>() / 1000;
+  INFO("ingest-1 from " << a_from_s << ", ingest-2 from " << b_from_s << " to " << b_to_s);
+
+  // A period ingest-2 lacks the start of goes to ingest-1, with a pass.
+  std::string early = "/arc/index-" + std::to_string(a_from_s) + "-20.m3u8";
+  // (The group's view reaches ingest-2 over its control session after central's evaluation.)
+  HttpResult moved;
+  CHECK(Eventually(
+      [&] {
+        moved = Http("GET", b.http, early);
+        return moved.status == 302;
+      },
+      15s));
+  INFO(moved.body);
+  REQUIRE(moved.status == 302);
+  CHECK(moved.headers["Location"].find("http://" + a.http + early + "?pass=") == 0);
+  auto there = Http("GET", a.http, moved.headers["Location"].substr(7 + a.http.size()));
+  CHECK(there.status == 200);
+  // A period inside ingest-2's own range is served there.
+  std::string inside = "/arc/v1/index-" + std::to_string(b_from_s) + "-" +
+                       std::to_string(std::max<int64_t>(1, b_to_s - b_from_s)) + ".m3u8";
+  CHECK(Http("GET", b.http, inside).status == 200);
+  // Before every member's range: nobody has it.
+  CHECK(Http("GET", b.http, "/arc/index-" + std::to_string(a_from_s - 500) + "-60.m3u8").status ==
+        404);
 }
 
 }  // namespace

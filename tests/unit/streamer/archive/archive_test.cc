@@ -12,6 +12,7 @@
 #include "streamer/archive/layout.h"
 #include "streamer/archive/recorder.h"
 #include "streamer/delivery/archive_routes.h"
+#include "streamer/delivery/ott_gate.h"
 #include "tests/unit/temp_dir.h"
 
 namespace meshwork::streamer::archive {
@@ -83,6 +84,13 @@ TEST_CASE("D-3 D-8 archive URLs parse into periods, segments and inits; bad ones
   CHECK(t.kind == ArchiveTarget::kPlaylist);
   CHECK(t.proto == Proto::kFmp4);
   CHECK_FALSE(t.duration_ms.has_value());
+
+  t = ParseArchiveTarget("/news/timeshift_abs-1796205600.m3u8");
+  CHECK(t.kind == ArchiveTarget::kPlaylist);
+  CHECK(t.proto == Proto::kTs);
+  CHECK(t.from_ms == kT0);
+  CHECK_FALSE(t.duration_ms.has_value());
+  CHECK(ParseArchiveTarget("/news/timeshift_abs-x.m3u8").kind == ArchiveTarget::kBad);
 
   t = ParseArchiveTarget("/news/v1/dvr-1796205600000-2000.m4s");
   CHECK(t.kind == ArchiveTarget::kSegment);
@@ -247,6 +255,26 @@ TEST_CASE(
   CHECK(ll.find("#EXT-X-MAP:URI=\"dvr-init-1796205600000.mp4\"") != std::string::npos);
   CHECK(ll.find("#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"dvr-init-1796205602000.mp4\"") !=
         std::string::npos);
+}
+
+TEST_CASE("D-5 the member covering most of the period holds it; ties go to this node, then load") {
+  using streamer::ArchiveCandidate;
+  using streamer::ChooseArchiveHolder;
+  const int64_t from = kT0, to = kT0 + 60000;
+  std::vector<ArchiveCandidate> c = {
+      {true, 5, std::make_pair(kT0 + 40000, kT0 + 90000)},    // this node: the last 20 s
+      {false, 9, std::make_pair(kT0 - 600000, kT0 + 50000)},  // a deeper member: 50 s
+      {false, 1, std::make_pair(kT0 + 30000, kT0 + 60000)},   // 30 s
+  };
+  CHECK(ChooseArchiveHolder(c, from, to) == 1);
+  c[0].range = std::make_pair(kT0 - 1000, kT0 + 50000);  // now this node covers 50 s too
+  CHECK(ChooseArchiveHolder(c, from, to) == 0);
+  c[0].range.reset();
+  c[2].range = std::make_pair(kT0 + 10000, kT0 + 60000);  // 50 s, less loaded than member 1
+  CHECK(ChooseArchiveHolder(c, from, to) == 2);
+  // Outside every range: nobody.
+  CHECK_FALSE(ChooseArchiveHolder(c, kT0 + 100000, kT0 + 160000));
+  CHECK_FALSE(ChooseArchiveHolder({}, from, to));
 }
 
 }  // namespace
