@@ -68,7 +68,8 @@ TEST_CASE("D-2 segments are filed by UTC hour under their wall-clock start and d
   CHECK_FALSE(SafeName(""));
 }
 
-TEST_CASE("D-3 D-8 archive URLs parse into periods, segments and inits, and bad ones name the fault") {
+TEST_CASE(
+    "D-3 D-8 archive URLs parse into periods, segments and inits, and bad ones name the fault") {
   auto t = ParseArchiveTarget("/news/v1/index-1796205600-60.m3u8");
   CHECK(t.kind == ArchiveTarget::kPlaylist);
   CHECK(t.prefix == "news/v1");
@@ -257,7 +258,9 @@ TEST_CASE(
         std::string::npos);
 }
 
-TEST_CASE("D-5 the member covering most of the period holds it, ties go to this node, then to the least loaded") {
+TEST_CASE(
+    "D-5 the member covering most of the period holds it, ties go to this node, then to the least "
+    "loaded") {
   using streamer::ArchiveCandidate;
   using streamer::ChooseArchiveHolder;
   const int64_t from = kT0, to = kT0 + 60000;
