@@ -87,20 +87,7 @@ put_stream live '{"placement":{"streamers":["ingest-1"]},"inputs":["publish://"]
 
 mkdir -p "$work/cache"
 chmod -R a+rwX "$work"
-cat >"$work/nginx.conf" <<NGINX
-worker_processes $threads;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  client_body_temp_path $work/client_body;
-  proxy_temp_path $work/proxy;
-  fastcgi_temp_path $work/fastcgi;
-  uwsgi_temp_path $work/uwsgi;
-  scgi_temp_path $work/scgi;
-  keepalive_requests 1000000;
+{ nginx_preamble 8192; cat <<NGINX
   log_format hop '\$msec \$request_uri \$status \$body_bytes_sent';
   upstream origin { server $origin_http; keepalive 64; }
   proxy_http_version 1.1;
@@ -130,6 +117,7 @@ http {
   }
 }
 NGINX
+} >"$work/nginx.conf"
 /usr/sbin/nginx -p "$work/" -c "$work/nginx.conf" -e "$work/nginx-error.log" &
 pids+=($!)
 # Varnish with its built-in VCL (caching by the origin's Cache-Control; requests for one

@@ -98,20 +98,16 @@ start_published_stream() {
   [ "$code" = 201 ] || die "the streamer never accepted stream $name (last PUT: $code)"
 }
 
-# start_nginx_files ROOT: nginx (THREADS worker processes, sendfile, keep-alive without a
-# request cap) serving the files under ROOT on loopback; sets nginx_port. Waits until it
-# answers.
-start_nginx_files() {
-  local root_dir="$1"
-  nginx_port=$(free_port)
-  # When this runs as root, nginx's workers run as nobody: they must be able to read the files.
-  chmod -R a+rX "$work"
-  cat >"$work/nginx.conf" <<NGINX
+# nginx_preamble WORKER_CONNECTIONS: the start of an nginx.conf every benchmark shares (THREADS
+# workers in the foreground, pid, logs and temporary files in the work directory, keep-alive
+# without a request cap), up to and including the opening of the http block.
+nginx_preamble() {
+  cat <<NGINX
 worker_processes $threads;
 daemon off;
 pid $work/nginx.pid;
 error_log $work/nginx-error.log;
-events { worker_connections 4096; }
+events { worker_connections $1; }
 http {
   access_log off;
   client_body_temp_path $work/client_body;
@@ -120,6 +116,18 @@ http {
   uwsgi_temp_path $work/uwsgi;
   scgi_temp_path $work/scgi;
   keepalive_requests 1000000;
+NGINX
+}
+
+# start_nginx_files ROOT: nginx (THREADS worker processes, sendfile, keep-alive without a
+# request cap) serving the files under ROOT on loopback; sets nginx_port. Waits until it
+# answers.
+start_nginx_files() {
+  local root_dir="$1"
+  nginx_port=$(free_port)
+  # When this runs as root, nginx's workers run as nobody: they must be able to read the files.
+  chmod -R a+rX "$work"
+  { nginx_preamble 4096; cat <<NGINX
   sendfile on;
   tcp_nopush on;
   open_file_cache max=64;
@@ -130,6 +138,7 @@ http {
   }
 }
 NGINX
+  } >"$work/nginx.conf"
   "${NGINX:-/usr/sbin/nginx}" -p "$work/" -c "$work/nginx.conf" -e "$work/nginx-error.log" &
   pids+=($!)
   for _ in $(seq 1 50); do
