@@ -94,7 +94,10 @@ OriginPolicy OriginPolicy::FromJson(const nlohmann::json& stream) {
   p.tmpl.segment_ms = static_cast<int>(number(stream, "segment_ms", 2000));
   p.tmpl.part_ms = static_cast<int>(number(stream, "part_ms", 0));
   if (auto t = stream.find("template"); t != stream.end() && t->is_object()) {
-    p.tmpl.availability_start_ms = number(*t, "availability_start", -1);
+    // A configured start is never negative (central's validation); absent, null or negative
+    // means "derive it from the first publish".
+    int64_t start = number(*t, "availability_start", -1);
+    p.tmpl.availability_start_ms = start >= 0 ? start : Template::kUnknownStart;
     p.tmpl.segment_ms = static_cast<int>(number(*t, "segment_ms", p.tmpl.segment_ms));
     p.tmpl.part_ms = static_cast<int>(number(*t, "part_ms", p.tmpl.part_ms));
     p.tmpl.retry_deadline_ms = static_cast<int>(number(*t, "retry_deadline_ms", p.tmpl.segment_ms));

@@ -6,6 +6,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,13 +23,16 @@ inline constexpr int64_t kMaxMsn = int64_t{1} << 40;
 
 // L-4, L-5: when each object of a rendition is due.
 struct Template {
-  int64_t availability_start_ms = -1;  // < 0: not known yet (derived from the first publish)
+  // Not known yet (derived from the first publish). Any other value is a start, negative
+  // ones included: a local stream's msn numbering (S-5) can put its derived start before 1970.
+  static constexpr int64_t kUnknownStart = std::numeric_limits<int64_t>::min();
+  int64_t availability_start_ms = kUnknownStart;
   int segment_ms = 2000;
   int part_ms = 0;  // 0: the stream has no parts
   int retry_deadline_ms = 2000;
   int grace_ms = 200;  // L-12
 
-  bool known() const { return availability_start_ms >= 0; }
+  bool known() const { return availability_start_ms != kUnknownStart; }
   // due(msn) = availability_start + (msn+1)·segment_ms; a part p of msn is due when it
   // ends: availability_start + msn·segment_ms + (p+1)·part_ms.
   int64_t Due(int64_t msn, int part = -1) const;

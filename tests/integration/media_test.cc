@@ -133,7 +133,9 @@ TEST_CASE("S-1 S-8 S-9 ffmpeg pushes over HTTP and ffprobe validates the HLS seg
   CHECK(preflight.headers["Access-Control-Allow-Origin"] == "*");
   // Unknown stream and out-of-window segment.
   CHECK(Http("GET", node.http, "/nope/index.m3u8").status == 404);
-  CHECK(Http("GET", node.http, "/news/ch1/v1/1.ts").status == 410);  // L-9: before the start
+  auto before = Http("GET", node.http, "/news/ch1/v1/1.ts");
+  INFO(before.body << " / playlist: " << Http("GET", node.http, "/news/ch1/v1/index.m3u8").body);
+  CHECK(before.status == 410);  // L-9: before the start
 
   // The load report carries the stream (S-6, C-2): working, codecs, bitrate, fingerprint.
   auto report = Http("GET", central.http, "/central/api-v4/streamers/ingest-1").Json();

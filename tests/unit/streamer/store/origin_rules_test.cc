@@ -54,6 +54,17 @@ TEST_CASE("L-4 due(msn) follows the template and parts are due as they end") {
   CHECK(p.tmpl.StartFor(10, kStart + 22'000) == kStart);
 }
 
+TEST_CASE("L-9 a start derived before 1970 is still a known start, and old objects are gone") {
+  OriginPolicy p = Policy();
+  p.tmpl.availability_start_ms = -900'000;  // msn numbering ahead of the wall clock (S-5)
+  CHECK(p.tmpl.known());
+  CHECK(OriginPolicy::FromJson(nlohmann::json::object()).tmpl.known() == false);
+  RenditionMeta meta;
+  auto d =
+      origin_internal::DecideFound(p, meta, ObjectKey{ObjectKey::kTs, 1, -1}, 10'000'000, nullptr);
+  CHECK(d.verdict == ReadDecision::kGone);
+}
+
 TEST_CASE("L-5 retry_deadline_ms defaults to segment_ms") {
   auto p =
       OriginPolicy::FromJson({{"segment_ms", 4000}, {"template", {{"availability_start", 0}}}});
