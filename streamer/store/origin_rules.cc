@@ -49,13 +49,13 @@ CandidateRange RangeFromJson(const nlohmann::json& o) {
 }  // namespace
 
 int64_t Template::Due(int64_t msn, int part) const {
-  int64_t segment_end = availability_start_ms + (msn + 1) * segment_ms;
+  int64_t segment_end = base() + (msn + 1) * segment_ms;
   if (part < 0 || part_ms <= 0) return segment_end;
-  return std::min(segment_end, availability_start_ms + msn * segment_ms + (part + 1) * part_ms);
+  return std::min(segment_end, base() + msn * segment_ms + (part + 1) * part_ms);
 }
 
 int64_t Template::ProducingMsn(int64_t now_ms) const {
-  return FloorDiv(now_ms - availability_start_ms, segment_ms);
+  return FloorDiv(now_ms - base(), segment_ms);
 }
 
 int64_t Template::StartFor(int64_t msn, int64_t published_ms) const {

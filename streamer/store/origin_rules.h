@@ -33,6 +33,9 @@ struct Template {
   int grace_ms = 200;  // L-12
 
   bool known() const { return availability_start_ms != kUnknownStart; }
+  // The start arithmetic uses: an unknown start counts as the epoch, so due times and
+  // wall times computed before the first publish are finite (never an overflow).
+  int64_t base() const { return known() ? availability_start_ms : 0; }
   // due(msn) = availability_start + (msn+1)·segment_ms; a part p of msn is due when it
   // ends: availability_start + msn·segment_ms + (p+1)·part_ms.
   int64_t Due(int64_t msn, int part = -1) const;

@@ -23,7 +23,7 @@ uint64_t SegmentBitrate(const Segment& s) {
 // media timeline where msn N starts at N·segment duration.
 MediaTiming TemplateTiming(const Template& t, ObjectKey key) {
   MediaTiming m;
-  int64_t wall = t.availability_start_ms + key.msn * t.segment_ms;
+  int64_t wall = t.base() + key.msn * t.segment_ms;
   m.start = key.msn * t.segment_ms * 90;
   m.duration = int64_t{t.segment_ms} * 90;
   if (key.kind == ObjectKey::kPart && t.part_ms > 0) {

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "streamer/store/window_index.h"
+
 namespace meshwork::streamer {
 namespace {
 
@@ -63,6 +65,17 @@ TEST_CASE("L-9 a start derived before 1970 is still a known start, and old objec
   auto d =
       origin_internal::DecideFound(p, meta, ObjectKey{ObjectKey::kTs, 1, -1}, 10'000'000, nullptr);
   CHECK(d.verdict == ReadDecision::kGone);
+}
+
+TEST_CASE("L-4 before the start is known, a part's template timing and due time are finite") {
+  OriginPolicy p = Policy();
+  p.tmpl = Template{};  // no configured start, nothing published yet
+  p.tmpl.part_ms = 500;
+  REQUIRE_FALSE(p.tmpl.known());
+  auto timing = store_internal::TemplateTiming(p.tmpl, ObjectKey{ObjectKey::kPart, -1, 1});
+  CHECK(timing.program_date_time_ms == -2000 + 500);
+  CHECK(p.tmpl.Due(-1, 1) == -2000 + 1000);
+  CHECK(p.tmpl.ProducingMsn(4000) == 2);
 }
 
 TEST_CASE("L-5 retry_deadline_ms defaults to segment_ms") {
