@@ -46,6 +46,17 @@ ArchiveTarget ParseArchiveTarget(std::string_view path) {
   t.prefix = std::string(path.substr(0, slash));
   if (file.starts_with("index-") || file.starts_with("archive-")) {
     std::string_view rest = file.substr(file.find('-') + 1);
+    if (rest.ends_with(".mpd")) {
+      // DASH: a static MPD over the CMAF recording, for a finished period only.
+      rest.remove_suffix(4);
+      t.proto = Proto::kFmp4;
+      t.dash = true;
+      t = ParsePeriod(rest, std::move(t));
+      if (t.kind == ArchiveTarget::kPlaylist && !t.duration_ms) {
+        return Bad("an archive MPD is static: give a duration in seconds, not now");
+      }
+      return t;
+    }
     if (rest.ends_with(".ll.m3u8")) {
       if (file.starts_with("archive-")) return Bad("archive-… names the HLS-TS form only (.m3u8)");
       t.proto = Proto::kFmp4;
@@ -54,7 +65,7 @@ ArchiveTarget ParseArchiveTarget(std::string_view path) {
       t.proto = Proto::kTs;
       rest.remove_suffix(5);
     } else {
-      return Bad("an archive playlist ends in .m3u8 or .ll.m3u8");
+      return Bad("an archive playlist ends in .m3u8, .ll.m3u8 or .mpd");
     }
     return ParsePeriod(rest, std::move(t));
   }

@@ -7,6 +7,8 @@
 //   {prefix}/timeshift_abs-{from}.m3u8         the same (the name other servers use)
 //   {prefix}/index-{from}-{duration}.ll.m3u8   CMAF (fMP4) segments, VOD
 //   {prefix}/index-{from}-now.ll.m3u8          CMAF, EVENT
+//   {prefix}/archive-{from}-{duration}.mpd     DASH, static, over the CMAF recording (also
+//                                              index-{from}-{duration}.mpd); no "now" form
 //   {prefix}/dvr-{start_ms}-{duration_ms}.ts   an archived segment (.m4s for CMAF)
 //   {prefix}/dvr-init-{start_ms}.mp4           an archived CMAF init segment
 //
@@ -31,6 +33,7 @@ struct ArchiveTarget {
   Proto proto = Proto::kTs;
   int64_t from_ms = 0;                 // playlists
   std::optional<int64_t> duration_ms;  // playlists; nullopt: "now" (an event playlist)
+  bool dash = false;                   // playlists: a static MPD rather than an m3u8
   int64_t start_ms = 0;                // segments and inits
   int64_t segment_duration_ms = 0;     // segments
   std::string error;                   // kBad

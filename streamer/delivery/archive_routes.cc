@@ -10,6 +10,7 @@
 #include "boost/asio/post.hpp"
 #include "common/http/content.h"
 #include "common/http/response.h"
+#include "streamer/delivery/archive_mpd.h"
 #include "streamer/delivery/playlists.h"
 #include "streamer/delivery/responses.h"
 
@@ -131,6 +132,39 @@ void ServeFile(const ArchiveContext& context, http::RequestContext& ctx, std::st
       });
 }
 
+// D-3: the static MPD, built on the disk pool (it reads each track's init and the head of
+// the first segment of each period: ProbeArchiveMpd).
+void ServeMpd(const ArchiveContext& context, http::RequestContext& ctx, const Resolved& resolved,
+              int64_t from_ms, int64_t to_ms, int max_age, http::Responder responder) {
+  http::Request request = ctx.request;
+  auto token = context.shedder ? std::make_shared<Shedder::Token>(context.shedder) : nullptr;
+  boost::asio::post(
+      *context.disk,
+      [index = context.index, root = resolved.config.root, stream = resolved.stream, from_ms, to_ms,
+       max_age, token, request = std::move(request), responder = std::move(responder)]() mutable {
+        auto renditions = index->Renditions(stream, Proto::kFmp4);
+        std::string reference;  // the first video rendition, else the first
+        for (const auto& rendition : renditions) {
+          auto probe =
+              ProbeArchiveInit(root, *index, TrackKey{stream, Proto::kFmp4, rendition}, from_ms);
+          if (probe && probe->info.is_video()) {
+            reference = rendition;
+            break;
+          }
+        }
+        if (reference.empty() && !renditions.empty()) reference = renditions.front();
+        std::vector<std::string> others;
+        for (const auto& rendition : renditions) {
+          if (rendition != reference) others.push_back(rendition);
+        }
+        auto periods = PlanArchiveMpd(*index, stream, reference, others, from_ms, to_ms);
+        ProbeArchiveMpd(root, stream, periods);
+        std::string body = ArchiveMpd(periods);
+        if (body.empty()) return responder.Send(NotFound("nothing recorded in that period", "*"));
+        responder.Send(PlaylistResponse(request, std::move(body), max_age, "*", kMpdType));
+      });
+}
+
 }  // namespace
 
 std::string ArchiveMediaPlaylist(const archive::ArchiveIndex& index, const TrackKey& track,
@@ -176,6 +210,8 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
     return r.Send(Unavailable("the node is shedding archive reads", "*"));
   }
   auto resolved = Resolve(context, target.prefix, target.kind == ArchiveTarget::kPlaylist);
+  // An MPD lists every rendition of the stream: its prefix is the stream, never a rendition.
+  if (resolved && target.dash && !resolved->rendition.empty()) resolved.reset();
   if (!resolved) return r.Send(NotFound("no archive of this stream on this node", "*"));
   if (!resolved->config.Records(target.proto)) {
     return r.Send(
@@ -210,6 +246,10 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
         return r.Send(std::move(res));
       }
     }
+    // A VOD period that has ended is final; an event playlist changes with each segment.
+    int max_age = vod && to_ms < now_ms ? 60 : 1;
+    if (target.dash)
+      return ServeMpd(context, ctx, *resolved, target.from_ms, to_ms, max_age, std::move(r));
     std::string body;
     if (resolved->rendition.empty()) {
       body = MasterPlaylist(context, *resolved, target, to_ms);
@@ -219,8 +259,6 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
                                   target.from_ms, to_ms, vod);
     }
     if (body.empty()) return r.Send(NotFound("nothing recorded in that period", "*"));
-    // A VOD period that has ended is final; an event playlist changes with each segment.
-    int max_age = vod && to_ms < now_ms ? 60 : 1;
     return r.Send(PlaylistResponse(ctx.request, std::move(body), max_age, "*"));
   }
   TrackKey track{resolved->stream, target.proto, resolved->rendition};

@@ -7,79 +7,22 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "streamer/delivery/mpd_text.h"
 #include "streamer/delivery/playlists.h"
 
 namespace meshwork::streamer {
 namespace {
+
+using mpd::DateTime;
+using mpd::DecimalSeconds;
+using mpd::Duration;
+using mpd::XmlEscape;
 
 constexpr int64_t kTimescale = 90000;  // the SegmentTemplate timescale (video's, S-5)
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
-
-std::string XmlEscape(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (char c : in) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-// xs:duration from milliseconds: "PT2S", "PT1.5S", "PT0.04S".
-std::string Duration(int64_t ms) {
-  ms = std::max<int64_t>(ms, 0);
-  std::string out = absl::StrCat("PT", ms / 1000);
-  if (int64_t frac = ms % 1000; frac != 0) {
-    std::string digits = absl::StrFormat("%03d", frac);
-    while (digits.back() == '0') digits.pop_back();
-    absl::StrAppend(&out, ".", digits);
-  }
-  return out + "S";
-}
-
-// Seconds with at most three decimals, trailing zeros trimmed ("1.5", "2").
-std::string DecimalSeconds(int64_t ms) {
-  std::string d = Duration(ms);
-  return d.substr(2, d.size() - 3);
-}
-
-// xs:dateTime in UTC; milliseconds only when not whole seconds.
-std::string DateTime(int64_t unix_ms) {
-  std::string s = FormatProgramDateTime(unix_ms);
-  if (s.size() > 5 && s.compare(s.size() - 5, 5, ".000Z") == 0) s.replace(s.size() - 5, 5, "Z");
-  return s;
-}
-
-// FrameRateType: an integer, or "N/1001" for the NTSC rates, else a ratio over 1000.
-std::string FrameRate(double fps) {
-  int64_t whole = std::llround(fps);
-  if (std::abs(fps - static_cast<double>(whole)) < 0.001) return absl::StrCat(whole);
-  int64_t ntsc = std::llround(fps * 1.001);
-  if (std::abs(fps - static_cast<double>(ntsc) * 1000.0 / 1001.0) < 0.001) {
-    return absl::StrCat(ntsc * 1000, "/1001");
-  }
-  return absl::StrCat(std::llround(fps * 1000), "/1000");
-}
 
 const media::TrackInfo* FirstTrack(const RenditionInfo& info, bool video) {
   for (const auto& t : info.cmaf_tracks) {
@@ -190,32 +133,10 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
   };
 
   auto representation = [&](const RenditionWindow& w) {
-    const RenditionInfo& info = w.info;
-    const media::TrackInfo* v = FirstTrack(info, true);
-    const media::TrackInfo* a = v ? nullptr : FirstTrack(info, false);
-    std::string out =
-        absl::StrCat("        <Representation id=\"", XmlEscape(info.name), "\" bandwidth=\"",
-                     std::max<uint64_t>(w.peak_bitrate_bps, 1), "\"");
-    std::string codecs = info.CmafCodecs();
-    if (!codecs.empty()) absl::StrAppend(&out, " codecs=\"", XmlEscape(codecs), "\"");
-    if (v && v->width > 0 && v->height > 0) {
-      absl::StrAppend(&out, " width=\"", v->width, "\" height=\"", v->height, "\"");
-    }
-    if (v && v->frame_rate > 0) {
-      absl::StrAppend(&out, " frameRate=\"", FrameRate(v->frame_rate), "\"");
-    }
-    if (a && a->sample_rate > 0)
-      absl::StrAppend(&out, " audioSamplingRate=\"", a->sample_rate, "\"");
-    if (a && a->channels > 0) {
-      absl::StrAppend(&out,
-                      ">\n          <AudioChannelConfiguration "
-                      "schemeIdUri=\"urn:mpeg:dash:23003:3:audio_channel_configuration:2011\" "
-                      "value=\"",
-                      a->channels, "\"/>\n        </Representation>\n");
-    } else {
-      out += "/>\n";
-    }
-    return out;
+    const media::TrackInfo* track = FirstTrack(w.info, true);
+    if (!track) track = FirstTrack(w.info, false);
+    return mpd::Representation("        ", w.info.name, w.peak_bitrate_bps, w.info.CmafCodecs(),
+                               track, "");
   };
 
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";

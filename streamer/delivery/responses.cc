@@ -23,9 +23,9 @@ http::Response Unavailable(std::string_view message, std::string_view cors) {
 }
 
 http::Response PlaylistResponse(const http::Request& request, std::string body, int max_age,
-                                std::string_view cors) {
+                                std::string_view cors, std::string_view content_type) {
   http::Response res{http::Status::ok, 11};
-  res.set(http::beast_http::field::content_type, kPlaylistType);
+  res.set(http::beast_http::field::content_type, content_type);
   res.set(http::beast_http::field::cache_control, absl::StrCat("max-age=", max_age));
   res.set(http::beast_http::field::vary, "Accept-Encoding");
   if (http::AcceptsGzip(request)) {

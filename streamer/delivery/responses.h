@@ -9,6 +9,7 @@
 namespace meshwork::streamer {
 
 inline constexpr char kPlaylistType[] = "application/vnd.apple.mpegurl";
+inline constexpr char kMpdType[] = "application/dash+xml";
 inline constexpr char kTsType[] = "video/mp2t";
 inline constexpr char kMp4Type[] = "video/mp4";
 inline constexpr char kImmutable[] = "max-age=86400, immutable";
@@ -17,8 +18,9 @@ inline constexpr char kImmutable[] = "max-age=86400, immutable";
 http::Response NotFound(std::string_view what, std::string_view cors);
 // 503 with `Retry-After: 1`, not cacheable (a hold that ran out, a full waiter table).
 http::Response Unavailable(std::string_view message, std::string_view cors);
-// A playlist (gzip when the client accepts it) cacheable for `max_age` seconds.
+// A playlist or MPD (gzip when the client accepts it) cacheable for `max_age` seconds.
 http::Response PlaylistResponse(const http::Request& request, std::string body, int max_age,
-                                std::string_view cors);
+                                std::string_view cors,
+                                std::string_view content_type = kPlaylistType);
 
 }  // namespace meshwork::streamer

@@ -446,13 +446,7 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
         options.now_unix_ms = context.store->NowMs();
         std::string body = DashManifest(context.store->Windows(target->stream), options);
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
-        http::Response res{http::Status::ok, 11};
-        res.set(http::beast_http::field::content_type, "application/dash+xml");
-        res.set(http::beast_http::field::cache_control, absl::StrCat("max-age=", playlist_age));
-        res.body() = std::move(body);
-        http::AddCors(res, cors);
-        res.prepare_payload();
-        return r.Send(std::move(res));
+        return r.Send(PlaylistResponse(ctx.request, std::move(body), playlist_age, cors, kMpdType));
       }
       case Target::kLlMedia:
         return ServeLowLatencyPlaylist(context, ctx, *target, std::move(r));

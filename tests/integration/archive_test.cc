@@ -1,5 +1,5 @@
 // D-1…D-4, D-8, R-4: the archive on a real streamer fed by ffmpeg, read back by ffprobe and
-// played by hls.js.
+// played by hls.js and dash.js 5.
 #include <sys/types.h>
 
 #include <catch2/catch.hpp>
@@ -170,6 +170,27 @@ TEST_CASE("D-1 D-3 D-8 a recorded stream is played back by wall-clock time") {
     REQUIRE(probe.contains("streams"));
     REQUIRE(probe["streams"].size() == 1);  // S-16a: one media type per CMAF track
     CHECK(probe["streams"][0]["codec_name"] == "h264");
+  }
+
+  {  // DASH: a static MPD over the CMAF recording, played by the current dash.js (5.x)
+    auto mpd = Http("GET", r.node.http, "/arc/archive-" + period + ".mpd");
+    INFO(mpd.body);
+    REQUIRE(mpd.status == 200);
+    CHECK(mpd.headers["Content-Type"] == "application/dash+xml");
+    CHECK(mpd.body.find("type=\"static\"") != std::string::npos);
+    CHECK(mpd.body.find("contentType=\"video\"") != std::string::npos);
+    CHECK(mpd.body.find("contentType=\"audio\"") != std::string::npos);
+    CHECK(mpd.body.find("<SegmentURL media=\"v1/dvr-") != std::string::npos);
+    CHECK(Http("GET", r.node.http, "/arc/v1/archive-" + period + ".mpd").status == 404);
+    CHECK(Http("GET", r.node.http, "/arc/archive-" + std::to_string(from_s) + "-now.mpd").status ==
+          400);
+    auto played = PlayInBrowser("http://" + r.node.http + "/arc/archive-" + period + ".mpd", 6,
+                                "--player dash --seek-to 10 --timeout-s 40");
+    INFO(played.dump(2));
+    CHECK(played["ok"] == true);
+    CHECK(played["player_version"].get<std::string>().rfind("5.", 0) == 0);
+    for (const auto& e : played["errors"]) CHECK(e["fatal"] != true);
+    CHECK(played["final_t"].get<double>() >= 10.0);
   }
 
   {  // D-8 bad periods and names are refused, unknown segments are not found

@@ -11,6 +11,7 @@
 #include "streamer/archive/archive_target.h"
 #include "streamer/archive/layout.h"
 #include "streamer/archive/recorder.h"
+#include "streamer/delivery/archive_mpd.h"
 #include "streamer/delivery/archive_routes.h"
 #include "streamer/delivery/ott_gate.h"
 #include "tests/unit/temp_dir.h"
@@ -39,6 +40,13 @@ nlohmann::json StreamWithDvr(const fs::path& root, int64_t depth_s, uint64_t max
   nlohmann::json dvr = {{"root", root.string()}, {"depth_s", depth_s}};
   if (max_bytes) dvr["max_bytes"] = max_bytes;
   return {{"dvr", dvr}};
+}
+
+size_t CountOf(const std::string& text, std::string_view needle) {
+  size_t n = 0;
+  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1))
+    ++n;
+  return n;
 }
 
 size_t FilesUnder(const fs::path& dir, std::string_view suffix) {
@@ -85,6 +93,15 @@ TEST_CASE(
   CHECK(t.kind == ArchiveTarget::kPlaylist);
   CHECK(t.proto == Proto::kFmp4);
   CHECK_FALSE(t.duration_ms.has_value());
+
+  t = ParseArchiveTarget("/news/archive-1796205600-60.mpd");
+  CHECK(t.kind == ArchiveTarget::kPlaylist);
+  CHECK(t.dash);
+  CHECK(t.proto == Proto::kFmp4);
+  CHECK(t.duration_ms == 60000);
+  t = ParseArchiveTarget("/news/archive-1796205600-now.mpd");
+  CHECK(t.kind == ArchiveTarget::kBad);
+  CHECK(t.error.find("static") != std::string::npos);
 
   t = ParseArchiveTarget("/news/timeshift_abs-1796205600.m3u8");
   CHECK(t.kind == ArchiveTarget::kPlaylist);
@@ -256,6 +273,73 @@ TEST_CASE(
   CHECK(ll.find("#EXT-X-MAP:URI=\"dvr-init-1796205600000.mp4\"") != std::string::npos);
   CHECK(ll.find("#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"dvr-init-1796205602000.mp4\"") !=
         std::string::npos);
+}
+
+TEST_CASE(
+    "D-3 D-4 an archive MPD is static, splits periods at a gap and times fragments by their own "
+    "decode time") {
+  ArchiveIndex index;
+  TrackKey v1{"news", Proto::kFmp4, "v1"}, a1{"news", Proto::kFmp4, "a1"};
+  for (int64_t start : {kT0, kT0 + 2000, kT0 + 4000, kT0 + 30000, kT0 + 32000}) {
+    index.Add(v1, {start, 2000, 250'000});
+    index.Add(a1, {start - 20, 2000, 24'000});  // audio cut 20 ms before the video
+  }
+  index.AddInit(v1, kT0);
+  index.AddInit(a1, kT0 - 20);
+  auto periods = streamer::PlanArchiveMpd(index, "news", "v1", {"a1"}, kT0, kT0 + 60000);
+  REQUIRE(periods.size() == 2);  // the 24 s hole is a new period
+  CHECK(periods[0].start_ms == kT0);
+  CHECK(periods[0].end_ms == kT0 + 6000);
+  CHECK(periods[1].start_ms == kT0 + 30000);
+  REQUIRE(periods[0].tracks.size() == 2);
+  CHECK(periods[0].tracks[0].rendition == "v1");
+  CHECK(periods[0].tracks[1].segments.size() == 3);
+  CHECK(periods[0].tracks[1].init_ms == kT0 - 20);
+
+  // What ProbeArchiveMpd reads from the files: timescales and first decode times.
+  media::ProbedTrack video, audio;
+  video.timescale = 90000;
+  video.info.codec = media::Codec::kH264;
+  video.info.codec_string = "avc1.64001f";
+  video.info.width = 320;
+  video.info.height = 240;
+  audio.timescale = 48000;
+  audio.info.codec = media::Codec::kAac;
+  audio.info.codec_string = "mp4a.40.2";
+  audio.info.sample_rate = 48000;
+  audio.info.channels = 2;
+  for (auto& p : periods) {
+    p.tracks[0].probe = video;
+    p.tracks[0].first_decode_time = (p.start_ms - kT0) * 90 + 900'000;
+  }
+  periods[0].tracks[1].probe = audio;  // the second period's audio could not be read
+  periods[0].tracks[1].first_decode_time = 480'000 - 960;
+
+  std::string mpd = streamer::ArchiveMpd(periods);
+  INFO(mpd);
+  CHECK(mpd.find("type=\"static\"") != std::string::npos);
+  // 6 s + 4 s: the hole is skipped, as at an HLS discontinuity.
+  CHECK(mpd.find("mediaPresentationDuration=\"PT10S\"") != std::string::npos);
+  CHECK(mpd.find("<Period id=\"p1796205600000\" start=\"PT0S\" duration=\"PT6S\">") !=
+        std::string::npos);
+  CHECK(mpd.find("<Period id=\"p1796205630000\" start=\"PT6S\" duration=\"PT4S\">") !=
+        std::string::npos);
+  CHECK(mpd.find("<Representation id=\"v1\" bandwidth=\"1000000\" codecs=\"avc1.64001f\" "
+                 "width=\"320\" height=\"240\">") != std::string::npos);
+  CHECK(mpd.find("<SegmentList timescale=\"90000\" presentationTimeOffset=\"900000\">") !=
+        std::string::npos);
+  CHECK(mpd.find("<Initialization sourceURL=\"v1/dvr-init-1796205600000.mp4\"/>") !=
+        std::string::npos);
+  CHECK(mpd.find("<S t=\"900000\" d=\"180000\"/>\n              <S t=\"1080000\" d=\"180000\"/>") !=
+        std::string::npos);
+  CHECK(mpd.find("<SegmentURL media=\"v1/dvr-1796205602000-2000.m4s\"/>") != std::string::npos);
+  // Audio 20 ms ahead of the period start: its offset puts the period start at time 0.
+  CHECK(mpd.find("<SegmentList timescale=\"48000\" presentationTimeOffset=\"480000\">") !=
+        std::string::npos);
+  CHECK(mpd.find("audioSamplingRate=\"48000\"") != std::string::npos);
+  // The unreadable track is left out of its period only.
+  CHECK(CountOf(mpd, "<AdaptationSet") == 3);
+  CHECK(streamer::ArchiveMpd({}).empty());
 }
 
 TEST_CASE(
