@@ -12,22 +12,12 @@
 namespace meshwork::testing {
 namespace {
 
-// The value of `name` (with its label set, e.g. `{listener="http"}`) in a Prometheus text
-// page; 0 when absent.
-double Metric(const std::string& page, const std::string& name) {
-  size_t at = page.find("\n" + name + " ");
-  if (at == std::string::npos) return 0;
-  return std::stod(page.substr(at + name.size() + 2));
-}
-
 double ReceivedPublishBytes(const Streamer& node) {
-  return Metric(Http("GET", node.http, "/metrics").body,
-                "meshwork_http_received_bytes_total{listener=\"publish\"}");
+  return MetricAt(node.http, "meshwork_http_received_bytes_total", "listener=\"publish\"");
 }
 
 double SentBytes(const Streamer& node) {
-  return Metric(Http("GET", node.http, "/metrics").body,
-                "meshwork_http_sent_bytes_total{listener=\"http\"}");
+  return MetricAt(node.http, "meshwork_http_sent_bytes_total", "listener=\"http\"");
 }
 
 nlohmann::json RunViewers(const Streamer& edge, int viewers, int seconds) {
@@ -102,7 +92,7 @@ TEST_CASE(
   double origin_before = SentBytes(origin);
   double published_before = ReceivedPublishBytes(origin);
   auto upstream_bytes = [](const Streamer& edge) {
-    return Metric(Http("GET", edge.http, "/metrics").body, "meshwork_relay_upstream_bytes_total");
+    return MetricAt(edge.http, "meshwork_relay_upstream_bytes_total");
   };
   double edge1_before = upstream_bytes(edge1), edge2_before = upstream_bytes(edge2);
   const int seconds = 20;

@@ -255,6 +255,58 @@ TEST_CASE("R-4 kill -9 of a recording streamer: the index is rebuilt, no partial
   CHECK(Eventually([&] { return FilesEndingWith(r.root / "arc/ts", ".ts") >= recorded + 2; }, 30s));
 }
 
+TEST_CASE("D-2 a full archive disk raises the alarm and live streaming is unaffected") {
+  auto dir = MakeTempDir("archive-full");
+  auto central = StartCentral(dir + "/central");
+  // The archive root is a 1 MiB tmpfs in a mount namespace of the streamer's own (a user
+  // namespace makes the mount possible without privileges): a real ENOSPC within seconds.
+  const std::string root = dir + "/dvr-full";
+  fs::create_directories(root);
+  std::vector<std::string> wrapper = {
+      "/usr/bin/unshare",
+      "--user",
+      "--map-root-user",
+      "--mount",
+      "/bin/sh",
+      "-c",
+      "mount -t tmpfs -o size=1m meshwork-dvr \"" + root + "\" && exec \"$0\" \"$@\""};
+  auto flags = ShedFlags();
+  flags.push_back("--dvr-root=" + root);
+  auto node = StartStreamerWrapped(wrapper, central.grpc, "ingest-1", "ingest", flags);
+  auto put = Http("PUT", central.http, "/central/api-v4/streams/arc",
+                  R"({"placement": {"streamers": ["ingest-1"]}, "inputs": ["publish://"],
+                      "dvr": {"root": "/var/lib/meshwork/dvr", "depth_s": 600}})");
+  INFO(put.body);
+  REQUIRE(put.status == 201);
+  auto push = PushFile(SourceTs(), node.publish, "arc");
+
+  REQUIRE(Eventually([&] { return MetricAt(node.http, "meshwork_dvr_disk_full") == 1; }, 40s));
+  CHECK(MetricAt(node.http, "meshwork_dvr_write_failures_total", "reason=\"disk_full\"") >= 1);
+  double written = MetricAt(node.http, "meshwork_dvr_segments_written_total");
+  CHECK(written >= 1);
+  // Live viewers are not affected: the live edge keeps moving, segment after segment.
+  auto newest = [&] {
+    auto live = ParseMediaPlaylist(Http("GET", node.http, "/arc/v1/index.m3u8").body);
+    return live.entries.empty() ? int64_t{-1} : live.entries.back().msn;
+  };
+  int64_t full_at = newest();
+  CHECK(full_at >= 0);
+  CHECK(Eventually([&] { return newest() >= full_at + 3; }, 20s));
+  // What was recorded before the disk filled is still listed, and served whole.
+  auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+  auto vod = Http("GET", node.http, "/arc/v1/index-" + std::to_string(now_s - 120) + "-120.m3u8");
+  INFO(vod.body);
+  REQUIRE(vod.status == 200);
+  auto entries = ArchiveEntries(vod.body);
+  REQUIRE(!entries.empty());
+  auto seg = Http("GET", node.http, "/arc/v1/" + entries.begin()->first);
+  CHECK(seg.status == 200);
+  CHECK(seg.body.size() % 188 == 0);
+  CHECK(node.process->running());
+}
+
 TEST_CASE("D-5 an archive period goes to the group member that recorded most of it") {
   auto dir = MakeTempDir("archive-group");
   auto central = StartCentral(dir + "/central");

@@ -49,20 +49,6 @@ uint64_t ResidentBytes(pid_t pid) {
   return 0;
 }
 
-// One sample of a metric from a listener's /metrics (sum over matching series).
-double Metric(const std::string& address, const std::string& name, const std::string& labels) {
-  auto r = Http("GET", address, "/metrics");
-  double total = 0;
-  std::regex line("^" + name + "\\{[^}]*" + labels + "[^}]*\\} ([0-9.e+]+)$");
-  std::istringstream in(r.body);
-  std::string text;
-  while (std::getline(in, text)) {
-    std::smatch m;
-    if (std::regex_match(text, m, line)) total += std::stod(m[1]);
-  }
-  return total;
-}
-
 TEST_CASE("R-3 a PATCH or PUT nested 100 000 deep is a clean 400 and central stays up") {
   auto dir = MakeTempDir("deep");
   auto central = StartCentral(dir);
@@ -237,7 +223,7 @@ TEST_CASE("R-3 32 stalled uploads stay within the publish listener's byte cap", 
     }
   }
   uint64_t grown = ResidentBytes(node.process->pid()) - baseline;
-  double held = Metric(node.publish, "meshwork_http_buffered_body_bytes", "listener=\"publish\"");
+  double held = MetricAt(node.publish, "meshwork_http_buffered_body_bytes", "listener=\"publish\"");
   INFO("refused " << refused << ", resident +" << (grown >> 20) << " MiB, held " << held);
   CHECK(refused >= 14);  // at most 16 × 4 MiB fit
   CHECK(held <= static_cast<double>(kCap));
@@ -249,8 +235,8 @@ TEST_CASE("R-3 32 stalled uploads stay within the publish listener's byte cap", 
   uploads.clear();
   CHECK(Eventually(
       [&] {
-        return Metric(node.publish, "meshwork_http_buffered_body_bytes", "listener=\"publish\"") ==
-               0;
+        return MetricAt(node.publish, "meshwork_http_buffered_body_bytes",
+                        "listener=\"publish\"") == 0;
       },
       10s));
 }

@@ -257,9 +257,18 @@ Central StartCentral(const std::string& data_dir, const std::string& http, const
 
 Streamer StartStreamer(const std::string& central_grpc, const std::string& id,
                        const std::string& role, const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {MESHWORK_STREAMER_BIN,  "--central=" + central_grpc,
-                                   "--node-id=" + id,      "--role=" + role,
-                                   "--listen=127.0.0.1:0", "--publish-listen=127.0.0.1:0"};
+  return StartStreamerWrapped({}, central_grpc, id, role, extra);
+}
+
+Streamer StartStreamerWrapped(const std::vector<std::string>& wrapper,
+                              const std::string& central_grpc, const std::string& id,
+                              const std::string& role, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = wrapper;
+  for (std::string arg : {std::string(MESHWORK_STREAMER_BIN), "--central=" + central_grpc,
+                          "--node-id=" + id, "--role=" + role, std::string("--listen=127.0.0.1:0"),
+                          std::string("--publish-listen=127.0.0.1:0")}) {
+    argv.push_back(std::move(arg));
+  }
   argv.insert(argv.end(), extra.begin(), extra.end());
   AddClusterTokenFile(argv);
   Streamer s;
@@ -268,6 +277,22 @@ Streamer StartStreamer(const std::string& central_grpc, const std::string& id,
   s.http = ready["http"].get<std::string>();
   s.publish = ready["publish"].get<std::string>();
   return s;
+}
+
+double MetricAt(const std::string& address, const std::string& name, const std::string& labels) {
+  auto page = Http("GET", address, "/metrics").body;
+  double sum = 0;
+  std::istringstream in(page);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with(name) || line.size() <= name.size()) continue;
+    char next = line[name.size()];
+    if (next != ' ' && next != '{') continue;
+    size_t space = line.rfind(' ');
+    std::string label_set = line.substr(name.size(), space - name.size());
+    if (label_set.find(labels) == std::string::npos) continue;
+    sum += std::strtod(line.c_str() + space + 1, nullptr);
+  }
+  return sum;
 }
 
 }  // namespace meshwork::testing

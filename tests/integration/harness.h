@@ -98,5 +98,15 @@ struct Streamer {
 Streamer StartStreamer(const std::string& central_grpc, const std::string& id,
                        const std::string& role = "edge",
                        const std::vector<std::string>& extra = {});
+// The same, with the streamer's command line run by `wrapper` (its argv prefix, e.g.
+// `unshare … sh -c '…; exec "$0" "$@"'`), which must exec the streamer in the same process.
+Streamer StartStreamerWrapped(const std::vector<std::string>& wrapper,
+                              const std::string& central_grpc, const std::string& id,
+                              const std::string& role, const std::vector<std::string>& extra);
+
+// The sum of the samples of metric `name` on `address`'s /metrics whose label set contains
+// `labels` (e.g. `reason="disk_full"`; empty: every sample); 0 when there is none.
+double MetricAt(const std::string& address, const std::string& name,
+                const std::string& labels = "");
 
 }  // namespace meshwork::testing

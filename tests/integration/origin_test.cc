@@ -29,21 +29,6 @@ HttpResult PutObject(const Streamer& node, const std::string& path, const std::s
   return Http("PUT", node.publish, path, body, extra);
 }
 
-// A metric's value from the node's /metrics (the sum over its label sets matching `labels`).
-double Metric(const Streamer& node, const std::string& name, const std::string& labels = "") {
-  auto r = Http("GET", node.http, "/metrics");
-  double sum = 0;
-  std::regex line("^" + name + "(\\{[^}]*\\})? ([0-9.e+-]+)$");
-  std::istringstream in(r.body);
-  for (std::string l; std::getline(in, l);) {
-    std::smatch m;
-    if (std::regex_match(l, m, line) && m[1].str().find(labels) != std::string::npos) {
-      sum += std::stod(m[2]);
-    }
-  }
-  return sum;
-}
-
 // Sends a PUT whose body stops halfway, then closes the connection (L-2).
 void BrokenUpload(const std::string& address, const std::string& path) {
   auto colon = address.rfind(':');
@@ -103,7 +88,7 @@ TEST_CASE("L-1 L-7 L-8 L-9 L-10 L-13 L-14 a published stream on a real origin") 
 
   // L-8: an object further ahead than the next: 404 with a TTL ending at its due time, and no
   // lookup in the object index (L-15 / P-5).
-  double lookups = Metric(node, "meshwork_origin_index_lookups_total");
+  double lookups = MetricAt(node.http, "meshwork_origin_index_lookups_total");
   int64_t future = producing() + 3;
   int64_t asked = NowMs();
   auto early = Http("GET", node.http, "/live/v1/" + std::to_string(future) + ".ts");
@@ -117,15 +102,17 @@ TEST_CASE("L-1 L-7 L-8 L-9 L-10 L-13 L-14 a published stream on a real origin") 
   auto gone = Http("GET", node.http, "/live/v1/" + std::to_string(m - 2) + ".ts");
   CHECK(gone.status == 410);
   CHECK(gone.headers["Cache-Control"] == "max-age=8");
-  CHECK(Metric(node, "meshwork_origin_index_lookups_total") == lookups);
+  CHECK(MetricAt(node.http, "meshwork_origin_index_lookups_total") == lookups);
 
   // L-7: the next due object is held and answered the instant it is published.
   int64_t next = producing();
   std::string path = "/live/v1/" + std::to_string(next) + ".ts";
-  double held_before = Metric(node, "meshwork_origin_reads_total", "answer=\"held\"");
+  double held_before = MetricAt(node.http, "meshwork_origin_reads_total", "answer=\"held\"");
   auto waiting = std::async(std::launch::async, [&] { return Http("GET", node.http, path); });
   REQUIRE(Eventually(
-      [&] { return Metric(node, "meshwork_origin_reads_total", "answer=\"held\"") > held_before; },
+      [&] {
+        return MetricAt(node.http, "meshwork_origin_reads_total", "answer=\"held\"") > held_before;
+      },
       3s));
   // L-2: a broken upload of that object leaves nothing visible; the held read keeps waiting.
   BrokenUpload(node.publish, path);
@@ -183,7 +170,7 @@ TEST_CASE("L-1 L-7 L-8 L-9 L-10 L-13 L-14 a published stream on a real origin") 
              {{"If-None-Match", after.headers["ETag"]}})
             .status == 304);
   // L-18: nothing here was slow.
-  CHECK(Metric(node, "meshwork_slow_publish_total") == 0);
+  CHECK(MetricAt(node.http, "meshwork_slow_publish_total") == 0);
 }
 
 }  // namespace
