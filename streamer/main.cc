@@ -157,8 +157,12 @@ int Run() {
   };
   // D-3: archive reads open their files on a pool of their own (open/stat may block).
   boost::asio::thread_pool archive_disk(2);
-  ArchiveContext archive_context{&archive_index, &recorder,         &origin, &shedder,
-                                 &archive_disk,  &RealClock::Get(), &ott};
+  // An edge relays archive requests for the streams it relays (D-3, S-19).
+  relay::ArchiveProxy archive_proxy(relay::ArchiveProxyOptions{}, relay::UpstreamsFromAgent(&agent),
+                                    RealClock::Get(), metrics.get());
+  ArchiveContext archive_context{&archive_index, &recorder,     &origin,
+                                 &shedder,       &archive_disk, &RealClock::Get(),
+                                 &ott,           &relay,        &archive_proxy};
   ViewerContext viewer_context{&origin, &streams, &sessions,       &origin_delivery,
                                &ott,    &relay,   &archive_context};
   // However Run() ends, the servers stop (threads joined) before anything above goes.
@@ -293,7 +297,7 @@ int Run() {
                              &recorder](std::shared_ptr<const NodeConfig> next) {
     // The store first: a pipeline started by the config publishes into its stream at once.
     origin.Apply(next->streams);
-    recorder.Apply(next->streams);
+    recorder.Apply(next->streams, next->relayed);
     streams.Apply(*next);
     relay.Apply(next->relayed);
     origin_feed.Apply(*next);

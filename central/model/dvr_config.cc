@@ -13,7 +13,8 @@ namespace meshwork::central {
 
 namespace {
 
-constexpr std::string_view kDvrMembers[] = {"root", "depth_s", "protocols", "max_bytes", "fsync"};
+constexpr std::string_view kDvrMembers[] = {"root",      "depth_s", "protocols",
+                                            "max_bytes", "fsync",   "edges"};
 
 // An absolute path without "." or ".." elements or control characters (D-8).
 bool SafeRoot(std::string_view root) {
@@ -85,6 +86,13 @@ absl::Status ResolveDvr(const nlohmann::json& body, nlohmann::json& out) {
   if (auto f = it->find("fsync"); f != it->end() && !f->is_null()) {
     if (!f->is_boolean()) return InvalidField("dvr.fsync", "must be true or false");
     dvr["fsync"] = *f;
+  }
+  // Edges that relay the stream keep their own copy only when asked (else they relay
+  // archive requests upstream).
+  dvr["edges"] = false;
+  if (auto e = it->find("edges"); e != it->end() && !e->is_null()) {
+    if (!e->is_boolean()) return InvalidField("dvr.edges", "must be true or false");
+    dvr["edges"] = *e;
   }
   out["dvr"] = std::move(dvr);
   return absl::OkStatus();

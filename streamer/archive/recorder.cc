@@ -38,6 +38,7 @@ std::optional<DvrConfig> DvrConfig::FromStream(const nlohmann::json& stream) {
     out.max_bytes = b->get<uint64_t>();
   }
   if (auto f = dvr.find("fsync"); f != dvr.end() && f->is_boolean()) out.fsync = f->get<bool>();
+  if (auto e = dvr.find("edges"); e != dvr.end() && e->is_boolean()) out.edges = e->get<bool>();
   return out;
 }
 
@@ -82,7 +83,8 @@ Recorder::~Recorder() {
   writer_.join();
 }
 
-void Recorder::Apply(const std::map<std::string, nlohmann::json>& streams) {
+void Recorder::Apply(const std::map<std::string, nlohmann::json>& streams,
+                     const std::set<std::string>& relayed) {
   std::vector<std::string> forgotten;
   {
     absl::MutexLock lock(&mu_);
@@ -90,6 +92,7 @@ void Recorder::Apply(const std::map<std::string, nlohmann::json>& streams) {
     for (const auto& [name, stream] : streams) {
       auto config = DvrConfig::FromStream(stream);
       if (!config || !SafeName(name)) continue;
+      if (relayed.contains(name) && !config->edges) continue;
       if (!options_.root_override.empty()) config->root = options_.root_override;
       if (!configs_.contains(name)) to_scan_.emplace_back(name, config->root);
       next.emplace(name, *config);

@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +53,7 @@ struct DvrConfig {
   bool fmp4 = true;
   uint64_t max_bytes = 0;  // 0: no disk budget
   bool fsync = false;
+  bool edges = false;  // edges relaying the stream record it too
   // nullopt when the stream has no (valid) dvr member.
   static std::optional<DvrConfig> FromStream(const nlohmann::json& stream);
   bool Records(Proto proto) const { return proto == Proto::kTs ? ts : fmp4; }
@@ -81,8 +83,11 @@ class Recorder {
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  // The streams placed on this node (name → stream object from central).
-  void Apply(const std::map<std::string, nlohmann::json>& streams);
+  // The streams of this node (name → stream object from central). Those in `relayed` (an
+  // edge's) are recorded only when their dvr member says `edges: true`; the others' archive
+  // requests are relayed upstream (relay::ArchiveProxy).
+  void Apply(const std::map<std::string, nlohmann::json>& streams,
+             const std::set<std::string>& relayed = {});
   std::optional<DvrConfig> Config(const std::string& stream) const;
 
   // The store's publish hook: queues the segment (or init) if its stream records that

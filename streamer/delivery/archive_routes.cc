@@ -209,6 +209,15 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
   if (context.shedder && context.shedder->Shed(RequestClass::kDvr)) {  // D-7
     return r.Send(Unavailable("the node is shedding archive reads", "*"));
   }
+  if (context.proxy && context.relay) {
+    // An edge relaying the stream: "stream/…" or "stream/rendition/…" (S-19, D-3).
+    std::string prefix = target.prefix;
+    for (std::string stream : {prefix, prefix.substr(0, prefix.rfind('/'))}) {
+      if (context.relay->Relays(stream) && !context.recorder->Config(stream)) {
+        return context.proxy->Serve(stream, ctx.request, ctx.path, std::move(r));
+      }
+    }
+  }
   auto resolved = Resolve(context, target.prefix, target.kind == ArchiveTarget::kPlaylist);
   // An MPD lists every rendition of the stream: its prefix is the stream, never a rendition.
   if (resolved && target.dash && !resolved->rendition.empty()) resolved.reset();

@@ -6,7 +6,8 @@
 // the archive's own → 400 naming the problem (D-8); no file name is ever built from request
 // text, only from the index's numbers and the validated stream and rendition names. D-5: a
 // playlist for a period this node does not hold whole goes (302, with a pass) to the OTT
-// group member covering most of it; a request that arrives with a pass is served here.
+// group member covering most of it; a request that arrives with a pass is served here. On
+// an edge, requests for a stream it relays and does not record go to relay::ArchiveProxy.
 // Thread-safe; handlers never block.
 #pragma once
 
@@ -18,6 +19,7 @@
 #include "streamer/archive/recorder.h"
 #include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/shedder.h"
+#include "streamer/relay/archive_proxy.h"
 #include "streamer/store/origin_store.h"
 
 namespace meshwork::streamer {
@@ -30,6 +32,9 @@ struct ArchiveContext {
   boost::asio::thread_pool* disk = nullptr;
   const Clock* clock = nullptr;
   OttGate* ott = nullptr;  // D-5: the stream's group members and their ranges; may be null
+  // An edge: archive requests for streams it relays (and does not record) go upstream.
+  relay::Relay* relay = nullptr;         // may be null
+  relay::ArchiveProxy* proxy = nullptr;  // may be null
 };
 
 // Answers an archive request (`target` is not kNotArchive).

@@ -20,8 +20,9 @@ namespace {
 
 using Chunk = std::shared_ptr<const std::string>;
 
-// "http://host:port" → host and port; nullopt for anything else.
-std::optional<std::pair<std::string, uint16_t>> SplitBase(std::string_view base) {
+}  // namespace
+
+std::optional<std::pair<std::string, uint16_t>> SplitBaseUrl(std::string_view base) {
   if (!base.starts_with("http://")) return std::nullopt;
   base.remove_prefix(7);
   size_t colon = base.rfind(':');
@@ -38,8 +39,6 @@ std::optional<std::pair<std::string, uint16_t>> SplitBase(std::string_view base)
   if (host.empty()) return std::nullopt;
   return std::make_pair(std::string(host), static_cast<uint16_t>(port));
 }
-
-}  // namespace
 
 // One relayed stream: a thread per rendition following the upstream's playlists.
 class Relay::StreamRelay {
@@ -141,7 +140,7 @@ class Relay::StreamRelay {
   // One upstream request on `client` (the calling thread's kept-alive connection).
   absl::StatusOr<Chunk> Get(http::KeepAliveClient& client, const std::string& target,
                             std::chrono::milliseconds timeout) {
-    auto base = SplitBase(Base());
+    auto base = SplitBaseUrl(Base());
     if (!base) return absl::UnavailableError("no upstream");
     http::ClientRequest request;
     request.host = base->first;

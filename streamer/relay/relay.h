@@ -23,8 +23,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -43,6 +45,9 @@ struct UpstreamNode {
   std::string base_url;  // http://host:port
   std::string zone;
 };
+
+// "http://host:port" → host and port; nullopt for anything else.
+std::optional<std::pair<std::string, uint16_t>> SplitBaseUrl(std::string_view base);
 
 // Asks central which nodes hold `stream`, best first. Called on relay threads.
 using UpstreamsFn =

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <string>
 
@@ -305,6 +306,65 @@ TEST_CASE("D-2 a full archive disk raises the alarm and live streaming is unaffe
   CHECK(seg.status == 200);
   CHECK(seg.body.size() % 188 == 0);
   CHECK(node.process->running());
+}
+
+TEST_CASE(
+    "D-3 S-19 an edge serves the archive of a stream it relays from the recording node, one "
+    "upstream fetch per object") {
+  auto r = StartRecording("archive-edge");
+  auto edge = StartStreamer(r.central.grpc, "edge-1", "edge", ShedFlags());
+  REQUIRE(Eventually([&] { return FilesEndingWith(r.root / "arc/ts", ".ts") >= 5; }, 40s));
+  auto live = ParseMediaPlaylist(Http("GET", r.node.http, "/arc/v1/index.m3u8").body);
+  REQUIRE(!live.entries.empty());
+  int64_t from_s = ParseDateTime(live.entries.front().program_date_time) / 1000;
+  const std::string period = std::to_string(from_s) + "-60";
+
+  // The edge answers the period's playlist as the recording node does (once central has
+  // told it that it relays "arc").
+  const std::string playlist = "/arc/v1/index-" + period + ".m3u8";
+  HttpResult at_edge;
+  REQUIRE(Eventually(
+      [&] {
+        at_edge = Http("GET", edge.http, playlist);
+        return at_edge.status == 200;
+      },
+      15s));
+  INFO(at_edge.status << " " << at_edge.body);
+  auto at_ingest = Http("GET", r.node.http, playlist);
+  CHECK(at_edge.body == at_ingest.body);
+  auto entries = ArchiveEntries(at_edge.body);
+  REQUIRE(entries.size() >= 2);
+  const std::string segment = "/arc/v1/" + entries.begin()->first;
+  auto original = Http("GET", r.node.http, segment);
+  REQUIRE(original.status == 200);
+
+  // 30 viewers ask the edge for one archived segment at once: the same bytes for all, one
+  // fetch upstream.
+  double fetched = MetricAt(edge.http, "meshwork_edge_archive_requests_total", "fetched");
+  double bytes = MetricAt(edge.http, "meshwork_edge_archive_upstream_bytes_total");
+  std::vector<std::future<HttpResult>> viewers;
+  for (int i = 0; i < 30; ++i) {
+    viewers.push_back(
+        std::async(std::launch::async, [&] { return Http("GET", edge.http, segment); }));
+  }
+  for (auto& v : viewers) {
+    auto got = v.get();
+    CHECK(got.status == 200);
+    CHECK(got.body == original.body);
+  }
+  CHECK(MetricAt(edge.http, "meshwork_edge_archive_requests_total", "fetched") == fetched + 1);
+  CHECK(MetricAt(edge.http, "meshwork_edge_archive_upstream_bytes_total") - bytes ==
+        static_cast<double>(original.body.size()));
+  // Ranges are cut from the edge's copy; the MPD and the CMAF playlist come through too.
+  auto range = Http("GET", edge.http, segment, "", {{"Range", "bytes=188-375"}});
+  CHECK(range.status == 206);
+  CHECK(range.body == original.body.substr(188, 188));
+  CHECK(Http("GET", edge.http, "/arc/archive-" + period + ".mpd").status == 200);
+  CHECK(Http("GET", edge.http, "/arc/index-" + period + ".ll.m3u8").status == 200);
+  // D-8 still holds at the edge, and nothing the edge lacks is invented.
+  CHECK(Http("GET", edge.http, "/arc/v1/index-abc-60.m3u8").status == 400);
+  CHECK(Http("GET", edge.http, "/arc/v1/dvr-1-2000.ts").status == 404);
+  CHECK(edge.process->running());
 }
 
 TEST_CASE("D-5 an archive period goes to the group member that recorded most of it") {

@@ -27,7 +27,8 @@ TEST_CASE("D-1 a stream's dvr member is kept with its defaults, absent means no 
   auto stream = ValidateStream(json::parse(R"({"dvr": {"root": "/var/lib/meshwork/dvr"}})"), "ch1");
   REQUIRE(stream.ok());
   CHECK((*stream)["dvr"] == json::parse(R"({"root": "/var/lib/meshwork/dvr", "depth_s": 3600,
-                                            "protocols": ["ts", "fmp4"], "fsync": false})"));
+                                            "protocols": ["ts", "fmp4"], "fsync": false,
+                                            "edges": false})"));
   auto full = ValidateStream(json::parse(R"({"dvr": {"root": "/d", "depth_s": 86400,
       "protocols": ["fmp4"], "max_bytes": 1073741824, "fsync": true}})"),
                              "ch1");
@@ -49,6 +50,7 @@ TEST_CASE("D-8 a bad dvr member names its field") {
   CHECK(DvrError(R"({"root": "/d", "protocols": ["hls"]})") == "dvr.protocols");
   CHECK(DvrError(R"({"root": "/d", "max_bytes": 10})") == "dvr.max_bytes");
   CHECK(DvrError(R"({"root": "/d", "fsync": "no"})") == "dvr.fsync");
+  CHECK(DvrError(R"({"root": "/d", "edges": 1})") == "dvr.edges");
   CHECK(DvrError(R"({"root": "/d", "extra": 1})") == "dvr.extra");
 }
 

@@ -158,6 +158,22 @@ TEST_CASE("D-4 the index answers ranges that overlap a period, the init in force
   CHECK(index.SegmentCount() == 1);
 }
 
+TEST_CASE("D-3 S-19 an edge records a stream it relays only when the dvr member says edges") {
+  TempDir dir;
+  FakeClock clock;
+  ArchiveIndex index;
+  Recorder recorder({}, &index, clock, nullptr);
+  auto on_edges = StreamWithDvr(dir.path(), 3600);
+  on_edges["dvr"]["edges"] = true;
+  recorder.Apply({{"news", StreamWithDvr(dir.path(), 3600)}, {"sport", on_edges}},
+                 {"news", "sport"});
+  CHECK_FALSE(recorder.Config("news"));  // relayed: archive requests go upstream
+  CHECK(recorder.Config("sport"));
+  CHECK_FALSE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0, 2000)));
+  recorder.Apply({{"news", StreamWithDvr(dir.path(), 3600)}});  // placed here now
+  CHECK(recorder.Config("news"));
+}
+
 TEST_CASE("D-2 the recorder writes whole files only, and a rebuilt index finds them") {
   TempDir dir;
   FakeClock clock;
