@@ -157,12 +157,13 @@ int Run() {
   };
   // D-3: archive reads open their files on a pool of their own (open/stat may block).
   boost::asio::thread_pool archive_disk(2);
+  OpenFiles archive_files;
   // An edge relays archive requests for the streams it relays (D-3, S-19).
   relay::ArchiveProxy archive_proxy(relay::ArchiveProxyOptions{}, relay::UpstreamsFromAgent(&agent),
                                     RealClock::Get(), metrics.get());
-  ArchiveContext archive_context{&archive_index, &recorder,     &origin,
-                                 &shedder,       &archive_disk, &RealClock::Get(),
-                                 &ott,           &relay,        &archive_proxy};
+  ArchiveContext archive_context{&archive_index, &recorder,         &origin, &shedder,
+                                 &archive_disk,  &RealClock::Get(), &ott,    &relay,
+                                 &archive_proxy, &archive_files};
   ViewerContext viewer_context{&origin, &streams, &sessions,       &origin_delivery,
                                &ott,    &relay,   &archive_context};
   // However Run() ends, the servers stop (threads joined) before anything above goes.

@@ -107,14 +107,30 @@ std::string MasterPlaylist(const ArchiveContext& context, const Resolved& r, con
   return video.empty() ? "" : out;
 }
 
+// Sends an open archived file as the answer to `request` (Range honoured).
+void SendOpenFile(const http::Request& request, std::shared_ptr<const http::OpenFile> file,
+                  std::string_view content_type, http::Responder& responder) {
+  http::Response header{http::Status::ok, 11};
+  header.set(http::beast_http::field::cache_control, kImmutable);
+  http::AddCors(header, "*");
+  auto slice = http::PrepareMediaHeader(request, file->size(), content_type, header);
+  if (!slice.send_body) return responder.Send(std::move(header));
+  responder.SendFile(std::move(header), std::move(file), slice.offset, slice.length);
+}
+
 void ServeFile(const ArchiveContext& context, http::RequestContext& ctx, std::string path,
                std::string_view content_type, http::Responder responder) {
+  if (context.files) {
+    if (auto file = context.files->Find(path)) {
+      return SendOpenFile(ctx.request, std::move(file), content_type, responder);
+    }
+  }
   // open/fstat may block on a busy disk: on the disk pool, never on the event loop.
   http::Request request = ctx.request;  // the header only (a GET has no body)
   auto token = context.shedder ? std::make_shared<Shedder::Token>(context.shedder) : nullptr;
   boost::asio::post(
-      *context.disk, [path = std::move(path), content_type, token, request = std::move(request),
-                      responder = std::move(responder)]() mutable {
+      *context.disk, [files = context.files, path = std::move(path), content_type, token,
+                      request = std::move(request), responder = std::move(responder)]() mutable {
         int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         struct stat st {};
         if (fd < 0 || ::fstat(fd, &st) != 0) {
@@ -123,12 +139,8 @@ void ServeFile(const ArchiveContext& context, http::RequestContext& ctx, std::st
           return responder.Send(NotFound("the archived segment is gone", "*"));
         }
         auto file = std::make_shared<http::OpenFile>(fd, static_cast<uint64_t>(st.st_size));
-        http::Response header{http::Status::ok, 11};
-        header.set(http::beast_http::field::cache_control, kImmutable);
-        http::AddCors(header, "*");
-        auto slice = http::PrepareMediaHeader(request, file->size(), content_type, header);
-        if (!slice.send_body) return responder.Send(std::move(header));
-        responder.SendFile(std::move(header), std::move(file), slice.offset, slice.length);
+        if (files) files->Put(path, file);
+        SendOpenFile(request, std::move(file), content_type, responder);
       });
 }
 

@@ -17,6 +17,7 @@
 #include "streamer/archive/archive_index.h"
 #include "streamer/archive/archive_target.h"
 #include "streamer/archive/recorder.h"
+#include "streamer/delivery/open_files.h"
 #include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/shedder.h"
 #include "streamer/relay/archive_proxy.h"
@@ -35,6 +36,7 @@ struct ArchiveContext {
   // An edge: archive requests for streams it relays (and does not record) go upstream.
   relay::Relay* relay = nullptr;         // may be null
   relay::ArchiveProxy* proxy = nullptr;  // may be null
+  OpenFiles* files = nullptr;            // archived files kept open between requests; may be null
 };
 
 // Answers an archive request (`target` is not kNotArchive).

@@ -1,4 +1,6 @@
 // D-1…D-8: the archive's layout, target parsing, index, recorder and playlists.
+#include <fcntl.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include "streamer/archive/recorder.h"
 #include "streamer/delivery/archive_mpd.h"
 #include "streamer/delivery/archive_routes.h"
+#include "streamer/delivery/open_files.h"
 #include "streamer/delivery/ott_gate.h"
 #include "tests/unit/temp_dir.h"
 
@@ -172,6 +175,30 @@ TEST_CASE("D-3 S-19 an edge records a stream it relays only when the dvr member 
   CHECK_FALSE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0, 2000)));
   recorder.Apply({{"news", StreamWithDvr(dir.path(), 3600)}});  // placed here now
   CHECK(recorder.Config("news"));
+}
+
+TEST_CASE("D-3 archived files stay open for the next viewer, until retention deletes them") {
+  TempDir dir;
+  auto open_file = [&](const std::string& name) {
+    std::ofstream(dir.path() / name) << "segment " << name;
+    int fd = ::open((dir.path() / name).c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    return std::make_shared<http::OpenFile>(fd, fs::file_size(dir.path() / name));
+  };
+  streamer::OpenFiles files(2);
+  const std::string a = (dir.path() / "a.ts").string(), b = (dir.path() / "b.ts").string(),
+                    c = (dir.path() / "c.ts").string();
+  files.Put(a, open_file("a.ts"));
+  files.Put(b, open_file("b.ts"));
+  REQUIRE(files.Find(a));  // a is now the most recent
+  files.Put(c, open_file("c.ts"));
+  CHECK(files.size() == 2);
+  CHECK_FALSE(files.Find(b));  // the least recently used went
+  CHECK(files.Find(c));
+  // Retention deletes a: the next viewer does not get the unlinked file.
+  fs::remove(dir.path() / "a.ts");
+  CHECK_FALSE(files.Find(a));
+  CHECK(files.size() == 1);
 }
 
 TEST_CASE("D-2 the recorder writes whole files only, and a rebuilt index finds them") {
