@@ -9,6 +9,7 @@
 #include <future>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "tests/integration/harness.h"
 #include "tests/integration/media_harness.h"
@@ -429,6 +430,24 @@ TEST_CASE("D-5 an archive period goes to the group member that recorded most of 
   // Before every member's range: nobody has it.
   CHECK(Http("GET", b.http, "/arc/index-" + std::to_string(a_from_s - 500) + "-60.m3u8").status ==
         404);
+
+  // A gap inside ingest-2's own range (its source stops for 6 s and comes back): a period
+  // across the gap is still served by ingest-2 itself, with a discontinuity at the gap.
+  push_b.reset();
+  size_t before_gap = FilesEndingWith(dir + "/dvr-b/arc/ts", ".ts");
+  std::this_thread::sleep_for(6s);  // the gap is wall-clock time: it has to pass
+  push_b = PushFile(SourceTs(), b.publish, "arc");
+  REQUIRE(Eventually(
+      [&] { return FilesEndingWith(dir + "/dvr-b/arc/ts", ".ts") >= before_gap + 3; }, 30s));
+  auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+  std::string across = "/arc/v1/index-" + std::to_string(b_from_s) + "-" +
+                       std::to_string(now_s - b_from_s) + ".m3u8";
+  auto served = Http("GET", b.http, across);
+  INFO(served.body);
+  CHECK(served.status == 200);
+  CHECK(served.body.find("#EXT-X-DISCONTINUITY") != std::string::npos);
 }
 
 }  // namespace
