@@ -2,8 +2,10 @@
 // played by hls.js and dash.js 5.
 #include <sys/types.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -218,6 +220,87 @@ TEST_CASE("D-1 D-3 D-8 a recorded stream is played back by wall-clock time") {
     for (const auto& e : played["errors"]) CHECK(e["fatal"] != true);
     CHECK(played["final_t"].get<double>() >= 10.0);  // playing after the seek point
   }
+}
+
+TEST_CASE("D-3 D-4 hls.js plays and seeks a 60 s window of an hour-long archive (shifted times)") {
+  auto r = StartRecording("archive-hour");
+  REQUIRE(Eventually([&] { return FilesEndingWith(r.root / "arc/ts", ".ts") >= 8; }, 40s));
+  r.push.reset();
+  r.node.process->Signal(SIGKILL);
+  r.node.process->Wait();
+  // An hour of history from the real recording: its segments, hard-linked under earlier
+  // times, block after block, a 1 s hole between blocks (each block's media timestamps start
+  // over, so the holes are where the playlist must say discontinuity).
+  struct Recorded {
+    fs::path path;
+    int64_t start_ms, duration_ms;
+  };
+  std::map<std::string, std::vector<Recorded>> by_rendition;
+  for (auto& e : fs::recursive_directory_iterator(r.root / "arc/ts")) {
+    if (e.path().extension() != ".ts" || e.path().filename().string().starts_with(".")) continue;
+    std::string name = e.path().stem().string();
+    auto dash = name.find('-');
+    std::string rendition = fs::relative(e.path(), r.root / "arc/ts").begin()->string();
+    by_rendition[rendition].push_back(
+        {e.path(), std::stoll(name.substr(0, dash)), std::stoll(name.substr(dash + 1))});
+  }
+  REQUIRE(by_rendition.contains("v1"));
+  for (auto& [rendition, list] : by_rendition) {
+    std::sort(list.begin(), list.end(),
+              [](const Recorded& a, const Recorded& b) { return a.start_ms < b.start_ms; });
+  }
+  const auto& v1 = by_rendition["v1"];
+  // The blocks: whole segments common to every rendition, from the first to the last.
+  const int64_t first_ms = v1.front().start_ms;
+  const int64_t span_ms = v1.back().start_ms + v1.back().duration_ms - first_ms + 1000;
+  const int blocks = static_cast<int>(3600'000 / span_ms) + 1;
+  for (const auto& [rendition, list] : by_rendition) {
+    for (int k = 1; k <= blocks; ++k) {
+      for (const auto& seg : list) {
+        int64_t start = seg.start_ms - k * span_ms;
+        std::time_t t = start / 1000;
+        std::tm tm{};
+        gmtime_r(&t, &tm);
+        char hour[32];
+        std::strftime(hour, sizeof hour, "%Y/%m/%d/%H", &tm);
+        fs::path dir = r.root / "arc/ts" / rendition / hour;
+        fs::create_directories(dir);
+        fs::create_hard_link(seg.path, dir / (std::to_string(start) + "-" +
+                                              std::to_string(seg.duration_ms) + ".ts"));
+      }
+    }
+  }
+  // Depth two hours, then the node comes back and rebuilds its index from the directory.
+  auto body = Http("GET", r.central.http, "/central/api-v4/streams/arc").Json();
+  body["dvr"]["depth_s"] = 7200;
+  REQUIRE(Http("PUT", r.central.http, "/central/api-v4/streams/arc", body.dump()).status == 200);
+  r.node = StartStreamer(r.central.grpc, "ingest-1", "ingest", ShedFlags());
+
+  // A 60 s window half an hour back.
+  const int64_t from_s = (first_ms - 1800'000) / 1000;
+  const std::string period = std::to_string(from_s) + "-60";
+  HttpResult vod;
+  REQUIRE(Eventually(
+      [&] {
+        vod = Http("GET", r.node.http, "/arc/v1/index-" + period + ".m3u8");
+        return vod.status == 200;
+      },
+      15s));
+  INFO(vod.body);
+  auto entries = ArchiveEntries(vod.body);
+  CHECK(entries.size() >= 25);  // 60 s of 2 s segments, less the holes
+  CHECK(vod.body.find("#EXT-X-DISCONTINUITY") != std::string::npos);
+  for (const auto& [name, pdt] : entries) {
+    int64_t at = ParseDateTime(pdt);
+    CHECK(at >= from_s * 1000 - 2000);
+    CHECK(at < (from_s + 60) * 1000);
+  }
+  auto played = PlayInBrowser("http://" + r.node.http + "/arc/index-" + period + ".m3u8", 6,
+                              "--seek-to 30 --timeout-s 40");
+  INFO(played.dump(2));
+  CHECK(played["ok"] == true);
+  for (const auto& e : played["errors"]) CHECK(e["fatal"] != true);
+  CHECK(played["final_t"].get<double>() >= 30.0);
 }
 
 TEST_CASE("R-4 kill -9 of a recording streamer: the index is rebuilt, no partial segment served") {
