@@ -1,0 +1,94 @@
+// S-24: the server side of one HTTP/2 connection, without I/O: received bytes go in
+// (Receive), frames to send come out (TakeOutput), complete requests go to `on_request`, and
+// answers come back by stream id (Respond, or StartStream + StreamData for bodies that are
+// still being produced: a held LL-HLS reload is one stream, not a connection). nghttp2 does
+// the framing, HPACK and flow control; this class adds the limits a public listener needs:
+//
+//   - SETTINGS_MAX_CONCURRENT_STREAMS (streams over it are refused by nghttp2);
+//   - a header list bound: a request whose header fields exceed it is answered 431;
+//   - a request body bound (413), bodies being rare here (GET and HEAD are the traffic);
+//   - rapid reset (CVE-2023-44487): streams the client opens and cancels are counted in a
+//     token bucket (`max_resets_per_second`, burst `max_reset_burst`); beyond it the
+//     connection gets GOAWAY ENHANCE_YOUR_CALM and Receive() returns false;
+//   - SETTINGS/PING floods: nghttp2's outbound-ACK cap (too many queued acknowledgements
+//     → the session fails and Receive() returns false).
+//
+// A request becomes an http::Request (method, target from :path, Host from :authority,
+// the other fields as sent). Not thread-safe: one connection's executor owns it. Bounded:
+// every buffer is capped (header list, body, streams); output only grows with what the
+// server itself submits.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/http/types.h"
+
+struct nghttp2_session;
+
+namespace meshwork::http {
+
+struct H2Limits {
+  uint32_t max_concurrent_streams = 100;
+  uint32_t max_header_list_bytes = 16 * 1024;
+  uint32_t max_request_body_bytes = 1 << 20;
+  uint32_t initial_window_bytes = 1 << 20;  // per stream, for request bodies
+  double max_resets_per_second = 100;
+  double max_reset_burst = 400;
+};
+
+class H2Connection {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using RequestFn = std::function<void(int32_t stream_id, Request request)>;
+
+  H2Connection(H2Limits limits, RequestFn on_request);
+  ~H2Connection();
+  H2Connection(const H2Connection&) = delete;
+  H2Connection& operator=(const H2Connection&) = delete;
+
+  // Queues the server preface (SETTINGS). Call once, before anything else.
+  void Start();
+  // Feeds bytes read from the peer (the client preface first). False when the connection
+  // must end (a protocol error, a flood, rapid reset): send TakeOutput() (a GOAWAY) and close.
+  bool Receive(std::string_view bytes, Clock::time_point now = Clock::now());
+  // The frames to write now; empty when there are none.
+  std::string TakeOutput();
+  // True when neither side has anything left to do (after a GOAWAY, or the peer's).
+  bool Finished() const;
+
+  // Answers stream `id` with `header` (status and fields; its string body is the body when
+  // `body` is empty). A stream the client reset meanwhile is ignored. HEAD gets no body.
+  void Respond(int32_t id, Response header, SharedBuffers body = {});
+  // A body produced over time: the header now, then chunks; a null chunk ends the stream.
+  void StartStream(int32_t id, Response header);
+  void StreamData(int32_t id, std::shared_ptr<const std::string> chunk);
+  // False once the stream is gone (reset by the client, or finished).
+  bool StreamOpen(int32_t id) const;
+
+  size_t open_streams() const { return streams_.size(); }
+  uint64_t resets_received() const { return resets_; }
+
+ private:
+  struct Stream;
+  struct Callbacks;
+  void Submit(int32_t id, Stream& stream, const Response& header, bool has_body);
+  bool TakeResetToken(Clock::time_point now);
+
+  H2Limits limits_;
+  RequestFn on_request_;
+  nghttp2_session* session_ = nullptr;
+  std::map<int32_t, std::unique_ptr<Stream>> streams_;
+  bool failed_ = false;
+  Clock::time_point now_{};  // of the Receive() in progress
+  uint64_t resets_ = 0;
+  double reset_tokens_;
+  Clock::time_point reset_refill_{};
+};
+
+}  // namespace meshwork::http
