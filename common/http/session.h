@@ -30,6 +30,13 @@ inline constexpr size_t kBodyChunkBytes = 64 * 1024;
 
 net::IpAddress ToIpAddress(const asio::ip::address& a);
 
+// Fills `ctx` for `request` arriving on `server` from `peer` (path and query, listener,
+// scheme, the client address through the trusted proxies); false when the target is not a
+// path. Shared by HTTP/1.1 and HTTP/2 sessions.
+bool FillRequestContext(RequestContext& ctx, Request request, Server::Impl& server,
+                        const net::IpAddress& peer, uint16_t local_port,
+                        asio::any_io_executor executor);
+
 // One connection over `Stream` (PlainStream or TlsStream).
 template <typename Stream>
 class Session final : public SessionBase {
@@ -90,6 +97,8 @@ class Session final : public SessionBase {
 
   // session_read.cc
   void Handshake();
+  // S-24: gives the connection (and the bytes read so far) to an HTTP/2 session.
+  void HandOverToH2();
   void ReadHeader();
   void StartHeaderRead();
   void OnHeader(beast::error_code ec, size_t n);
@@ -155,6 +164,7 @@ class Session final : public SessionBase {
   bool idle_ = false;
   bool handshaking_ = false;
   bool handshake_done_ = false;
+  bool first_read_ = true;  // h2c by prior knowledge shows in the first bytes only
   bool close_after_response_ = false;
   bool keep_alive_ = true;
   Verb method_ = Verb::unknown;

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "absl/strings/str_cat.h"
+#include "common/http/h2_session.h"
 #include "common/http/response.h"
 #include "common/http/session.h"
 #include "common/http/session_bridge.h"
@@ -76,9 +77,30 @@ void Session<Stream>::Handshake() {
         return self->CloseSocket();
       }
       self->handshake_done_ = true;
+      const unsigned char* protocol = nullptr;
+      unsigned int length = 0;
+      SSL_get0_alpn_selected(self->stream_.native_handle(), &protocol, &length);
+      if (length == 2 && protocol[0] == 'h' && protocol[1] == '2') return self->HandOverToH2();
       self->ReadHeader();
     });
   }
+}
+
+template <typename Stream>
+void Session<Stream>::HandOverToH2() {
+  idle_ = false;
+  auto data = buffer_.cdata();
+  std::string read(static_cast<const char*>(data.data()), data.size());
+  buffer_.consume(buffer_.size());
+  Lowest().expires_never();
+  // The HTTP/2 session takes a slot of its own; this one's goes back when it is destroyed,
+  // after the new one has counted itself, so `active` never dips to zero in between.
+  server_->active.fetch_add(1);
+  auto h2 = std::make_shared<H2Session<Stream>>(server_, worker_, tls_, std::move(stream_),
+                                                std::move(read), peer_, local_port_);
+  worker_->sessions.Add(*h2);
+  h2->Start();
+  close_after_response_ = true;  // nothing more happens on this (moved-from) session
 }
 
 template <typename Stream>
@@ -125,6 +147,13 @@ void Session<Stream>::ReadHeader() {
                             if (ec) {
                               self->idle_ = false;
                               return self->OnHeader(ec, 0);
+                            }
+                            if (self->first_read_) {
+                              self->first_read_ = false;
+                              auto data = self->buffer_.cdata();
+                              std::string_view first(static_cast<const char*>(data.data()),
+                                                     data.size());
+                              if (!kTls && StartsWithH2Preface(first)) return self->HandOverToH2();
                             }
                             self->StartHeaderRead();
                           });
@@ -251,37 +280,43 @@ void Session<Stream>::OnBody(beast::error_code ec, size_t n) {
   Dispatch();
 }
 
+bool FillRequestContext(RequestContext& ctx, Request request, Server::Impl& server,
+                        const net::IpAddress& peer, uint16_t local_port,
+                        asio::any_io_executor executor) {
+  ctx.request = std::move(request);
+  std::string_view target = ctx.request.target();
+  size_t q = target.find('?');
+  ctx.path = target.substr(0, q);
+  ctx.query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+  ctx.peer = peer;
+  ctx.listener = server.options.name;
+  ctx.scheme = server.options.scheme;
+  ctx.local_port = local_port;
+  ctx.executor = std::move(executor);
+  std::shared_ptr<const net::CidrSet> trusted;
+  if (server.options.trusted_proxies) trusted = server.options.trusted_proxies();
+  if (trusted) {
+    ctx.peer_trusted = trusted->Contains(peer.Unmapped());
+    std::vector<std::string_view> xff;
+    auto [first, last] = ctx.request.equal_range("X-Forwarded-For");
+    for (auto it = first; it != last; ++it) xff.push_back(it->value());
+    ctx.client = net::ResolveClientAddress(peer, *trusted, xff);
+  } else {
+    ctx.client = peer.Unmapped();
+  }
+  return !ctx.path.empty() && ctx.path.front() == '/';
+}
+
 template <typename Stream>
 bool Session<Stream>::PrepareContext(Request request) {
   started_ = std::chrono::steady_clock::now();
   Lowest().expires_never();
   ctx_ = std::make_shared<RequestContext>();
-  RequestContext& ctx = *ctx_;
-  ctx.request = std::move(request);
-  method_ = ctx.request.method();
-  method_text_ = std::string(ctx.request.method_string());
-  keep_alive_ = ctx.request.keep_alive();
-  std::string_view target = ctx.request.target();
-  size_t q = target.find('?');
-  ctx.path = target.substr(0, q);
-  ctx.query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
-  ctx.peer = peer_;
-  ctx.listener = server_->options.name;
-  ctx.scheme = server_->options.scheme;
-  ctx.local_port = local_port_;
-  ctx.executor = stream_.get_executor();
-  std::shared_ptr<const net::CidrSet> trusted;
-  if (server_->options.trusted_proxies) trusted = server_->options.trusted_proxies();
-  if (trusted) {
-    ctx.peer_trusted = trusted->Contains(peer_.Unmapped());
-    std::vector<std::string_view> xff;
-    auto [first, last] = ctx.request.equal_range("X-Forwarded-For");
-    for (auto it = first; it != last; ++it) xff.push_back(it->value());
-    ctx.client = net::ResolveClientAddress(peer_, *trusted, xff);
-  } else {
-    ctx.client = peer_.Unmapped();
-  }
-  if (ctx.path.empty() || ctx.path.front() != '/') {
+  method_ = request.method();
+  method_text_ = std::string(request.method_string());
+  keep_alive_ = request.keep_alive();
+  if (!FillRequestContext(*ctx_, std::move(request), *server_, peer_, local_port_,
+                          stream_.get_executor())) {
     Write(ErrorResponse(Status::bad_request, "invalid_argument", "request target must be a path"));
     return false;
   }

@@ -28,6 +28,20 @@ std::string OpenSslError(const std::string& fallback) {
   return text;
 }
 
+// ALPN (RFC 7301): "h2" when the client offers it (S-24), else "http/1.1"; a client that
+// offers neither gets no ALPN answer and speaks HTTP/1.1.
+int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
+               unsigned int inlen, void*) {
+  static constexpr unsigned char kServer[] = "\x02h2\x08http/1.1";
+  unsigned char* selected = nullptr;
+  if (SSL_select_next_proto(&selected, outlen, kServer, sizeof(kServer) - 1, in, inlen) !=
+      OPENSSL_NPN_NEGOTIATED) {
+    return SSL_TLSEXT_ERR_NOACK;
+  }
+  *out = selected;
+  return SSL_TLSEXT_ERR_OK;
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<ssl::context>> LoadServerTlsContext(const std::string& cert_file,
@@ -61,6 +75,7 @@ absl::StatusOr<std::shared_ptr<ssl::context>> LoadServerTlsContext(const std::st
                                                    "\" does not match certificate \"", cert_file,
                                                    "\": ", OpenSslError("mismatch")));
   }
+  SSL_CTX_set_alpn_select_cb(ctx->native_handle(), &SelectAlpn, nullptr);
   return ctx;
 }
 

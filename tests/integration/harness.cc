@@ -276,6 +276,7 @@ Streamer StartStreamerWrapped(const std::vector<std::string>& wrapper,
   auto ready = s.process->WaitReady();
   s.http = ready["http"].get<std::string>();
   s.publish = ready["publish"].get<std::string>();
+  if (ready.contains("https")) s.https = ready["https"].get<std::string>();
   return s;
 }
 

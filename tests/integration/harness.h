@@ -94,6 +94,7 @@ struct Streamer {
   std::unique_ptr<Process> process;
   std::string http;
   std::string publish;
+  std::string https;  // empty unless started with --https-listen
 };
 Streamer StartStreamer(const std::string& central_grpc, const std::string& id,
                        const std::string& role = "edge",

@@ -1,0 +1,280 @@
+#include "common/http/h2_session.h"
+
+#include <cstdlib>
+#include <exception>
+
+#include "boost/asio/dispatch.hpp"
+#include "common/http/response.h"
+#include "common/http/session.h"
+#include "common/log/log.h"
+
+namespace meshwork::http::server_internal {
+
+namespace {
+
+constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+constexpr size_t kReadBytes = 16 * 1024;
+
+// One stream's answer path: whatever thread the handler answers on, the work hops onto the
+// connection's worker.
+template <typename Stream>
+class StreamSink final : public Responder::Sink {
+ public:
+  StreamSink(std::shared_ptr<H2Session<Stream>> session, int32_t id)
+      : session_(std::move(session)), id_(id) {}
+
+  void Complete(Response response) override {
+    asio::dispatch(session_->executor(),
+                   [s = session_, id = id_, r = std::move(response)]() mutable {
+                     s->Answer(id, std::move(r), {});
+                   });
+  }
+  void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
+                       uint64_t length) override {
+    if (offset != 0 || length != body.size) {
+      // A Range slice: the stream carries a copy of just those bytes.
+      auto slice = std::make_shared<std::string>();
+      slice->reserve(static_cast<size_t>(length));
+      body.ForEachPiece(offset, length, [&](std::string_view piece) { slice->append(piece); });
+      body = SharedBuffers{};
+      body.Append(std::move(slice));
+    }
+    asio::dispatch(session_->executor(),
+                   [s = session_, id = id_, h = std::move(header), b = std::move(body)]() mutable {
+                     s->Answer(id, std::move(h), std::move(b));
+                   });
+  }
+  std::shared_ptr<ChunkedWriter> StartChunked(Response header) override;
+
+ private:
+  std::shared_ptr<H2Session<Stream>> session_;
+  int32_t id_;
+};
+
+template <typename Stream>
+class StreamWriter final : public ChunkedWriter {
+ public:
+  StreamWriter(std::shared_ptr<H2Session<Stream>> session, int32_t id)
+      : session_(std::move(session)), id_(id) {}
+  ~StreamWriter() override { Finish(); }
+  void Write(std::shared_ptr<const std::string> data) override {
+    if (!data || finished_.load()) return;
+    asio::dispatch(session_->executor(), [s = session_, id = id_, d = std::move(data)]() mutable {
+      s->StreamData(id, std::move(d));
+    });
+  }
+  void Finish() override {
+    if (finished_.exchange(true)) return;
+    asio::dispatch(session_->executor(), [s = session_, id = id_] { s->StreamData(id, nullptr); });
+  }
+  // Approximate, as for HTTP/1.1: true once the stream is gone (client reset, connection
+  // closed); read from the handler's thread.
+  bool closed() const override { return session_->broken.load(); }
+
+ private:
+  std::shared_ptr<H2Session<Stream>> session_;
+  int32_t id_;
+  std::atomic<bool> finished_{false};
+};
+
+template <typename Stream>
+std::shared_ptr<ChunkedWriter> StreamSink<Stream>::StartChunked(Response header) {
+  asio::dispatch(session_->executor(), [s = session_, id = id_, h = std::move(header)]() mutable {
+    s->StartStream(id, std::move(h));
+  });
+  return std::make_shared<StreamWriter<Stream>>(session_, id_);
+}
+
+}  // namespace
+
+bool StartsWithH2Preface(std::string_view bytes) {
+  return bytes.size() >= 14 &&
+         kPreface.starts_with(bytes.substr(0, std::min(bytes.size(), kPreface.size())));
+}
+
+template <typename Stream>
+H2Session<Stream>::H2Session(Server::Impl* server, Worker* worker,
+                             std::shared_ptr<asio::ssl::context> tls, Stream stream,
+                             std::string already_read, net::IpAddress peer, uint16_t local_port)
+    : server_(server),
+      worker_(worker),
+      tls_(std::move(tls)),
+      stream_(std::move(stream)),
+      pending_input_(std::move(already_read)),
+      peer_(peer),
+      local_port_(local_port),
+      h2_(H2Limits{}, [this](int32_t id, Request request) { OnRequest(id, std::move(request)); }) {}
+
+template <typename Stream>
+H2Session<Stream>::~H2Session() {
+  server_->SessionClosed();
+}
+
+template <typename Stream>
+void H2Session<Stream>::Unreachable() {
+  log::Error("http2_unreachable",
+             {{"what", "an HTTP/1.1 entry point called on an HTTP/2 session"}});
+  std::abort();
+}
+
+template <typename Stream>
+void H2Session<Stream>::Start() {
+  asio::dispatch(stream_.get_executor(), [self = Self()] {
+    self->h2_.Start();
+    std::string first = std::move(self->pending_input_);
+    if (!first.empty()) {
+      self->server_->AddBytesIn(first.size());
+      if (!self->Receive(first)) self->closing_ = true;
+    }
+    self->Flush();
+    if (!self->closing_) self->Read();
+  });
+}
+
+template <typename Stream>
+void H2Session<Stream>::Shutdown() {
+  closing_ = true;
+  Lowest().cancel();
+}
+
+template <typename Stream>
+void H2Session<Stream>::ArmTimer() {
+  if (write_in_flight_) {
+    Lowest().expires_after(server_->options.send_timeout);
+  } else if (h2_.open_streams() == 0) {
+    Lowest().expires_after(server_->options.idle_timeout);
+  } else {
+    Lowest().expires_never();
+  }
+}
+
+template <typename Stream>
+void H2Session<Stream>::Read() {
+  if (closed_) return;
+  read_buffer_.resize(kReadBytes);
+  ArmTimer();
+  stream_.async_read_some(asio::buffer(read_buffer_.data(), read_buffer_.size()),
+                          [self = Self()](beast::error_code ec, size_t n) {
+                            if (ec) return self->Close();
+                            self->server_->AddBytesIn(n);
+                            if (!self->Receive(std::string_view(self->read_buffer_.data(), n))) {
+                              self->closing_ = true;  // GOAWAY queued: flush it, then close
+                              return self->Flush();
+                            }
+                            self->Flush();
+                            if (!self->closing_) self->Read();
+                          });
+}
+
+template <typename Stream>
+bool H2Session<Stream>::Receive(std::string_view bytes) {
+  receiving_ = true;
+  bool open = h2_.Receive(bytes);
+  receiving_ = false;
+  return open;
+}
+
+template <typename Stream>
+void H2Session<Stream>::Flush() {
+  // Inside Receive (a handler that answered at once) nghttp2 may not be asked for output:
+  // the read handler flushes when Receive returns.
+  if (closed_ || write_in_flight_ || receiving_) return;
+  writing_ = h2_.TakeOutput();
+  if (writing_.empty()) {
+    if (closing_ || h2_.Finished()) Close();
+    return;
+  }
+  write_in_flight_ = true;
+  ArmTimer();
+  asio::async_write(stream_, asio::buffer(writing_),
+                    [self = Self()](beast::error_code ec, size_t n) {
+                      self->write_in_flight_ = false;
+                      self->server_->AddBytesOut(n);
+                      if (ec) return self->Close();
+                      self->ArmTimer();
+                      self->Flush();
+                    });
+}
+
+template <typename Stream>
+void H2Session<Stream>::Close() {
+  if (closed_) return;
+  closed_ = true;
+  broken.store(true);
+  beast::error_code ec;
+  Lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+  Lowest().close();
+}
+
+template <typename Stream>
+void H2Session<Stream>::OnRequest(int32_t id, Request request) {
+  auto ctx = std::make_shared<RequestContext>();
+  if (!FillRequestContext(*ctx, std::move(request), *server_, peer_, local_port_,
+                          stream_.get_executor())) {
+    return Answer(
+        id, ErrorResponse(Status::bad_request, "invalid_argument", "request target must be a path"),
+        {});
+  }
+  Router::Match match = server_->router.Find(ctx->request.method(), ctx->path);
+  if (match.streaming) {
+    return Answer(id,
+                  ErrorResponse(Status::not_implemented, "not_implemented",
+                                "streamed uploads take HTTP/1.1 on this listener"),
+                  {});
+  }
+  if (match.result == Router::MatchResult::kNoPath) {
+    return Answer(id,
+                  ErrorResponse(Status::not_found, "not_found",
+                                "no such resource: " + std::string(ctx->path)),
+                  {});
+  }
+  if (match.result == Router::MatchResult::kNoMethod) {
+    Response res = ErrorResponse(Status::method_not_allowed, "method_not_allowed",
+                                 std::string(ctx->request.method_string()) +
+                                     " is not allowed here; allowed: " + match.allow);
+    res.set(beast_http::field::allow, match.allow);
+    return Answer(id, std::move(res), {});
+  }
+  ctx->params = std::move(match.params);
+  // The context lives as long as the handler may use it: until the stream's answer is in.
+  contexts_[id] = ctx;
+  Responder responder(std::make_shared<StreamSink<Stream>>(Self(), id));
+  try {
+    (*match.handler)(*ctx, std::move(responder));
+  } catch (const std::exception& e) {
+    log::Error("http_handler_exception",
+               {{"listener", server_->options.name}, {"path", ctx->path}, {"what", e.what()}});
+  }
+}
+
+template <typename Stream>
+void H2Session<Stream>::Answer(int32_t id, Response header, SharedBuffers body) {
+  contexts_.erase(id);
+  if (closed_) return;
+  header.set(beast_http::field::server, "meshwork");
+  header.set(beast_http::field::date, server_->Date());
+  h2_.Respond(id, std::move(header), std::move(body));
+  Flush();
+}
+
+template <typename Stream>
+void H2Session<Stream>::StartStream(int32_t id, Response header) {
+  if (closed_) return;
+  header.set(beast_http::field::server, "meshwork");
+  header.set(beast_http::field::date, server_->Date());
+  h2_.StartStream(id, std::move(header));
+  Flush();
+}
+
+template <typename Stream>
+void H2Session<Stream>::StreamData(int32_t id, std::shared_ptr<const std::string> chunk) {
+  if (!chunk) contexts_.erase(id);
+  if (closed_) return;
+  h2_.StreamData(id, std::move(chunk));
+  Flush();
+}
+
+template class H2Session<PlainStream>;
+template class H2Session<TlsStream>;
+
+}  // namespace meshwork::http::server_internal

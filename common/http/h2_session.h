@@ -1,0 +1,91 @@
+// Internal to the HTTP server (server.h is the public API): one HTTP/2 connection (S-24).
+// A plain connection whose first bytes are the HTTP/2 preface (h2c by prior knowledge), or a
+// TLS connection that negotiated ALPN "h2", is handed over by its HTTP/1.1 Session to an
+// H2Session, which reads frames into an H2Connection (h2_connection.h: framing, limits) and
+// runs each request through the same router and handlers as HTTP/1.1. Each stream gets its
+// own Responder sink: whole, scatter-gather (copied into the stream), file (read) and chunked
+// answers all become stream data; a held request is one open stream.
+//
+// Threading: like Session, everything runs on the connection's worker; sinks and chunked
+// writers hop there (asio::dispatch). Timeouts: the idle timeout while no stream is open,
+// none while streams wait for their answers (each handler bounds its own wait), the send
+// timeout while a write makes no progress. Streamed request bodies (AddStreaming routes,
+// the publish listener's uploads) are not taken over HTTP/2: 501.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/http/h2_connection.h"
+#include "common/http/listener.h"
+
+namespace meshwork::http::server_internal {
+
+template <typename Stream>
+class H2Session final : public SessionBase {
+ public:
+  // Takes over `stream` (a connection the listener counts in `active`: this session gives
+  // the slot back when it is destroyed) and the bytes already read from it.
+  H2Session(Server::Impl* server, Worker* worker, std::shared_ptr<asio::ssl::context> tls,
+            Stream stream, std::string already_read, net::IpAddress peer, uint16_t local_port);
+  ~H2Session() override;
+
+  // SessionBase: the connection-wide entry points. The per-request ones belong to a stream's
+  // sink here and are never called on the session itself.
+  void Start() override;
+  void Shutdown() override;
+  void Complete(Response) override { Unreachable(); }
+  void CompleteBuffers(Response, SharedBuffers, uint64_t, uint64_t) override { Unreachable(); }
+  void CompleteFile(Response, std::shared_ptr<const OpenFile>, uint64_t, uint64_t) override {
+    Unreachable();
+  }
+  void ReadChunk(BodyReader::ChunkFn) override { Unreachable(); }
+  void BeginChunked(Response) override { Unreachable(); }
+  void QueueChunk(std::shared_ptr<const std::string>) override { Unreachable(); }
+  asio::any_io_executor executor() override { return stream_.get_executor(); }
+
+  // On the worker: what a stream's sink and chunked writer do.
+  void Answer(int32_t id, Response header, SharedBuffers body);
+  void StartStream(int32_t id, Response header);
+  void StreamData(int32_t id, std::shared_ptr<const std::string> chunk);
+  bool StreamOpen(int32_t id) const { return h2_.StreamOpen(id); }
+
+ private:
+  [[noreturn]] static void Unreachable();
+  std::shared_ptr<H2Session> Self() {
+    return std::static_pointer_cast<H2Session>(this->shared_from_this());
+  }
+  PlainStream& Lowest() { return beast::get_lowest_layer(stream_); }
+  void OnRequest(int32_t id, Request request);
+  void Read();
+  bool Receive(std::string_view bytes);
+  void Flush();
+  void Close();
+  void ArmTimer();
+
+  Server::Impl* server_;
+  Worker* worker_;
+  std::shared_ptr<asio::ssl::context> tls_;  // before stream_, which refers to it
+  Stream stream_;
+  std::string pending_input_;
+  net::IpAddress peer_;
+  uint16_t local_port_;
+  H2Connection h2_;
+  // Each request's context, until its answer is in (handlers keep references to it).
+  std::map<int32_t, std::shared_ptr<RequestContext>> contexts_;
+  std::string read_buffer_;
+  std::string writing_;  // the frames being written (kept alive for async_write)
+  bool write_in_flight_ = false;
+  bool receiving_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+};
+
+// Whether `bytes` (the first bytes of a plain connection) begin the HTTP/2 client preface.
+bool StartsWithH2Preface(std::string_view bytes);
+
+extern template class H2Session<PlainStream>;
+extern template class H2Session<TlsStream>;
+
+}  // namespace meshwork::http::server_internal
