@@ -101,5 +101,40 @@ TEST_CASE("S-24 curl fetches playlists, blocking reloads and parts over h2c and 
   CHECK(node.process->running());
 }
 
+TEST_CASE(
+    "S-24 1000 held blocking reloads over 10 HTTP/2 connections are all released by one publish") {
+  auto dir = MakeTempDir("http2-held");
+  auto central = StartCentral(dir + "/central");
+  auto node = StartIngestWithStream(central, "ingest-1", "live");
+  auto push = PushFile(SourceTs(60), node.publish, "live");
+  REQUIRE(Eventually(
+      [&] { return NewestPart(Http("GET", node.http, "/live/v1/index.ll.m3u8").body).first >= 1; },
+      30s));
+  // The part two after the newest: not there yet when the requests go out.
+  auto [msn, part] = NewestPart(Http("GET", node.http, "/live/v1/index.ll.m3u8").body);
+  std::string url = "http://" + node.http +
+                    "/live/v1/index.ll.m3u8?_HLS_msn=" + std::to_string(msn) +
+                    "&_HLS_part=" + std::to_string(part + 2);
+  // h2load (Debian nghttp2-client): 10 connections, 100 concurrent streams each.
+  std::string out = [&] {
+    std::string text;
+    FILE* pipe = popen(("h2load -n 1000 -c 10 -m 100 '" + url + "' 2>&1").c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
+    pclose(pipe);
+    return text;
+  }();
+  INFO(out);
+  CHECK(out.find("1000 succeeded") != std::string::npos);
+  CHECK(out.find("1000 2xx") != std::string::npos);
+  CHECK(out.find("h2c") != std::string::npos);  // the protocol h2load negotiated
+  // Every answer lists the part the requests waited for.
+  auto after = Http("GET", node.http, "/live/v1/index.ll.m3u8");
+  CHECK(NewestPart(after.body) >= std::pair<int64_t, int>(msn, part + 2));
+  CHECK(node.process->running());
+}
+
 }  // namespace
 }  // namespace meshwork::testing
