@@ -5,6 +5,9 @@
 //
 //   node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash|dash4] [--low-latency]
 //                           [--timeout-s T] [--screenshot FILE] [--ott] [--seek-to S]
+//                           [--insecure-tls]
+// --insecure-tls: accept a self-signed certificate on an https:// URL (tests only). The
+// result counts the stream origin's responses by protocol (`protocols`, e.g. {"h2": 40}).
 // --player: hls (hls.js), dash (dash.js 5.x, package `dashjs`) or dash4 (dash.js 4.x, package
 // `dashjs4`, an npm alias of dashjs@4).
 // --ott: hls.js load timeouts of about one target duration (O-21); the result lists the hosts
@@ -33,7 +36,8 @@ function usage(msg) {
   process.stderr.write(
     (msg ? 'play.mjs: ' + msg + '\n' : '') +
       'usage: node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash|dash4] [--low-latency]\n' +
-      '                             [--timeout-s T] [--screenshot FILE]\n',
+      '                             [--timeout-s T] [--screenshot FILE] [--ott] [--seek-to S]\n' +
+      '                             [--insecure-tls]\n',
   );
   if (!msg) process.exit(0);
   process.stdout.write('RESULT ' + JSON.stringify({ ok: false, reason: 'usage: ' + msg }) + '\n');
@@ -52,6 +56,7 @@ try {
       'timeout-s': { type: 'string' },
       screenshot: { type: 'string' },
       'seek-to': { type: 'string' },
+      'insecure-tls': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -98,6 +103,9 @@ const result = {
   latency_s: null,
   latency_source: null,
   hls_latency_s: null,
+  // Responses from the stream's origin by the protocol Chromium used (its nextHopProtocol,
+  // read from the DevTools protocol: "h2", "http/1.1", …).
+  protocols: {},
   level: null,
   video_size: null,
   reason: null,
@@ -240,8 +248,20 @@ async function run() {
       '--autoplay-policy=no-user-gesture-required',
     ],
   });
-  const context = await browser.newContext({ viewport: { width: 640, height: 360 } });
+  // --insecure-tls: accept the self-signed certificates tests make (never for real use).
+  const context = await browser.newContext({
+    viewport: { width: 640, height: 360 },
+    ignoreHTTPSErrors: opts['insecure-tls'],
+  });
   const page = await context.newPage();
+  const streamOrigin = new URL(opts.url).origin;
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  cdp.on('Network.responseReceived', (e) => {
+    if (!e.response.url.startsWith(streamOrigin)) return;
+    const p = e.response.protocol || 'unknown';
+    result.protocols[p] = (result.protocols[p] || 0) + 1;
+  });
   page.on('console', (msg) => {
     const t = msg.type();
     if (t === 'error' || (t === 'warning' && msg.text().startsWith('[harness]'))) {

@@ -136,5 +136,30 @@ TEST_CASE(
   CHECK(node.process->running());
 }
 
+TEST_CASE("S-24 hls.js in Chromium plays LL-HLS over HTTPS with HTTP/2 for 20 s") {
+  auto dir = MakeTempDir("http2-hlsjs");
+  std::string cert = dir + "/node.pem", key = dir + "/node.key";
+  REQUIRE(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=node -days 1 "
+                       "-keyout '" +
+                       key + "' -out '" + cert + "' >/dev/null 2>&1")
+                          .c_str()) == 0);
+  auto central = StartCentral(dir + "/central");
+  auto node = StartIngestWithStream(
+      central, "ingest-1", "live", {"publish://"},
+      {"--https-listen=127.0.0.1:0", "--tls-cert=" + cert, "--tls-key=" + key});
+  auto push = PushFile(SourceTs(60), node.publish, "live");
+  REQUIRE(Eventually(
+      [&] { return NewestPart(Http("GET", node.http, "/live/v1/index.ll.m3u8").body).first >= 1; },
+      30s));
+  auto played = PlayInBrowser("https://" + node.https + "/live/index.ll.m3u8", 20,
+                              "--low-latency --insecure-tls");
+  INFO(played.dump(2));
+  CHECK(played["ok"] == true);
+  for (const auto& e : played["errors"]) CHECK(e["fatal"] != true);
+  // Chromium's nextHopProtocol for the stream's responses: HTTP/2 only.
+  CHECK(played["protocols"].value("h2", 0) >= 20);
+  CHECK_FALSE(played["protocols"].contains("http/1.1"));
+}
+
 }  // namespace
 }  // namespace meshwork::testing
