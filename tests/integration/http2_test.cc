@@ -5,22 +5,38 @@
 #include <cstdio>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "tests/integration/media_harness.h"
 
 namespace meshwork::testing {
 namespace {
 
-// curl's stdout (the body, then what -w adds).
-std::string Curl(const std::string& args) {
+// A command's stdout (and stderr when `cmd` redirects it).
+std::string Run(const std::string& cmd) {
   std::string out;
-  FILE* pipe = popen(("curl -s --max-time 20 " + args + " 2>/dev/null").c_str(), "r");
+  FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);
   char buf[4096];
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
   pclose(pipe);
   return out;
+}
+
+// curl's stdout (the body, then what -w adds).
+std::string Curl(const std::string& args) {
+  return Run("curl -s --max-time 20 " + args + " 2>/dev/null");
+}
+
+// A self-signed certificate and key in `dir`, as a streamer's --https-listen flags.
+std::vector<std::string> TlsFlags(const std::string& dir) {
+  std::string cert = dir + "/node.pem", key = dir + "/node.key";
+  REQUIRE(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=node -days 1 "
+                       "-keyout '" +
+                       key + "' -out '" + cert + "' >/dev/null 2>&1")
+                          .c_str()) == 0);
+  return {"--https-listen=127.0.0.1:0", "--tls-cert=" + cert, "--tls-key=" + key};
 }
 
 // "…body…\n<code> <http_version>" → {code, version, body}.
@@ -53,15 +69,8 @@ std::pair<int64_t, int> NewestPart(const std::string& playlist) {
 
 TEST_CASE("S-24 curl fetches playlists, blocking reloads and parts over h2c and over TLS h2") {
   auto dir = MakeTempDir("http2");
-  std::string cert = dir + "/node.pem", key = dir + "/node.key";
-  REQUIRE(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=node -days 1 "
-                       "-keyout '" +
-                       key + "' -out '" + cert + "' >/dev/null 2>&1")
-                          .c_str()) == 0);
   auto central = StartCentral(dir + "/central");
-  auto node = StartIngestWithStream(
-      central, "ingest-1", "live", {"publish://"},
-      {"--https-listen=127.0.0.1:0", "--tls-cert=" + cert, "--tls-key=" + key});
+  auto node = StartIngestWithStream(central, "ingest-1", "live", {"publish://"}, TlsFlags(dir));
   REQUIRE(!node.https.empty());
   auto push = PushFile(SourceTs(60), node.publish, "live");
   const std::string h2c = "http://" + node.http, h2 = "https://" + node.https;
@@ -116,16 +125,8 @@ TEST_CASE(
                     "/live/v1/index.ll.m3u8?_HLS_msn=" + std::to_string(msn) +
                     "&_HLS_part=" + std::to_string(part + 2);
   // h2load (Debian nghttp2-client): 10 connections, 100 concurrent streams each.
-  std::string out = [&] {
-    std::string text;
-    FILE* pipe = popen(("h2load -n 1000 -c 10 -m 100 '" + url + "' 2>&1").c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
-    pclose(pipe);
-    return text;
-  }();
+  std::string out = Run("h2load -n 1000 -c 10 -m 100 '" + url + "' 2>&1");
+
   INFO(out);
   CHECK(out.find("1000 succeeded") != std::string::npos);
   CHECK(out.find("1000 2xx") != std::string::npos);
@@ -138,15 +139,8 @@ TEST_CASE(
 
 TEST_CASE("S-24 hls.js in Chromium plays LL-HLS over HTTPS with HTTP/2 for 20 s") {
   auto dir = MakeTempDir("http2-hlsjs");
-  std::string cert = dir + "/node.pem", key = dir + "/node.key";
-  REQUIRE(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=node -days 1 "
-                       "-keyout '" +
-                       key + "' -out '" + cert + "' >/dev/null 2>&1")
-                          .c_str()) == 0);
   auto central = StartCentral(dir + "/central");
-  auto node = StartIngestWithStream(
-      central, "ingest-1", "live", {"publish://"},
-      {"--https-listen=127.0.0.1:0", "--tls-cert=" + cert, "--tls-key=" + key});
+  auto node = StartIngestWithStream(central, "ingest-1", "live", {"publish://"}, TlsFlags(dir));
   auto push = PushFile(SourceTs(60), node.publish, "live");
   REQUIRE(Eventually(
       [&] { return NewestPart(Http("GET", node.http, "/live/v1/index.ll.m3u8").body).first >= 1; },
