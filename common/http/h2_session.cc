@@ -209,6 +209,9 @@ void H2Session<Stream>::Close() {
 template <typename Stream>
 void H2Session<Stream>::OnRequest(int32_t id, Request request) {
   auto ctx = std::make_shared<RequestContext>();
+  Pending& pending = pending_[id];
+  pending.method = std::string(request.method_string());
+  pending.started = std::chrono::steady_clock::now();
   if (!FillRequestContext(*ctx, std::move(request), *server_, peer_, local_port_,
                           stream_.get_executor())) {
     return Answer(
@@ -237,7 +240,7 @@ void H2Session<Stream>::OnRequest(int32_t id, Request request) {
   }
   ctx->params = std::move(match.params);
   // The context lives as long as the handler may use it: until the stream's answer is in.
-  contexts_[id] = ctx;
+  pending.ctx = ctx;
   Responder responder(std::make_shared<StreamSink<Stream>>(Self(), id));
   try {
     (*match.handler)(*ctx, std::move(responder));
@@ -248,8 +251,19 @@ void H2Session<Stream>::OnRequest(int32_t id, Request request) {
 }
 
 template <typename Stream>
+void H2Session<Stream>::CountAnswer(int32_t id, unsigned status) {
+  auto it = pending_.find(id);
+  if (it == pending_.end() || it->second.counted) return;
+  it->second.counted = true;
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.started).count();
+  server_->CountRequest(*worker_, it->second.method, status, seconds);
+}
+
+template <typename Stream>
 void H2Session<Stream>::Answer(int32_t id, Response header, SharedBuffers body) {
-  contexts_.erase(id);
+  CountAnswer(id, header.result_int());
+  pending_.erase(id);
   if (closed_) return;
   header.set(beast_http::field::server, "meshwork");
   header.set(beast_http::field::date, server_->Date());
@@ -259,6 +273,7 @@ void H2Session<Stream>::Answer(int32_t id, Response header, SharedBuffers body) 
 
 template <typename Stream>
 void H2Session<Stream>::StartStream(int32_t id, Response header) {
+  CountAnswer(id, header.result_int());
   if (closed_) return;
   header.set(beast_http::field::server, "meshwork");
   header.set(beast_http::field::date, server_->Date());
@@ -268,7 +283,7 @@ void H2Session<Stream>::StartStream(int32_t id, Response header) {
 
 template <typename Stream>
 void H2Session<Stream>::StreamData(int32_t id, std::shared_ptr<const std::string> chunk) {
-  if (!chunk) contexts_.erase(id);
+  if (!chunk) pending_.erase(id);
   if (closed_) return;
   h2_.StreamData(id, std::move(chunk));
   Flush();

@@ -13,6 +13,7 @@
 // the publish listener's uploads) are not taken over HTTP/2: 501.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -58,6 +59,7 @@ class H2Session final : public SessionBase {
   }
   PlainStream& Lowest() { return beast::get_lowest_layer(stream_); }
   void OnRequest(int32_t id, Request request);
+  void CountAnswer(int32_t id, unsigned status);
   void Read();
   bool Receive(std::string_view bytes);
   void Flush();
@@ -72,8 +74,15 @@ class H2Session final : public SessionBase {
   net::IpAddress peer_;
   uint16_t local_port_;
   H2Connection h2_;
-  // Each request's context, until its answer is in (handlers keep references to it).
-  std::map<int32_t, std::shared_ptr<RequestContext>> contexts_;
+  // Each request until its answer is in: its context (handlers keep references to it) and
+  // what meshwork_http_requests_total counts it by.
+  struct Pending {
+    std::shared_ptr<RequestContext> ctx;
+    std::string method;
+    std::chrono::steady_clock::time_point started;
+    bool counted = false;
+  };
+  std::map<int32_t, Pending> pending_;
   std::string read_buffer_;
   std::string writing_;  // the frames being written (kept alive for async_write)
   bool write_in_flight_ = false;

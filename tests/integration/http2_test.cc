@@ -104,6 +104,8 @@ TEST_CASE("S-24 curl fetches playlists, blocking reloads and parts over h2c and 
     // Unknown paths and objects answer as over HTTP/1.1.
     CHECK(CurlGet(flags, base + "/nosuch/v1/index.m3u8").status == 404);
   }
+  // HTTP/2 answers are counted like any other (the https listener saw only HTTP/2 so far).
+  CHECK(MetricAt(node.http, "meshwork_http_requests_total", "listener=\"https\"") == 4);
   // HTTP/1.1 keeps working on the same listeners.
   CHECK(CurlGet("--http1.1", h2c + "/live/v1/index.ll.m3u8").version == "1.1");
   CHECK(CurlGet("--http1.1 -k", h2 + "/live/v1/index.ll.m3u8").version == "1.1");
