@@ -195,7 +195,14 @@ TEST_CASE(
       },
       30s));
   // Steady playback first: three more segments at the edge after the relay started.
-  int64_t started = *SegmentsOf(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body).rbegin();
+  int64_t started = -1;
+  REQUIRE(Eventually(
+      [&] {  // the edge's playlist may not list a segment yet on a loaded machine
+        auto s = SegmentsOf(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body);
+        if (!s.empty()) started = *s.rbegin();
+        return started >= 0;
+      },
+      20s));
   REQUIRE(Eventually(
       [&] {
         auto s = SegmentsOf(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body);
