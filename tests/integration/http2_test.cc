@@ -12,17 +12,8 @@
 namespace meshwork::testing {
 namespace {
 
-// A command's stdout (and stderr when `cmd` redirects it).
-std::string Run(const std::string& cmd) {
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  pclose(pipe);
-  return out;
-}
+// A command's stdout (and stderr when `cmd` redirects it), from the harness's RunCommand.
+std::string Run(const std::string& cmd) { return RunCommand(cmd).second; }
 
 // curl's stdout (the body, then what -w adds).
 std::string Curl(const std::string& args) {
