@@ -38,8 +38,9 @@ head -c 1500 /dev/urandom >"$work/small.ts"
 code=$(put "/live/v1/$first.ts" "$work/small.ts")
 [ "$code" = 201 ] || die "PUT /live/v1/$first.ts answered $code"
 # `producing` advances by one every 2 s: start far enough ahead that the lowest future msn is
-# still beyond the next due one at the end of the phase (and of the spot check after it).
-future_lo=$((producing + 3 + (duration + 9) / 2))
+# still beyond the next due one at the end of both streamer phases (and of the spot check
+# after them).
+future_lo=$((producing + 3 + (2 * duration + 9) / 2))
 future_hi=$((future_lo + 997))
 gone_lo=0
 gone_hi=$((first - 1))

@@ -134,17 +134,17 @@ void H2Session<Stream>::Start() {
 template <typename Stream>
 void H2Session<Stream>::Shutdown() {
   closing_ = true;
-  Lowest().cancel();
+  CancelIo();
 }
 
 template <typename Stream>
 void H2Session<Stream>::ArmTimer() {
   if (write_in_flight_) {
-    Lowest().expires_after(server_->options.send_timeout);
+    SetDeadline(server_->options.send_timeout);
   } else if (h2_.open_streams() == 0) {
-    Lowest().expires_after(server_->options.idle_timeout);
+    SetDeadline(server_->options.idle_timeout);
   } else {
-    Lowest().expires_never();
+    ClearDeadline();
   }
 }
 
@@ -201,9 +201,10 @@ void H2Session<Stream>::Close() {
   if (closed_) return;
   closed_ = true;
   broken.store(true);
+  ClearDeadline();
   beast::error_code ec;
-  Lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
-  Lowest().close();
+  Lowest().shutdown(tcp::socket::shutdown_both, ec);
+  Lowest().close(ec);
 }
 
 template <typename Stream>

@@ -58,6 +58,15 @@ class H2Session final : public SessionBase {
     return std::static_pointer_cast<H2Session>(this->shared_from_this());
   }
   PlainStream& Lowest() { return beast::get_lowest_layer(stream_); }
+  void CancelIo() {
+    beast::error_code ec;
+    Lowest().cancel(ec);
+  }
+  void SetDeadline(std::chrono::milliseconds after) {
+    worker_->wheel.Set(*this, server_->clock->Monotonic(), after);
+  }
+  void ClearDeadline() { DeadlineWheel::Clear(*this); }
+  void OnDeadline() override { CancelIo(); }
   void OnRequest(int32_t id, Request request);
   void CountAnswer(int32_t id, unsigned status);
   void Read();

@@ -39,7 +39,6 @@ const std::string& BusyResponse() {
 void Server::Impl::SetUpMetrics() {
   limits.header_bytes = options.header_limit_bytes;
   limits.chunk_extension_bytes = options.chunk_extension_limit_bytes;
-  clock = options.clock ? options.clock : &RealClock::Get();
   if (!options.registry) {
     body_budget = std::make_unique<ByteBudget>(options.max_buffered_body_bytes);
     return;
@@ -125,6 +124,16 @@ void Server::Impl::CountRequest(Worker& worker, std::string_view method, unsigne
   }
   it->second->Increment();
   latency->Observe(seconds);
+}
+
+void Server::Impl::TickWheel(size_t i) {
+  asio::steady_timer& timer = *wheel_timers[i];
+  timer.expires_after(server_internal::kWheelTick);
+  timer.async_wait([this, i](beast::error_code ec) {
+    if (ec) return;  // ticks on while the listener drains: closing sessions have deadlines too
+    workers[i]->wheel.Advance(clock->Monotonic());
+    TickWheel(i);
+  });
 }
 
 void Server::Impl::Accept() {

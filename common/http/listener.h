@@ -23,6 +23,7 @@
 #include "boost/beast/core.hpp"
 #include "boost/beast/ssl.hpp"
 #include "common/http/byte_budget.h"
+#include "common/http/deadline_wheel.h"
 #include "common/http/framing.h"
 #include "common/http/server.h"
 #include "common/http/session_base.h"
@@ -43,17 +44,23 @@ using tcp = asio::ip::tcp;
 // costs a copy and an indirect call each time.
 using WorkerExecutor = asio::io_context::executor_type;
 using WorkerSocket = asio::basic_stream_socket<tcp, WorkerExecutor>;
-using PlainStream = beast::basic_stream<tcp, WorkerExecutor, beast::unlimited_rate_policy>;
+// A bare socket: the timeouts are the worker's DeadlineWheel, not a timer per operation
+// (which beast::basic_stream would arm for every read and write).
+using PlainStream = WorkerSocket;
 using TlsStream = beast::ssl_stream<PlainStream>;
 
 // How long the listener pauses after a failed accept (EMFILE, ENFILE, ENOBUFS).
 inline constexpr std::chrono::milliseconds kAcceptBackoff{100};
+// The granularity of connection timeouts: a deadline fires at most about this late.
+inline constexpr std::chrono::milliseconds kWheelTick{100};
 
 // One worker thread of a listener: the connections it serves and what they count.
 struct Worker {
-  explicit Worker(size_t index) : index(index) {}
+  Worker(size_t index, DeadlineWheel::TimePoint origin) : index(index), wheel(origin, kWheelTick) {}
   const size_t index;
   SessionRegistry sessions;  // thread-safe (its own mutex)
+  // The deadlines of this worker's connections; only this worker's thread touches it.
+  DeadlineWheel wheel;
   // meshwork_http_requests_total's counters by (method, status), looked up once each
   // (Family::Add hashes label maps). Only this worker's thread touches it: no lock.
   absl::flat_hash_map<std::pair<std::string, unsigned>, prometheus::Counter*> request_counters;
@@ -66,7 +73,9 @@ class Server::Impl {
   using Worker = server_internal::Worker;
 
   Impl(ServerOptions options, Router router)
-      : options(std::move(options)), router(std::move(router)) {}
+      : options(std::move(options)),
+        router(std::move(router)),
+        clock(this->options.clock ? this->options.clock : &RealClock::Get()) {}
 
   // Declared first so they outlive the io_contexts (sessions still queued there touch them
   // while the contexts are destroyed).
@@ -104,6 +113,8 @@ class Server::Impl {
   std::unique_ptr<server_internal::tcp::acceptor> acceptor;
   // On worker 0, like the acceptor; both declared after `contexts`, so destroyed before them.
   std::unique_ptr<server_internal::asio::steady_timer> accept_backoff;
+  // One per worker, on that worker, like the acceptor: each advances its worker's wheel.
+  std::vector<std::unique_ptr<server_internal::asio::steady_timer>> wheel_timers;
   std::vector<std::thread> threads;
   size_t next_worker = 0;  // worker 0's
 
@@ -111,6 +122,8 @@ class Server::Impl {
   // Accepts the next connection (on worker 0) and hands it to the next worker in turn.
   // O(1) per connection: no scan of the open ones.
   void Accept();
+  // Advances worker `i`'s deadline wheel every kWheelTick until the listener stops.
+  void TickWheel(size_t i);
   // A session of this listener is gone (its destructor, on any thread).
   void SessionClosed();
   // Shuts every live session down (on its worker) and waits up to `grace` for all to close.

@@ -73,7 +73,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options, Rou
   }
   int threads = std::max(1, impl->options.threads);
   for (int i = 0; i < threads; ++i) {
-    impl->workers.push_back(std::make_unique<Impl::Worker>(static_cast<size_t>(i)));
+    impl->workers.push_back(
+        std::make_unique<Impl::Worker>(static_cast<size_t>(i), impl->clock->Monotonic()));
     impl->contexts.push_back(std::make_unique<asio::io_context>(1));
     impl->guards.push_back(asio::make_work_guard(*impl->contexts.back()));
   }
@@ -82,6 +83,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options, Rou
   for (auto& ctx : impl->contexts) WorkerSocket warm(ctx->get_executor());
   impl->acceptor = std::make_unique<tcp::acceptor>(*impl->contexts[0]);
   impl->accept_backoff = std::make_unique<asio::steady_timer>(*impl->contexts[0]);
+  for (auto& ctx : impl->contexts) {
+    impl->wheel_timers.push_back(std::make_unique<asio::steady_timer>(*ctx));
+  }
   tcp::endpoint endpoint(address, host_port->second);
   impl->acceptor->open(endpoint.protocol(), ec);
   if (!ec) impl->acceptor->set_option(asio::socket_base::reuse_address(true), ec);
@@ -98,6 +102,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options, Rou
                        : absl::StrCat(bound.address().to_string(), ":", bound.port());
   impl->SetUpMetrics();
   impl->Accept();
+  for (size_t i = 0; i < impl->contexts.size(); ++i) impl->TickWheel(i);
   for (auto& ctx : impl->contexts) {
     impl->threads.emplace_back([c = ctx.get()] { c->run(); });
   }

@@ -56,9 +56,9 @@ class Session final : public SessionBase {
         buffer_(DecoderBufferBytes(server->limits, kBodyChunkBytes)),
         extension_limit_(server->limits.chunk_extension_bytes) {
     boost::system::error_code ec;
-    auto remote = Lowest().socket().remote_endpoint(ec);
+    auto remote = Lowest().remote_endpoint(ec);
     if (!ec) peer_ = ToIpAddress(remote.address());
-    auto local = Lowest().socket().local_endpoint(ec);
+    auto local = Lowest().local_endpoint(ec);
     if (!ec) local_port_ = local.port();
   }
   ~Session() override { server_->SessionClosed(); }
@@ -77,7 +77,7 @@ class Session final : public SessionBase {
     close_after_response_ = true;
     // An idle connection waits in a header read (a new TLS one in its handshake): cancel
     // it, and its handler closes.
-    if (idle_ || handshaking_) Lowest().cancel();
+    if (idle_ || handshaking_) CancelIo();
   }
   void Complete(Response response) override { Write(std::move(response)); }
   void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
@@ -94,6 +94,17 @@ class Session final : public SessionBase {
     return std::static_pointer_cast<Session>(this->shared_from_this());
   }
   PlainStream& Lowest() { return beast::get_lowest_layer(stream_); }
+  void CancelIo() {
+    beast::error_code ec;
+    Lowest().cancel(ec);
+  }
+  // R-3 timeouts: the pending operation is cancelled (its handler closes) once `after` passes
+  // without the deadline being set again or cleared.
+  void SetDeadline(std::chrono::milliseconds after) {
+    worker_->wheel.Set(*this, server_->clock->Monotonic(), after);
+  }
+  void ClearDeadline() { DeadlineWheel::Clear(*this); }
+  void OnDeadline() override { CancelIo(); }
 
   // session_read.cc
   void Handshake();
@@ -113,8 +124,9 @@ class Session final : public SessionBase {
   void Close();
   void CloseSocket() {
     beast::error_code ec;
-    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
-    Lowest().close();
+    ClearDeadline();
+    Lowest().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().close(ec);
   }
 
   // session_write.cc

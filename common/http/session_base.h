@@ -10,6 +10,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "boost/asio/any_io_executor.hpp"
+#include "common/http/deadline_wheel.h"
 #include "common/http/types.h"
 
 namespace meshwork::http::server_internal {
@@ -21,8 +22,9 @@ class SessionRegistry;
 SharedBuffers ReadFileRange(const OpenFile& file, uint64_t offset, uint64_t length);
 
 // One connection. Everything but `broken` and the registry links is touched on the
-// connection's worker only (see Session in session.h).
-class SessionBase : public std::enable_shared_from_this<SessionBase> {
+// connection's worker only (see Session in session.h), the deadline (DeadlineWheel::Timed)
+// included: OnDeadline runs there.
+class SessionBase : public std::enable_shared_from_this<SessionBase>, public DeadlineWheel::Timed {
  public:
   SessionBase() = default;
   SessionBase(const SessionBase&) = delete;
@@ -48,6 +50,7 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
   virtual void BeginChunked(Response header) = 0;
   virtual void QueueChunk(std::shared_ptr<const std::string> data) = 0;
   virtual boost::asio::any_io_executor executor() = 0;
+  std::weak_ptr<DeadlineWheel::Timed> WeakTimed() final { return weak_from_this(); }
 
   std::atomic<bool> broken{false};  // the connection failed during a chunked response
 

@@ -66,7 +66,7 @@ void Session<Stream>::Handshake() {
   if constexpr (kTls) {
     if (server_->stopping.load()) return CloseSocket();
     handshaking_ = true;
-    Lowest().expires_after(server_->options.read_timeout);
+    SetDeadline(server_->options.read_timeout);
     stream_.async_handshake(asio::ssl::stream_base::server, [self = Self()](beast::error_code ec) {
       self->handshaking_ = false;
       if (ec) {
@@ -92,7 +92,7 @@ void Session<Stream>::HandOverToH2() {
   auto data = buffer_.cdata();
   std::string read(static_cast<const char*>(data.data()), data.size());
   buffer_.consume(buffer_.size());
-  Lowest().expires_never();
+  ClearDeadline();
   // The HTTP/2 session takes a slot of its own; this one's goes back when it is destroyed,
   // after the new one has counted itself, so `active` never dips to zero in between.
   server_->active.fetch_add(1);
@@ -106,13 +106,13 @@ void Session<Stream>::HandOverToH2() {
 template <typename Stream>
 void Session<Stream>::Close() {
   if constexpr (kTls) {
-    if (handshake_done_ && Lowest().socket().is_open()) {
+    if (handshake_done_ && Lowest().is_open()) {
       handshake_done_ = false;  // closes once
       // Send our close_notify but do not wait for the peer's (RFC 8446 §6.1 allows it), so
       // an idle peer cannot hold a stopping server; the deadline bounds the send.
       SSL* ssl = stream_.native_handle();
       SSL_set_shutdown(ssl, SSL_get_shutdown(ssl) | SSL_RECEIVED_SHUTDOWN);
-      Lowest().expires_after(
+      SetDeadline(
           std::min<std::chrono::milliseconds>(kTlsShutdownTimeout, server_->options.read_timeout));
       stream_.async_shutdown([self = Self()](beast::error_code) { self->CloseSocket(); });
       return;
@@ -140,7 +140,7 @@ void Session<Stream>::ReadHeader() {
   // Idle until the first byte: the idle timeout; from there the whole header is due within
   // the read timeout.
   idle_ = true;
-  Lowest().expires_after(server_->options.idle_timeout);
+  SetDeadline(server_->options.idle_timeout);
   stream_.async_read_some(buffer_.prepare(std::min<size_t>(4096, buffer_.max_size())),
                           [self = Self()](beast::error_code ec, size_t n) {
                             self->buffer_.commit(n);  // counted when the parser takes it
@@ -162,7 +162,7 @@ void Session<Stream>::ReadHeader() {
 template <typename Stream>
 void Session<Stream>::StartHeaderRead() {
   idle_ = false;
-  Lowest().expires_after(server_->options.read_timeout);
+  SetDeadline(server_->options.read_timeout);
   beast_http::async_read_header(
       stream_, buffer_, *parser_,
       [self = Self()](beast::error_code ec, size_t n) { self->OnHeader(ec, n); });
@@ -250,7 +250,7 @@ void Session<Stream>::StartStreaming(const StreamingHandler* handler,
 
 template <typename Stream>
 void Session<Stream>::ReadBody() {
-  Lowest().expires_after(server_->options.read_timeout);
+  SetDeadline(server_->options.read_timeout);
   beast_http::async_read(stream_, buffer_, *parser_,
                          [self = Self()](beast::error_code ec, size_t n) { self->OnBody(ec, n); });
 }
@@ -310,7 +310,7 @@ bool FillRequestContext(RequestContext& ctx, Request request, Server::Impl& serv
 template <typename Stream>
 bool Session<Stream>::PrepareContext(Request request) {
   started_ = std::chrono::steady_clock::now();
-  Lowest().expires_never();
+  ClearDeadline();
   ctx_ = std::make_shared<RequestContext>();
   method_ = request.method();
   method_text_ = std::string(request.method_string());
@@ -362,12 +362,12 @@ void Session<Stream>::ReadChunk(BodyReader::ChunkFn on_chunk) {
   body.data = chunk_.get();
   body.size = kBodyChunkBytes;
   body.more = true;
-  Lowest().expires_after(server_->options.read_timeout);
+  SetDeadline(server_->options.read_timeout);
   beast_http::async_read_some(
       stream_, buffer_, *stream_parser_,
       [self = Self(), cb = std::move(on_chunk)](beast::error_code ec, size_t n) {
         self->server_->AddBytesIn(n);
-        self->Lowest().expires_never();
+        self->ClearDeadline();
         if (ec == beast_http::error::need_buffer) ec = {};
         if (ec) {
           self->body_done_ = true;

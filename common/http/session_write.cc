@@ -78,14 +78,14 @@ void Session<Stream>::Write(Response response) {
 template <typename Stream>
 void Session<Stream>::WriteSerialized(bool keep) {
   // Some bytes at a time, so the deadline measures progress, not the whole response.
-  Lowest().expires_after(server_->options.send_timeout);
+  SetDeadline(server_->options.send_timeout);
   beast_http::async_write_some(stream_, *serializer_,
                                [self = Self(), keep](beast::error_code ec, size_t n) {
                                  self->server_->AddBytesOut(n);
                                  if (!ec && !self->serializer_->is_done()) {
                                    return self->WriteSerialized(keep);
                                  }
-                                 self->Lowest().expires_never();
+                                 self->ClearDeadline();
                                  self->serializer_.reset();
                                  self->out_.reset();
                                  if (ec || !keep) return self->Close();
@@ -102,7 +102,7 @@ void Session<Stream>::SendAll(const Buffers& buffers, Done done) {
     Done done;
     size_t total = 0;
     void Next() {
-      self->Lowest().expires_after(self->server_->options.send_timeout);
+      self->SetDeadline(self->server_->options.send_timeout);
       auto& stream = self->stream_;
       auto& pending = *rest;
       stream.async_write_some(pending, std::move(*this));
@@ -113,7 +113,7 @@ void Session<Stream>::SendAll(const Buffers& buffers, Done done) {
         rest->consume(n);
         if (beast::buffer_bytes(*rest) > 0) return Next();
       }
-      self->Lowest().expires_never();
+      self->ClearDeadline();
       done(ec, total);
     }
   };
@@ -186,25 +186,22 @@ void Session<Stream>::SendFileBody(std::shared_ptr<const OpenFile> file, uint64_
     return Close();  // not reached: CompleteFile reads the file for TLS
   } else {
     // sendfile(2) on the non-blocking socket until the kernel's buffer is full, then a wait
-    // for the socket to take more under the send deadline (a timer of this operation's own:
-    // the stream's deadline only covers its own operations).
+    // for the socket to take more under the send deadline.
     struct Op : std::enable_shared_from_this<Op> {
       std::shared_ptr<Session> self;
       std::shared_ptr<const OpenFile> file;
       off_t offset;
       uint64_t left;
       bool keep;
-      asio::steady_timer timer;
       Op(std::shared_ptr<Session> s, std::shared_ptr<const OpenFile> f, uint64_t o, uint64_t n,
          bool k)
           : self(std::move(s)),
             file(std::move(f)),
             offset(static_cast<off_t>(o)),
             left(n),
-            keep(k),
-            timer(self->stream_.get_executor()) {}
+            keep(k) {}
       void Next() {
-        auto& socket = self->Lowest().socket();
+        auto& socket = self->Lowest();
         beast::error_code ec;
         socket.native_non_blocking(true, ec);
         while (left > 0 && !ec) {
@@ -222,16 +219,13 @@ void Session<Stream>::SendFileBody(std::shared_ptr<const OpenFile> file, uint64_
         Done(!ec);
       }
       void Wait() {
-        timer.expires_after(self->server_->options.send_timeout);
-        timer.async_wait([op = this->shared_from_this()](beast::error_code ec) {
-          if (!ec) op->self->Lowest().socket().cancel();  // no progress: give up
-        });
-        self->Lowest().socket().async_wait(tcp::socket::wait_write,
-                                           [op = this->shared_from_this()](beast::error_code ec) {
-                                             op->timer.cancel();
-                                             if (ec) return op->Done(false);
-                                             op->Next();
-                                           });
+        self->SetDeadline(self->server_->options.send_timeout);  // no progress: cancelled
+        self->Lowest().async_wait(tcp::socket::wait_write,
+                                  [op = this->shared_from_this()](beast::error_code ec) {
+                                    op->self->ClearDeadline();
+                                    if (ec) return op->Done(false);
+                                    op->Next();
+                                  });
       }
       void Done(bool ok) {
         if (!ok || !keep) return self->Close();
@@ -258,7 +252,7 @@ void Session<Stream>::BeginChunked(Response header) {
   chunked_header_->keep_alive(chunked_keep_);
   chunked_serializer_.emplace(*chunked_header_);
   chunk_writing_ = true;
-  Lowest().expires_after(server_->options.send_timeout);
+  SetDeadline(server_->options.send_timeout);
   beast_http::async_write_header(stream_, *chunked_serializer_,
                                  [self = Self()](beast::error_code ec, size_t n) {
                                    self->server_->AddBytesOut(n);
