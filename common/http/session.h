@@ -12,6 +12,7 @@
 // takes nothing for `send_timeout`. Both files instantiate the two transports explicitly.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -29,6 +30,13 @@ namespace meshwork::http::server_internal {
 inline constexpr size_t kBodyChunkBytes = 64 * 1024;
 
 net::IpAddress ToIpAddress(const asio::ip::address& a);
+
+// Appends the HTTP/1.1 header of an answer to `out` with one allocation at most: the status
+// line, `head`'s fields except those the session owns (Content-Length, Transfer-Encoding,
+// Connection, Server, Date), then Server, `date`, Content-Length (chunked when none) and
+// `Connection: close` unless `keep`.
+void AppendResponseHead(const beast_http::response_header<>& head, std::string_view date,
+                        std::optional<uint64_t> content_length, bool keep, std::string& out);
 
 // Fills `ctx` for `request` arriving on `server` from `peer` (path and query, listener,
 // scheme, the client address through the trusted proxies); false when the target is not a
@@ -132,7 +140,6 @@ class Session final : public SessionBase {
   // session_write.cc
   void WriteFinal(Response response);  // answers a transport error and closes
   void Write(Response response);
-  void WriteSerialized(bool keep);
   // Writes all of `buffers` (kept alive by the caller until `done` runs), re-arming the send
   // deadline whenever bytes move; then `done(ec, bytes_written)`.
   template <typename Buffers, typename Done>
@@ -158,19 +165,21 @@ class Session final : public SessionBase {
   ChunkExtensionLimit extension_limit_;  // the parsers refer to it
   BudgetHold body_hold_;                 // a buffered body's bytes against the listener's cap
   std::optional<beast_http::request_parser<beast_http::string_body>> parser_;
-  std::optional<beast_http::response_serializer<beast_http::string_body>> serializer_;
   // A streamed body (Router::AddStreaming): its parser, chunk buffer and state.
   std::optional<beast_http::request_parser<beast_http::buffer_body>> stream_parser_;
   std::unique_ptr<uint8_t[]> chunk_;
   bool body_done_ = true;
-  // A chunked response in progress: its header, the chunks waiting (null = the end).
-  std::shared_ptr<beast_http::response<beast_http::empty_body>> chunked_header_;
-  std::optional<beast_http::response_serializer<beast_http::empty_body>> chunked_serializer_;
+  // The header being written (its capacity is kept from answer to answer) and a whole
+  // answer's body; the buffers of a whole answer point into both.
+  std::string head_;
+  std::string body_;
+  std::array<asio::const_buffer, 2> whole_;
+  // A chunked response in progress, and the chunks waiting (null = the end).
+  bool chunked_active_ = false;
   std::deque<std::shared_ptr<const std::string>> chunks_;
   bool chunk_writing_ = false;
   bool chunked_keep_ = false;
   std::shared_ptr<RequestContext> ctx_;
-  std::shared_ptr<Response> out_;
   net::IpAddress peer_;
   uint16_t local_port_ = 0;
   bool idle_ = false;

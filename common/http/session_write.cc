@@ -4,6 +4,8 @@
 #include <sys/sendfile.h>
 
 #include <cerrno>
+#include <charconv>
+#include <optional>
 
 #include "common/http/session.h"
 
@@ -19,14 +21,32 @@ struct GatherWrite {
   std::vector<asio::const_buffer> buffers;
 };
 
-// The status line, the fields and the blank line of `head`, appended to `out` with one
-// allocation (an ostringstream costs several per answer; P-4 sends thousands at once).
-void SerializeHead(const beast_http::response_header<>& head, std::string& out) {
+void AppendDecimal(uint64_t v, std::string& out) {
+  char digits[20];
+  size_t n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v > 0);
+  while (n > 0) out += digits[--n];
+}
+
+// Fields the session writes itself; a handler's own are dropped.
+bool SessionField(beast_http::field f) {
+  return f == beast_http::field::content_length || f == beast_http::field::transfer_encoding ||
+         f == beast_http::field::connection || f == beast_http::field::server ||
+         f == beast_http::field::date;
+}
+
+}  // namespace
+
+void AppendResponseHead(const beast_http::response_header<>& head, std::string_view date,
+                        std::optional<uint64_t> content_length, bool keep, std::string& out) {
   std::string_view reason = head.reason();
-  size_t size = 9 + 4 + reason.size() + 2 + 2;
+  size_t size = 9 + 4 + reason.size() + 2 + 64 + date.size() + 2;
   for (const auto& f : head) size += f.name_string().size() + 2 + f.value().size() + 2;
   out.reserve(out.size() + size);
-  out += head.version() == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  out += "HTTP/1.1 ";
   char status[4] = {};
   unsigned code = head.result_int() % 1000;
   status[0] = static_cast<char>('0' + code / 100);
@@ -37,15 +57,25 @@ void SerializeHead(const beast_http::response_header<>& head, std::string& out) 
   out.append(reason.data(), reason.size());
   out += "\r\n";
   for (const auto& f : head) {
+    if (SessionField(f.name())) continue;
     out.append(f.name_string().data(), f.name_string().size());
     out += ": ";
     out.append(f.value().data(), f.value().size());
     out += "\r\n";
   }
+  out += "Server: meshwork\r\nDate: ";
+  out.append(date.data(), date.size());
+  out += "\r\n";
+  if (content_length) {
+    out += "Content-Length: ";
+    AppendDecimal(*content_length, out);
+    out += "\r\n";
+  } else {
+    out += "Transfer-Encoding: chunked\r\n";
+  }
+  if (!keep) out += "Connection: close\r\n";
   out += "\r\n";
 }
-
-}  // namespace
 
 template <typename Stream>
 void Session<Stream>::CountAnswer(unsigned status) {
@@ -56,82 +86,61 @@ void Session<Stream>::CountAnswer(unsigned status) {
 
 template <typename Stream>
 void Session<Stream>::Write(Response response) {
-  CountAnswer(static_cast<unsigned>(response.result_int()));
-  response.version(11);
-  if (!response.has_content_length() && !response.chunked()) response.prepare_payload();
-  response.set(beast_http::field::server, "meshwork");
-  response.set(beast_http::field::date, server_->Date());
+  unsigned status = static_cast<unsigned>(response.result_int());
+  CountAnswer(status);
   // An answer before the end of a streamed body leaves unread bytes: close after it.
   bool keep = KeepAfterAnswer();
-  response.keep_alive(keep);
-  if (method_ == Verb::head) {
-    auto length = response.body().size();
-    response.body().clear();
-    response.content_length(length);
+  // RFC 9110 §6.4.1: 1xx, 204 and 304 answers end at their header.
+  bool bodiless = status < 200 || status == 204 || status == 304;
+  std::optional<uint64_t> length;
+  if (!bodiless) {
+    length = response.body().size();
+    // HEAD: the length a GET would have (a handler may have set it and left the body empty).
+    if (method_ == Verb::head && response.body().empty() && response.has_content_length()) {
+      auto field = response[beast_http::field::content_length];
+      uint64_t declared = 0;
+      auto [end, err] = std::from_chars(field.data(), field.data() + field.size(), declared);
+      if (err == std::errc() && end == field.data() + field.size()) length = declared;
+    }
   }
+  head_.clear();
+  AppendResponseHead(response.base(), server_->Date(), length, keep, head_);
+  body_.clear();
+  if (!bodiless && method_ != Verb::head) body_ = std::move(response.body());
   // ctx_ stays alive until the next request: a handler that answered inline may still use it.
-  out_ = std::make_shared<Response>(std::move(response));
-  serializer_.emplace(*out_);
-  WriteSerialized(keep);
-}
-
-template <typename Stream>
-void Session<Stream>::WriteSerialized(bool keep) {
-  // Some bytes at a time, so the deadline measures progress, not the whole response.
-  SetDeadline(server_->options.send_timeout);
-  beast_http::async_write_some(stream_, *serializer_,
-                               [self = Self(), keep](beast::error_code ec, size_t n) {
-                                 self->server_->AddBytesOut(n);
-                                 if (!ec && !self->serializer_->is_done()) {
-                                   return self->WriteSerialized(keep);
-                                 }
-                                 self->ClearDeadline();
-                                 self->serializer_.reset();
-                                 self->out_.reset();
-                                 if (ec || !keep) return self->Close();
-                                 self->ReadHeader();
-                               });
+  whole_[0] = asio::buffer(head_);
+  whole_[1] = asio::buffer(body_);
+  SendAll(whole_, [self = Self(), keep](beast::error_code ec, size_t n) {
+    self->server_->AddBytesOut(n);
+    self->body_ = std::string();  // a body's memory is not kept for the next answer
+    if (ec || !keep) return self->Close();
+    self->ReadHeader();
+  });
 }
 
 template <typename Stream>
 template <typename Buffers, typename Done>
 void Session<Stream>::SendAll(const Buffers& buffers, Done done) {
-  struct Op {
-    std::shared_ptr<Session> self;
-    std::shared_ptr<beast::buffers_suffix<Buffers>> rest;
-    Done done;
-    size_t total = 0;
-    void Next() {
-      self->SetDeadline(self->server_->options.send_timeout);
-      auto& stream = self->stream_;
-      auto& pending = *rest;
-      stream.async_write_some(pending, std::move(*this));
-    }
-    void operator()(beast::error_code ec, size_t n) {
-      total += n;
-      if (!ec) {
-        rest->consume(n);
-        if (beast::buffer_bytes(*rest) > 0) return Next();
-      }
-      self->ClearDeadline();
-      done(ec, total);
-    }
-  };
-  Op op{Self(), std::make_shared<beast::buffers_suffix<Buffers>>(buffers), std::move(done)};
-  op.Next();
+  // asio's composed write asks the completion condition before each write: that is where
+  // the send deadline is re-armed, so it measures progress rather than the whole answer.
+  Session* session = this;
+  asio::async_write(
+      stream_, buffers,
+      [session](const beast::error_code& ec, size_t) -> size_t {
+        if (ec) return 0;
+        session->SetDeadline(session->server_->options.send_timeout);
+        return 256 * 1024;
+      },
+      [self = Self(), done = std::move(done)](beast::error_code ec, size_t n) mutable {
+        self->ClearDeadline();
+        done(ec, n);
+      });
 }
 
 template <typename Stream>
 std::string Session<Stream>::AnswerHead(Response header, uint64_t length, bool keep) {
-  beast_http::response<beast_http::empty_body> head(std::move(header.base()));
-  head.version(11);
-  head.erase(beast_http::field::transfer_encoding);
-  head.content_length(length);
-  head.set(beast_http::field::server, "meshwork");
-  head.set(beast_http::field::date, server_->Date());
-  head.keep_alive(keep);
   std::string out;
-  SerializeHead(head.base(), out);
+  AppendResponseHead(header.base(), server_->Date(), length, keep, out);
   return out;
 }
 
@@ -240,29 +249,19 @@ template <typename Stream>
 void Session<Stream>::BeginChunked(Response header) {
   CountAnswer(static_cast<unsigned>(header.result_int()));
   chunked_keep_ = KeepAfterAnswer();
-  chunked_header_ =
-      std::make_shared<beast_http::response<beast_http::empty_body>>(header.result(), 11);
-  for (const auto& field : header) {
-    if (field.name() == beast_http::field::content_length) continue;
-    chunked_header_->set(field.name_string(), field.value());
-  }
-  chunked_header_->set(beast_http::field::server, "meshwork");
-  chunked_header_->set(beast_http::field::date, server_->Date());
-  chunked_header_->chunked(true);
-  chunked_header_->keep_alive(chunked_keep_);
-  chunked_serializer_.emplace(*chunked_header_);
+  head_.clear();
+  AppendResponseHead(header.base(), server_->Date(), std::nullopt, chunked_keep_, head_);
+  chunked_active_ = true;
   chunk_writing_ = true;
-  SetDeadline(server_->options.send_timeout);
-  beast_http::async_write_header(stream_, *chunked_serializer_,
-                                 [self = Self()](beast::error_code ec, size_t n) {
-                                   self->server_->AddBytesOut(n);
-                                   self->chunk_writing_ = false;
-                                   if (ec) {
-                                     self->broken.store(true);
-                                     return self->Close();
-                                   }
-                                   self->PumpChunks();
-                                 });
+  SendAll(asio::buffer(head_), [self = Self()](beast::error_code ec, size_t n) {
+    self->server_->AddBytesOut(n);
+    self->chunk_writing_ = false;
+    if (ec) {
+      self->broken.store(true);
+      return self->Close();
+    }
+    self->PumpChunks();
+  });
 }
 
 template <typename Stream>
@@ -274,7 +273,7 @@ void Session<Stream>::QueueChunk(std::shared_ptr<const std::string> data) {
 
 template <typename Stream>
 void Session<Stream>::PumpChunks() {
-  if (chunk_writing_ || chunks_.empty() || !chunked_serializer_) return;
+  if (chunk_writing_ || chunks_.empty() || !chunked_active_) return;
   auto data = std::move(chunks_.front());
   chunks_.pop_front();
   chunk_writing_ = true;
@@ -283,8 +282,7 @@ void Session<Stream>::PumpChunks() {
     SendAll(beast_http::make_chunk_last(), [self](beast::error_code ec, size_t n) {
       self->server_->AddBytesOut(n);
       self->chunk_writing_ = false;
-      self->chunked_serializer_.reset();
-      self->chunked_header_.reset();
+      self->chunked_active_ = false;
       self->chunks_.clear();
       if (ec || !self->chunked_keep_) return self->Close();
       self->ReadHeader();
