@@ -5,8 +5,8 @@
 namespace meshwork::http {
 namespace {
 
-std::vector<std::string_view> SplitPath(std::string_view path) {
-  std::vector<std::string_view> out;
+template <typename Out>
+void SplitPath(std::string_view path, Out& out) {
   if (!path.empty() && path.front() == '/') path.remove_prefix(1);
   while (true) {
     size_t slash = path.find('/');
@@ -14,7 +14,6 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
     if (slash == std::string_view::npos) break;
     path.remove_prefix(slash + 1);
   }
-  return out;
 }
 
 bool IsCapture(std::string_view s) { return s.size() >= 2 && s.front() == '{' && s.back() == '}'; }
@@ -24,7 +23,12 @@ bool IsCapture(std::string_view s) { return s.size() >= 2 && s.front() == '{' &&
 void Router::Add(std::vector<Verb> methods, std::string_view pattern, Handler handler) {
   Route route;
   route.methods = std::move(methods);
-  for (std::string_view seg : SplitPath(pattern)) route.segments.emplace_back(seg);
+  std::vector<std::string_view> parts;
+  SplitPath(pattern, parts);
+  for (std::string_view seg : parts) {
+    route.segments.emplace_back(seg);
+    route.captures.push_back(IsCapture(seg));
+  }
   if (!route.segments.empty()) {
     const std::string& last = route.segments.back();
     route.rest = IsCapture(last) && last.size() > 5 && last.substr(last.size() - 4) == "...}";
@@ -39,15 +43,13 @@ void Router::AddStreaming(std::vector<Verb> methods, std::string_view pattern,
   routes_.back().streaming = std::move(handler);
 }
 
-bool Router::MatchPath(const Route& route, std::string_view path,
-                       std::vector<std::string>& params) {
-  std::vector<std::string_view> parts = SplitPath(path);
+bool Router::MatchPath(const Route& route, const Parts& parts, std::vector<std::string>& params) {
   params.clear();
   size_t fixed = route.rest ? route.segments.size() - 1 : route.segments.size();
   if (route.rest ? parts.size() <= fixed : parts.size() != fixed) return false;
   for (size_t i = 0; i < fixed; ++i) {
     const std::string& seg = route.segments[i];
-    if (IsCapture(seg)) {
+    if (route.captures[i]) {
       if (parts[i].empty()) return false;
       params.emplace_back(parts[i]);
     } else if (seg != parts[i]) {
@@ -70,8 +72,10 @@ Router::Match Router::Find(Verb method, std::string_view path) const {
   Match match;
   std::vector<std::string> params;
   std::vector<Verb> allowed;
+  Parts parts;
+  SplitPath(path, parts);
   for (const Route& route : routes_) {
-    if (!MatchPath(route, path, params)) continue;
+    if (!MatchPath(route, parts, params)) continue;
     auto takes = [&](Verb v) {
       return std::find(route.methods.begin(), route.methods.end(), v) != route.methods.end();
     };

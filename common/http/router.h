@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "common/http/types.h"
 
 namespace meshwork::http {
@@ -30,15 +31,18 @@ class Router {
   Match Find(Verb method, std::string_view path) const;
 
  private:
+  // A request path's segments: split once per Find, not once per route tried.
+  using Parts = absl::InlinedVector<std::string_view, 12>;
   struct Route {
     std::vector<Verb> methods;
     std::vector<std::string> segments;
-    bool rest = false;  // last segment is {name...}
+    std::vector<bool> captures;  // segments[i] is a `{name}`
+    bool rest = false;           // last segment is {name...}
     Handler handler;
     StreamingHandler streaming;
   };
-  static bool MatchPath(const Route& route, std::string_view path,
-                        std::vector<std::string>& params);
+  // Whether `route` matches the path split into `parts`; its captures then go to `params`.
+  static bool MatchPath(const Route& route, const Parts& parts, std::vector<std::string>& params);
   std::vector<Route> routes_;
 };
 

@@ -180,6 +180,7 @@ class Session final : public SessionBase {
   bool chunk_writing_ = false;
   bool chunked_keep_ = false;
   std::shared_ptr<RequestContext> ctx_;
+  Router::Match match_;  // the route OnHeader found for the request being read
   net::IpAddress peer_;
   uint16_t local_port_ = 0;
   bool idle_ = false;

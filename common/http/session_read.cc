@@ -205,9 +205,10 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
     return;
   }
   {
+    // Routed once: Dispatch uses this match when the body is in.
     std::string_view target = req.target();
-    Router::Match match = server_->router.Find(req.method(), target.substr(0, target.find('?')));
-    if (match.streaming) return StartStreaming(match.streaming, std::move(match.params));
+    match_ = server_->router.Find(req.method(), target.substr(0, target.find('?')));
+    if (match_.streaming) return StartStreaming(match_.streaming, std::move(match_.params));
   }
   parser_->body_limit(server_->options.body_limit_bytes);
   auto length = parser_->content_length();
@@ -389,7 +390,7 @@ void Session<Stream>::Dispatch() {
   body_hold_.Release();
   if (!PrepareContext(std::move(request))) return;
   RequestContext& ctx = *ctx_;
-  Router::Match match = server_->router.Find(method_, ctx.path);
+  Router::Match match = std::move(match_);
   if (match.result == Router::MatchResult::kNoPath) {
     Write(ErrorResponse(Status::not_found, "not_found",
                         "no such resource: " + std::string(ctx.path)));
