@@ -15,4 +15,20 @@ const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
   return buckets;
 }
 
+LabeledCounters::LabeledCounters(prometheus::Family<prometheus::Counter>& family, std::string label,
+                                 std::initializer_list<std::string_view> values)
+    : family_(&family), label_(std::move(label)) {
+  for (std::string_view v : values) {
+    counters_.emplace_back(std::string(v), &family.Add({{label_, std::string(v)}}));
+  }
+}
+
+void LabeledCounters::Increment(std::string_view value) {
+  if (!family_) return;
+  for (auto& [known, counter] : counters_) {
+    if (known == value) return counter->Increment();
+  }
+  family_->Add({{label_, std::string(value)}}).Increment();
+}
+
 }  // namespace meshwork::metrics

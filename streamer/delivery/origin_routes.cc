@@ -79,8 +79,8 @@ struct OriginDelivery::Metrics {
   prometheus::Histogram* publish_ack = nullptr;
   prometheus::Counter* slow_publish = nullptr;
   prometheus::Counter* lookups = nullptr;
-  prometheus::Family<prometheus::Counter>* publishes = nullptr;
-  prometheus::Family<prometheus::Counter>* reads = nullptr;
+  metrics::LabeledCounters publishes;
+  metrics::LabeledCounters reads;
   std::atomic<uint64_t> slow{0};
 
   explicit Metrics(prometheus::Registry* registry) {
@@ -102,21 +102,23 @@ struct OriginDelivery::Metrics {
                        "metadata make none)")
                    .Register(*registry)
                    .Add({});
-    publishes = &prometheus::BuildCounter()
-                     .Name("meshwork_origin_publishes_total")
-                     .Help("Objects published on the publish listener, by result")
-                     .Register(*registry);
-    reads = &prometheus::BuildCounter()
-                 .Name("meshwork_origin_reads_total")
-                 .Help("Reads of published objects, by answer")
-                 .Register(*registry);
+    publishes =
+        metrics::LabeledCounters(prometheus::BuildCounter()
+                                     .Name("meshwork_origin_publishes_total")
+                                     .Help("Objects published on the publish listener, by result")
+                                     .Register(*registry),
+                                 "result",
+                                 {"created", "replaced", "refused", "unauthorized", "bad_request",
+                                  "broken", "too_large", "over_budget"});
+    reads = metrics::LabeledCounters(prometheus::BuildCounter()
+                                         .Name("meshwork_origin_reads_total")
+                                         .Help("Reads of published objects, by answer")
+                                         .Register(*registry),
+                                     "answer",
+                                     {"served", "held", "not_yet", "gone", "missing", "shed"});
   }
-  void Publish(std::string_view result) {
-    if (publishes) publishes->Add({{"result", std::string(result)}}).Increment();
-  }
-  void Read(std::string_view answer) {
-    if (reads) reads->Add({{"answer", std::string(answer)}}).Increment();
-  }
+  void Publish(std::string_view result) { publishes.Increment(result); }
+  void Read(std::string_view answer) { reads.Increment(answer); }
 };
 
 OriginDelivery::OriginDelivery(OriginOptions options, OriginStore* origin, StreamManager* streams,

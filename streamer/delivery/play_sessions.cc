@@ -1,39 +1,45 @@
 #include "streamer/delivery/play_sessions.h"
 
-#include "absl/strings/str_cat.h"
-#include "common/status/absl_view.h"
+#include "absl/hash/hash.h"
 
 namespace meshwork::streamer {
 
 void PlaySessions::Touch(std::string_view stream, std::string_view protocol,
                          const net::IpAddress& client, std::string_view user_agent,
                          std::chrono::milliseconds active_window) {
-  std::string key = absl::StrCat(client.ToString(), "\n", AbslView(stream), "\n",
-                                 AbslView(protocol), "\n", AbslView(user_agent.substr(0, 256)));
+  // A viewer is (client, stream, protocol, player): kept as a 64-bit hash, so a Touch
+  // allocates nothing unless the viewer is new. Two viewers colliding would count as one.
+  uint64_t key = absl::HashOf(client, stream, protocol, user_agent.substr(0, 256));
   auto expires = clock_.Monotonic() + active_window;
-  absl::MutexLock lock(&mu_);
-  auto it = viewers_.find(key);
-  if (it != viewers_.end()) {
+  Shard& shard = shards_[key % kShards];
+  absl::MutexLock lock(&shard.mu);
+  auto it = shard.viewers.find(key);
+  if (it != shard.viewers.end()) {
     it->second.expires = expires;
     return;
   }
-  if (viewers_.size() >= kMaxTracked) return;
-  viewers_.emplace(std::move(key), Entry{std::string(stream), std::string(protocol), expires});
+  if (tracked_.load(std::memory_order_relaxed) >= kMaxTracked) return;
+  tracked_.fetch_add(1, std::memory_order_relaxed);
+  shard.viewers.emplace(key, Entry{std::string(stream), std::string(protocol), expires});
 }
 
 PlaySessions::Counts PlaySessions::Count() {
   Counts counts;
   auto now = clock_.Monotonic();
-  absl::MutexLock lock(&mu_);
-  for (auto it = viewers_.begin(); it != viewers_.end();) {
-    if (it->second.expires <= now) {
-      viewers_.erase(it++);
-      continue;
+  // One shard at a time: a Touch waits for at most one shard's walk.
+  for (Shard& shard : shards_) {
+    absl::MutexLock lock(&shard.mu);
+    for (auto it = shard.viewers.begin(); it != shard.viewers.end();) {
+      if (it->second.expires <= now) {
+        shard.viewers.erase(it++);
+        tracked_.fetch_sub(1, std::memory_order_relaxed);
+        continue;
+      }
+      ++counts.total;
+      ++counts.by_stream[it->second.stream];
+      ++counts.by_stream_protocol[{it->second.stream, it->second.protocol}];
+      ++it;
     }
-    ++counts.total;
-    ++counts.by_stream[it->second.stream];
-    ++counts.by_stream_protocol[{it->second.stream, it->second.protocol}];
-    ++it;
   }
   return counts;
 }

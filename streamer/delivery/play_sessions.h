@@ -1,10 +1,12 @@
 // Play session accounting (S-18): a viewer is (client address, stream, protocol, user
 // agent), active while it made a request within the last `active_window` (2 × target
-// duration). Counts by stream and protocol feed the load report. Bounded: at most
-// kMaxTracked viewers are tracked; beyond that new ones are counted as one.
-// Thread-safe.
+// duration). Counts by stream and protocol feed the load report. Bounded: about
+// kMaxTracked viewers are tracked (concurrent callers may pass it by one each); beyond that
+// new ones are not counted. Thread-safe.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <string>
@@ -34,14 +36,20 @@ class PlaySessions {
   Counts Count();
 
  private:
+  static constexpr size_t kShards = 16;
   struct Entry {
     std::string stream;
     std::string protocol;
     std::chrono::steady_clock::time_point expires;
   };
+  struct Shard {
+    absl::Mutex mu;
+    absl::flat_hash_map<uint64_t, Entry> viewers ABSL_GUARDED_BY(mu);
+  };
   const Clock& clock_;
-  absl::Mutex mu_;
-  absl::flat_hash_map<std::string, Entry> viewers_ ABSL_GUARDED_BY(mu_);
+  // Sharded by viewer, so playlist requests on different workers rarely share a lock.
+  std::array<Shard, kShards> shards_;
+  std::atomic<size_t> tracked_{0};  // across shards; bounds the total at kMaxTracked
 };
 
 }  // namespace meshwork::streamer

@@ -1,0 +1,71 @@
+#include "streamer/delivery/play_sessions.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace meshwork::streamer {
+namespace {
+
+using namespace std::chrono_literals;
+
+net::IpAddress Ip(const std::string& text) {
+  auto ip = net::IpAddress::Parse(text);
+  REQUIRE(ip.ok());
+  return *ip;
+}
+
+TEST_CASE("S-18 a viewer is counted once per stream and protocol while it keeps requesting") {
+  FakeClock clock;
+  PlaySessions sessions(clock);
+  for (int i = 0; i < 5; ++i) {  // one player reloading its playlist
+    sessions.Touch("ch1", "hls", Ip("10.0.0.1"), "hls.js", 4s);
+    clock.Advance(1s);
+  }
+  sessions.Touch("ch1", "hls", Ip("10.0.0.2"), "hls.js", 4s);
+  sessions.Touch("ch1", "dash", Ip("10.0.0.1"), "dash.js", 4s);
+  sessions.Touch("ch2", "hls", Ip("10.0.0.1"), "hls.js", 4s);
+  // Two players behind one address are two viewers.
+  sessions.Touch("ch1", "hls", Ip("10.0.0.2"), "AppleCoreMedia", 4s);
+  auto counts = sessions.Count();
+  CHECK(counts.total == 5);
+  CHECK(counts.by_stream["ch1"] == 4);
+  CHECK(counts.by_stream["ch2"] == 1);
+  CHECK(counts.by_stream_protocol[{"ch1", "hls"}] == 3);
+  CHECK(counts.by_stream_protocol[{"ch1", "dash"}] == 1);
+}
+
+TEST_CASE("S-18 a viewer that stops requesting is forgotten after its window") {
+  FakeClock clock;
+  PlaySessions sessions(clock);
+  sessions.Touch("ch1", "hls", Ip("10.0.0.1"), "a", 4s);
+  sessions.Touch("ch1", "hls", Ip("10.0.0.2"), "a", 4s);
+  clock.Advance(3s);
+  sessions.Touch("ch1", "hls", Ip("10.0.0.2"), "a", 4s);  // still watching
+  clock.Advance(2s);
+  auto counts = sessions.Count();
+  CHECK(counts.total == 1);
+  clock.Advance(5s);
+  CHECK(sessions.Count().total == 0);
+  CHECK(sessions.Count().by_stream.empty());
+}
+
+TEST_CASE("S-18 viewers touched from many threads are all counted") {
+  FakeClock clock;
+  PlaySessions sessions(clock);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        std::string ip = "10.0." + std::to_string(t) + "." + std::to_string(i % 250);
+        sessions.Touch("ch1", "hls", Ip(ip), "ua" + std::to_string(i / 250), 10s);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(sessions.Count().total == 2000);
+}
+
+}  // namespace
+}  // namespace meshwork::streamer
