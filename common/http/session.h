@@ -145,8 +145,6 @@ class Session final : public SessionBase {
   template <typename Buffers, typename Done>
   void SendAll(const Buffers& buffers, Done done);
   void PumpChunks();
-  // The header of a scatter-gather or file answer, serialized, for `length` body bytes.
-  std::string AnswerHead(Response header, uint64_t length, bool keep);
   // Sends bytes of `file` from `offset` with sendfile(2) (plain connections).
   void SendFileBody(std::shared_ptr<const OpenFile> file, uint64_t offset, uint64_t length,
                     bool keep);
@@ -174,6 +172,10 @@ class Session final : public SessionBase {
   std::string head_;
   std::string body_;
   std::array<asio::const_buffer, 2> whole_;
+  // A scatter-gather answer in flight: its buffer list (header, then pieces of the chunks)
+  // and the chunks it points into.
+  std::vector<asio::const_buffer> gather_;
+  SharedBuffers gather_body_;
   // A chunked response in progress, and the chunks waiting (null = the end).
   bool chunked_active_ = false;
   std::deque<std::shared_ptr<const std::string>> chunks_;

@@ -2,6 +2,7 @@
 // runs on the session's worker (session.h). A write re-arms the send deadline whenever bytes
 // move, so only a client that takes nothing for `send_timeout` is cut.
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <charconv>
@@ -12,14 +13,6 @@
 namespace meshwork::http::server_internal {
 
 namespace {
-
-// A scatter-gather answer in flight: the serialized header, the chunks it points into and
-// the buffer list handed to the write. Held by the write's handler until it completes.
-struct GatherWrite {
-  std::string header;
-  SharedBuffers body;
-  std::vector<asio::const_buffer> buffers;
-};
 
 void AppendDecimal(uint64_t v, std::string& out) {
   char digits[20];
@@ -138,30 +131,25 @@ void Session<Stream>::SendAll(const Buffers& buffers, Done done) {
 }
 
 template <typename Stream>
-std::string Session<Stream>::AnswerHead(Response header, uint64_t length, bool keep) {
-  std::string out;
-  AppendResponseHead(header.base(), server_->Date(), length, keep, out);
-  return out;
-}
-
-template <typename Stream>
 void Session<Stream>::CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
                                       uint64_t length) {
   CountAnswer(static_cast<unsigned>(header.result_int()));
   bool keep = KeepAfterAnswer();
-  auto out = std::make_shared<GatherWrite>();
-  out->header = AnswerHead(std::move(header), length, keep);
-  out->buffers.reserve(body.chunks.size() + 1);
-  out->buffers.push_back(asio::buffer(out->header));
+  head_.clear();
+  AppendResponseHead(header.base(), server_->Date(), length, keep, head_);
+  // The buffer list's capacity is kept from answer to answer, like the header's.
+  gather_.clear();
+  gather_.push_back(asio::buffer(head_));
   if (method_ != Verb::head) {  // HEAD: the header alone; the chunks are let go now
-    body.ForEachPiece(offset, length, [&out](std::string_view piece) {
-      out->buffers.push_back(asio::buffer(piece.data(), piece.size()));
+    body.ForEachPiece(offset, length, [this](std::string_view piece) {
+      gather_.push_back(asio::buffer(piece.data(), piece.size()));
     });
-    out->body = std::move(body);  // moves the pointers only: the views above stay valid
+    gather_body_ = std::move(body);  // moves the pointers only: the views above stay valid
   }
   // ctx_ stays alive until the next request, as with Write.
-  SendAll(out->buffers, [self = Self(), out, keep](beast::error_code ec, size_t n) {
+  SendAll(gather_, [self = Self(), keep](beast::error_code ec, size_t n) {
     self->server_->AddBytesOut(n);
+    self->gather_body_ = SharedBuffers{};
     if (ec || !keep) return self->Close();
     self->ReadHeader();
   });
@@ -179,13 +167,30 @@ void Session<Stream>::CompleteFile(Response header, std::shared_ptr<const OpenFi
   }
   CountAnswer(static_cast<unsigned>(header.result_int()));
   bool keep = KeepAfterAnswer();
-  auto head = std::make_shared<std::string>(AnswerHead(std::move(header), length, keep));
-  SendAll(asio::buffer(*head), [self = Self(), head, file = std::move(file), offset, length, keep](
-                                   beast::error_code ec, size_t n) mutable {
-    self->server_->AddBytesOut(n);
-    if (ec) return self->Close();
-    self->SendFileBody(std::move(file), offset, length, keep);
-  });
+  head_.clear();
+  AppendResponseHead(header.base(), server_->Date(), length, keep, head_);
+  // The header goes out with MSG_MORE, so the kernel sends it in the same segments as the
+  // first file bytes instead of a small packet of its own. Only when the socket cannot take
+  // it all at once does the rest wait for an asynchronous write.
+  size_t sent = 0;
+  if constexpr (!kTls) {
+    beast::error_code ec;
+    Lowest().native_non_blocking(true, ec);
+    ssize_t n =
+        ec ? -1
+           : ::send(Lowest().native_handle(), head_.data(), head_.size(), MSG_MORE | MSG_NOSIGNAL);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return Close();
+    if (n > 0) sent = static_cast<size_t>(n);
+    server_->AddBytesOut(sent);
+    if (sent == head_.size()) return SendFileBody(std::move(file), offset, length, keep);
+  }
+  SendAll(asio::buffer(head_.data() + sent, head_.size() - sent),
+          [self = Self(), file = std::move(file), offset, length, keep](beast::error_code ec,
+                                                                        size_t n) mutable {
+            self->server_->AddBytesOut(n);
+            if (ec) return self->Close();
+            self->SendFileBody(std::move(file), offset, length, keep);
+          });
 }
 
 template <typename Stream>
