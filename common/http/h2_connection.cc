@@ -20,6 +20,7 @@ struct H2Connection::Stream {
   // first one.
   std::deque<std::shared_ptr<const std::string>> out;
   size_t out_offset = 0;
+  size_t out_bytes = 0;    // queued in `out`, past out_offset
   bool streaming = false;  // StartStream: more chunks may come
   bool ended = false;      // the last chunk has been queued
   bool responded = false;
@@ -146,31 +147,66 @@ struct H2Connection::Callbacks {
     return 0;
   }
 
-  static ssize_t ReadBody(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t length,
+  // Says how many body bytes the next DATA frame carries; SendData then hands them over.
+  static ssize_t ReadBody(nghttp2_session*, int32_t stream_id, uint8_t*, size_t length,
                           uint32_t* data_flags, nghttp2_data_source*, void* user_data) {
     auto it = Self(user_data)->streams_.find(stream_id);
     if (it == Self(user_data)->streams_.end()) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     Stream& s = *it->second;
-    size_t copied = 0;
-    while (copied < length && !s.out.empty()) {
-      const std::string& chunk = *s.out.front();
-      size_t take = std::min(length - copied, chunk.size() - s.out_offset);
-      std::memcpy(buf + copied, chunk.data() + s.out_offset, take);
-      copied += take;
+    size_t take = std::min(length, s.out_bytes);
+    if (take == s.out_bytes && (!s.streaming || s.ended)) {
+      *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    } else if (take == 0) {
+      return NGHTTP2_ERR_DEFERRED;  // StreamData resumes it
+    }
+    *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    return static_cast<ssize_t>(take);
+  }
+
+  // A DATA frame: its 9-byte header copied, its payload as views of the stream's chunks.
+  static int SendData(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd, size_t length,
+                      nghttp2_data_source*, void* user_data) {
+    H2Connection* self = Self(user_data);
+    auto it = self->streams_.find(frame->hd.stream_id);
+    if (it == self->streams_.end() || !self->output_) return NGHTTP2_ERR_CALLBACK_FAILURE;
+    Stream& s = *it->second;
+    H2Output& out = *self->output_;
+    out.AppendBytes(framehd, 9);
+    // No padding: this server sets no padding callback, so padlen is always 0.
+    size_t left = length;
+    while (left > 0 && !s.out.empty()) {
+      const auto& chunk = s.out.front();
+      size_t take = std::min(left, chunk->size() - s.out_offset);
+      out.pieces.push_back(H2Output::Piece{chunk, s.out_offset, take});
+      left -= take;
       s.out_offset += take;
-      if (s.out_offset == chunk.size()) {
+      s.out_bytes -= take;
+      if (s.out_offset == chunk->size()) {
         s.out.pop_front();
         s.out_offset = 0;
       }
     }
-    if (s.out.empty() && (!s.streaming || s.ended)) {
-      *data_flags |= NGHTTP2_DATA_FLAG_EOF;
-    } else if (copied == 0) {
-      return NGHTTP2_ERR_DEFERRED;  // StreamData resumes it
-    }
-    return static_cast<ssize_t>(copied);
+    return left == 0 ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE;  // ReadBody never promises more
   }
 };
+
+size_t H2Output::size() const {
+  size_t n = 0;
+  for (const Piece& p : pieces) n += p.length;
+  return n;
+}
+
+void H2Output::AppendBytes(const void* data, size_t n) {
+  if (n == 0) return;
+  size_t at = bytes.size();
+  bytes.append(static_cast<const char*>(data), n);
+  if (!pieces.empty() && !pieces.back().chunk &&
+      pieces.back().offset + pieces.back().length == at) {
+    pieces.back().length += n;  // extends the previous run of frame bytes
+  } else {
+    pieces.push_back(Piece{nullptr, at, n});
+  }
+}
 
 H2Connection::H2Connection(H2Limits limits, RequestFn on_request)
     : limits_(limits), on_request_(std::move(on_request)), reset_tokens_(limits.max_reset_burst) {
@@ -181,6 +217,7 @@ H2Connection::H2Connection(H2Limits limits, RequestFn on_request)
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, &Callbacks::OnData);
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, &Callbacks::OnFrame);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, &Callbacks::OnStreamClose);
+  nghttp2_session_callbacks_set_send_data_callback(callbacks, &Callbacks::SendData);
   nghttp2_option* option = nullptr;
   nghttp2_option_new(&option);
   // SETTINGS and PING floods: at most this many acknowledgements queued for a peer that
@@ -230,15 +267,25 @@ bool H2Connection::Receive(std::string_view bytes, Clock::time_point now) {
   return !failed_;
 }
 
-std::string H2Connection::TakeOutput() {
-  std::string out;
+void H2Connection::TakeOutput(H2Output& out) {
+  out.Clear();
+  output_ = &out;
   for (;;) {
     const uint8_t* data = nullptr;
     ssize_t n = nghttp2_session_mem_send(session_, &data);
     if (n <= 0) break;
-    out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
+    out.AppendBytes(data, static_cast<size_t>(n));
   }
-  return out;
+  output_ = nullptr;
+}
+
+std::string H2Connection::TakeOutput() {
+  H2Output out;
+  TakeOutput(out);
+  std::string flat;
+  flat.reserve(out.size());
+  for (const auto& piece : out.pieces) flat.append(out.View(piece));
+  return flat;
 }
 
 bool H2Connection::Finished() const {
@@ -278,7 +325,9 @@ void H2Connection::Respond(int32_t id, Response header, SharedBuffers body) {
   }
   header.set(beast_http::field::content_length, std::to_string(body.size));
   for (auto& chunk : body.chunks) {
-    if (chunk && !chunk->empty()) s.out.push_back(std::move(chunk));
+    if (!chunk || chunk->empty()) continue;
+    s.out_bytes += chunk->size();
+    s.out.push_back(std::move(chunk));
   }
   Submit(id, s, header, body.size > 0);
 }
@@ -298,6 +347,7 @@ void H2Connection::StreamData(int32_t id, std::shared_ptr<const std::string> chu
   Stream& s = *it->second;
   if (chunk) {
     if (chunk->empty()) return;
+    s.out_bytes += chunk->size();
     s.out.push_back(std::move(chunk));
   } else {
     s.ended = true;

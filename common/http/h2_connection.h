@@ -26,12 +26,40 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/http/types.h"
 
 struct nghttp2_session;
 
 namespace meshwork::http {
+
+// Frames ready to write, in order: frame bytes nghttp2 serialized (headers, control frames,
+// DATA frame headers) and, between them, DATA payloads that are views into the answers' own
+// chunks (nghttp2's NO_COPY mode: a body is never copied on its way to the socket).
+struct H2Output {
+  struct Piece {
+    std::shared_ptr<const std::string> chunk;  // null: [offset, offset+length) of `bytes`
+    size_t offset = 0;
+    size_t length = 0;
+  };
+  std::string bytes;
+  std::vector<Piece> pieces;
+
+  bool empty() const { return pieces.empty(); }
+  size_t size() const;
+  void Clear() {
+    bytes.clear();
+    pieces.clear();
+  }
+  // Appends `n` bytes at `data` (copied into `bytes`).
+  void AppendBytes(const void* data, size_t n);
+  // The bytes of piece `p` (valid while this output and its chunks are).
+  std::string_view View(const Piece& p) const {
+    return p.chunk ? std::string_view(*p.chunk).substr(p.offset, p.length)
+                   : std::string_view(bytes).substr(p.offset, p.length);
+  }
+};
 
 struct H2Limits {
   uint32_t max_concurrent_streams = 100;
@@ -57,7 +85,9 @@ class H2Connection {
   // Feeds bytes read from the peer (the client preface first). False when the connection
   // must end (a protocol error, a flood, rapid reset): send TakeOutput() (a GOAWAY) and close.
   bool Receive(std::string_view bytes, Clock::time_point now = Clock::now());
-  // The frames to write now; empty when there are none.
+  // The frames to write now, appended to `out` (cleared first); empty when there are none.
+  void TakeOutput(H2Output& out);
+  // The same, flattened into one string (tests, fuzzing).
   std::string TakeOutput();
   // True when neither side has anything left to do (after a GOAWAY, or the peer's).
   bool Finished() const;
@@ -79,6 +109,7 @@ class H2Connection {
   struct Callbacks;
   void Submit(int32_t id, Stream& stream, const Response& header, bool has_body);
   bool TakeResetToken(Clock::time_point now);
+  H2Output* output_ = nullptr;  // where the DATA callback appends, during TakeOutput
 
   H2Limits limits_;
   RequestFn on_request_;

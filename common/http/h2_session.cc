@@ -179,21 +179,28 @@ void H2Session<Stream>::Flush() {
   // Inside Receive (a handler that answered at once) nghttp2 may not be asked for output:
   // the read handler flushes when Receive returns.
   if (closed_ || write_in_flight_ || receiving_) return;
-  writing_ = h2_.TakeOutput();
+  h2_.TakeOutput(writing_);
   if (writing_.empty()) {
     if (closing_ || h2_.Finished()) Close();
     return;
   }
+  // One gather write: frame bytes and the answers' chunks, uncopied (TLS coalesces them
+  // into records itself).
+  gather_.clear();
+  for (const auto& piece : writing_.pieces) {
+    std::string_view bytes = writing_.View(piece);
+    gather_.push_back(asio::buffer(bytes.data(), bytes.size()));
+  }
   write_in_flight_ = true;
   ArmTimer();
-  asio::async_write(stream_, asio::buffer(writing_),
-                    [self = Self()](beast::error_code ec, size_t n) {
-                      self->write_in_flight_ = false;
-                      self->server_->AddBytesOut(n);
-                      if (ec) return self->Close();
-                      self->ArmTimer();
-                      self->Flush();
-                    });
+  asio::async_write(stream_, gather_, [self = Self()](beast::error_code ec, size_t n) {
+    self->write_in_flight_ = false;
+    self->server_->AddBytesOut(n);
+    self->writing_.Clear();  // lets the chunks go
+    if (ec) return self->Close();
+    self->ArmTimer();
+    self->Flush();
+  });
 }
 
 template <typename Stream>

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/http/h2_connection.h"
 #include "common/http/listener.h"
@@ -93,7 +94,8 @@ class H2Session final : public SessionBase {
   };
   std::map<int32_t, Pending> pending_;
   std::string read_buffer_;
-  std::string writing_;  // the frames being written (kept alive for async_write)
+  H2Output writing_;  // the frames being written (kept alive for async_write)
+  std::vector<asio::const_buffer> gather_;
   bool write_in_flight_ = false;
   bool receiving_ = false;
   bool closing_ = false;

@@ -167,6 +167,44 @@ TEST_CASE(
   CHECK(server.TakeOutput().empty());
 }
 
+TEST_CASE("P-15 a body of several chunks leaves as views of those chunks, byte for byte") {
+  std::vector<Received> received;
+  H2Connection server({}, [&](int32_t id, Request r) { received.push_back({id, std::move(r)}); });
+  server.Start();
+  Client client;
+  int32_t id = client.Get("/live/v1/7.m4s");
+  REQUIRE(Pump(client, server));
+  REQUIRE(received.size() == 1);
+  SharedBuffers body;
+  std::string expected;
+  for (int c = 0; c < 3; ++c) {
+    std::string chunk;
+    for (int i = 0; i < 20'000; ++i) chunk.push_back(static_cast<char>('a' + (i * 7 + c) % 26));
+    expected += chunk;
+    body.Append(std::make_shared<const std::string>(std::move(chunk)));
+  }
+  auto chunks = body.chunks;
+  server.Respond(id, Response{beast_http::status::ok, 11}, std::move(body));
+  // The DATA payloads point into the answer's own chunks: nothing was copied.
+  H2Output out;
+  server.TakeOutput(out);
+  size_t viewed = 0;
+  for (const auto& piece : out.pieces) {
+    if (!piece.chunk) continue;
+    bool ours = false;
+    for (const auto& c : chunks) ours = ours || piece.chunk == c;
+    CHECK(ours);
+    viewed += piece.length;
+  }
+  CHECK(viewed == 60'000);  // within the client's initial 64 KiB window
+  std::string flat;
+  for (const auto& piece : out.pieces) flat.append(out.View(piece));
+  client.Input(flat);
+  REQUIRE(Pump(client, server));
+  CHECK(client.answers[id].closed);
+  CHECK(client.answers[id].body == expected);
+}
+
 TEST_CASE("S-24 streams over SETTINGS_MAX_CONCURRENT_STREAMS are refused, the rest served") {
   std::vector<Received> received;
   H2Limits limits;
