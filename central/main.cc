@@ -2,6 +2,7 @@
 // api/, ott/.
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <memory>
 
 #include "absl/flags/flag.h"
@@ -10,6 +11,7 @@
 #include "boost/asio/post.hpp"
 #include "boost/asio/thread_pool.hpp"
 #include "central/api/admin_api.h"
+#include "central/api/console_routes.h"
 #include "central/api/viewer_api.h"
 #include "central/cluster/anchor_keeper.h"
 #include "central/cluster/node_registry.h"
@@ -55,6 +57,9 @@ ABSL_FLAG(int, grpc_max_connection_idle_ms, 5 * 60 * 1000,
           "a gRPC connection without a call for this long is closed (a streamer's session "
           "keeps its connection busy)");
 ABSL_FLAG(int, http_threads, 2, "worker threads of the HTTP listener");
+ABSL_FLAG(std::string, console_dir, "/usr/share/meshwork/console",
+          "directory of the web console's files (M-7), served under /console/; at the default "
+          "path a missing directory just means no console");
 ABSL_FLAG(int, offline_after_ms, 3000, "a node without a report for this long is offline (C-4)");
 ABSL_FLAG(int64_t, viewing_key_rotate_s, 86400,
           "rotate the OTT viewing key this often, in seconds; 0 = never (O-7)");
@@ -134,6 +139,18 @@ int Run() {
     log::Warn("admin_api_open",
               {{"reason", "no --api-token-file: /central/api-v4/ needs no token"}});
   }
+
+  std::string console_dir = absl::GetFlag(FLAGS_console_dir);
+  if (console_dir == "/usr/share/meshwork/console" && !std::filesystem::exists(console_dir)) {
+    console_dir.clear();
+  }
+  auto console = LoadConsole(console_dir);
+  if (!console.ok()) {
+    log::Error("startup_failed", {{"error", console.status().ToString()}});
+    return 1;
+  }
+  log::Info("console", {{"dir", console_dir.empty() ? "none" : console_dir},
+                        {"files", std::to_string((*console)->files.size())}});
 
   auto config = ConfigService::Load(store->get());
   if (!config.ok()) {
@@ -221,6 +238,7 @@ int Run() {
     http::Router router;
     api.AddRoutes(router);
     router.Add({http::Verb::get}, "/metrics", http::MetricsHandler(metrics.get()));
+    AddConsoleRoutes(router, *console);
     AddViewerRoutes(router, config->get(), &routing);
     return router;
   };
