@@ -17,6 +17,7 @@
 #include "streamer/agent/host_sampler.h"
 #include "streamer/archive/recorder.h"
 #include "streamer/delivery/archive_routes.h"
+#include "streamer/delivery/node_metrics.h"
 #include "streamer/delivery/node_routes.h"
 #include "streamer/delivery/origin_routes.h"
 #include "streamer/delivery/ott_gate.h"
@@ -131,6 +132,7 @@ int Run() {
   });
   StreamManager streams(&origin, RealClock::Get());
   PlaySessions sessions(RealClock::Get());
+  NodeMetrics node_metrics(metrics.get());
   ShedThresholds thresholds;
   thresholds.dvr_cpu_percent = absl::GetFlag(FLAGS_shed_dvr_cpu);
   thresholds.live_cpu_percent = absl::GetFlag(FLAGS_shed_live_cpu);
@@ -263,8 +265,8 @@ int Run() {
   std::vector<const http::Server*> servers = {viewer_server.get(), publish_server.get()};
   if (https_server) servers.push_back(https_server.get());
   auto shed_sampler = std::make_shared<HostSampler>();
-  auto filler = [servers, &streams, &sessions, &shedder, &ott, &archive_index,
-                 shed_sampler](v1::LoadReport& report) {
+  auto filler = [servers, &streams, &sessions, &shedder, &ott, &archive_index, &node_metrics,
+                 &origin, shed_sampler](v1::LoadReport& report) {
     auto load = shed_sampler->Sample();
     shedder.SetCpuPercent(load.cpu_percent);
     ott.SetLoad(load.cpu_percent, load.out_kbit);
@@ -280,6 +282,7 @@ int Run() {
     report.set_listener_bytes_out(out);
     streams.FillReport(report);
     auto counts = sessions.Count();
+    node_metrics.Update(counts, origin.waiting());
     report.set_play_sessions(counts.total);
     for (auto& s : *report.mutable_streams()) {
       auto it = counts.by_stream.find(s.name());
