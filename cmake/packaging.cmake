@@ -6,8 +6,16 @@
 # Both create the `meshwork` system user; central's makes the admin API token on install.
 set(MESHWORK_DEB_DIR ${CMAKE_SOURCE_DIR}/deploy/debian)
 
-install(PROGRAMS $<TARGET_FILE:central> DESTINATION bin RENAME meshwork-central
-        COMPONENT central)
+# Installed under the package's names, then stripped (CPACK_STRIP_FILES covers install(TARGETS)
+# only; the build keeps its debug information).
+function(meshwork_install_binary target name component)
+  install(PROGRAMS $<TARGET_FILE:${target}> DESTINATION bin RENAME ${name} COMPONENT ${component})
+  install(CODE "execute_process(COMMAND strip --strip-unneeded --remove-section=.comment
+      --remove-section=.note \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin/${name}\"
+      COMMAND_ERROR_IS_FATAL ANY)" COMPONENT ${component})
+endfunction()
+
+meshwork_install_binary(central meshwork-central central)
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/tools/meshctl DESTINATION bin COMPONENT central)
 install(DIRECTORY ${CMAKE_BINARY_DIR}/console/ DESTINATION share/meshwork/console
         COMPONENT central PATTERN ".built" EXCLUDE)
@@ -21,8 +29,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/deploy/prometheus/meshwork-alerts.yml
         ${CMAKE_SOURCE_DIR}/deploy/prometheus/prometheus.yml
         DESTINATION share/meshwork/prometheus COMPONENT central)
 
-install(PROGRAMS $<TARGET_FILE:streamer> DESTINATION bin RENAME meshwork-streamer
-        COMPONENT streamer)
+meshwork_install_binary(streamer meshwork-streamer streamer)
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/meshwork-streamer.service
         DESTINATION lib/systemd/system COMPONENT streamer)
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/flags/streamer.flags DESTINATION /etc/meshwork
@@ -38,12 +45,16 @@ add_custom_target(debian_changelog ALL DEPENDS ${MESHWORK_CHANGELOG_GZ})
 foreach(component central streamer)
   install(FILES ${MESHWORK_DEB_DIR}/copyright ${MESHWORK_CHANGELOG_GZ}
           DESTINATION share/doc/meshwork-${component} COMPONENT ${component})
+  install(FILES ${MESHWORK_DEB_DIR}/${component}/lintian-overrides
+          DESTINATION share/lintian/overrides RENAME meshwork-${component}
+          COMPONENT ${component})
 endforeach()
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_PACKAGE_NAME meshwork)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_DEBIAN_PACKAGE_RELEASE 1)  # 0.1.0-1: a Debian revision, as the changelog says
 set(CPACK_PACKAGE_CONTACT "Meshwork maintainers <maintainers@meshwork.invalid>")
 set(CPACK_PACKAGE_VENDOR "Meshwork")
 set(CPACK_DEB_COMPONENT_INSTALL ON)
@@ -59,9 +70,9 @@ set(CPACK_DEBIAN_STREAMER_PACKAGE_NAME meshwork-streamer)
 set(CPACK_DEBIAN_CENTRAL_PACKAGE_DEPENDS "adduser, python3")
 set(CPACK_DEBIAN_STREAMER_PACKAGE_DEPENDS "adduser")
 set(CPACK_COMPONENT_CENTRAL_DESCRIPTION
-    "Meshwork live-streaming cluster: central control plane\n The control plane of a Meshwork cluster: configuration store, viewer routing,\n the streamers' control channel, the admin API, the web console and meshctl.")
+    "Meshwork live-streaming cluster: central control plane\nThe control plane of a Meshwork cluster: configuration store, viewer routing,\nthe streamers' control channel, the admin API, the web console and meshctl.")
 set(CPACK_COMPONENT_STREAMER_DESCRIPTION
-    "Meshwork live-streaming cluster: streamer node\n A stateless Meshwork node: ingest, packaging, origin, edge relay and DVR,\n serving HLS, LL-HLS and DASH over HTTP/1.1 and HTTP/2.")
+    "Meshwork live-streaming cluster: streamer node\nA stateless Meshwork node: ingest, packaging, origin, edge relay and DVR,\nserving HLS, LL-HLS and DASH over HTTP/1.1 and HTTP/2.")
 foreach(component central streamer)
   string(TOUPPER ${component} upper)
   set(CPACK_DEBIAN_${upper}_PACKAGE_CONTROL_EXTRA
