@@ -19,6 +19,7 @@
 #include "streamer/delivery/archive_routes.h"
 #include "streamer/delivery/node_metrics.h"
 #include "streamer/delivery/node_routes.h"
+#include "streamer/delivery/node_status.h"
 #include "streamer/delivery/origin_routes.h"
 #include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/play_sessions.h"
@@ -151,7 +152,17 @@ int Run() {
   relay::Relay relay(relay::RelayOptions{}, &origin, relay::UpstreamsFromAgent(&agent),
                      RealClock::Get(), metrics.get());
   // /status: the streams this node relays and where it publishes (S-19, S-23).
-  auto node_status = [&config, &origin_feed, &relay, &recorder](nlohmann::json& body) {
+  auto shed_sampler = std::make_shared<HostSampler>();
+  auto node_status = [&config, &origin_feed, &relay, &recorder, &streams, &sessions,
+                      shed_sampler](nlohmann::json& body) {
+    v1::LoadReport report;
+    streams.FillReport(report);
+    body["streams"] = StreamsStatus(report, sessions.Count());
+    if (auto load = shed_sampler->Last()) {
+      body["load"] = {{"cpu_percent", load->cpu_percent},
+                      {"in_kbit", load->in_kbit},
+                      {"out_kbit", load->out_kbit}};
+    }
     body["relayed_streams"] = config.Get()->relayed;
     body["relays"] = relay.Status();
     body["publish_targets"] = origin_feed.Status();
@@ -264,7 +275,6 @@ int Run() {
   }
   std::vector<const http::Server*> servers = {viewer_server.get(), publish_server.get()};
   if (https_server) servers.push_back(https_server.get());
-  auto shed_sampler = std::make_shared<HostSampler>();
   auto filler = [servers, &streams, &sessions, &shedder, &ott, &archive_index, &node_metrics,
                  &origin, shed_sampler](v1::LoadReport& report) {
     auto load = shed_sampler->Sample();

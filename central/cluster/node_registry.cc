@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "central/model/streamer_codec.h"
 #include "common/log/log.h"
+#include "meshwork/v1/report_json.h"
 
 namespace meshwork::central {
 namespace {
@@ -18,32 +19,6 @@ std::string Rfc3339(Clock::TimePoint t) {
   gmtime_r(&secs, &tm);
   return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
                          tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-}
-
-nlohmann::json StreamsJson(const v1::LoadReport& report) {
-  nlohmann::json streams = nlohmann::json::array();
-  for (const auto& s : report.streams()) {
-    nlohmann::json renditions = nlohmann::json::array();
-    for (const auto& r : s.renditions()) {
-      renditions.push_back(
-          {{"name", r.name()}, {"codecs", r.codecs()}, {"bitrate_kbit", r.bitrate_kbit()}});
-    }
-    streams.push_back(
-        {{"name", s.name()},
-         {"working", s.working()},
-         {"live_window_age_s", s.live_window_age_s()},
-         {"timeline_fingerprint", s.timeline_fingerprint()},
-         {"play_sessions", s.play_sessions()},
-         {"publish_sessions", s.publish_sessions()},
-         {"active_input", s.active_input()},
-         // S-5: the anchor the node dates this stream's segments with.
-         {"timeline_anchor", s.has_timeline_anchor()
-                                 ? nlohmann::json{{"t90k", s.timeline_anchor().t90k()},
-                                                  {"wall_ms", s.timeline_anchor().wall_unix_ms()}}
-                                 : nlohmann::json()},
-         {"renditions", renditions}});
-  }
-  return streams;
 }
 
 }  // namespace
@@ -298,7 +273,7 @@ nlohmann::json NodeRegistry::StatusJson(const std::string& node_id) const {
          rep.has_cpu_percent() ? nlohmann::json(rep.cpu_percent()) : nlohmann::json()},
         {"backup_sessions", rep.backup_sessions()},
         {"refusals", rep.refusals()},
-        {"streams", StreamsJson(rep)}};
+        {"streams", v1::StreamsJson(rep)}};
   }
   return status;
 }

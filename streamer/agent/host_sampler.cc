@@ -50,7 +50,16 @@ HostSampler::Load HostSampler::Sample() {
     load.out_kbit = static_cast<uint64_t>(double(now.tx_bytes - last_.tx_bytes) * 8 / 1000 / secs);
   }
   last_ = now;
+  {
+    absl::MutexLock lock(&mu_);
+    latest_ = load;
+  }
   return load;
+}
+
+std::optional<HostSampler::Load> HostSampler::Last() const {
+  absl::MutexLock lock(&mu_);
+  return latest_;
 }
 
 }  // namespace meshwork::streamer

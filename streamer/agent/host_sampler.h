@@ -1,10 +1,13 @@
 // Whole-host load for reports (C-2): CPU % from /proc/stat and network kbit/s from
-// /proc/net/dev, each averaged over the time since the previous Sample(). Single-threaded:
-// owned by the agent's report loop.
+// /proc/net/dev, each averaged over the time since the previous Sample(). Sample() belongs to
+// the agent's report loop; Last() may be read from any thread (/status).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+
+#include "absl/synchronization/mutex.h"
 
 namespace meshwork::streamer {
 
@@ -17,6 +20,8 @@ class HostSampler {
   };
   HostSampler();
   Load Sample();
+  // The latest Sample()'s result; nothing before the first.
+  std::optional<Load> Last() const;
 
  private:
   struct Counters {
@@ -26,6 +31,8 @@ class HostSampler {
   };
   static Counters Read();
   Counters last_;
+  mutable absl::Mutex mu_;
+  std::optional<Load> latest_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace meshwork::streamer

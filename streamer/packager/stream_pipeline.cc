@@ -58,6 +58,11 @@ struct StreamPipeline::Input {
   std::string url;
   std::unique_ptr<media::TsDemuxer> demuxer;
   std::optional<std::chrono::steady_clock::time_point> last_frame;
+  // Bytes received, and the count and time the last bitrate was measured from.
+  uint64_t bytes = 0;
+  uint64_t rate_bytes = 0;
+  std::chrono::steady_clock::time_point rate_since{};
+  uint64_t bitrate_kbit = 0;
   std::map<uint16_t, uint16_t> pid_map;         // input PID → canonical PID
   std::map<uint16_t, media::TrackInfo> tracks;  // by canonical PID
 };
@@ -181,6 +186,7 @@ void StreamPipeline::Start() {
 
 void StreamPipeline::OnBytes(size_t input, std::span<const uint8_t> bytes) {
   absl::MutexLock lock(&mu_);
+  inputs_[input]->bytes += bytes.size();
   inputs_[input]->demuxer->Feed(bytes);
 }
 
@@ -206,6 +212,7 @@ absl::StatusOr<uint64_t> StreamPipeline::BeginPush(bool take_over) {
 bool StreamPipeline::FeedPush(uint64_t session, std::span<const uint8_t> bytes) {
   absl::MutexLock lock(&mu_);
   if (session != push_session_) return false;  // superseded
+  inputs_[*push_input_]->bytes += bytes.size();
   inputs_[*push_input_]->demuxer->Feed(bytes);
   return true;
 }
@@ -298,6 +305,26 @@ void StreamPipeline::FillReport(v1::StreamReport& report) const {
     absl::MutexLock lock(&mu_);
     report.set_timeline_fingerprint(segmenter_->Fingerprint());
     report.set_active_input(inputs_[active_]->url);
+    auto now = clock_.Monotonic();
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      Input& in = *inputs_[i];
+      // A bitrate over at least a second, whichever reader (report or /status) comes first.
+      if (now - in.rate_since >= std::chrono::seconds(1)) {
+        double seconds = std::chrono::duration<double>(now - in.rate_since).count();
+        in.bitrate_kbit =
+            in.rate_since == std::chrono::steady_clock::time_point{}
+                ? 0
+                : static_cast<uint64_t>((in.bytes - in.rate_bytes) * 8 / 1000.0 / seconds);
+        in.rate_bytes = in.bytes;
+        in.rate_since = now;
+      }
+      auto* r = report.add_inputs();
+      r->set_url(in.url);
+      r->set_active(i == active_);
+      r->set_bitrate_kbit(in.bitrate_kbit);
+      r->set_last_frame_age_s(
+          in.last_frame ? std::chrono::duration<double>(now - *in.last_frame).count() : -1);
+    }
   }
   if (auto anchor = anchors_.InUse()) {
     report.mutable_timeline_anchor()->set_t90k(anchor->t90k);
