@@ -36,7 +36,13 @@ TEST_CASE("S-8 S-22 hls.js in Chromium plays the stream for 10 s from another or
   INFO(result.json.dump());
   CHECK(result.ok);
   CHECK(result.json["played_s"].get<double>() >= 10);
-  CHECK(result.json["errors"].size() == 0);
+  // No player error, except hls.js's own jump to the first buffered frame before playback
+  // starts (non-fatal `bufferSeekOverHole` "from 0"), which a loaded machine can make it take.
+  for (const auto& e : result.json["errors"]) {
+    bool startup_jump = e["fatal"] == false && e["details"] == "bufferSeekOverHole" &&
+                        e.value("message", "").find("seeking from 0 ") != std::string::npos;
+    if (!startup_jump) FAIL_CHECK("hls.js error: " << e.dump());
+  }
   // The node counted the viewer (S-18).
   CHECK(Eventually(
       [&] {
