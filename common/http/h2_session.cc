@@ -259,18 +259,22 @@ void H2Session<Stream>::OnRequest(int32_t id, Request request) {
 }
 
 template <typename Stream>
-void H2Session<Stream>::CountAnswer(int32_t id, unsigned status) {
+void H2Session<Stream>::CountAnswer(int32_t id, unsigned status, std::optional<uint64_t> bytes) {
   auto it = pending_.find(id);
   if (it == pending_.end() || it->second.counted) return;
   it->second.counted = true;
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.started).count();
   server_->CountRequest(*worker_, it->second.method, status, seconds);
+  if (server_->access_log) {
+    server_->LogAccess(it->second.ctx.get(), peer_, it->second.method, status, bytes, seconds,
+                       "HTTP/2");
+  }
 }
 
 template <typename Stream>
 void H2Session<Stream>::Answer(int32_t id, Response header, SharedBuffers body) {
-  CountAnswer(id, header.result_int());
+  CountAnswer(id, header.result_int(), body.size > 0 ? body.size : header.body().size());
   pending_.erase(id);
   if (closed_) return;
   header.set(beast_http::field::server, "meshwork");
@@ -281,7 +285,7 @@ void H2Session<Stream>::Answer(int32_t id, Response header, SharedBuffers body) 
 
 template <typename Stream>
 void H2Session<Stream>::StartStream(int32_t id, Response header) {
-  CountAnswer(id, header.result_int());
+  CountAnswer(id, header.result_int(), std::nullopt);
   if (closed_) return;
   header.set(beast_http::field::server, "meshwork");
   header.set(beast_http::field::date, server_->Date());

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,7 @@ class H2Session final : public SessionBase {
   void ClearDeadline() { DeadlineWheel::Clear(*this); }
   void OnDeadline() override { CancelIo(); }
   void OnRequest(int32_t id, Request request);
-  void CountAnswer(int32_t id, unsigned status);
+  void CountAnswer(int32_t id, unsigned status, std::optional<uint64_t> bytes);
   void Read();
   bool Receive(std::string_view bytes);
   void Flush();

@@ -126,6 +126,27 @@ void Server::Impl::CountRequest(Worker& worker, std::string_view method, unsigne
   latency->Observe(seconds);
 }
 
+void Server::Impl::LogAccess(const RequestContext* ctx, const net::IpAddress& peer,
+                             std::string_view method, unsigned status,
+                             std::optional<uint64_t> bytes, double seconds,
+                             std::string_view protocol) const {
+  std::string_view target = ctx ? std::string_view(ctx->request.target()) : std::string_view("-");
+  std::string_view agent = "-";
+  if (ctx) {
+    auto it = ctx->request.find(beast_http::field::user_agent);
+    if (it != ctx->request.end()) agent = it->value().substr(0, 256);
+  }
+  log::Info("http_access", {{"listener", options.name},
+                            {"client", ctx ? ctx->client.ToString() : peer.Unmapped().ToString()},
+                            {"method", method},
+                            {"target", target.substr(0, 2048)},
+                            {"status", status},
+                            {"bytes", bytes ? std::to_string(*bytes) : std::string("-")},
+                            {"ms", static_cast<int64_t>(seconds * 1000)},
+                            {"protocol", protocol},
+                            {"user_agent", agent}});
+}
+
 void Server::Impl::TickWheel(size_t i) {
   asio::steady_timer& timer = *wheel_timers[i];
   timer.expires_after(server_internal::kWheelTick);

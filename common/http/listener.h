@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -75,7 +76,11 @@ class Server::Impl {
   Impl(ServerOptions options, Router router)
       : options(std::move(options)),
         router(std::move(router)),
-        clock(this->options.clock ? this->options.clock : &RealClock::Get()) {}
+        clock(this->options.clock ? this->options.clock : &RealClock::Get()) {
+    for (const auto& name : this->options.access_log_listeners) {
+      if (name == "all" || name == this->options.name) access_log = true;
+    }
+  }
 
   // Declared first so they outlive the io_contexts (sessions still queued there touch them
   // while the contexts are destroyed).
@@ -138,6 +143,12 @@ class Server::Impl {
   }
   // Counts an answered request; on `worker`'s own thread.
   void CountRequest(Worker& worker, std::string_view method, unsigned status, double seconds);
+  // M-5: whether this listener logs every answer, and the line for one (`ctx` may be null
+  // for a request refused before it was parsed; `bytes` unknown for a chunked answer).
+  bool access_log = false;
+  void LogAccess(const RequestContext* ctx, const net::IpAddress& peer, std::string_view method,
+                 unsigned status, std::optional<uint64_t> bytes, double seconds,
+                 std::string_view protocol) const;
   void AddBytesIn(uint64_t n) {
     counters.bytes_in.fetch_add(n, std::memory_order_relaxed);
     if (bytes_in_counter) bytes_in_counter->Increment(static_cast<double>(n));

@@ -67,6 +67,9 @@ struct ServerOptions {
   // PEM certificate chain and private key; both set = HTTPS, both empty = plain HTTP.
   std::string tls_cert_file;
   std::string tls_key_file;
+  // M-5: listeners (by name, or "all") that log one `http_access` line per answer: client,
+  // method, target, status, body bytes, duration, protocol, user agent. None by default.
+  std::vector<std::string> access_log_listeners;
 };
 
 // Byte counters of a listener, for load reports.

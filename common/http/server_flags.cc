@@ -1,6 +1,8 @@
 #include "common/http/server_flags.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 
@@ -23,9 +25,14 @@ ABSL_FLAG(int64_t, http_send_timeout_ms, 15'000,
           "a response that makes no write progress for this long is cut (a slow reader that "
           "keeps reading never is)");
 
+ABSL_FLAG(std::vector<std::string>, http_access_log, {},
+          "listeners (by name: http, https, publish; or all) that log every answer as an "
+          "http_access line (M-5); none by default");
+
 namespace meshwork::http {
 
 void ApplyServerFlags(ServerOptions& options) {
+  options.access_log_listeners = absl::GetFlag(FLAGS_http_access_log);
   auto ms = [](int64_t v) { return std::chrono::milliseconds(std::max<int64_t>(100, v)); };
   options.header_limit_bytes =
       std::max<uint64_t>(1024, absl::GetFlag(FLAGS_http_header_limit_bytes));

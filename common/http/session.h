@@ -153,7 +153,8 @@ class Session final : public SessionBase {
     return keep_alive_ && body_done_ && !close_after_response_ && !server_->stopping.load();
   }
   // Counts the answer now starting for the request started at `started_`.
-  void CountAnswer(unsigned status);
+  // (and logs it when the listener keeps an access log; `bytes` unknown for chunked answers).
+  void CountAnswer(unsigned status, std::optional<uint64_t> bytes);
 
   Server::Impl* server_;
   Worker* worker_;

@@ -71,16 +71,19 @@ void AppendResponseHead(const beast_http::response_header<>& head, std::string_v
 }
 
 template <typename Stream>
-void Session<Stream>::CountAnswer(unsigned status) {
+void Session<Stream>::CountAnswer(unsigned status, std::optional<uint64_t> bytes) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   server_->CountRequest(*worker_, method_text_, status, seconds);
+  if (server_->access_log) {
+    server_->LogAccess(ctx_.get(), peer_, method_text_, status, bytes, seconds, "HTTP/1.1");
+  }
 }
 
 template <typename Stream>
 void Session<Stream>::Write(Response response) {
   unsigned status = static_cast<unsigned>(response.result_int());
-  CountAnswer(status);
+  CountAnswer(status, response.body().size());
   // An answer before the end of a streamed body leaves unread bytes: close after it.
   bool keep = KeepAfterAnswer();
   // RFC 9110 §6.4.1: 1xx, 204 and 304 answers end at their header.
@@ -133,7 +136,7 @@ void Session<Stream>::SendAll(const Buffers& buffers, Done done) {
 template <typename Stream>
 void Session<Stream>::CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
                                       uint64_t length) {
-  CountAnswer(static_cast<unsigned>(header.result_int()));
+  CountAnswer(static_cast<unsigned>(header.result_int()), length);
   bool keep = KeepAfterAnswer();
   head_.clear();
   AppendResponseHead(header.base(), server_->Date(), length, keep, head_);
@@ -165,7 +168,7 @@ void Session<Stream>::CompleteFile(Response header, std::shared_ptr<const OpenFi
     if (method_ != Verb::head && body.size < length) close_after_response_ = true;
     return CompleteBuffers(std::move(header), std::move(body), 0, length);
   }
-  CountAnswer(static_cast<unsigned>(header.result_int()));
+  CountAnswer(static_cast<unsigned>(header.result_int()), length);
   bool keep = KeepAfterAnswer();
   head_.clear();
   AppendResponseHead(header.base(), server_->Date(), length, keep, head_);
@@ -252,7 +255,7 @@ void Session<Stream>::SendFileBody(std::shared_ptr<const OpenFile> file, uint64_
 
 template <typename Stream>
 void Session<Stream>::BeginChunked(Response header) {
-  CountAnswer(static_cast<unsigned>(header.result_int()));
+  CountAnswer(static_cast<unsigned>(header.result_int()), std::nullopt);
   chunked_keep_ = KeepAfterAnswer();
   head_.clear();
   AppendResponseHead(header.base(), server_->Date(), std::nullopt, chunked_keep_, head_);
