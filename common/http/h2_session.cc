@@ -103,7 +103,9 @@ H2Session<Stream>::H2Session(Server::Impl* server, Worker* worker,
       pending_input_(std::move(already_read)),
       peer_(peer),
       local_port_(local_port),
-      h2_(H2Limits{}, [this](int32_t id, Request request) { OnRequest(id, std::move(request)); }) {}
+      h2_(H2Limits{}, [this](int32_t id, Request request) { OnRequest(id, std::move(request)); }) {
+  InitDeadlines(&worker->wheel, server->clock);
+}
 
 template <typename Stream>
 H2Session<Stream>::~H2Session() {

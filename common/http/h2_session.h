@@ -64,10 +64,6 @@ class H2Session final : public SessionBase {
     beast::error_code ec;
     Lowest().cancel(ec);
   }
-  void SetDeadline(std::chrono::milliseconds after) {
-    worker_->wheel.Set(*this, server_->clock->Monotonic(), after);
-  }
-  void ClearDeadline() { DeadlineWheel::Clear(*this); }
   void OnDeadline() override { CancelIo(); }
   void OnRequest(int32_t id, Request request);
   void CountAnswer(int32_t id, unsigned status, std::optional<uint64_t> bytes);

@@ -63,6 +63,7 @@ class Session final : public SessionBase {
         stream_(std::forward<Args>(args)...),
         buffer_(DecoderBufferBytes(server->limits, kBodyChunkBytes)),
         extension_limit_(server->limits.chunk_extension_bytes) {
+    InitDeadlines(&worker->wheel, server->clock);
     boost::system::error_code ec;
     auto remote = Lowest().remote_endpoint(ec);
     if (!ec) peer_ = ToIpAddress(remote.address());
@@ -106,12 +107,6 @@ class Session final : public SessionBase {
     beast::error_code ec;
     Lowest().cancel(ec);
   }
-  // R-3 timeouts: the pending operation is cancelled (its handler closes) once `after` passes
-  // without the deadline being set again or cleared.
-  void SetDeadline(std::chrono::milliseconds after) {
-    worker_->wheel.Set(*this, server_->clock->Monotonic(), after);
-  }
-  void ClearDeadline() { DeadlineWheel::Clear(*this); }
   void OnDeadline() override { CancelIo(); }
 
   // session_read.cc

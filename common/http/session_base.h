@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include "boost/asio/any_io_executor.hpp"
 #include "common/http/deadline_wheel.h"
 #include "common/http/types.h"
+#include "common/time/clock.h"
 
 namespace meshwork::http::server_internal {
 
@@ -54,10 +56,25 @@ class SessionBase : public std::enable_shared_from_this<SessionBase>, public Dea
 
   std::atomic<bool> broken{false};  // the connection failed during a chunked response
 
+ protected:
+  // R-3 timeouts, on the connection's worker: the pending operation is cancelled (OnDeadline;
+  // its handler closes) once `after` passes without the deadline being set again or cleared.
+  // `wheel` and `clock` are the worker's and the listener's, set once by the constructor.
+  void InitDeadlines(DeadlineWheel* wheel, const Clock* clock) {
+    wheel_ = wheel;
+    clock_ = clock;
+  }
+  void SetDeadline(std::chrono::milliseconds after) {
+    wheel_->Set(*this, clock_->Monotonic(), after);
+  }
+  void ClearDeadline() { DeadlineWheel::Clear(*this); }
+
  private:
   friend class SessionRegistry;
   // Intrusive links, guarded by registry_->mu_; registry_ is set once, before the session
   // is shared with any other thread.
+  DeadlineWheel* wheel_ = nullptr;
+  const Clock* clock_ = nullptr;
   SessionRegistry* registry_ = nullptr;
   SessionBase* prev_ = nullptr;
   SessionBase* next_ = nullptr;
