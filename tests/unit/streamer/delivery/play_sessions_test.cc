@@ -54,12 +54,18 @@ TEST_CASE("S-18 a viewer that stops requesting is forgotten after its window") {
 TEST_CASE("S-18 viewers touched from many threads are all counted") {
   FakeClock clock;
   PlaySessions sessions(clock);
+  // The addresses are made here: Catch's assertions are not for other threads.
+  std::vector<std::vector<net::IpAddress>> ips(4);
+  for (int t = 0; t < 4; ++t) {
+    for (int i = 0; i < 250; ++i) {
+      ips[t].push_back(Ip("10.0." + std::to_string(t) + "." + std::to_string(i)));
+    }
+  }
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 500; ++i) {
-        std::string ip = "10.0." + std::to_string(t) + "." + std::to_string(i % 250);
-        sessions.Touch("ch1", "hls", Ip(ip), "ua" + std::to_string(i / 250), 10s);
+        sessions.Touch("ch1", "hls", ips[t][i % 250], "ua" + std::to_string(i / 250), 10s);
       }
     });
   }
