@@ -280,9 +280,17 @@ TEST_CASE("R-3 a client that stops reading is cut after the send timeout") {
   auto server = Start(options, TestRouter(32 << 20));
   RawConnection conn(server->port(), 64 * 1024);
   conn.Write("GET /big HTTP/1.1\r\nHost: a\r\n\r\n");
-  // Never read: once the buffers are full the server makes no progress and gives up.
+  // Never read: once the buffers are full the server makes no progress and gives up. The
+  // answer's bytes are counted when its write ends, which only the cut can make happen while
+  // this client reads nothing (a sanitized server may take a second to start writing).
   auto& socket = conn.socket();
-  std::this_thread::sleep_for(1500ms);  // idle on purpose: the stall is the behaviour
+  auto start = std::chrono::steady_clock::now();
+  while (server->counters().bytes_out.load() == 0 &&
+         std::chrono::steady_clock::now() - start < 20s) {
+    std::this_thread::sleep_for(20ms);  // polls a counter of the server's own thread
+  }
+  CHECK(server->counters().bytes_out.load() > 0);
+  CHECK(server->counters().bytes_out.load() < (32u << 20));
   std::vector<char> buffer(1 << 20);
   size_t received = 0;
   boost::system::error_code ec;
