@@ -157,14 +157,17 @@ int Run() {
                       shed_sampler](nlohmann::json& body) {
     v1::LoadReport report;
     streams.FillReport(report);
-    body["streams"] = StreamsStatus(report, sessions.Count());
+    nlohmann::json relays = relay.Status();
+    nlohmann::json streams_status = StreamsStatus(report, sessions.Count());
+    AddStreamRoutes(streams_status, relays, origin_feed.StatusByStream());
+    body["streams"] = std::move(streams_status);
     if (auto load = shed_sampler->Last()) {
       body["load"] = {{"cpu_percent", load->cpu_percent},
                       {"in_kbit", load->in_kbit},
                       {"out_kbit", load->out_kbit}};
     }
     body["relayed_streams"] = config.Get()->relayed;
-    body["relays"] = relay.Status();
+    body["relays"] = std::move(relays);
     body["publish_targets"] = origin_feed.Status();
     body["archive"] = recorder.Status();
   };

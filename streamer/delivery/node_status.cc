@@ -21,4 +21,17 @@ nlohmann::json StreamsStatus(const v1::LoadReport& report, const PlaySessions::C
   return streams;
 }
 
+void AddStreamRoutes(nlohmann::json& streams, const nlohmann::json& relays,
+                     const std::map<std::string, nlohmann::json>& targets) {
+  for (auto& s : streams) {
+    const std::string& name = s["name"].get_ref<const std::string&>();
+    s["relay_upstream"] = nullptr;
+    for (const auto& r : relays) {
+      if (r.value("stream", "") == name) s["relay_upstream"] = r["upstream"];
+    }
+    auto t = targets.find(name);
+    s["publish_targets"] = t != targets.end() ? t->second : nlohmann::json::array();
+  }
+}
+
 }  // namespace meshwork::streamer

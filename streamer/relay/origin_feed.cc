@@ -311,4 +311,14 @@ nlohmann::json OriginFeed::Status() const {
   return out;
 }
 
+std::map<std::string, nlohmann::json> OriginFeed::StatusByStream() const {
+  std::map<std::string, nlohmann::json> out;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [stream, st] : streams_) {
+    auto& list = out[stream] = nlohmann::json::array();
+    for (const auto& target : st.targets) list.push_back(target->Status());
+  }
+  return out;
+}
+
 }  // namespace meshwork::streamer::relay

@@ -57,6 +57,8 @@ class OriginFeed {
                  const std::shared_ptr<const Candidate>& candidate);
   // Per target: to, pipeline, queued objects and bytes, sent, failed attempts, dropped.
   nlohmann::json Status() const;
+  // The same, grouped by the stream that feeds each target (M-5's per-stream /status).
+  std::map<std::string, nlohmann::json> StatusByStream() const;
 
   class Target;
 

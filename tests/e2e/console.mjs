@@ -5,7 +5,11 @@
 // measures how long the page takes to show that node offline.
 //
 //   node tests/e2e/console.mjs --central http://HOST:PORT --token T --stream NAME
-//        --nodes id=pid,id=pid --zone NAME [--play-seconds N] [--screenshots DIR]
+//        --nodes id=pid,id=pid --zone NAME [--group OTT_GROUP] [--play-seconds N]
+//        [--screenshots DIR]
+//
+// With --group, the Reserves screen must show that group with every node as a member and a
+// problem, and the alerts screen alerts 70 (no backup) and 78 (member problem) for it.
 //
 // Prints exactly one `RESULT {json}` line on stdout: ok, the checks that failed, console
 // errors, the serving node, played seconds and offline_after_s. Exit status 0 when ok.
@@ -25,6 +29,7 @@ const { values: opts } = parseArgs({
     stream: { type: 'string' },
     nodes: { type: 'string', default: '' },
     zone: { type: 'string', default: '' },
+    group: { type: 'string', default: '' },
     'play-seconds': { type: 'string', default: '10' },
     screenshots: { type: 'string', default: '' },
   },
@@ -104,13 +109,16 @@ async function run() {
       zones: (t) => t.startsWith('Zones') && (!opts.zone || t.includes(opts.zone)) &&
         Object.keys(pids).every((id) => t.includes(id)),
       streams: (t) => t.startsWith('Streams') && t.includes(opts.stream) && t.includes('viewers'),
-      ott: (t) => t.startsWith('Reserves'),
-      alerts: (t) => t.startsWith('Alerts'),
+      ott: (t) => t.startsWith('Reserves') && (!opts.group || (t.includes(opts.group) &&
+        Object.keys(pids).every((id) => t.includes(id)) && t.includes('Problems:') &&
+        t.includes('Viewing key'))),
+      alerts: (t) => t.startsWith('Alerts') && (!opts.group ||
+        ['reserve-ott-no-backup', 'reserve-ott-member-problem'].every((n) => t.includes(n))),
     };
     for (const [name, test] of Object.entries(screens)) {
       await page.goto(`${opts.central}/console/#/${name}`);
       const shown = await waitView(page, test);
-      result.screens[name] = shown.slice(0, 400);
+      result.screens[name] = shown.slice(0, 4000);
       if (!test(shown)) fail(`screen ${name} does not show what it should: ${shown.slice(0, 200)}`);
       await shot(page, name);
     }

@@ -49,6 +49,13 @@ TEST_CASE("M-7 the console logs in, shows the cluster, plays a stream and sees i
                  R"({"placement": {"streamers": ["ingest-1"]}, "inputs": ["publish://"]})");
   INFO(put.body);
   REQUIRE((put.status == 201 || put.status == 200));
+  // An OTT group on both nodes that nothing feeds: neither member is working,
+  // so the group has problems and no eligible backup, which raises alerts 70 and 78.
+  put = Api(central, "PUT", "/streams/reserve",
+            R"({"placement": {"streamers": ["ingest-1", "edge-1"]}, "inputs": ["publish://"],
+                "ott": {"enabled": true, "group": "reserve"}})");
+  INFO(put.body);
+  REQUIRE(put.status == 201);
   auto push = PushFile(SourceTs(60), ingest.publish, "demo");
   REQUIRE(Eventually([&] { return Http("GET", ingest.http, "/demo/index.ll.m3u8").status == 200; },
                      20s));
@@ -56,7 +63,8 @@ TEST_CASE("M-7 the console logs in, shows the cluster, plays a stream and sees i
   const std::string shots = dir + "/screenshots";
   auto [rc, out] = RunCommand(
       "node " MESHWORK_SOURCE_DIR "/tests/e2e/console.mjs --central http://" + central.http +
-      " --token " + kToken + " --stream demo --zone local --play-seconds 10 --nodes ingest-1=" +
+      " --token " + kToken +
+      " --stream demo --zone local --group reserve --play-seconds 10 --nodes ingest-1=" +
       std::to_string(ingest.process->pid()) + ",edge-1=" + std::to_string(edge.process->pid()) +
       " --screenshots " + shots + " 2>" + dir + "/console.log");
   nlohmann::json result;
@@ -74,6 +82,10 @@ TEST_CASE("M-7 the console logs in, shows the cluster, plays a stream and sees i
   // Central sends a local viewer to either node (the edge relays the ingest's stream).
   CHECK((result["serving"] == "ingest-1" || result["serving"] == "edge-1"));
   CHECK(result.value("played_s", 0.0) >= 10);
+  CHECK(result["screens"]["ott"].get<std::string>().find("edge-1: stream reserve is not working") !=
+        std::string::npos);
+  CHECK(result["screens"]["alerts"].get<std::string>().find("reserve-ott-member-problem") !=
+        std::string::npos);
   CHECK(result.value("offline_after_s", 99.0) <= 5);
   CHECK(result["ok"] == true);
   CHECK(rc == 0);

@@ -297,6 +297,14 @@ TEST_CASE(
   CHECK(status["publish_targets"][0]["to"] == "origin-1");
   CHECK(status["publish_targets"][0]["pipeline"] == "eu-a");
   CHECK(status["publish_targets"][0]["sent"].get<int>() > 0);
+  // M-5: the same target is listed under the stream it carries.
+  bool listed = false;
+  for (const auto& s : status["streams"]) {
+    if (s["name"] != "ch1") continue;
+    listed = s["publish_targets"].size() == 1 && s["publish_targets"][0]["to"] == "origin-1" &&
+             s["publish_targets"][0].contains("queued_bytes") && s["relay_upstream"].is_null();
+  }
+  CHECK(listed);
 
   // kill -9 of the preferred ingest node: later objects come from us-b.
   eu.process->Signal(SIGKILL);
