@@ -41,7 +41,23 @@ add_custom_command(OUTPUT ${MESHWORK_CHANGELOG_GZ}
   COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/debian
   COMMAND gzip -9nc ${MESHWORK_DEB_DIR}/changelog > ${MESHWORK_CHANGELOG_GZ}
   DEPENDS ${MESHWORK_DEB_DIR}/changelog)
-add_custom_target(debian_changelog ALL DEPENDS ${MESHWORK_CHANGELOG_GZ})
+# Manual pages, compressed the way Debian wants them (gzip -9n: no name or time stamp).
+set(MESHWORK_MAN_GZ "")
+foreach(page meshwork-central.8 meshwork-streamer.8 meshctl.1)
+  set(gz ${CMAKE_BINARY_DIR}/debian/man/${page}.gz)
+  add_custom_command(OUTPUT ${gz}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/debian/man
+    COMMAND gzip -9nc ${CMAKE_SOURCE_DIR}/deploy/man/${page} > ${gz}
+    DEPENDS ${CMAKE_SOURCE_DIR}/deploy/man/${page})
+  list(APPEND MESHWORK_MAN_GZ ${gz})
+endforeach()
+add_custom_target(debian_changelog ALL DEPENDS ${MESHWORK_CHANGELOG_GZ} ${MESHWORK_MAN_GZ})
+install(FILES ${CMAKE_BINARY_DIR}/debian/man/meshwork-central.8.gz
+  DESTINATION share/man/man8 COMPONENT central)
+install(FILES ${CMAKE_BINARY_DIR}/debian/man/meshctl.1.gz DESTINATION share/man/man1
+  COMPONENT central)
+install(FILES ${CMAKE_BINARY_DIR}/debian/man/meshwork-streamer.8.gz
+  DESTINATION share/man/man8 COMPONENT streamer)
 foreach(component central streamer)
   install(FILES ${MESHWORK_DEB_DIR}/copyright ${MESHWORK_CHANGELOG_GZ}
           DESTINATION share/doc/meshwork-${component} COMPONENT ${component})

@@ -25,11 +25,13 @@ for p in /usr/bin/meshwork-central /usr/bin/meshctl /usr/lib/systemd/system/mesh
   /etc/meshwork/central.flags /usr/share/meshwork/console/index.html \
   /usr/share/meshwork/console/vendor/hls.min.js /usr/share/meshwork/console/vendor/dash.all.min.js \
   /usr/share/meshwork/grafana/meshwork.json /usr/share/meshwork/prometheus/prometheus.yml \
-  /usr/share/meshwork/prometheus/meshwork-alerts.yml /usr/share/doc/meshwork-central/copyright; do
+  /usr/share/meshwork/prometheus/meshwork-alerts.yml /usr/share/doc/meshwork-central/copyright \
+  /usr/share/man/man8/meshwork-central.8.gz /usr/share/man/man1/meshctl.1.gz; do
   has "$central.list" "$p"
 done
 for p in /usr/bin/meshwork-streamer /usr/lib/systemd/system/meshwork-streamer.service \
-  /etc/meshwork/streamer.flags /usr/share/doc/meshwork-streamer/copyright; do
+  /etc/meshwork/streamer.flags /usr/share/doc/meshwork-streamer/copyright \
+  /usr/share/man/man8/meshwork-streamer.8.gz; do
   has "$streamer.list" "$p"
 done
 
@@ -58,6 +60,19 @@ for b in "$work/root/usr/bin/meshwork-central"; do
   file "$b" | grep -q ', stripped' || fail "$b is not stripped: $(file "$b")"
 done
 "$work/root/usr/bin/meshctl" --help | grep -q 'streamers' || fail "meshctl --help"
+
+# systemd's own check of both units (syntax, directives, the binary they start: pointed at
+# the extracted copy, as nothing is installed here), and its offline exposure score.
+dpkg-deb -x "$streamer" "$work/root"
+mkdir -p "$work/units"
+for c in central streamer; do
+  sed "s|/usr/bin/|$work/root/usr/bin/|g" "$work/root/usr/lib/systemd/system/meshwork-$c.service" \
+    >"$work/units/meshwork-$c.service"
+done
+systemd-analyze verify --man=no "$work"/units/*.service || fail "systemd-analyze verify"
+for c in central streamer; do
+  systemd-analyze security --offline=yes "$work/units/meshwork-$c.service" | tail -1
+done
 
 echo "== lintian"
 lintian --fail-on error,warning --allow-root "$central" "$streamer" | tee "$work/lintian.txt"
