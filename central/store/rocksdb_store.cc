@@ -72,9 +72,14 @@ class RocksDbStore final : public Store {
     db_->Close();
   }
 
-  absl::StatusOr<uint64_t> Commit(const std::vector<Mutation>& mutations) override {
+  absl::StatusOr<uint64_t> CommitIf(const std::vector<Mutation>& mutations,
+                                    std::optional<uint64_t> if_revision) override {
     // Writers are serialized so revisions are dense and match the order of the log.
     absl::MutexLock lock(&write_mu_);
+    if (if_revision && *if_revision != revision_.load()) {
+      return absl::AbortedError(absl::StrCat("the configuration is at revision ", revision_.load(),
+                                             ", not ", *if_revision, ": read it again and retry"));
+    }
     rocksdb::WriteBatch batch;
     for (const Mutation& m : mutations) {
       auto* cf = Family(KindName(m.kind));

@@ -1,15 +1,21 @@
-// Central's durable storage (C-6, C-10). One interface, RocksDB embedded by default; an etcd
-// implementation for several centrals can sit behind the same calls later.
+// Central's durable storage (C-6, C-10). One interface, two implementations: RocksDB embedded
+// (the default, one central) and etcd (several centrals sharing one configuration,
+// central/etcd/etcd_store.h).
 //
 // Every configuration write goes through Commit(): all its mutations apply atomically, are
-// on disk (WAL fsync) when it returns OK, and advance the store-wide revision by one. Load
-// reports are kept separately and unsynced: losing the last few on a crash is fine, they are
-// replaced every second.
+// durable (RocksDB: WAL fsync; etcd: committed by a quorum) when it returns OK, and advance
+// the store-wide revision by exactly one. Load reports are kept separately and unsynced:
+// losing the last few on a crash is fine, they are replaced every second.
+//
+// With several writers (etcd), a write based on an old revision is refused: CommitIf() with
+// the revision the caller read is Aborted when another writer committed since, and the
+// change listener tells each instance that the configuration moved under it.
 //
 // Implementations are safe for concurrent use from several threads.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,8 +45,13 @@ class Store {
   virtual ~Store() = default;
 
   // Applies `mutations` atomically and durably; returns the new revision (previous + 1).
-  // On error nothing is applied and the revision is unchanged.
-  virtual absl::StatusOr<uint64_t> Commit(const std::vector<Mutation>& mutations) = 0;
+  // When `if_revision` is set and the store is not at that revision (another writer got
+  // there first), Aborted. On error nothing is applied and the revision is unchanged.
+  virtual absl::StatusOr<uint64_t> CommitIf(const std::vector<Mutation>& mutations,
+                                            std::optional<uint64_t> if_revision) = 0;
+  absl::StatusOr<uint64_t> Commit(const std::vector<Mutation>& mutations) {
+    return CommitIf(mutations, std::nullopt);
+  }
 
   // The value under (kind, key), or nullopt when absent.
   virtual absl::StatusOr<std::optional<std::string>> Get(Kind kind, std::string_view key) = 0;
@@ -55,6 +66,17 @@ class Store {
   virtual absl::Status PutReport(std::string_view node_id, std::string_view report) = 0;
   virtual absl::Status DeleteReport(std::string_view node_id) = 0;
   virtual absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ScanReports() = 0;
+
+  // Another writer changed the configuration: called with the new revision, on a thread of
+  // the store's own, after Get()/Scan()/revision() show the change. A store with one writer
+  // never calls it. Set once, before the first write.
+  using ChangeListener = std::function<void(uint64_t revision)>;
+  virtual void SetChangeListener(ChangeListener listener) {}
+  // A report written by any writer changed (nullopt: deleted or expired), on the store's own
+  // thread. Only shared stores (etcd) call it. Set once, before the first report.
+  using ReportListener =
+      std::function<void(const std::string& node_id, const std::optional<std::string>& value)>;
+  virtual void SetReportListener(ReportListener listener) {}
 };
 
 // Opens (creating if needed) a RocksDB store in `directory`.

@@ -1,0 +1,396 @@
+#include "central/etcd/etcd_store.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/log/log.h"
+
+namespace meshwork::central::etcd {
+namespace {
+
+// etcd refuses a transaction of more operations than its --max-txn-ops (128 by default).
+constexpr size_t kMaxTxnOps = 128;
+
+uint64_t ParseCounter(std::string_view text) {
+  uint64_t n = 0;
+  return absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &n) ? n : 0;
+}
+
+void AddPut(etcdserverpb::TxnRequest& txn, std::string key, std::string value, int64_t lease) {
+  auto* put = txn.add_success()->mutable_request_put();
+  put->set_key(std::move(key));
+  put->set_value(std::move(value));
+  put->set_lease(lease);
+}
+
+void AddDelete(etcdserverpb::TxnRequest& txn, std::string key) {
+  txn.add_success()->mutable_request_delete_range()->set_key(std::move(key));
+}
+
+}  // namespace
+
+EtcdStore::EtcdStore(std::shared_ptr<EtcdClient> client, EtcdStoreOptions options)
+    : client_(std::move(client)), options_(std::move(options)) {}
+
+absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(std::shared_ptr<EtcdClient> client,
+                                                           EtcdStoreOptions options) {
+  if (options.prefix.empty() || options.prefix.back() != '/') options.prefix += "/";
+  std::unique_ptr<EtcdStore> store(new EtcdStore(std::move(client), std::move(options)));
+  auto loaded = store->Reload();
+  if (!loaded.ok()) return loaded.status();
+  store->watcher_ = std::thread([s = store.get()] { s->WatchLoop(); });
+  store->flusher_ = std::thread([s = store.get()] { s->FlushLoop(); });
+  return store;
+}
+
+EtcdStore::~EtcdStore() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  client_->CancelWatches();
+  if (watcher_.joinable()) watcher_.join();
+  if (flusher_.joinable()) flusher_.join();
+  if (absl::Status s = FlushReports(); !s.ok()) {
+    log::Warn("etcd_report_flush_failed", {{"error", s.ToString()}});
+  }
+}
+
+std::string EtcdStore::ConfigKey(Kind kind, std::string_view key) const {
+  std::string out = options_.prefix + "config/";
+  out.append(KindName(kind)).append("/").append(key);
+  return out;
+}
+
+std::string EtcdStore::ReportKey(std::string_view node) const {
+  return options_.prefix + "reports/" + std::string(node);
+}
+
+void EtcdStore::ApplyKeyLocked(const std::string& key, const std::optional<std::string>& value,
+                               Changes& changes) {
+  const std::string reports = options_.prefix + "reports/";
+  if (key == RevisionKey()) {
+    uint64_t next = value ? ParseCounter(*value) : 0;
+    if (next != revision_) {
+      revision_ = next;
+      changes.revision_moved = true;
+    }
+  } else if (absl::StartsWith(key, options_.prefix + "config/")) {
+    if (value) {
+      config_[key] = *value;
+    } else {
+      config_.erase(key);
+    }
+  } else if (absl::StartsWith(key, reports)) {
+    std::string node = key.substr(reports.size());
+    auto it = reports_.find(node);
+    bool same = value ? (it != reports_.end() && it->second == *value) : it == reports_.end();
+    if (same) return;
+    if (value) {
+      reports_[node] = *value;
+    } else {
+      reports_.erase(node);
+    }
+    changes.reports[node] = value;
+  }
+}
+
+absl::StatusOr<EtcdStore::Changes> EtcdStore::Reload() {
+  etcdserverpb::RangeRequest request;
+  request.set_key(options_.prefix);
+  request.set_range_end(PrefixEnd(options_.prefix));
+  auto response = client_->Range(request);
+  if (!response.ok()) return response.status();
+  Changes changes;
+  absl::MutexLock lock(&mu_);
+  std::map<std::string, std::string> old_reports;
+  old_reports.swap(reports_);
+  config_.clear();
+  uint64_t old_revision = revision_;
+  revision_ = 0;
+  for (const auto& kv : response->kvs()) ApplyKeyLocked(kv.key(), kv.value(), changes);
+  changes.reports.clear();  // recomputed against what the listeners knew
+  for (const auto& [node, value] : reports_) {
+    auto it = old_reports.find(node);
+    if (it == old_reports.end() || it->second != value) changes.reports[node] = value;
+  }
+  for (const auto& [node, value] : old_reports) {
+    if (!reports_.contains(node)) changes.reports[node] = std::nullopt;
+  }
+  changes.revision_moved = revision_ != old_revision;
+  changes.revision = revision_;
+  etcd_revision_ = response->header().revision();
+  return changes;
+}
+
+EtcdStore::Changes EtcdStore::Apply(const etcdserverpb::WatchResponse& response) {
+  Changes changes;
+  absl::MutexLock lock(&mu_);
+  for (const auto& event : response.events()) {
+    if (event.kv().mod_revision() <= etcd_revision_) continue;  // seen (our own commit)
+    std::optional<std::string> value;
+    if (event.type() == etcdserverpb::Event::PUT) value = event.kv().value();
+    ApplyKeyLocked(event.kv().key(), value, changes);
+  }
+  etcd_revision_ = std::max(etcd_revision_, response.header().revision());
+  changes.revision = revision_;
+  return changes;
+}
+
+void EtcdStore::Notify(const Changes& changes) {
+  ChangeListener on_change;
+  ReportListener on_report;
+  {
+    absl::MutexLock lock(&mu_);
+    on_change = change_listener_;
+    on_report = report_listener_;
+  }
+  if (on_report) {
+    for (const auto& [node, value] : changes.reports) on_report(node, value);
+  }
+  if (changes.revision_moved && on_change) on_change(changes.revision);
+}
+
+bool EtcdStore::WaitStop(std::chrono::milliseconds d) {
+  absl::MutexLock lock(&mu_);
+  auto stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stop_; };
+  mu_.AwaitWithTimeout(absl::Condition(&stopping), absl::FromChrono(d));
+  return stop_;
+}
+
+void EtcdStore::WatchLoop() {
+  std::chrono::milliseconds backoff{200};
+  bool reload = false;
+  while (true) {
+    if (reload) {
+      auto changes = Reload();
+      if (!changes.ok()) {
+        log::Warn("etcd_reload_failed", {{"error", changes.status().ToString()}});
+        if (WaitStop(backoff)) return;
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+        continue;
+      }
+      log::Info("etcd_reloaded", {{"revision", changes->revision}});
+      Notify(*changes);
+      reload = false;
+    }
+    int64_t from;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stop_) return;
+      from = etcd_revision_ + 1;
+    }
+    absl::Status ended = client_->Watch(
+        options_.prefix, PrefixEnd(options_.prefix), from,
+        [&](const etcdserverpb::WatchResponse& response) {
+          if (response.compact_revision() > 0 || response.canceled()) {
+            // Our start was compacted away (or etcd gave up on the watch): read it all again.
+            log::Warn("etcd_watch_restart", {{"compact_revision", response.compact_revision()},
+                                             {"reason", response.cancel_reason()}});
+            reload = true;
+            return false;
+          }
+          Notify(Apply(response));
+          backoff = std::chrono::milliseconds(200);
+          return true;
+        });
+    {
+      absl::MutexLock lock(&mu_);
+      if (stop_) return;
+    }
+    if (!reload) {
+      log::Warn("etcd_watch_failed", {{"error", ended.ToString()}});
+      if (WaitStop(backoff)) return;
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+    }
+  }
+}
+
+absl::StatusOr<uint64_t> EtcdStore::CommitIf(const std::vector<Mutation>& mutations,
+                                             std::optional<uint64_t> if_revision) {
+  if (mutations.size() + 1 > kMaxTxnOps) {
+    return absl::InvalidArgumentError(absl::StrCat("one commit may change at most ", kMaxTxnOps - 1,
+                                                   " keys, not ", mutations.size()));
+  }
+  absl::MutexLock commit(&commit_mu_);
+  uint64_t base;
+  {
+    absl::MutexLock lock(&mu_);
+    base = revision_;
+  }
+  if (if_revision && *if_revision != base) {
+    return absl::AbortedError(absl::StrCat("the configuration is at revision ", base, ", not ",
+                                           *if_revision, ": read it again and retry"));
+  }
+  etcdserverpb::TxnRequest txn;
+  auto* compare = txn.add_compare();
+  compare->set_key(RevisionKey());
+  compare->set_result(etcdserverpb::Compare::EQUAL);
+  if (base == 0) {
+    compare->set_target(etcdserverpb::Compare::VERSION);  // the counter does not exist yet
+    compare->set_version(0);
+  } else {
+    compare->set_target(etcdserverpb::Compare::VALUE);
+    compare->set_value(absl::StrCat(base));
+  }
+  AddPut(txn, RevisionKey(), absl::StrCat(base + 1), 0);
+  for (const Mutation& m : mutations) {
+    if (m.value) {
+      AddPut(txn, ConfigKey(m.kind, m.key), *m.value, 0);
+    } else {
+      AddDelete(txn, ConfigKey(m.kind, m.key));
+    }
+  }
+  txn.add_failure()->mutable_request_range()->set_key(RevisionKey());
+  auto response = client_->Txn(txn);
+  if (!response.ok()) return response.status();
+  if (!response->succeeded()) {
+    uint64_t now = 0;
+    if (response->responses_size() > 0 && response->responses(0).response_range().kvs_size() > 0) {
+      now = ParseCounter(response->responses(0).response_range().kvs(0).value());
+    }
+    return absl::AbortedError(absl::StrCat("another central changed the configuration (revision ",
+                                           now, ", this one had ", base,
+                                           "): read it again and retry"));
+  }
+  absl::MutexLock lock(&mu_);
+  // The watch may have applied this transaction already (and later ones after it).
+  if (etcd_revision_ < response->header().revision()) {
+    Changes ignored;
+    ApplyKeyLocked(RevisionKey(), absl::StrCat(base + 1), ignored);
+    for (const Mutation& m : mutations) ApplyKeyLocked(ConfigKey(m.kind, m.key), m.value, ignored);
+    etcd_revision_ = response->header().revision();
+  }
+  return base + 1;
+}
+
+absl::StatusOr<std::optional<std::string>> EtcdStore::Get(Kind kind, std::string_view key) {
+  absl::MutexLock lock(&mu_);
+  auto it = config_.find(ConfigKey(kind, key));
+  if (it == config_.end()) return std::optional<std::string>();
+  return std::optional<std::string>(it->second);
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> EtcdStore::Scan(Kind kind) {
+  const std::string prefix = ConfigKey(kind, "");
+  std::vector<std::pair<std::string, std::string>> out;
+  absl::MutexLock lock(&mu_);
+  for (auto it = config_.lower_bound(prefix); it != config_.end(); ++it) {
+    if (!absl::StartsWith(it->first, prefix)) break;
+    out.emplace_back(it->first.substr(prefix.size()), it->second);
+  }
+  return out;
+}
+
+uint64_t EtcdStore::revision() const {
+  absl::MutexLock lock(&mu_);
+  return revision_;
+}
+
+absl::Status EtcdStore::PutReport(std::string_view node_id, std::string_view report) {
+  absl::MutexLock lock(&mu_);
+  reports_[std::string(node_id)] = std::string(report);
+  own_[std::string(node_id)] = std::string(report);
+  pending_[std::string(node_id)] = std::string(report);
+  return absl::OkStatus();
+}
+
+absl::Status EtcdStore::DeleteReport(std::string_view node_id) {
+  absl::MutexLock lock(&mu_);
+  reports_.erase(std::string(node_id));
+  own_.erase(std::string(node_id));
+  pending_[std::string(node_id)] = std::nullopt;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> EtcdStore::ScanReports() {
+  absl::MutexLock lock(&mu_);
+  return std::vector<std::pair<std::string, std::string>>(reports_.begin(), reports_.end());
+}
+
+void EtcdStore::SetChangeListener(ChangeListener listener) {
+  absl::MutexLock lock(&mu_);
+  change_listener_ = std::move(listener);
+}
+
+void EtcdStore::SetReportListener(ReportListener listener) {
+  absl::MutexLock lock(&mu_);
+  report_listener_ = std::move(listener);
+}
+
+absl::Status EtcdStore::FlushReports() {
+  absl::MutexLock flushing(&flush_mu_);
+  std::map<std::string, std::optional<std::string>> pending;
+  int64_t lease;
+  {
+    absl::MutexLock lock(&mu_);
+    pending.swap(pending_);
+    lease = lease_;
+  }
+  if (pending.empty()) return absl::OkStatus();
+  if (lease == 0) {
+    auto granted = client_->GrantLease(options_.report_ttl);
+    if (!granted.ok()) {
+      absl::MutexLock lock(&mu_);
+      // Back in the queue, unless a newer report of the node arrived meanwhile.
+      for (auto& [node, value] : pending) pending_.try_emplace(node, std::move(value));
+      return granted.status();
+    }
+    lease = *granted;
+    absl::MutexLock lock(&mu_);
+    lease_ = lease;
+  }
+  etcdserverpb::TxnRequest txn;
+  absl::Status status;
+  auto send = [&] {
+    if (txn.success_size() == 0) return;
+    auto response = client_->Txn(txn);
+    if (!response.ok() && status.ok()) status = response.status();
+    txn.Clear();
+  };
+  for (const auto& [node, value] : pending) {
+    if (value) {
+      AddPut(txn, ReportKey(node), *value, lease);
+    } else {
+      AddDelete(txn, ReportKey(node));
+    }
+    if (static_cast<size_t>(txn.success_size()) >= kMaxTxnOps) send();
+  }
+  send();
+  if (!status.ok()) {
+    absl::MutexLock lock(&mu_);
+    for (auto& [node, value] : pending) pending_.try_emplace(node, std::move(value));
+  }
+  return status;
+}
+
+void EtcdStore::FlushLoop() {
+  auto last_keepalive = std::chrono::steady_clock::now();
+  while (!WaitStop(options_.report_flush)) {
+    int64_t lease;
+    {
+      absl::MutexLock lock(&mu_);
+      lease = lease_;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (lease != 0 && now - last_keepalive >= options_.report_ttl / 3) {
+      absl::Status alive = client_->KeepAlive(lease);
+      if (alive.ok()) {
+        last_keepalive = now;
+      } else if (absl::IsNotFound(alive)) {
+        // The lease expired (etcd was away too long): a new one, and every report again.
+        log::Warn("etcd_report_lease_lost", {{"lease", lease}});
+        absl::MutexLock lock(&mu_);
+        lease_ = 0;
+        for (const auto& [node, report] : own_) pending_[node] = report;
+      }
+    }
+    if (absl::Status s = FlushReports(); !s.ok()) {
+      log::Warn("etcd_report_flush_failed", {{"error", s.ToString()}});
+    }
+  }
+}
+
+}  // namespace meshwork::central::etcd

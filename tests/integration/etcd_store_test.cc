@@ -1,0 +1,143 @@
+// C-10: central's Store on a real etcd (Debian's etcd-server on loopback). The same contract
+// suite as RocksDB's (tests/store_contract.h), then what only a shared store does: two
+// stores on one etcd see each other's commits and reports, a stale write is refused whole,
+// a dead writer's reports expire with its lease, and with etcd gone reads keep answering
+// while writes fail Unavailable.
+#include "central/etcd/etcd_store.h"
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "tests/integration/etcd_harness.h"
+#include "tests/store_contract.h"
+
+namespace meshwork::testing {
+namespace {
+
+using central::Kind;
+using central::Store;
+namespace etcd = central::etcd;
+
+std::unique_ptr<etcd::EtcdStore> OpenStore(const std::string& endpoints,
+                                           etcd::EtcdStoreOptions options = {}) {
+  etcd::EtcdOptions client_options;
+  client_options.endpoints = etcd::ParseEndpoints(endpoints);
+  client_options.request_timeout = std::chrono::milliseconds(1500);
+  auto client = etcd::EtcdClient::Connect(client_options);
+  REQUIRE(client.ok());
+  auto store = etcd::EtcdStore::Open(std::shared_ptr<etcd::EtcdClient>(std::move(*client)),
+                                     std::move(options));
+  INFO(store.status().ToString());
+  REQUIRE(store.ok());
+  return std::move(*store);
+}
+
+// One single-member etcd per test; Open() is a new store on the same prefix (a reopen).
+class EtcdBackend {
+ public:
+  EtcdBackend() : etcd_(EtcdCluster::Start(1, MakeTempDir("etcd-store"))) {}
+  std::unique_ptr<Store> Open() { return OpenStore(etcd_->Endpoints()); }
+
+ private:
+  std::unique_ptr<EtcdCluster> etcd_;
+};
+
+MESHWORK_STORE_CONTRACT("C-10 etcd: ", EtcdBackend)
+
+TEST_CASE("C-10 two centrals on one etcd see each other's commits, and a stale write is refused") {
+  auto cluster = EtcdCluster::Start(1, MakeTempDir("etcd-two"));
+  auto a = OpenStore(cluster->Endpoints());
+  auto b = OpenStore(cluster->Endpoints());
+  absl::Mutex mu;
+  uint64_t heard = 0;
+  b->SetChangeListener([&](uint64_t revision) {
+    absl::MutexLock lock(&mu);
+    heard = revision;
+  });
+  auto rev = a->Commit({{Kind::kZones, "eu", "z1"}, {Kind::kStreams, "news", "s1"}});
+  REQUIRE(rev.ok());
+  REQUIRE(*rev == 1);
+  REQUIRE(Eventually(
+      [&] {
+        absl::MutexLock lock(&mu);
+        return heard == 1;
+      },
+      5s));
+  CHECK(b->revision() == 1);
+  CHECK(*b->Get(Kind::kZones, "eu") == std::optional<std::string>("z1"));
+  CHECK(b->Scan(Kind::kStreams)->size() == 1);
+
+  // b writes on top; a then writes from revision 1, which b has left: refused, nothing written.
+  REQUIRE(b->CommitIf({{Kind::kZones, "us", "z2"}}, 1).ok());
+  auto stale = a->CommitIf({{Kind::kZones, "asia", "z3"}}, 1);
+  if (stale.ok()) {
+    FAIL("a write based on revision 1 succeeded at " << *stale);
+  }
+  CHECK(absl::IsAborted(stale.status()));
+  INFO(stale.status().ToString());
+  REQUIRE(Eventually([&] { return a->revision() == 2; }, 5s));
+  CHECK(*a->Get(Kind::kZones, "asia") == std::nullopt);
+  CHECK(*a->Get(Kind::kZones, "us") == std::optional<std::string>("z2"));
+  // Without a base revision, a's commit lands on top of b's.
+  auto next = a->Commit({{Kind::kZones, "asia", "z3"}});
+  REQUIRE(next.ok());
+  CHECK(*next == 3);
+  REQUIRE(Eventually([&] { return b->revision() == 3; }, 5s));
+}
+
+TEST_CASE("C-10 reports are shared between centrals and expire with their writer's lease") {
+  auto cluster = EtcdCluster::Start(1, MakeTempDir("etcd-reports"));
+  etcd::EtcdStoreOptions short_lease;
+  short_lease.report_ttl = std::chrono::seconds(2);
+  short_lease.report_flush = std::chrono::milliseconds(200);
+  auto b = OpenStore(cluster->Endpoints());
+  absl::Mutex mu;
+  std::map<std::string, std::optional<std::string>> seen;
+  b->SetReportListener([&](const std::string& node, const std::optional<std::string>& value) {
+    absl::MutexLock lock(&mu);
+    seen[node] = value;
+  });
+  auto seen_as = [&](const std::string& node, std::optional<std::string> want) {
+    absl::MutexLock lock(&mu);
+    auto it = seen.find(node);
+    return it != seen.end() && it->second == want;
+  };
+  {
+    auto a = OpenStore(cluster->Endpoints(), short_lease);
+    REQUIRE(a->PutReport("edge-1", "load-1").ok());
+    REQUIRE(a->PutReport("edge-2", "load-2").ok());
+    REQUIRE(Eventually([&] { return seen_as("edge-1", "load-1"); }, 5s));
+    REQUIRE(a->PutReport("edge-1", "load-1b").ok());
+    REQUIRE(a->DeleteReport("edge-2").ok());
+    REQUIRE(Eventually([&] { return seen_as("edge-1", "load-1b"); }, 5s));
+    REQUIRE(Eventually([&] { return seen_as("edge-2", std::nullopt); }, 5s));
+    auto rows = b->ScanReports();
+    REQUIRE(rows.ok());
+    CHECK(*rows == central::contract::Rows{{"edge-1", "load-1b"}});
+    CHECK(b->revision() == 0);  // reports are not configuration
+  }
+  // a is gone without a word: its lease runs out (2 s) and its reports go with it.
+  std::chrono::milliseconds took{0};
+  REQUIRE(Eventually([&] { return seen_as("edge-1", std::nullopt); }, 10s, &took));
+  WARN("a dead writer's report vanished after " << took.count() << " ms (lease TTL 2 s)");
+  CHECK(b->ScanReports()->empty());
+}
+
+TEST_CASE("C-10 with etcd gone reads answer from the last state and writes fail Unavailable") {
+  auto cluster = EtcdCluster::Start(1, MakeTempDir("etcd-gone"));
+  auto store = OpenStore(cluster->Endpoints());
+  REQUIRE(store->Commit({{Kind::kStreams, "news", "s1"}}).ok());
+  cluster->Kill(0);
+  auto write = store->Commit({{Kind::kStreams, "sport", "s2"}});
+  REQUIRE_FALSE(write.ok());
+  CHECK(absl::IsUnavailable(write.status()));
+  CHECK(write.status().message().find("etcd is unavailable") != std::string::npos);
+  CHECK(store->revision() == 1);
+  CHECK(*store->Get(Kind::kStreams, "news") == std::optional<std::string>("s1"));
+  CHECK(*store->Get(Kind::kStreams, "sport") == std::nullopt);
+}
+
+}  // namespace
+}  // namespace meshwork::testing
