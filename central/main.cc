@@ -1,10 +1,13 @@
 // central: the control plane. Wiring only; the parts live in store/, model/, cluster/, rpc/,
 // api/, ott/.
+#include <unistd.h>
+
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <memory>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -15,6 +18,8 @@
 #include "central/api/viewer_api.h"
 #include "central/cluster/anchor_keeper.h"
 #include "central/cluster/node_registry.h"
+#include "central/etcd/etcd_store.h"
+#include "central/etcd/leader_election.h"
 #include "central/model/config_service.h"
 #include "central/ott/ott_service.h"
 #include "central/ott/viewing_keys.h"
@@ -31,7 +36,23 @@
 #include "grpcpp/grpcpp.h"
 #include "prometheus/gauge.h"
 
-ABSL_FLAG(std::string, data_dir, "", "directory of central's RocksDB store (required)");
+ABSL_FLAG(std::string, data_dir, "",
+          "directory of central's RocksDB store (required without --etcd-endpoints; with it, "
+          "only the default place of the cluster token)");
+ABSL_FLAG(std::string, etcd_endpoints, "",
+          "C-10: HOST:PORT,… of the etcd members to keep the configuration in, shared by every "
+          "central given the same endpoints and prefix; empty: embedded RocksDB in --data-dir");
+ABSL_FLAG(std::string, etcd_prefix, "/meshwork/", "key prefix of this cluster in etcd");
+ABSL_FLAG(std::string, etcd_ca_file, "", "PEM CA bundle: talk to etcd over TLS");
+ABSL_FLAG(std::string, etcd_cert_file, "", "PEM client certificate for etcd (with --etcd-ca-file)");
+ABSL_FLAG(std::string, etcd_key_file, "", "PEM client key for etcd");
+ABSL_FLAG(std::string, etcd_user, "", "etcd user name, when etcd has authentication on");
+ABSL_FLAG(std::string, etcd_password_file, "", "file holding the etcd user's password");
+ABSL_FLAG(int, etcd_timeout_ms, 3000, "deadline of each etcd request, per member tried");
+ABSL_FLAG(int, leader_lease_s, 5,
+          "C-10: TTL of the leader's etcd lease; a dead leader is replaced within it");
+ABSL_FLAG(std::string, instance_id, "",
+          "this central's name among several (default: the host name and HTTP listen address)");
 ABSL_FLAG(std::string, http_listen, "127.0.0.1:8080", "ADDR:PORT of the HTTP listener");
 ABSL_FLAG(std::string, grpc_listen, "127.0.0.1:9090", "ADDR:PORT of the gRPC listener");
 ABSL_FLAG(std::string, https_listen, "",
@@ -90,10 +111,58 @@ void ConfigureGrpcLimits(grpc::ServerBuilder& builder) {
   builder.SetResourceQuota(quota);
 }
 
+// The embedded store, or (C-10) the shared one on etcd with the client it talks through.
+struct OpenedStore {
+  std::unique_ptr<Store> store;
+  std::shared_ptr<etcd::EtcdClient> etcd;
+};
+
+absl::StatusOr<OpenedStore> OpenConfiguredStore(const std::string& data_dir) {
+  OpenedStore out;
+  const std::string endpoints = absl::GetFlag(FLAGS_etcd_endpoints);
+  if (endpoints.empty()) {
+    auto store = OpenRocksDbStore(data_dir);
+    if (!store.ok()) return store.status();
+    out.store = *std::move(store);
+    return out;
+  }
+  etcd::EtcdOptions options;
+  options.endpoints = etcd::ParseEndpoints(endpoints);
+  options.ca_file = absl::GetFlag(FLAGS_etcd_ca_file);
+  options.cert_file = absl::GetFlag(FLAGS_etcd_cert_file);
+  options.key_file = absl::GetFlag(FLAGS_etcd_key_file);
+  options.user = absl::GetFlag(FLAGS_etcd_user);
+  if (const std::string path = absl::GetFlag(FLAGS_etcd_password_file); !path.empty()) {
+    auto file = crypto::TokenFile::Open(path, RealClock::Get());
+    if (!file.ok()) return file.status();
+    options.password = (*file)->First();
+    if (options.password.empty()) return absl::InvalidArgumentError(path + " holds no password");
+  }
+  options.request_timeout =
+      std::chrono::milliseconds(std::max(100, absl::GetFlag(FLAGS_etcd_timeout_ms)));
+  auto client = etcd::EtcdClient::Connect(std::move(options));
+  if (!client.ok()) return client.status();
+  out.etcd = *std::move(client);
+  etcd::EtcdStoreOptions store_options;
+  store_options.prefix = absl::GetFlag(FLAGS_etcd_prefix);
+  auto store = etcd::EtcdStore::Open(out.etcd, store_options);
+  if (!store.ok()) return store.status();
+  out.store = *std::move(store);
+  return out;
+}
+
 int Run() {
   const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
-  if (data_dir.empty()) {
-    log::Error("startup_failed", {{"error", "--data-dir is required"}});
+  const bool shared_store = !absl::GetFlag(FLAGS_etcd_endpoints).empty();
+  if (data_dir.empty() && !shared_store) {
+    log::Error("startup_failed", {{"error", "--data-dir is required (or --etcd-endpoints)"}});
+    return 2;
+  }
+  if (data_dir.empty() && absl::GetFlag(FLAGS_cluster_token_file).empty()) {
+    log::Error("startup_failed",
+               {{"error",
+                 "with --etcd-endpoints and no --data-dir, give --cluster-token-file "
+                 "(the same file on every central)"}});
     return 2;
   }
   const std::string https_listen = absl::GetFlag(FLAGS_https_listen);
@@ -104,10 +173,17 @@ int Run() {
   }
   BlockShutdownAndReloadSignals();
 
-  auto store = OpenRocksDbStore(data_dir);
-  if (!store.ok()) {
-    log::Error("startup_failed", {{"error", store.status().ToString()}});
+  auto opened = OpenConfiguredStore(data_dir);
+  if (!opened.ok()) {
+    log::Error("startup_failed", {{"error", opened.status().ToString()}});
     return 1;
+  }
+  std::unique_ptr<Store>* store = &opened->store;
+  std::string instance_id = absl::GetFlag(FLAGS_instance_id);
+  if (instance_id.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    instance_id = std::string(host) + "/" + absl::GetFlag(FLAGS_http_listen);
   }
   // M-3: secure by default. Without --cluster-token-file central makes its own token next to
   // its store; operators copy that file to the streamers (--cluster-token-file there).
@@ -177,6 +253,22 @@ int Run() {
         registry.ConfigChanged(std::move(next));
       });
   registry.StartSweeper(std::chrono::milliseconds(200));
+  // C-10: every central routes on every node, including those attached to another central.
+  (*store)->SetReportListener(
+      [&registry](const std::string& node, const std::optional<std::string>& value) {
+        registry.RemoteReport(node, value);
+      });
+  absl::Cleanup stop_reports = [&store] { (*store)->SetReportListener(nullptr); };
+  std::unique_ptr<Leadership> leadership;
+  if (opened->etcd) {
+    auto election = std::make_unique<etcd::LeaderElection>(
+        opened->etcd, absl::GetFlag(FLAGS_etcd_prefix) + "leader", instance_id,
+        std::chrono::seconds(absl::GetFlag(FLAGS_leader_lease_s)), RealClock::Get(), metrics.get());
+    election->Start();
+    leadership = std::move(election);
+  } else {
+    leadership = std::make_unique<SoleLeader>(instance_id);
+  }
 
   // O-7: the first viewing key is created before any node can register.
   ott::ViewingKeyOptions key_options;
@@ -185,7 +277,10 @@ int Run() {
   key_options.overlap =
       std::chrono::seconds(std::max<int64_t>(0, absl::GetFlag(FLAGS_viewing_key_overlap_s)));
   ott::ViewingKeyManager viewing_keys(config->get(), RealClock::Get(), key_options);
-  if (absl::Status s = viewing_keys.EnsureKey(); !s.ok()) {
+  // Several centrals starting together may race for the first key: the loser catches up.
+  absl::Status ensured = viewing_keys.EnsureKey();
+  for (int i = 0; i < 5 && absl::IsAborted(ensured); ++i) ensured = viewing_keys.EnsureKey();
+  if (absl::Status s = ensured; !s.ok()) {
     log::Error("startup_failed", {{"error", s.ToString()}});
     return 1;
   }
@@ -194,6 +289,7 @@ int Run() {
       static_cast<uint32_t>(std::max(0, absl::GetFlag(FLAGS_ott_min_protocol_version)));
   ott::OttService ott_service(config->get(), &registry, &viewing_keys, RealClock::Get(),
                               group_options, metrics.get());
+  ott_service.set_leader_check([&leadership] { return leadership->IsLeader(); });
   ott_service.Start(std::chrono::milliseconds(1000));
 
   boost::asio::thread_pool blocking_pool(2);

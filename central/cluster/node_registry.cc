@@ -78,7 +78,10 @@ void NodeRegistry::StartSweeper(std::chrono::milliseconds period) {
 
 void NodeRegistry::Registered(const v1::RegisterRequest& request) {
   absl::MutexLock lock(&mu_);
-  Node& node = nodes_[request.node_id()];
+  RegisteredLocked(nodes_[request.node_id()], request);
+}
+
+void NodeRegistry::RegisteredLocked(Node& node, const v1::RegisterRequest& request) {
   node.registration = request;
   node.registered = true;
   NodeEndpoints endpoints;
@@ -116,6 +119,10 @@ void NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChanne
   {
     absl::MutexLock lock(&mu_);
     Node& node = nodes_[node_id];
+    if (node.remote) {  // it moved here from another central
+      node.remote = false;
+      node.live->RemoveSession();
+    }
     node.channels.push_back(channel);
     node.live->AddSession();
     if (sessions_gauge_) sessions_gauge_->Increment();
@@ -193,9 +200,51 @@ void NodeRegistry::Detach(const std::string& node_id, const NodeChannel* channel
 }
 
 void NodeRegistry::Report(const std::string& node_id, const v1::LoadReport& report) {
+  v1::SharedNodeState shared;
   {
     absl::MutexLock lock(&mu_);
     Node& node = nodes_[node_id];
+    ApplyReportLocked(node, report);
+    if (node.registered) *shared.mutable_registration() = node.registration;
+  }
+  if (heartbeats_) heartbeats_->Increment();
+  if (report_listener_) report_listener_(node_id, report);
+  if (store_) {
+    *shared.mutable_report() = report;
+    auto status = store_->PutReport(node_id, shared.SerializeAsString());
+    if (!status.ok()) {
+      log::Warn("report_store_failed", {{"node", node_id}, {"error", status.ToString()}});
+    }
+  }
+}
+
+void NodeRegistry::RemoteReport(const std::string& node_id,
+                                const std::optional<std::string>& value) {
+  v1::SharedNodeState shared;
+  if (value && !shared.ParseFromString(*value)) {
+    log::Warn("remote_report_invalid", {{"node", node_id}});
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  Node& node = nodes_[node_id];
+  if (!node.channels.empty()) return;  // attached here: this central's own view wins
+  if (!value) {
+    if (node.remote) {
+      node.remote = false;
+      node.live->RemoveSession();
+    }
+    return;
+  }
+  if (shared.has_registration()) RegisteredLocked(node, shared.registration());
+  ApplyReportLocked(node, shared.report());
+  if (!node.remote) {
+    node.remote = true;
+    node.live->AddSession();
+  }
+}
+
+void NodeRegistry::ApplyReportLocked(Node& node, const v1::LoadReport& report) {
+  {
     node.report = report;
     node.has_report = true;
     node.report_at = clock_.Monotonic();
@@ -215,14 +264,6 @@ void NodeRegistry::Report(const std::string& node_id, const v1::LoadReport& repo
         report.has_out_kbit() ? std::optional<uint64_t>(report.out_kbit()) : std::nullopt,
         std::move(working));
     if (new_stream) RefreshLiveStreamsLocked();
-  }
-  if (heartbeats_) heartbeats_->Increment();
-  if (report_listener_) report_listener_(node_id, report);
-  if (store_) {
-    auto status = store_->PutReport(node_id, report.SerializeAsString());
-    if (!status.ok()) {
-      log::Warn("report_store_failed", {{"node", node_id}, {"error", status.ToString()}});
-    }
   }
 }
 

@@ -4,14 +4,15 @@
 // A node is online while at least one Session of it is attached and its last report is
 // younger than `offline_after`. Sweep() turns that rule into transitions (logged, counted);
 // IsOnline() answers it directly from the clock, so routing never sees a stale "online".
-// All methods are thread-safe; none blocks on I/O except Report(), which writes the report
-// to the store unsynced.
+// All methods are thread-safe; none blocks on I/O (Report() hands the report to the store,
+// which writes it unsynced, or later).
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -52,6 +53,11 @@ class NodeRegistry {
   void Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel);
   void Detach(const std::string& node_id, const NodeChannel* channel);
   void Report(const std::string& node_id, const meshwork::v1::LoadReport& report);
+  // C-10: a node attached to another central, as the shared store reports it (a serialized
+  // v1::SharedNodeState; nullopt when its report is gone). It counts as one session while
+  // its report lasts, so it is online while the reports keep coming; a node attached here
+  // ignores what others say of it.
+  void RemoteReport(const std::string& node_id, const std::optional<std::string>& value);
 
   bool IsOnline(const std::string& node_id) const;
 
@@ -101,11 +107,16 @@ class NodeRegistry {
     std::chrono::steady_clock::time_point report_at;
     Clock::TimePoint report_wall;
     bool online = false;  // as of the last Sweep()
+    bool remote = false;  // known from another central's reports (holds one session)
     meshwork::v1::OttGroupViews ott_views;
     std::string ott_views_bytes;  // serialized, to tell a change
     std::shared_ptr<LiveNode> live = std::make_shared<LiveNode>();
   };
   void RefreshLiveStreamsLocked() ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  void RegisteredLocked(Node& node, const meshwork::v1::RegisterRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyReportLocked(Node& node, const meshwork::v1::LoadReport& report)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool OnlineLocked(const Node& node) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const Clock& clock_;

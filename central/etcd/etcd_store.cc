@@ -140,17 +140,13 @@ EtcdStore::Changes EtcdStore::Apply(const etcdserverpb::WatchResponse& response)
 }
 
 void EtcdStore::Notify(const Changes& changes) {
-  ChangeListener on_change;
-  ReportListener on_report;
-  {
-    absl::MutexLock lock(&mu_);
-    on_change = change_listener_;
-    on_report = report_listener_;
+  // listener_mu_ (not mu_) is held through the calls so that replacing a listener waits for
+  // a call in progress: its owner may be gone once the replacement returns.
+  absl::MutexLock lock(&listener_mu_);
+  if (report_listener_) {
+    for (const auto& [node, value] : changes.reports) report_listener_(node, value);
   }
-  if (on_report) {
-    for (const auto& [node, value] : changes.reports) on_report(node, value);
-  }
-  if (changes.revision_moved && on_change) on_change(changes.revision);
+  if (changes.revision_moved && change_listener_) change_listener_(changes.revision);
 }
 
 bool EtcdStore::WaitStop(std::chrono::milliseconds d) {
@@ -311,12 +307,12 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> EtcdStore::Scan
 }
 
 void EtcdStore::SetChangeListener(ChangeListener listener) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&listener_mu_);
   change_listener_ = std::move(listener);
 }
 
 void EtcdStore::SetReportListener(ReportListener listener) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&listener_mu_);
   report_listener_ = std::move(listener);
 }
 

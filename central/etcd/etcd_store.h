@@ -22,7 +22,8 @@
 // so the reports of a central that dies vanish with its lease. Reports from every writer
 // reach the report listener, so each central routes on every node's load.
 //
-// Threads: the watch thread (calls the change and report listeners, with no lock held) and
+// Threads: the watch thread (calls the change and report listeners, holding only the lock
+// that makes replacing a listener wait for its call in progress) and
 // the flusher. Both stop in the destructor, which flushes what is pending and leaves the
 // lease to expire on its own (a restarted central reads the reports back).
 #pragma once
@@ -106,8 +107,9 @@ class EtcdStore final : public Store {
   std::map<std::string, std::string> own_ ABSL_GUARDED_BY(mu_);  // reports this store wrote
   int64_t lease_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  ChangeListener change_listener_ ABSL_GUARDED_BY(mu_);
-  ReportListener report_listener_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex listener_mu_;  // held while a listener runs (see Notify)
+  ChangeListener change_listener_ ABSL_GUARDED_BY(listener_mu_);
+  ReportListener report_listener_ ABSL_GUARDED_BY(listener_mu_);
 
   absl::Mutex flush_mu_;  // one flush at a time
   std::thread watcher_;

@@ -187,10 +187,10 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitObject
     ObjectKind kind, const std::string& name, std::optional<json> canonical) {
   const KindInfo& info = Info(kind);
   auto next = std::make_shared<ClusterConfig>(*snapshot_.Get());
-  uint64_t revision = store_->revision() + 1;
+  uint64_t revision = snapshot_.Get()->revision + 1;
   std::optional<std::string> value;
   if (canonical) value = Envelope(revision, *canonical);
-  ASSIGN_OR_RETURN(next->revision, store_->Commit({{info.store_kind, name, value}}));
+  ASSIGN_OR_RETURN(next->revision, CommitLocked({{info.store_kind, name, value}}));
   ObjectMap& records = (*next).*info.records;
   if (canonical) {
     records[name] = ObjectRecord{std::move(*canonical), revision};
@@ -209,6 +209,7 @@ absl::StatusOr<ConfigService::PutResult> ConfigService::PutObject(ObjectKind kin
                                                                   const std::string& name,
                                                                   const json& body) {
   absl::MutexLock lock(&write_mu_);
+  CatchUpLocked();
   auto current = snapshot_.Get();
   auto it = current->Objects(kind).find(name);
   const json* stored = it == current->Objects(kind).end() ? nullptr : &it->second.object;
@@ -225,6 +226,7 @@ absl::StatusOr<json> ConfigService::PatchObject(ObjectKind kind, const std::stri
   if (!patch.is_object()) return InvalidField("body", "a merge patch must be a JSON object");
   RETURN_IF_ERROR(RejectUnknownMembers(patch, Members(kind), ""));
   absl::MutexLock lock(&write_mu_);
+  CatchUpLocked();
   auto current = snapshot_.Get();
   auto it = current->Objects(kind).find(name);
   if (it == current->Objects(kind).end()) return NotFound(kind, name);
@@ -247,6 +249,7 @@ absl::StatusOr<json> ConfigService::PatchObject(ObjectKind kind, const std::stri
 absl::StatusOr<json> ConfigService::MutateObject(ObjectKind kind, const std::string& name,
                                                  const std::function<absl::Status(json&)>& edit) {
   absl::MutexLock lock(&write_mu_);
+  CatchUpLocked();
   auto current = snapshot_.Get();
   auto it = current->Objects(kind).find(name);
   if (it == current->Objects(kind).end()) return NotFound(kind, name);
@@ -260,12 +263,12 @@ absl::StatusOr<json> ConfigService::MutateObject(ObjectKind kind, const std::str
 
 absl::Status ConfigService::DeleteObject(ObjectKind kind, const std::string& name) {
   absl::MutexLock lock(&write_mu_);
+  CatchUpLocked();
   if (!snapshot_.Get()->Objects(kind).contains(name)) return NotFound(kind, name);
   return CommitObject(kind, name, std::nullopt).status();
 }
 
-absl::StatusOr<std::unique_ptr<ConfigService>> ConfigService::Load(Store* store) {
-  std::unique_ptr<ConfigService> service(new ConfigService(store));
+absl::StatusOr<std::shared_ptr<ClusterConfig>> ConfigService::ReadAll(Store* store) {
   auto config = std::make_shared<ClusterConfig>();
   config->revision = store->revision();
   ASSIGN_OR_RETURN(auto tp, store->Get(Kind::kConfig, kTrustedProxiesKey));
@@ -313,8 +316,40 @@ absl::StatusOr<std::unique_ptr<ConfigService>> ConfigService::Load(Store* store)
     config->viewing_keys_revision = std::max(config->viewing_keys_revision, env.first);
   }
   SortKeys(config->viewing_keys);
+  return config;
+}
+
+absl::StatusOr<std::unique_ptr<ConfigService>> ConfigService::Load(Store* store) {
+  std::unique_ptr<ConfigService> service(new ConfigService(store));
+  ASSIGN_OR_RETURN(auto config, ReadAll(store));
   service->snapshot_.Set(std::move(config));
+  // C-10: another central wrote to the shared store; read it again and tell everyone.
+  store->SetChangeListener([s = service.get()](uint64_t) {
+    absl::MutexLock lock(&s->write_mu_);
+    s->CatchUpLocked();
+  });
   return service;
+}
+
+ConfigService::~ConfigService() { store_->SetChangeListener(nullptr); }
+
+void ConfigService::CatchUpLocked() {
+  const uint64_t stored = store_->revision();
+  if (stored == snapshot_.Get()->revision) return;
+  auto config = ReadAll(store_);
+  if (!config.ok()) {
+    log::Error("config_reload_failed", {{"error", config.status().ToString()}});
+    return;
+  }
+  log::Info("config_reloaded", {{"from", snapshot_.Get()->revision}, {"to", (*config)->revision}});
+  Publish(*std::move(config));
+}
+
+absl::StatusOr<uint64_t> ConfigService::CommitLocked(const std::vector<Mutation>& mutations) {
+  auto revision = store_->CommitIf(mutations, snapshot_.Get()->revision);
+  // Another central got there first: this one catches up, the caller may retry (HTTP 409).
+  if (absl::IsAborted(revision.status())) CatchUpLocked();
+  return revision;
 }
 
 void ConfigService::Subscribe(std::function<void(std::shared_ptr<const ClusterConfig>)> listener) {
@@ -335,10 +370,11 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::PatchConfig(
   if (!patch.is_object()) return InvalidField("body", "a merge patch must be a JSON object");
   RETURN_IF_ERROR(RejectUnknownMembers(patch, {"trusted_proxies", "revision"}, ""));
   absl::MutexLock lock(&write_mu_);
+  CatchUpLocked();
   auto current = snapshot_.Get();
   auto next = std::make_shared<ClusterConfig>(*current);
   std::vector<Mutation> mutations;
-  uint64_t revision = store_->revision() + 1;
+  uint64_t revision = snapshot_.Get()->revision + 1;
   if (auto it = patch.find("trusted_proxies"); it != patch.end()) {
     ASSIGN_OR_RETURN(next->trusted_proxies, ValidateTrustedProxies(*it));
     next->trusted_set = MakeSet(next->trusted_proxies);
@@ -347,7 +383,7 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::PatchConfig(
         {Kind::kConfig, kTrustedProxiesKey, Envelope(revision, next->trusted_proxies)});
   }
   if (mutations.empty()) return current;  // nothing to change: no new revision
-  ASSIGN_OR_RETURN(next->revision, store_->Commit(mutations));
+  ASSIGN_OR_RETURN(next->revision, CommitLocked(mutations));
   log::Info("config_changed", {{"revision", next->revision},
                                {"trusted_proxies", json(next->trusted_proxies).dump()}});
   Publish(next);
@@ -357,10 +393,10 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::PatchConfig(
 absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitStreamer(
     const std::string& id, const json& canonical) {
   auto next = std::make_shared<ClusterConfig>(*snapshot_.Get());
-  uint64_t revision = store_->revision() + 1;
+  uint64_t revision = snapshot_.Get()->revision + 1;
   StreamerRecord record{canonical, StreamerToProto(canonical), revision};
   ASSIGN_OR_RETURN(next->revision,
-                   store_->Commit({{Kind::kStreamers, id, Envelope(revision, canonical)}}));
+                   CommitLocked({{Kind::kStreamers, id, Envelope(revision, canonical)}}));
   next->streamers[id] = std::move(record);
   Publish(next);
   return std::shared_ptr<const ClusterConfig>(next);
@@ -370,6 +406,7 @@ absl::StatusOr<ConfigService::PutResult> ConfigService::PutStreamer(const std::s
                                                                     const json& body) {
   ASSIGN_OR_RETURN(json canonical, ValidateStreamer(body, id));
   absl::MutexLock lock(&write_mu_);
+  CatchUpLocked();
   bool created = !snapshot_.Get()->streamers.contains(id);
   RETURN_IF_ERROR(CommitStreamer(id, canonical).status());
   log::Info("streamer_saved", {{"id", id}, {"created", created}});
@@ -378,6 +415,7 @@ absl::StatusOr<ConfigService::PutResult> ConfigService::PutStreamer(const std::s
 
 absl::StatusOr<json> ConfigService::PatchStreamer(const std::string& id, const json& patch) {
   absl::MutexLock lock(&write_mu_);
+  CatchUpLocked();
   auto current = snapshot_.Get();
   auto it = current->streamers.find(id);
   if (it == current->streamers.end()) {
@@ -392,12 +430,13 @@ absl::StatusOr<json> ConfigService::PatchStreamer(const std::string& id, const j
 
 absl::Status ConfigService::DeleteStreamer(const std::string& id) {
   absl::MutexLock lock(&write_mu_);
+  CatchUpLocked();
   auto current = snapshot_.Get();
   if (!current->streamers.contains(id)) {
     return absl::NotFoundError(absl::StrCat("streamer \"", id, "\" does not exist"));
   }
   auto next = std::make_shared<ClusterConfig>(*current);
-  ASSIGN_OR_RETURN(next->revision, store_->Commit({{Kind::kStreamers, id, std::nullopt}}));
+  ASSIGN_OR_RETURN(next->revision, CommitLocked({{Kind::kStreamers, id, std::nullopt}}));
   next->streamers.erase(id);
   log::Info("streamer_deleted", {{"id", id}, {"revision", next->revision}});
   Publish(next);
@@ -408,12 +447,13 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::UpdateViewin
     const std::function<std::optional<std::vector<ViewingKeyRecord>>(const ClusterConfig&)>&
         decide) {
   absl::MutexLock lock(&write_mu_);
+  CatchUpLocked();
   auto current = snapshot_.Get();
   std::optional<std::vector<ViewingKeyRecord>> keys = decide(*current);
   if (!keys) return current;
   SortKeys(*keys);
   if (*keys == current->viewing_keys) return current;
-  uint64_t revision = store_->revision() + 1;
+  uint64_t revision = snapshot_.Get()->revision + 1;
   std::vector<Mutation> mutations;
   std::set<std::string> kept;
   for (const auto& key : *keys) {
@@ -424,7 +464,7 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::UpdateViewin
     if (!kept.contains(old.id)) mutations.push_back({Kind::kKeys, old.id, std::nullopt});
   }
   auto next = std::make_shared<ClusterConfig>(*current);
-  ASSIGN_OR_RETURN(next->revision, store_->Commit(mutations));
+  ASSIGN_OR_RETURN(next->revision, CommitLocked(mutations));
   next->viewing_keys = std::move(*keys);
   next->viewing_keys_revision = next->revision;
   // Ids only: a secret never reaches a log line.
@@ -439,6 +479,7 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::UpdateViewin
 absl::StatusOr<bool> ConfigService::EnsureStreamer(const std::string& id,
                                                    const std::string& hostname, v1::Role role) {
   absl::MutexLock lock(&write_mu_);
+  CatchUpLocked();
   if (snapshot_.Get()->streamers.contains(id)) return false;
   json body = {{"hostname", hostname}, {"role", std::string(v1::RoleName(role))}};
   ASSIGN_OR_RETURN(json canonical, ValidateStreamer(body, id));

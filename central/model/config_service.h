@@ -70,8 +70,13 @@ struct ClusterConfig {
 
 class ConfigService {
  public:
-  // Reads everything from `store` (which must outlive the service).
+  // Reads everything from `store` (which must outlive the service). With a shared store
+  // (etcd, C-10) the service follows other centrals' commits: the snapshot is read again
+  // and published (listeners called on the store's thread) when the store's revision moves,
+  // and each write first catches up, then commits only if no other central committed
+  // since (else Aborted, HTTP 409: the caller retries against the new state).
   static absl::StatusOr<std::unique_ptr<ConfigService>> Load(Store* store);
+  ~ConfigService();
 
   std::shared_ptr<const ClusterConfig> Current() const { return snapshot_.Get(); }
 
@@ -122,6 +127,12 @@ class ConfigService {
 
  private:
   explicit ConfigService(Store* store) : store_(store) {}
+  static absl::StatusOr<std::shared_ptr<ClusterConfig>> ReadAll(Store* store);
+  // Reads the store again when it moved past the snapshot, and publishes the result.
+  void CatchUpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Store::CommitIf at the snapshot's revision; catches up when another writer was first.
+  absl::StatusOr<uint64_t> CommitLocked(const std::vector<Mutation>& mutations)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<std::shared_ptr<const ClusterConfig>> CommitStreamer(
       const std::string& id, const nlohmann::json& canonical)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);

@@ -60,7 +60,8 @@ GroupsSnapshot OttService::Evaluate() const {
 }
 
 void OttService::Tick() {
-  if (keys_) {
+  const bool leader = !is_leader_ || is_leader_();
+  if (keys_ && leader) {
     absl::Status status = keys_->Tick();
     if (!status.ok()) log::Warn("viewing_key_tick_failed", {{"error", status.ToString()}});
   }
@@ -70,7 +71,7 @@ void OttService::Tick() {
   registry_->SetOttViews(NodeViews(groups));
   absl::MutexLock lock(&mu_);
   std::vector<Alert> alerts = tracker_.Update(groups, nodes);
-  PublishAlerts(alerts);
+  if (leader) PublishAlerts(alerts);
   alerts_ = std::move(alerts);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -30,6 +31,10 @@ class OttService {
              const Clock& clock, GroupOptions options, prometheus::Registry* metrics);
   ~OttService();  // stops the timer
 
+  // C-10: with several centrals, only the leader runs the key schedule and logs alerts as
+  // they rise and clear; every central evaluates the groups (for its own nodes' views and
+  // its API). Unset: this central is the only one. Call before Start().
+  void set_leader_check(std::function<bool()> is_leader) { is_leader_ = std::move(is_leader); }
   // Runs Tick() every `period` on a thread of its own until Stop() or destruction.
   void Start(std::chrono::milliseconds period);
   void Stop();
@@ -54,6 +59,7 @@ class OttService {
   ViewingKeyManager* keys_;
   const Clock& clock_;
   const GroupOptions options_;
+  std::function<bool()> is_leader_;  // set before Start(), then only read
 
   mutable absl::Mutex mu_;
   AlertTracker tracker_ ABSL_GUARDED_BY(mu_);

@@ -69,11 +69,11 @@ class Store {
 
   // Another writer changed the configuration: called with the new revision, on a thread of
   // the store's own, after Get()/Scan()/revision() show the change. A store with one writer
-  // never calls it. Set once, before the first write.
+  // never calls it. Replacing it (nullptr: none) waits for a call in progress.
   using ChangeListener = std::function<void(uint64_t revision)>;
   virtual void SetChangeListener(ChangeListener listener) {}
   // A report written by any writer changed (nullopt: deleted or expired), on the store's own
-  // thread. Only shared stores (etcd) call it. Set once, before the first report.
+  // thread. Only shared stores (etcd) call it. Replacing it waits likewise.
   using ReportListener =
       std::function<void(const std::string& node_id, const std::optional<std::string>& value)>;
   virtual void SetReportListener(ReportListener listener) {}

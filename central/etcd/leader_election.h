@@ -1,0 +1,80 @@
+// Which central runs what must run once (C-10): the viewing-key schedule and the alerts'
+// notifications. One central alone is always the leader (SoleLeader). Several on one etcd
+// elect one with a lease: the first to create `key` (bound to its lease) leads while it
+// keeps the lease alive; the others retry every `ttl/3` and take over once the key is gone
+// (the leader stopped, or its lease ran out `ttl` after its last keep-alive).
+//
+// A leader that cannot renew its lease steps down by itself after two thirds of the TTL,
+// before any other central can win, so two leaders never overlap by this central's clock.
+// Thread: one of its own; IsLeader() is a lock-free read from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "central/etcd/etcd_client.h"
+#include "common/time/clock.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
+
+namespace meshwork::central {
+
+class Leadership {
+ public:
+  virtual ~Leadership() = default;
+  virtual bool IsLeader() const = 0;
+  // The leader's id as last seen ("" when unknown).
+  virtual std::string Leader() const = 0;
+};
+
+class SoleLeader final : public Leadership {
+ public:
+  explicit SoleLeader(std::string id) : id_(std::move(id)) {}
+  bool IsLeader() const override { return true; }
+  std::string Leader() const override { return id_; }
+
+ private:
+  const std::string id_;
+};
+
+namespace etcd {
+
+class LeaderElection final : public Leadership {
+ public:
+  // `metrics` may be null; it gets meshwork_central_leader (1 while this central leads).
+  LeaderElection(std::shared_ptr<EtcdClient> client, std::string key, std::string id,
+                 std::chrono::seconds ttl, const Clock& clock, prometheus::Registry* metrics);
+  ~LeaderElection() override;  // stops; a leader deletes its key (revokes its lease)
+
+  void Start();
+  bool IsLeader() const override { return leader_.load(std::memory_order_acquire); }
+  std::string Leader() const override;
+
+ private:
+  void Run();
+  void Round();
+  void SetLeader(bool leader, const std::string& who);
+
+  const std::shared_ptr<EtcdClient> client_;
+  const std::string key_;
+  const std::string id_;
+  const std::chrono::seconds ttl_;
+  const Clock& clock_;
+  prometheus::Gauge* gauge_ = nullptr;
+
+  std::atomic<bool> leader_{false};
+  int64_t lease_ = 0;                              // the election thread's own
+  std::chrono::steady_clock::time_point renewed_;  // last successful keep-alive (same)
+
+  mutable absl::Mutex mu_;
+  std::string leader_id_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace etcd
+}  // namespace meshwork::central
