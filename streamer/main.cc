@@ -29,7 +29,9 @@
 #include "streamer/relay/upstreams_from_agent.h"
 #include "streamer/store/origin_store.h"
 
-ABSL_FLAG(std::string, central, "127.0.0.1:9090", "HOST:PORT of central's gRPC listener");
+ABSL_FLAG(std::string, central, "127.0.0.1:9090",
+          "HOST:PORT of central's gRPC listener; several, comma-separated, for centrals sharing "
+          "one etcd (C-10): the node moves to the next when one fails");
 ABSL_FLAG(std::string, cluster_token_file, "",
           "file holding the cluster token presented to central (required, M-3; a copy of "
           "central's <data-dir>/cluster-token or of its --cluster-token-file; the first token "

@@ -188,10 +188,12 @@ void EtcdStore::WatchLoop() {
             reload = true;
             return false;
           }
+          watching_.store(true);
           Notify(Apply(response));
           backoff = std::chrono::milliseconds(200);
           return true;
         });
+    watching_.store(false);
     {
       absl::MutexLock lock(&mu_);
       if (stop_) return;
@@ -385,6 +387,19 @@ void EtcdStore::FlushLoop() {
     }
     if (absl::Status s = FlushReports(); !s.ok()) {
       log::Warn("etcd_report_flush_failed", {{"error", s.ToString()}});
+    }
+    if (!watching_.load()) {
+      // Static stability: while etcd cannot tell us anything, the last reports of other
+      // centrals' nodes are given again, so those nodes keep their last known state rather
+      // than age out and stop being routed to.
+      Changes last;
+      {
+        absl::MutexLock lock(&mu_);
+        for (const auto& [node, report] : reports_) {
+          if (!own_.contains(node)) last.reports[node] = report;
+        }
+      }
+      Notify(last);
     }
   }
 }

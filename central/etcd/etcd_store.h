@@ -20,7 +20,10 @@
 // Reports are not written where PutReport is called: a flusher thread writes the newest
 // report of each node every `report_flush` on a lease of `report_ttl` that it keeps alive,
 // so the reports of a central that dies vanish with its lease. Reports from every writer
-// reach the report listener, so each central routes on every node's load.
+// reach the report listener, so each central routes on every node's load. While the watch
+// is down (etcd unreachable) the last reports of other centrals' nodes are given to the
+// listener again every `report_flush`: those nodes keep their last known state (static
+// stability) instead of ageing out.
 //
 // Threads: the watch thread (calls the change and report listeners, holding only the lock
 // that makes replacing a listener wait for its call in progress) and
@@ -28,6 +31,7 @@
 // lease to expire on its own (a restarted central reads the reports back).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -111,7 +115,8 @@ class EtcdStore final : public Store {
   ChangeListener change_listener_ ABSL_GUARDED_BY(listener_mu_);
   ReportListener report_listener_ ABSL_GUARDED_BY(listener_mu_);
 
-  absl::Mutex flush_mu_;  // one flush at a time
+  std::atomic<bool> watching_{false};  // the watch is open and answering
+  absl::Mutex flush_mu_;               // one flush at a time
   std::thread watcher_;
   std::thread flusher_;
 };

@@ -1,6 +1,8 @@
 #include "streamer/agent/agent.h"
 
 #include "absl/random/random.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/log/log.h"
 #include "common/time/clock.h"
 #include "grpcpp/grpcpp.h"
@@ -11,6 +13,10 @@ namespace meshwork::streamer {
 Agent::Agent(AgentOptions options, Snapshot<NodeConfig>* config, ReportFiller filler,
              prometheus::Registry* metrics)
     : options_(std::move(options)), config_(config), filler_(std::move(filler)) {
+  for (absl::string_view part : absl::StrSplit(options_.central, ',', absl::SkipWhitespace())) {
+    centrals_.emplace_back(absl::StripAsciiWhitespace(part));
+  }
+  if (centrals_.empty()) centrals_.push_back(options_.central);
   if (metrics) {
     revision_gauge_ = &prometheus::BuildGauge()
                            .Name("meshwork_config_revision")
@@ -80,6 +86,8 @@ void Agent::Loop() {
     if (!first && reconnects_) reconnects_->Increment();
     first = false;
     if (RunOnce()) delay = options_.backoff_min;
+    // The session ended or never opened: the next attempt goes to the next central.
+    if (centrals_.size() > 1) current_.store((current_.load() + 1) % centrals_.size());
     // Jittered exponential backoff: a random wait in [delay/2, delay], delay doubling.
     auto wait = std::chrono::milliseconds(
         absl::Uniform<int64_t>(rng, delay.count() / 2, delay.count() + 1));
@@ -92,9 +100,9 @@ namespace {
 
 // A unary call to central on a channel of its own, with the cluster token and `deadline`.
 template <typename Request, typename Response, typename Method>
-absl::StatusOr<Response> CallCentral(const AgentOptions& options, const Request& request,
-                                     Method method, std::string_view name) {
-  auto channel = grpc::CreateChannel(options.central, grpc::InsecureChannelCredentials());
+absl::StatusOr<Response> CallCentral(const AgentOptions& options, const std::string& central,
+                                     const Request& request, Method method, std::string_view name) {
+  auto channel = grpc::CreateChannel(central, grpc::InsecureChannelCredentials());
   auto stub = v1::Control::NewStub(channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + options.rpc_deadline);
@@ -116,13 +124,13 @@ absl::StatusOr<v1::UpstreamsResponse> Agent::Upstreams(const std::string& stream
   request.set_node_id(options_.registration.node_id());
   request.set_stream(stream);
   return CallCentral<v1::UpstreamsRequest, v1::UpstreamsResponse>(
-      options_, request, &v1::Control::Stub::Upstreams, "Upstreams");
+      options_, Central(), request, &v1::Control::Stub::Upstreams, "Upstreams");
 }
 
 absl::StatusOr<v1::NodesResponse> Agent::Nodes(const std::vector<std::string>& ids) const {
   v1::NodesRequest request;
   for (const auto& id : ids) request.add_node_ids(id);
-  return CallCentral<v1::NodesRequest, v1::NodesResponse>(options_, request,
+  return CallCentral<v1::NodesRequest, v1::NodesResponse>(options_, Central(), request,
                                                           &v1::Control::Stub::Nodes, "Nodes");
 }
 
@@ -138,8 +146,8 @@ bool Agent::RunOnce() {
   args.SetMaxSendMessageSize(4 << 20);  // reports are small; central accepts 4 MiB
   // A fresh channel per attempt: a channel's own reconnect backoff must not delay us past
   // the 5 s of C-5.
-  auto channel =
-      grpc::CreateCustomChannel(options_.central, grpc::InsecureChannelCredentials(), args);
+  const std::string central = Central();
+  auto channel = grpc::CreateCustomChannel(central, grpc::InsecureChannelCredentials(), args);
   auto stub = v1::Control::NewStub(channel);
   const std::string& node = options_.registration.node_id();
   const std::string token = options_.cluster_token ? options_.cluster_token->First() : "";
@@ -157,13 +165,13 @@ bool Agent::RunOnce() {
     grpc::Status status = stub->Register(&ctx, options_.registration, &registered);
     if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
       log::Warn("register_refused",
-                {{"central", options_.central},
+                {{"central", central},
                  {"error", "central refused the cluster token of --cluster-token-file"},
                  {"path", options_.cluster_token ? options_.cluster_token->path() : ""}});
       return false;
     }
     if (!status.ok()) {
-      log::Warn("register_failed", {{"central", options_.central},
+      log::Warn("register_failed", {{"central", central},
                                     {"code", static_cast<int>(status.error_code())},
                                     {"error", status.error_message()}});
       return false;
@@ -189,7 +197,7 @@ bool Agent::RunOnce() {
   if (ok) {
     connected_.store(true);
     if (connected_gauge_) connected_gauge_->Set(1);
-    log::Info("session_open", {{"central", options_.central}, {"node", node}});
+    log::Info("session_open", {{"central", central}, {"node", node}});
   }
   std::atomic<bool> reader_done{false};
   std::thread reader([&] {
@@ -218,7 +226,7 @@ bool Agent::RunOnce() {
   }
   if (connected_.exchange(false)) {
     if (connected_gauge_) connected_gauge_->Set(0);
-    log::Warn("session_closed", {{"central", options_.central},
+    log::Warn("session_closed", {{"central", central},
                                  {"code", static_cast<int>(status.error_code())},
                                  {"error", status.error_message()}});
   }

@@ -35,7 +35,11 @@ class ClientContext;
 namespace meshwork::streamer {
 
 struct AgentOptions {
-  std::string central;                         // HOST:PORT of central's gRPC listener
+  // HOST:PORT of central's gRPC listener, or several separated by commas (C-10: centrals
+  // sharing one etcd). The agent keeps to one while its session lasts and moves to the next
+  // after a failure, with the same backoff. (One DNS name with several addresses also works:
+  // gRPC tries each address in turn.)
+  std::string central;
   crypto::TokenFile* cluster_token = nullptr;  // required; must outlive the agent
   meshwork::v1::RegisterRequest registration;  // identity, listeners, addresses
   // Largest message accepted from central (a full configuration snapshot); central's own
@@ -77,7 +81,12 @@ class Agent {
   meshwork::v1::LoadReport BuildReport();
   bool WaitFor(std::chrono::milliseconds d);  // false when stopping
 
+  // The central to talk to now (one of options_.central's list).
+  const std::string& Central() const { return centrals_[current_.load() % centrals_.size()]; }
+
   AgentOptions options_;
+  std::vector<std::string> centrals_;  // options_.central split; never empty
+  std::atomic<size_t> current_{0};
   Snapshot<NodeConfig>* config_;
   ReportFiller filler_;
   std::atomic<bool> connected_{false};
