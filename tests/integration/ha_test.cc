@@ -128,6 +128,7 @@ TEST_CASE("C-10 three centrals on etcd: kill -9 of the leader loses no acknowled
   std::set<std::string> acknowledged;
   size_t next = 0;
   std::future<double> new_leader;  // seconds from the kill to a survivor leading
+  std::future<double> reattached;  // seconds from the kill to the dead one's streamer attached
   for (int i = 0; i < 1000; ++i) {
     const std::string name = "asset-" + std::to_string(i);
     for (int attempt = 0; attempt < 5; ++attempt) {
@@ -138,8 +139,23 @@ TEST_CASE("C-10 three centrals on etcd: kill -9 of the leader loses no acknowled
       }
     }
     if (i == 300) {
+      // Streamer i tries central i first: nodes[leader] is attached to the leader.
+      const double reconnects = MetricAt(nodes[leader].http, "meshwork_central_reconnects_total");
       centrals[leader].process->Signal(SIGKILL);
       centrals[leader].process->Wait();
+      reattached = std::async(std::launch::async, [&nodes, leader, reconnects] {
+        const auto killed = std::chrono::steady_clock::now();
+        const std::string http = nodes[leader].http;
+        bool back = Eventually(
+            [&] {
+              return MetricAt(http, "meshwork_central_reconnects_total") > reconnects &&
+                     MetricAt(http, "meshwork_central_connected") == 1;
+            },
+            15s);
+        return back ? std::chrono::duration<double>(std::chrono::steady_clock::now() - killed)
+                          .count()
+                    : -1.0;
+      });
       new_leader = std::async(std::launch::async, [&centrals] {
         const auto killed = std::chrono::steady_clock::now();
         bool led = Eventually(
@@ -168,20 +184,38 @@ TEST_CASE("C-10 three centrals on etcd: kill -9 of the leader loses no acknowled
   // Every acknowledged write is on every survivor.
   for (auto& c : centrals) {
     if (!Alive(c)) continue;
-    REQUIRE(Eventually(
+    std::string missing;
+    bool all = Eventually(
         [&] {
           auto list = Http("GET", c.http, kApi + "/vod").Json();
-          if (!list.is_object() || !list["vod"].is_array()) return false;
+          if (!list.is_object() || !list["vod"].is_array()) {
+            missing = "no list: " + list.dump().substr(0, 300);
+            return false;
+          }
           std::set<std::string> present;
-          for (const auto& v : list["vod"]) present.insert(v.value("name", ""));
+          for (const auto& v : list["vod"]) {
+            if (v.is_object() && v["name"].is_string()) {
+              present.insert(v["name"].get<std::string>());
+            } else {
+              missing = "odd entry: " + v.dump().substr(0, 300);
+            }
+          }
           for (const auto& a : acknowledged) {
-            if (!present.contains(a)) return false;
+            if (!present.contains(a)) {
+              missing = a + " (and maybe more) of " + std::to_string(acknowledged.size());
+              return false;
+            }
           }
           return true;
         },
-        10s));
+        10s);
+    INFO("missing on " << c.http << ": " << missing);
+    CHECK(all);
   }
-  // The streamer that used the dead central is attached to a survivor again.
+  // The streamer that used the dead central is attached to a survivor again within 5 s.
+  const double reattached_s = reattached.get();
+  CHECK(reattached_s >= 0);
+  CHECK(reattached_s <= 5);
   for (auto& n : nodes) {
     REQUIRE(Eventually([&] { return MetricAt(n.http, "meshwork_central_connected") == 1; }, 5s));
   }
@@ -194,7 +228,8 @@ TEST_CASE("C-10 three centrals on etcd: kill -9 of the leader loses no acknowled
                         << " writes acknowledged, all present on both survivors; " << routed.load()
                         << " redirects, " << unrouted.load()
                         << " failed after trying every central; a survivor led " << new_leader_s
-                        << " s after the kill (lease TTL 3 s)");
+                        << " s after the kill (lease TTL 3 s); its streamer was attached to a "
+                        << "survivor " << reattached_s << " s after the kill");
 
   // One etcd member down: no effect. Two: writes refused (503), routing goes on.
   etcd->Kill(0);
