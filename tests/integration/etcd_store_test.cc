@@ -11,6 +11,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "tests/integration/etcd_harness.h"
+#include "tests/integration/media_harness.h"
 #include "tests/store_contract.h"
 
 namespace meshwork::testing {
@@ -137,6 +138,45 @@ TEST_CASE("C-10 with etcd gone reads answer from the last state and writes fail 
   CHECK(store->revision() == 1);
   CHECK(*store->Get(Kind::kStreams, "news") == std::optional<std::string>("s1"));
   CHECK(*store->Get(Kind::kStreams, "sport") == std::nullopt);
+}
+
+TEST_CASE("C-10 with etcd authentication on, the store logs in; a wrong password is refused") {
+  auto cluster = EtcdCluster::Start(1, MakeTempDir("etcd-auth"));
+  const std::string ctl = "ETCDCTL_API=3 /usr/bin/etcdctl --endpoints=" + cluster->Endpoints();
+  for (const std::string args :
+       {"user add root:root-pw", "user add central:central-pw", "role add meshwork",
+        "role grant-permission meshwork --prefix=true readwrite /meshwork/",
+        "user grant-role central meshwork", "auth enable"}) {
+    auto [rc, out] = RunCommand(ctl + " " + args + " 2>&1");
+    INFO(args << ": " << out);
+    REQUIRE(rc == 0);
+  }
+  auto open = [&](const std::string& password) {
+    etcd::EtcdOptions options;
+    options.endpoints = etcd::ParseEndpoints(cluster->Endpoints());
+    options.user = "central";
+    options.password = password;
+    return etcd::EtcdClient::Connect(options);
+  };
+  auto refused = open("wrong");
+  REQUIRE_FALSE(refused.ok());
+  INFO(refused.status().ToString());
+  CHECK(refused.status().message().find("authentication as central") != std::string::npos);
+
+  auto client = open("central-pw");
+  REQUIRE(client.ok());
+  auto store = etcd::EtcdStore::Open(std::shared_ptr<etcd::EtcdClient>(std::move(*client)), {});
+  INFO(store.status().ToString());
+  REQUIRE(store.ok());
+  auto rev = (*store)->Commit({{Kind::kZones, "eu", "z"}});
+  INFO(rev.status().ToString());
+  REQUIRE(rev.ok());
+  CHECK(*rev == 1);
+  // Without a login, etcd refuses to show the data.
+  auto [rc, out] = RunCommand(ctl + " get --prefix /meshwork/ 2>&1");
+  INFO(out);
+  CHECK(rc != 0);
+  CHECK(out.find("Error") != std::string::npos);
 }
 
 }  // namespace
