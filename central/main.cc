@@ -258,7 +258,12 @@ int Run() {
       [&registry](const std::string& node, const std::optional<std::string>& value) {
         registry.RemoteReport(node, value);
       });
-  absl::Cleanup stop_reports = [&store] { (*store)->SetReportListener(nullptr); };
+  // Before the registry and routing go: the store's thread must no longer reach them (a
+  // change made by another central is published to both).
+  absl::Cleanup stop_following = [&store] {
+    (*store)->SetReportListener(nullptr);
+    (*store)->SetChangeListener(nullptr);
+  };
   std::unique_ptr<Leadership> leadership;
   if (opened->etcd) {
     auto election = std::make_unique<etcd::LeaderElection>(
