@@ -101,7 +101,10 @@ void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collecti
   const std::string path = std::string(kApiPrefix) + "/" + collection;
   Add(router, {Verb::get}, path, [this, kind, collection](RequestContext&, Responder r) {
     json list = json::array();
-    for (const auto& [name, record] : config_->Current()->Objects(kind)) {
+    // Held for the loop: a range-for does not keep a temporary snapshot alive, and another
+    // central's change can replace the current one at any moment (C-10).
+    const auto config = config_->Current();
+    for (const auto& [name, record] : config->Objects(kind)) {
       list.push_back(record.object);  // std::map: sorted by name (M-1)
     }
     r.Send(http::JsonResponse(http::Status::ok, {{collection, list}}));
@@ -368,7 +371,8 @@ void AdminApi::AddRoutes(http::Router& router) {
 
   Add(router, {Verb::get}, api + "/streamers", [this](RequestContext&, Responder r) {
     json list = json::array();
-    for (const auto& [id, record] : config_->Current()->streamers) {
+    const auto config = config_->Current();  // held for the loop (see above)
+    for (const auto& [id, record] : config->streamers) {
       list.push_back(StreamerJson(record));  // std::map: sorted by id (M-1)
     }
     r.Send(http::JsonResponse(http::Status::ok, {{"streamers", list}}));

@@ -323,7 +323,8 @@ uint64_t OttGate::backup_sessions() {
 
 std::vector<std::string> OttGate::held_key_ids() const {
   std::vector<std::string> ids;
-  for (const auto& k : config_->Get()->viewing_keys) ids.push_back(k.id);
+  const auto config = config_->Get();  // held for the loop: a range-for would drop it
+  for (const auto& k : config->viewing_keys) ids.push_back(k.id);
   return ids;
 }
 
