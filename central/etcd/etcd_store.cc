@@ -139,6 +139,20 @@ EtcdStore::Changes EtcdStore::Apply(const etcdserverpb::WatchResponse& response)
   return changes;
 }
 
+void EtcdStore::RepeatRemoteReports() {
+  // Static stability: while etcd cannot tell us anything, the last reports of other
+  // centrals' nodes are given again, so those nodes keep their last known state rather than
+  // age out and stop being routed to.
+  Changes last;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [node, report] : reports_) {
+      if (!own_.contains(node)) last.reports[node] = report;
+    }
+  }
+  Notify(last);
+}
+
 void EtcdStore::Notify(const Changes& changes) {
   // listener_mu_ (not mu_) is held through the calls so that replacing a listener waits for
   // a call in progress: its owner may be gone once the replacement returns.
@@ -188,20 +202,19 @@ void EtcdStore::WatchLoop() {
             reload = true;
             return false;
           }
-          watching_.store(true);
           Notify(Apply(response));
           backoff = std::chrono::milliseconds(200);
           return true;
         });
-    watching_.store(false);
     {
       absl::MutexLock lock(&mu_);
       if (stop_) return;
     }
     if (!reload) {
       log::Warn("etcd_watch_failed", {{"error", ended.ToString()}});
+      RepeatRemoteReports();
       if (WaitStop(backoff)) return;
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
     }
   }
 }
@@ -387,19 +400,6 @@ void EtcdStore::FlushLoop() {
     }
     if (absl::Status s = FlushReports(); !s.ok()) {
       log::Warn("etcd_report_flush_failed", {{"error", s.ToString()}});
-    }
-    if (!watching_.load()) {
-      // Static stability: while etcd cannot tell us anything, the last reports of other
-      // centrals' nodes are given again, so those nodes keep their last known state rather
-      // than age out and stop being routed to.
-      Changes last;
-      {
-        absl::MutexLock lock(&mu_);
-        for (const auto& [node, report] : reports_) {
-          if (!own_.contains(node)) last.reports[node] = report;
-        }
-      }
-      Notify(last);
     }
   }
 }

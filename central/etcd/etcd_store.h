@@ -22,8 +22,8 @@
 // so the reports of a central that dies vanish with its lease. Reports from every writer
 // reach the report listener, so each central routes on every node's load. While the watch
 // is down (etcd unreachable) the last reports of other centrals' nodes are given to the
-// listener again every `report_flush`: those nodes keep their last known state (static
-// stability) instead of ageing out.
+// listener again at each retry of the watch (at least once a second): those nodes keep
+// their last known state (static stability) instead of ageing out.
 //
 // Threads: the watch thread (calls the change and report listeners, holding only the lock
 // that makes replacing a listener wait for its call in progress) and
@@ -31,7 +31,6 @@
 // lease to expire on its own (a restarted central reads the reports back).
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -89,6 +88,7 @@ class EtcdStore final : public Store {
   void ApplyKeyLocked(const std::string& key, const std::optional<std::string>& value,
                       Changes& changes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Notify(const Changes& changes);
+  void RepeatRemoteReports();
   void WatchLoop();
   void FlushLoop();
   bool WaitStop(std::chrono::milliseconds d);
@@ -115,8 +115,7 @@ class EtcdStore final : public Store {
   ChangeListener change_listener_ ABSL_GUARDED_BY(listener_mu_);
   ReportListener report_listener_ ABSL_GUARDED_BY(listener_mu_);
 
-  std::atomic<bool> watching_{false};  // the watch is open and answering
-  absl::Mutex flush_mu_;               // one flush at a time
+  absl::Mutex flush_mu_;  // one flush at a time
   std::thread watcher_;
   std::thread flusher_;
 };
