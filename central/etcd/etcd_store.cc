@@ -178,8 +178,9 @@ void EtcdStore::WatchLoop() {
       auto changes = Reload();
       if (!changes.ok()) {
         log::Warn("etcd_reload_failed", {{"error", changes.status().ToString()}});
+        RepeatRemoteReports();
         if (WaitStop(backoff)) return;
-        backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
         continue;
       }
       log::Info("etcd_reloaded", {{"revision", changes->revision}});
