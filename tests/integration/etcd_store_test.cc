@@ -25,7 +25,7 @@ std::unique_ptr<etcd::EtcdStore> OpenStore(const std::string& endpoints,
                                            etcd::EtcdStoreOptions options = {}) {
   etcd::EtcdOptions client_options;
   client_options.endpoints = etcd::ParseEndpoints(endpoints);
-  client_options.request_timeout = std::chrono::milliseconds(1500);
+  client_options.request_timeout = std::chrono::milliseconds(5000);
   auto client = etcd::EtcdClient::Connect(client_options);
   REQUIRE(client.ok());
   auto store = etcd::EtcdStore::Open(std::shared_ptr<etcd::EtcdClient>(std::move(*client)),
