@@ -90,6 +90,11 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Connect(EtcdOptions opti
     // multiplexer can take seconds to answer a new connection's HTTP/2 preface.)
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    // A watch on a connection that died without a reset (a partition) would wait forever:
+    // pings find it within 15 s. etcd accepts pings every 5 s or slower while a stream is
+    // open (its --grpc-keepalive-min-time default), and a watch is always open.
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
     args.SetMaxReceiveMessageSize(64 << 20);
     client->channels_.push_back(grpc::CreateCustomChannel(endpoint, credentials, args));
   }

@@ -119,22 +119,51 @@ absl::StatusOr<EtcdStore::Changes> EtcdStore::Reload() {
   for (const auto& [node, value] : old_reports) {
     if (!reports_.contains(node)) changes.reports[node] = std::nullopt;
   }
+  const int64_t read_at = response->header().revision();
+  // Own commits newer than this read (acknowledged while it was in flight) stay applied.
+  for (auto it = ahead_.begin(); it != ahead_.end();) {
+    if (it->second.revision <= read_at) {
+      it = ahead_.erase(it);
+    } else {
+      Changes ignored;  // own writes: their callers know them
+      ApplyKeyLocked(it->first, it->second.value, ignored);
+      ++it;
+    }
+  }
   changes.revision_moved = revision_ != old_revision;
   changes.revision = revision_;
-  etcd_revision_ = response->header().revision();
+  watch_revision_ = read_at;
+  ++reloads_;
   return changes;
+}
+
+uint64_t EtcdStore::reloads() const {
+  absl::MutexLock lock(&mu_);
+  return reloads_;
 }
 
 EtcdStore::Changes EtcdStore::Apply(const etcdserverpb::WatchResponse& response) {
   Changes changes;
   absl::MutexLock lock(&mu_);
   for (const auto& event : response.events()) {
-    if (event.kv().mod_revision() <= etcd_revision_) continue;  // seen (our own commit)
+    const int64_t at = event.kv().mod_revision();  // for a delete, the deletion's revision
+    if (at <= watch_revision_) continue;           // delivered before (a restarted watch)
+    auto ahead = ahead_.find(event.kv().key());
+    if (ahead != ahead_.end() && at <= ahead->second.revision) continue;  // we wrote newer
     std::optional<std::string> value;
     if (event.type() == etcdserverpb::Event::PUT) value = event.kv().value();
     ApplyKeyLocked(event.kv().key(), value, changes);
   }
-  etcd_revision_ = std::max(etcd_revision_, response.header().revision());
+  for (const auto& event : response.events()) {
+    watch_revision_ = std::max(watch_revision_, event.kv().mod_revision());
+  }
+  // The header of a response is the store's revision, not how far this watch has got: a
+  // watch that is catching up, and its `created` answer, can lag it. Only a progress
+  // notification (no events, sent to a watch that is in sync) vouches for it.
+  if (response.events_size() == 0 && !response.created() && !response.canceled()) {
+    watch_revision_ = std::max(watch_revision_, response.header().revision());
+  }
+  std::erase_if(ahead_, [&](const auto& kv) { return kv.second.revision <= watch_revision_; });
   changes.revision = revision_;
   return changes;
 }
@@ -191,7 +220,7 @@ void EtcdStore::WatchLoop() {
     {
       absl::MutexLock lock(&mu_);
       if (stop_) return;
-      from = etcd_revision_ + 1;
+      from = watch_revision_ + 1;
     }
     absl::Status ended = client_->Watch(
         options_.prefix, PrefixEnd(options_.prefix), from,
@@ -269,11 +298,15 @@ absl::StatusOr<uint64_t> EtcdStore::CommitIf(const std::vector<Mutation>& mutati
   }
   absl::MutexLock lock(&mu_);
   // The watch may have applied this transaction already (and later ones after it).
-  if (etcd_revision_ < response->header().revision()) {
-    Changes ignored;
-    ApplyKeyLocked(RevisionKey(), absl::StrCat(base + 1), ignored);
-    for (const Mutation& m : mutations) ApplyKeyLocked(ConfigKey(m.kind, m.key), m.value, ignored);
-    etcd_revision_ = response->header().revision();
+  const int64_t at = response->header().revision();
+  if (watch_revision_ < at) {
+    Changes ignored;  // the caller knows what it wrote
+    auto apply = [&](const std::string& key, const std::optional<std::string>& value) {
+      ApplyKeyLocked(key, value, ignored);
+      ahead_[key] = AheadWrite{at, value};
+    };
+    apply(RevisionKey(), absl::StrCat(base + 1));
+    for (const Mutation& m : mutations) apply(ConfigKey(m.kind, m.key), m.value);
   }
   return base + 1;
 }

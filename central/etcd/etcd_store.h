@@ -71,6 +71,9 @@ class EtcdStore final : public Store {
 
   // Writes what PutReport/DeleteReport left pending now (the flusher does it periodically).
   absl::Status FlushReports();
+  // Whole reads of the prefix so far: 1 after Open, +1 each time the watch had to start over
+  // (its start revision was compacted away, or etcd cancelled it).
+  uint64_t reloads() const;
 
  private:
   EtcdStore(std::shared_ptr<EtcdClient> client, EtcdStoreOptions options);
@@ -104,7 +107,19 @@ class EtcdStore final : public Store {
   mutable absl::Mutex mu_;
   std::map<std::string, std::string> config_ ABSL_GUARDED_BY(mu_);  // full key → value
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;                      // the configuration counter
-  int64_t etcd_revision_ ABSL_GUARDED_BY(mu_) = 0;  // what the mirror has seen of etcd
+  // etcd revision up to which the watch (or the last whole read) has delivered every event:
+  // the next watch starts after it.
+  int64_t watch_revision_ ABSL_GUARDED_BY(mu_) = 0;
+  // This store's own commits, applied to the mirror as soon as etcd acknowledged them, before
+  // the watch brings them back: key → (etcd revision of the commit, value; nullopt deleted).
+  // An event for such a key at or below that revision is older news and is skipped; entries
+  // go once the watch has passed their revision.
+  struct AheadWrite {
+    int64_t revision;
+    std::optional<std::string> value;
+  };
+  std::map<std::string, AheadWrite> ahead_ ABSL_GUARDED_BY(mu_);
+  uint64_t reloads_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, std::string> reports_ ABSL_GUARDED_BY(mu_);  // node → report
   // Reports to write (nullopt: to delete), newest per node.
   std::map<std::string, std::optional<std::string>> pending_ ABSL_GUARDED_BY(mu_);

@@ -19,10 +19,28 @@ struct EtcdMember {
   std::string endpoint() const { return "127.0.0.1:" + std::to_string(client_port); }
 };
 
+// Client TLS for the members: PEM files of the CA, and the server certificate and key it
+// signed (for 127.0.0.1). With `require_client_cert`, etcd refuses clients without a
+// certificate from that CA.
+struct EtcdTls {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  bool require_client_cert = true;
+};
+
+// Writes a fresh CA (`dir`/NAME-ca.pem, key beside it) and one certificate it signs for
+// each of `names` (`dir`/NAME.pem and NAME.key, with subjectAltName IP:127.0.0.1).
+// Returns the CA file.
+std::string MakeTestPki(const std::string& dir, const std::string& ca_name,
+                        const std::vector<std::string>& names);
+
 class EtcdCluster {
  public:
-  // Starts `members` members and waits (up to 30 s) until the cluster answers a read.
-  static std::unique_ptr<EtcdCluster> Start(int members, const std::string& dir);
+  // Starts `members` members and waits (up to 30 s) until the cluster answers a read. With
+  // `tls`, clients reach them over https only.
+  static std::unique_ptr<EtcdCluster> Start(int members, const std::string& dir,
+                                            const EtcdTls* tls = nullptr);
   // "127.0.0.1:A,127.0.0.1:B,…": every member, for --etcd-endpoints.
   std::string Endpoints() const;
   void Kill(size_t member);  // SIGKILL and reap

@@ -10,8 +10,10 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
+#include "nlohmann/json.hpp"
 #include "tests/integration/etcd_harness.h"
 #include "tests/integration/media_harness.h"
+#include "tests/integration/tcp_proxy.h"
 #include "tests/store_contract.h"
 
 namespace meshwork::testing {
@@ -177,6 +179,115 @@ TEST_CASE("C-10 with etcd authentication on, the store logs in; a wrong password
   INFO(out);
   CHECK(rc != 0);
   CHECK(out.find("Error") != std::string::npos);
+}
+
+TEST_CASE("C-10 a store cut off while etcd compacts its history reloads whole and catches up") {
+  auto cluster = EtcdCluster::Start(1, MakeTempDir("etcd-compact"));
+  const std::string ctl = "ETCDCTL_API=3 /usr/bin/etcdctl --endpoints=" + cluster->Endpoints();
+  TcpProxy link(cluster->members()[0].endpoint());
+  auto a = OpenStore(cluster->Endpoints());
+  auto b = OpenStore(link.address());  // b reaches etcd only through `link`
+  absl::Mutex mu;
+  uint64_t heard = 0;
+  b->SetChangeListener([&](uint64_t revision) {
+    absl::MutexLock lock(&mu);
+    heard = revision;
+  });
+  REQUIRE(a->Commit({{Kind::kZones, "eu", "z1"}, {Kind::kStreams, "news", "s1"}}).ok());
+  INFO("connections through the link: " << link.accepted());
+  REQUIRE(Eventually([&] { return b->revision() == 1; }, 5s));
+  CHECK(b->reloads() == 1);  // the read at Open
+
+  link.Cut();
+  // While b cannot hear anything: a deletes, adds and changes keys, then etcd compacts
+  // everything up to now, so the revision b's watch resumes from no longer exists.
+  REQUIRE(a->Commit({{Kind::kZones, "eu", std::nullopt}, {Kind::kZones, "us", "z2"}}).ok());
+  REQUIRE(a->Commit({{Kind::kStreams, "news", "s1b"}}).ok());
+  auto [rc, out] = RunCommand(ctl + " get /meshwork/config/revision -w json");
+  REQUIRE(rc == 0);
+  const int64_t now = nlohmann::json::parse(out)["header"]["revision"].get<int64_t>();
+  auto compact = RunCommand(ctl + " compact " + std::to_string(now) + " 2>&1");
+  INFO(compact.second);
+  REQUIRE(compact.first == 0);
+  auto old =
+      RunCommand(ctl + " get /meshwork/config/revision --rev=" + std::to_string(now - 1) + " 2>&1");
+  CHECK(old.second.find("compacted") != std::string::npos);  // history is really gone
+  // Meanwhile b answers reads from what it last knew.
+  CHECK(b->revision() == 1);
+  CHECK(*b->Get(Kind::kZones, "eu") == std::optional<std::string>("z1"));
+
+  link.Restore();
+  std::chrono::milliseconds took{0};
+  REQUIRE(Eventually([&] { return b->revision() == 3; }, 15s, &took));
+  WARN("b caught up " << took.count() << " ms after the link came back");
+  CHECK(b->reloads() == 2);  // the watch started over from a whole read, not from history
+  CHECK(*b->Get(Kind::kZones, "eu") == std::nullopt);
+  CHECK(*b->Get(Kind::kZones, "us") == std::optional<std::string>("z2"));
+  CHECK(*b->Get(Kind::kStreams, "news") == std::optional<std::string>("s1b"));
+  REQUIRE(Eventually(
+      [&] {
+        absl::MutexLock lock(&mu);
+        return heard == 3;
+      },
+      5s));
+  // And it follows new commits again through the restarted watch.
+  REQUIRE(a->Commit({{Kind::kZones, "asia", "z3"}}).ok());
+  REQUIRE(Eventually([&] { return b->revision() == 4; }, 5s));
+  CHECK(b->reloads() == 2);
+}
+
+TEST_CASE(
+    "C-10 over TLS with client certificates the store works; a wrong CA or no certificate "
+    "is refused") {
+  const std::string dir = MakeTempDir("etcd-tls");
+  EtcdTls tls;
+  tls.ca_file = MakeTestPki(dir, "meshwork-test", {"etcd", "central"});
+  tls.cert_file = dir + "/etcd.pem";
+  tls.key_file = dir + "/etcd.key";
+  const std::string other_ca = MakeTestPki(dir, "someone-else", {});
+  auto cluster = EtcdCluster::Start(1, dir, &tls);
+  auto connect = [&](const std::string& ca, bool with_cert) {
+    etcd::EtcdOptions options;
+    options.endpoints = etcd::ParseEndpoints(cluster->Endpoints());
+    options.request_timeout = std::chrono::milliseconds(3000);
+    options.ca_file = ca;
+    if (with_cert) {
+      options.cert_file = dir + "/central.pem";
+      options.key_file = dir + "/central.key";
+    }
+    return etcd::EtcdClient::Connect(options);
+  };
+  auto open = [&](const std::string& ca, bool with_cert) -> absl::Status {
+    auto client = connect(ca, with_cert);
+    if (!client.ok()) return client.status();
+    auto store = etcd::EtcdStore::Open(std::shared_ptr<etcd::EtcdClient>(std::move(*client)), {});
+    if (!store.ok()) return store.status();
+    auto rev = (*store)->Commit({{Kind::kZones, "eu", "z"}});
+    if (!rev.ok()) return rev.status();
+    auto again = (*store)->Get(Kind::kZones, "eu");
+    if (!again.ok()) return again.status();
+    return *again == std::optional<std::string>("z") ? absl::OkStatus()
+                                                     : absl::InternalError("read back differs");
+  };
+  auto good = open(tls.ca_file, true);
+  INFO(good.ToString());
+  CHECK(good.ok());
+  auto wrong_ca = open(other_ca, true);  // etcd's certificate is not from the CA we trust
+  INFO(wrong_ca.ToString());
+  CHECK_FALSE(wrong_ca.ok());
+  auto no_cert = open(tls.ca_file, false);  // etcd wants a client certificate
+  INFO(no_cert.ToString());
+  CHECK_FALSE(no_cert.ok());
+  // Plain text to a TLS member gets nowhere either.
+  etcd::EtcdOptions plain;
+  plain.endpoints = etcd::ParseEndpoints(cluster->Endpoints());
+  plain.request_timeout = std::chrono::milliseconds(2000);
+  auto plain_client = etcd::EtcdClient::Connect(plain);
+  if (plain_client.ok()) {
+    etcdserverpb::RangeRequest probe;
+    probe.set_key("/x");
+    CHECK_FALSE((*plain_client)->Range(probe).ok());
+  }
 }
 
 }  // namespace

@@ -1,0 +1,121 @@
+#include "tests/integration/tcp_proxy.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+namespace meshwork::testing {
+namespace {
+
+int ConnectLoopback(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+TcpProxy::TcpProxy(const std::string& target) {
+  const size_t colon = target.rfind(':');
+  REQUIRE(colon != std::string::npos);
+  target_port_ = std::stoi(target.substr(colon + 1));
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listen_fd_ >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listen_fd_, 64) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  port_ = ntohs(addr.sin_port);
+  acceptor_ = std::thread([this] { AcceptLoop(); });
+}
+
+TcpProxy::~TcpProxy() {
+  stopping_ = true;
+  ::shutdown(listen_fd_, SHUT_RDWR);
+  acceptor_.join();
+  ::close(listen_fd_);
+  std::vector<std::thread> pumps;
+  {
+    absl::MutexLock lock(&mu_);
+    pumps.swap(pumps_);
+  }
+  for (auto& t : pumps) t.join();  // each pump polls with a timeout and sees stopping_
+}
+
+void TcpProxy::Cut() {
+  absl::MutexLock lock(&mu_);  // the acceptor checks cut_ under mu_ before adding a pump
+  cut_ = true;
+  // Once this returns no byte crosses: a pump's next read or write fails.
+  for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
+}
+
+void TcpProxy::Restore() { cut_ = false; }
+
+void TcpProxy::AcceptLoop() {
+  while (!stopping_) {
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0) continue;
+    ++accepted_;
+    int upstream = cut_ ? -1 : ConnectLoopback(target_port_);
+    absl::MutexLock lock(&mu_);
+    if (upstream < 0 || cut_) {
+      ::close(client);
+      if (upstream >= 0) ::close(upstream);
+      continue;
+    }
+    open_fds_.insert(open_fds_.end(), {client, upstream});
+    pumps_.emplace_back([this, client, upstream] { Pump(client, upstream); });
+  }
+}
+
+void TcpProxy::Pump(int client, int upstream) {
+  char buf[16384];
+  pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
+  while (!stopping_) {
+    int n = ::poll(fds, 2, 50);
+    if (n < 0) break;
+    if (n == 0) continue;
+    bool done = false;
+    for (int i = 0; i < 2 && !done; ++i) {
+      if (fds[i].revents == 0) continue;
+      ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      if (got <= 0) {
+        done = true;
+        break;
+      }
+      const int to = fds[1 - i].fd;
+      for (ssize_t off = 0; off < got;) {
+        ssize_t put = ::write(to, buf + off, got - off);
+        if (put <= 0) {
+          done = true;
+          break;
+        }
+        off += put;
+      }
+    }
+    if (done) break;
+  }
+  absl::MutexLock lock(&mu_);  // closed under mu_, so Cut() never shuts a reused number
+  std::erase(open_fds_, client);
+  std::erase(open_fds_, upstream);
+  ::close(client);
+  ::close(upstream);
+}
+
+}  // namespace meshwork::testing
