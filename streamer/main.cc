@@ -1,4 +1,5 @@
 // streamer: one node of the cluster (ingest, origin or edge). Wiring only.
+#include <csignal>
 #include <memory>
 
 #include "absl/cleanup/cleanup.h"
@@ -24,6 +25,7 @@
 #include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/play_sessions.h"
 #include "streamer/delivery/publish_auth.h"
+#include "streamer/delivery/rtmp_listener.h"
 #include "streamer/delivery/viewer_routes.h"
 #include "streamer/packager/stream_manager.h"
 #include "streamer/relay/upstreams_from_agent.h"
@@ -47,8 +49,14 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:8081", "ADDR:PORT of the viewer listen
 ABSL_FLAG(std::string, publish_listen, "127.0.0.1:8082", "ADDR:PORT of the publish listener");
 ABSL_FLAG(std::string, https_listen, "",
           "ADDR:PORT of an HTTPS viewer listener (needs --tls-cert and --tls-key; O-13)");
-ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain for --https-listen");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key for --https-listen");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain for --https-listen and --rtmps-listen (SIGHUP rereads it)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key for --https-listen and --rtmps-listen");
+ABSL_FLAG(std::string, rtmp_listen, "",
+          "ADDR:PORT of an RTMP ingest listener, e.g. 0.0.0.0:1935 (off when empty; S-1)");
+ABSL_FLAG(std::string, rtmps_listen, "",
+          "ADDR:PORT of an RTMPS ingest listener (needs --tls-cert and --tls-key)");
+ABSL_FLAG(std::string, rtmp_app, "live", "the RTMP application name publishers connect to");
 ABSL_FLAG(int, public_port, 0, "public port of the viewer listener when port-forwarded");
 ABSL_FLAG(int, http_threads, 2, "worker threads of the viewer listener");
 ABSL_FLAG(int, publish_threads, 1, "worker threads of the publish listener");
@@ -72,6 +80,14 @@ namespace {
 constexpr char kVersion[] = "0.1.0";
 constexpr uint32_t kProtocolVersion = 1;
 
+void LogTlsReload(const char* listener, const absl::Status& status) {
+  if (status.ok()) {
+    log::Info("tls_reloaded", {{"listener", listener}});
+  } else {
+    log::Error("tls_reload_failed", {{"listener", listener}, {"error", status.ToString()}});
+  }
+}
+
 int Run() {
   const std::string node_id = absl::GetFlag(FLAGS_node_id);
   v1::Role role;
@@ -91,7 +107,7 @@ int Run() {
     log::Error("startup_failed", {{"error", cluster_token.status().ToString()}});
     return 2;
   }
-  BlockShutdownSignals();
+  BlockShutdownAndReloadSignals();
   auto metrics = std::make_shared<prometheus::Registry>();
   Snapshot<NodeConfig> config;
   auto trusted = [&config] { return config.Get()->trusted_proxies; };
@@ -110,6 +126,7 @@ int Run() {
   // then the pipelines and stores go, releasing held requests into the stopped servers'
   // queues, and only then are the servers' io_contexts destroyed with what is queued.
   std::unique_ptr<http::Server> viewer_server, publish_server, https_server;
+  std::unique_ptr<RtmpListener> rtmp_listener, rtmps_listener;
   // The one store (every stream's objects, local or published), then the pipelines that
   // publish into it.
   OriginStore::Options origin_options;
@@ -189,6 +206,9 @@ int Run() {
     for (http::Server* server : {viewer_server.get(), publish_server.get(), https_server.get()}) {
       if (server) server->Stop();
     }
+    for (RtmpListener* listener : {rtmp_listener.get(), rtmps_listener.get()}) {
+      if (listener) listener->Stop();
+    }
   };
   auto build_viewer_router = [&] {
     http::Router router;
@@ -248,6 +268,28 @@ int Run() {
     return 1;
   }
   publish_server = *std::move(publish_started);
+  for (const char* name : {"rtmp", "rtmps"}) {
+    RtmpListenerOptions options;
+    options.name = name;
+    const bool secure = options.name == "rtmps";
+    options.listen = absl::GetFlag(secure ? FLAGS_rtmps_listen : FLAGS_rtmp_listen);
+    if (options.listen.empty()) continue;
+    options.app = absl::GetFlag(FLAGS_rtmp_app);
+    if (secure) {
+      options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+      options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+      if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
+        log::Error("startup_failed", {{"error", "--rtmps-listen needs --tls-cert and --tls-key"}});
+        return 1;
+      }
+    }
+    auto started = RtmpListener::Start(options, &streams, &publish_auth, metrics.get());
+    if (!started.ok()) {
+      log::Error("startup_failed", {{"error", started.status().ToString()}});
+      return 1;
+    }
+    (secure ? rtmps_listener : rtmp_listener) = *std::move(started);
+  }
 
   AgentOptions agent_options;
   agent_options.central = absl::GetFlag(FLAGS_central);
@@ -328,14 +370,22 @@ int Run() {
   nlohmann::json ready = {{"http", viewer_server->bound_address()},
                           {"publish", publish_server->bound_address()}};
   if (https_server) ready["https"] = https_server->bound_address();
+  if (rtmp_listener) ready["rtmp"] = rtmp_listener->bound_address();
+  if (rtmps_listener) ready["rtmps"] = rtmps_listener->bound_address();
   AnnounceReady(ready);
   log::Info("streamer_started",
             {{"node", node_id}, {"role", identity.role}, {"central", agent_options.central}});
-  int sig = WaitForShutdownSignal();
+  int sig = WaitForShutdownOrReloadSignal();
+  for (; sig == SIGHUP; sig = WaitForShutdownOrReloadSignal()) {  // R-7: reread certificates
+    if (https_server) LogTlsReload("https", https_server->ReloadTls());
+    if (rtmps_listener) LogTlsReload("rtmps", rtmps_listener->ReloadTls());
+  }
   log::Info("streamer_stopping", {{"signal", sig}});
   viewer_server->Stop();
   publish_server->Stop();
   if (https_server) https_server->Stop();
+  if (rtmp_listener) rtmp_listener->Stop();
+  if (rtmps_listener) rtmps_listener->Stop();
   agent->Stop();
   log::Info("streamer_stopped");
   return 0;

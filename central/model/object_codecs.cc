@@ -53,7 +53,8 @@ constexpr std::string_view kRangeVersionMembers[] = {"from_msn", "to_msn", "pipe
                                                      "version"};
 constexpr std::string_view kOttMembers[] = {"enabled", "group", "backup", "stale_after_ms"};
 constexpr size_t kMaxPipelines = 16;
-constexpr std::string_view kInputSchemes[] = {"publish://", "udp://", "srt://", "http://"};
+constexpr std::string_view kInputSchemes[] = {"publish://", "rtmp://", "udp://", "srt://",
+                                              "http://"};
 
 // An optional integer member within [lo, hi] (lo >= 0): nullopt when absent or null.
 absl::StatusOr<std::optional<int64_t>> OptionalBoundedInt(const json& object, std::string_view key,
@@ -400,8 +401,8 @@ absl::StatusOr<json> ValidateStream(const json& body, std::string_view name) {
                                [&url](std::string_view p) { return url.rfind(p, 0) == 0; });
       if (!known) {
         return InvalidField(field, absl::StrCat("\"", url,
-                                                "\" must start with publish://, udp://, srt:// or "
-                                                "http://"));
+                                                "\" must start with publish://, rtmp://, udp://, "
+                                                "srt:// or http://"));
       }
       out["inputs"].push_back(url);
     }

@@ -46,6 +46,12 @@ std::string PresentedToken(const http::RequestContext& ctx) {
 
 absl::StatusOr<bool> PublishAuth::Check(const http::RequestContext& ctx, const std::string& stream,
                                         std::string_view pipeline) const {
+  return CheckToken(PresentedToken(ctx), stream, pipeline);
+}
+
+absl::StatusOr<bool> PublishAuth::CheckToken(const std::string& presented,
+                                             const std::string& stream,
+                                             std::string_view pipeline) const {
   auto config = config_->Get();
   auto it = config->streams.find(stream);
   if (it == config->streams.end()) return false;  // not placed here: the caller answers 404
@@ -57,7 +63,6 @@ absl::StatusOr<bool> PublishAuth::Check(const http::RequestContext& ctx, const s
   }
   bool configured =
       (stream_tokens && !stream_tokens->empty()) || (pipeline_tokens && !pipeline_tokens->empty());
-  std::string presented = PresentedToken(ctx);
   if (!configured) return false;
   if (presented.empty()) {
     return absl::UnauthenticatedError(absl::StrCat(

@@ -32,6 +32,9 @@ class PublishAuth {
   // Unauthenticated when tokens are configured and the request has none or a wrong one.
   absl::StatusOr<bool> Check(const http::RequestContext& ctx, const std::string& stream,
                              std::string_view pipeline) const;
+  // The same for a token presented some other way (RTMP's stream key); empty = none.
+  absl::StatusOr<bool> CheckToken(const std::string& presented, const std::string& stream,
+                                  std::string_view pipeline) const;
 
  private:
   const Snapshot<NodeConfig>* config_;

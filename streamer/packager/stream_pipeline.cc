@@ -150,7 +150,9 @@ StreamPipeline::StreamPipeline(StreamSettings settings, OriginStore* store, cons
   for (size_t i = 0; i < settings_.inputs.size(); ++i) {
     auto input = std::make_unique<Input>();
     input->url = settings_.inputs[i];
-    if (input->url.rfind("publish://", 0) == 0 && !push_input_) push_input_ = i;
+    for (PushSlot* slot : {&push_, &rtmp_}) {
+      if (input->url.rfind(slot->scheme, 0) == 0 && !slot->input) slot->input = i;
+    }
     media::TsDemuxer::Callbacks callbacks;
     // The demuxer calls back synchronously from Feed(), which runs under mu_.
     callbacks.on_track = [this, i](const media::TrackInfo& t)
@@ -170,7 +172,7 @@ StreamPipeline::~StreamPipeline() {
 void StreamPipeline::Start() {
   for (size_t i = 0; i < settings_.inputs.size(); ++i) {
     const std::string& url = settings_.inputs[i];
-    if (url.rfind("publish://", 0) == 0) continue;
+    if (url.rfind("publish://", 0) == 0 || url.rfind("rtmp://", 0) == 0) continue;  // pushed
     auto source =
         ingest::StartSource(url, [this, i](std::span<const uint8_t> bytes) { OnBytes(i, bytes); });
     if (!source.ok()) {
@@ -190,38 +192,67 @@ void StreamPipeline::OnBytes(size_t input, std::span<const uint8_t> bytes) {
   inputs_[input]->demuxer->Feed(bytes);
 }
 
-absl::StatusOr<uint64_t> StreamPipeline::BeginPush(bool take_over) {
-  if (!push_input_) {
+absl::StatusOr<uint64_t> StreamPipeline::BeginSlot(PushSlot& slot, bool take_over) {
+  if (!slot.input) {
     return absl::NotFoundError(
-        absl::StrCat("stream \"", settings_.name, "\" takes no push input (publish://)"));
+        absl::StrCat("stream \"", settings_.name, "\" takes no ", slot.scheme, " input"));
   }
-  absl::MutexLock lock(&mu_);
-  if (push_live_ && !take_over) {
+  if (slot.live && !take_over) {
     return absl::AlreadyExistsError(
         absl::StrCat("stream \"", settings_.name,
                      "\" already has a live publisher; only a publisher with the stream's "
                      "publish token may take over"));
   }
-  push_live_ = true;
-  ++push_session_;
+  slot.live = true;
+  ++slot.session;
   // A new publisher is a new source: forget the previous one's demuxer state.
-  inputs_[*push_input_]->demuxer->Reset();
-  return push_session_;
+  inputs_[*slot.input]->demuxer->Reset();
+  return slot.session;
+}
+
+absl::StatusOr<uint64_t> StreamPipeline::BeginPush(bool take_over) {
+  absl::MutexLock lock(&mu_);
+  return BeginSlot(push_, take_over);
 }
 
 bool StreamPipeline::FeedPush(uint64_t session, std::span<const uint8_t> bytes) {
   absl::MutexLock lock(&mu_);
-  if (session != push_session_) return false;  // superseded
-  inputs_[*push_input_]->bytes += bytes.size();
-  inputs_[*push_input_]->demuxer->Feed(bytes);
+  if (session != push_.session) return false;  // superseded
+  inputs_[*push_.input]->bytes += bytes.size();
+  inputs_[*push_.input]->demuxer->Feed(bytes);
   return true;
 }
 
 void StreamPipeline::EndPush(uint64_t session) {
   absl::MutexLock lock(&mu_);
-  if (session != push_session_) return;  // superseded: the live session is another one
-  push_live_ = false;
-  inputs_[*push_input_]->demuxer->Flush();
+  if (session != push_.session) return;  // superseded: the live session is another one
+  push_.live = false;
+  inputs_[*push_.input]->demuxer->Flush();
+}
+
+absl::StatusOr<uint64_t> StreamPipeline::BeginRtmp(bool take_over) {
+  absl::MutexLock lock(&mu_);
+  return BeginSlot(rtmp_, take_over);
+}
+
+bool StreamPipeline::PushTrack(uint64_t session, const media::TrackInfo& track) {
+  absl::MutexLock lock(&mu_);
+  if (session != rtmp_.session) return false;
+  OnTrackLocked(*rtmp_.input, track);
+  return true;
+}
+
+bool StreamPipeline::PushFrame(uint64_t session, media::Frame&& frame) {
+  absl::MutexLock lock(&mu_);
+  if (session != rtmp_.session) return false;
+  inputs_[*rtmp_.input]->bytes += frame.data ? frame.data->size() : 0;
+  OnFrameLocked(*rtmp_.input, std::move(frame));
+  return true;
+}
+
+void StreamPipeline::EndRtmp(uint64_t session) {
+  absl::MutexLock lock(&mu_);
+  if (session == rtmp_.session) rtmp_.live = false;
 }
 
 uint16_t StreamPipeline::CanonicalPidLocked(Input& input, uint16_t pid) {

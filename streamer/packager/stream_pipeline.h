@@ -72,6 +72,15 @@ class StreamPipeline {
   bool FeedPush(uint64_t session, std::span<const uint8_t> bytes);
   void EndPush(uint64_t session);
 
+  // RTMP publishing (an `rtmp://` input): the same session rules as HTTP push, but what
+  // arrives is already frames (streamer/rtmp turns FLV tags into them). A new session is a
+  // new source: its tracks are announced again. PushTrack/PushFrame return false once the
+  // session is superseded. NotFound when the stream takes no rtmp:// input.
+  absl::StatusOr<uint64_t> BeginRtmp(bool take_over);
+  bool PushTrack(uint64_t session, const media::TrackInfo& track);
+  bool PushFrame(uint64_t session, media::Frame&& frame);
+  void EndRtmp(uint64_t session);
+
   // S-7: the live edge advanced within 2 × target duration.
   bool Working() const;
   void FillReport(meshwork::v1::StreamReport& report) const;
@@ -100,9 +109,17 @@ class StreamPipeline {
   std::unique_ptr<Segmenter> segmenter_ ABSL_GUARDED_BY(mu_);
   // The init.mp4 last published per rendition.
   std::map<std::string, std::shared_ptr<const std::string>> published_init_ ABSL_GUARDED_BY(mu_);
-  std::optional<size_t> push_input_;  // index of publish:// (fixed after construction)
-  uint64_t push_session_ ABSL_GUARDED_BY(mu_) = 0;
-  bool push_live_ ABSL_GUARDED_BY(mu_) = false;  // push_session_ began and has not ended
+  // An input that publishers write into (publish:// or rtmp://): one live session at a time.
+  struct PushSlot {
+    const char* scheme;
+    std::optional<size_t> input;  // index in inputs_ (fixed after construction)
+    uint64_t session = 0;
+    bool live = false;  // `session` began and has not ended
+  };
+  absl::StatusOr<uint64_t> BeginSlot(PushSlot& slot, bool take_over)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  PushSlot push_ ABSL_GUARDED_BY(mu_){"publish://"};
+  PushSlot rtmp_ ABSL_GUARDED_BY(mu_){"rtmp://"};
   std::atomic<int64_t> last_publish_ms_{0};
   std::vector<std::unique_ptr<ingest::Source>> sources_;  // started by Start(), never moved
 };

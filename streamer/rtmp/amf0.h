@@ -20,13 +20,23 @@
 namespace meshwork::rtmp {
 
 struct Amf0Value {
-  enum class Type { kNumber, kBoolean, kString, kObject, kNull, kUndefined, kEcmaArray, kArray, kDate };
+  enum class Type {
+    kNumber,
+    kBoolean,
+    kString,
+    kObject,
+    kNull,
+    kUndefined,
+    kEcmaArray,
+    kArray,
+    kDate
+  };
   Type type = Type::kNull;
-  double number = 0;    // kNumber, kDate (milliseconds since the epoch)
+  double number = 0;     // kNumber, kDate (milliseconds since the epoch)
   bool boolean = false;  // kBoolean
   std::string string;    // kString (short and long strings alike)
   std::vector<std::pair<std::string, Amf0Value>> properties;  // kObject, kEcmaArray, in order
-  std::vector<Amf0Value> elements;                             // kArray
+  std::vector<Amf0Value> elements;                            // kArray
 
   static Amf0Value Number(double v);
   static Amf0Value Boolean(bool v);

@@ -35,8 +35,7 @@ struct HandshakeAnswer {
 // `c0c1` is exactly 1 + 1536 bytes. `server_time` is our epoch in milliseconds (any value)
 // and `random` 1536 bytes of randomness used to fill S1 and S2. InvalidArgument when C0's
 // version is not 3 (or a size is wrong).
-absl::StatusOr<HandshakeAnswer> AnswerHandshake(std::span<const uint8_t> c0c1,
-                                                uint32_t server_time,
+absl::StatusOr<HandshakeAnswer> AnswerHandshake(std::span<const uint8_t> c0c1, uint32_t server_time,
                                                 std::span<const uint8_t> random);
 
 // For tests and the fuzz target: whether `c1` (1536 bytes) carries a valid client digest

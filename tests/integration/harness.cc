@@ -277,6 +277,8 @@ Streamer StartStreamerWrapped(const std::vector<std::string>& wrapper,
   s.http = ready["http"].get<std::string>();
   s.publish = ready["publish"].get<std::string>();
   if (ready.contains("https")) s.https = ready["https"].get<std::string>();
+  if (ready.contains("rtmp")) s.rtmp = ready["rtmp"].get<std::string>();
+  if (ready.contains("rtmps")) s.rtmps = ready["rtmps"].get<std::string>();
   return s;
 }
 

@@ -84,6 +84,8 @@ struct Central {
   std::string http;  // 127.0.0.1:PORT
   std::string grpc;
   std::string https;  // empty unless started with --https-listen
+  std::string rtmp;   // empty unless started with --rtmp-listen
+  std::string rtmps;  // empty unless started with --rtmps-listen
 };
 // Starts central on `data_dir`; ports 0 unless given (to restart on the same ports).
 Central StartCentral(const std::string& data_dir, const std::string& http = "127.0.0.1:0",
@@ -95,6 +97,8 @@ struct Streamer {
   std::string http;
   std::string publish;
   std::string https;  // empty unless started with --https-listen
+  std::string rtmp;   // empty unless started with --rtmp-listen
+  std::string rtmps;  // empty unless started with --rtmps-listen
 };
 Streamer StartStreamer(const std::string& central_grpc, const std::string& id,
                        const std::string& role = "edge",
