@@ -293,7 +293,12 @@ void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
   if (r.open && k <= r.msn && !discontinuity) return;  // same segment continues
   // A jump ends the open segment at its last frame, not at the resumed timeline.
   Close(r, discontinuity ? r.last_t + std::max<int64_t>(r.last_step, 90) : start);
-  if (known == msn_by_multiple_.end()) {
+  // After a jump the timeline may resume inside the multiple of the segment just closed (a
+  // source back within a segment duration): that multiple's msn is taken, so it is numbered
+  // afresh like an unknown one.
+  const bool reused = known != msn_by_multiple_.end() && discontinuity &&
+                      known->second <= std::max(r.msn, last_msn_);
+  if (known == msn_by_multiple_.end() || reused) {
     // Media sequence numbers of a playlist are consecutive (RFC 8216): when the timeline
     // skips multiples (a gap, a GOP longer than the segment duration), the numbering closes
     // up and stays shifted from then on.

@@ -63,8 +63,7 @@ absl::Status ParseDecoderConfig(Codec codec, std::span<const uint8_t> record, De
   out = DecoderConfig{};
   const char* name = codec == Codec::kHevc ? "HEVC" : "AVC";
   auto bad = [&](const char* what) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, " decoder configuration record: ", what));
+    return absl::InvalidArgumentError(absl::StrCat(name, " decoder configuration record: ", what));
   };
   if (record.empty() || record[0] != 1) return bad("version is not 1");
   size_t at;
@@ -252,6 +251,8 @@ absl::Status FlvDepacketizer::OnAudio(uint32_t timestamp_ms, std::span<const uin
   if (body.size() < 2) return absl::InvalidArgumentError("AAC header truncated");
   auto payload = body.subspan(2);
   if (body[1] == 0) {  // AudioSpecificConfig
+    // Empty: the encoder did not know it yet (ffmpeg copying ADTS sends it again later).
+    if (payload.empty()) return absl::OkStatus();
     if (payload.size() < 2) return absl::InvalidArgumentError("AudioSpecificConfig truncated");
     media::AdtsHeader asc;
     asc.object_type = payload[0] >> 3;

@@ -115,6 +115,15 @@ int Process::Wait() {
   return status;
 }
 
+bool Process::Exited() {
+  if (pid_ <= 0) return true;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+  pid_ = -1;
+  CheckSanitizerReport();
+  return true;
+}
+
 int FreePort(int type) {
   int fd = socket(AF_INET, type, 0);
   sockaddr_in addr{};

@@ -33,6 +33,8 @@ class Process {
   void Signal(int sig);
   // Waits for exit; returns the exit status as from waitpid.
   int Wait();
+  // Whether the child has exited (reaped here if so); never blocks.
+  bool Exited();
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
   const std::string& log_path() const { return log_path_; }

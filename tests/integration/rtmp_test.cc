@@ -64,5 +64,154 @@ TEST_CASE("S-1 RTMP: ffmpeg publishes H.264/AAC and the stream is packaged as HL
   CHECK(MetricAt(node.http, "meshwork_rtmp_publishes_total", "result=\"started\"") == 1);
 }
 
+// GStreamer: the test source's H.264 and AAC, remuxed to FLV by flvmux, paced by the sink's
+// clock, pushed by rtmp2sink (GStreamer's own RTMP client, unrelated to ffmpeg's).
+std::unique_ptr<Process> PublishGst(const std::string& url) {
+  return Process::Start({"/usr/bin/gst-launch-1.0",
+                         "-q",
+                         "filesrc",
+                         "location=" + SourceTs(60),
+                         "!",
+                         "tsdemux",
+                         "name=d",
+                         "d.",
+                         "!",
+                         "queue",
+                         "!",
+                         "h264parse",
+                         "!",
+                         "flvmux",
+                         "name=m",
+                         "streamable=true",
+                         "!",
+                         "rtmp2sink",
+                         "location=" + url,
+                         "d.",
+                         "!",
+                         "queue",
+                         "!",
+                         "aacparse",
+                         "!",
+                         "m."},
+                        MakeTempDir("gst-publisher") + ".log");
+}
+
+void CheckPlayed(const nlohmann::json& result, int seconds) {
+  INFO("result: " << result.dump());
+  INFO("play.mjs log tail:\n" << result.value("log_tail", std::string()));
+  CHECK(result["exit_code"] == 0);
+  CHECK(result["ok"] == true);
+  CHECK(result.value("played_s", 0.0) >= seconds);
+  for (const auto& e : result.value("errors", nlohmann::json::array())) {
+    // hls.js's own jump to the first buffered frame at start-up is not an error of ours.
+    bool startup_jump = e["fatal"] == false && e["details"] == "bufferSeekOverHole";
+    if (!startup_jump) FAIL_CHECK("player error: " << e.dump());
+  }
+}
+
+TEST_CASE(
+    "S-1 RTMP: GStreamer's rtmp2sink publishes, and hls.js (TS and LL-HLS) and dash.js 5 "
+    "play the result") {
+  auto dir = MakeTempDir("rtmp-gst");
+  auto central = StartCentral(dir);
+  auto node = StartRtmpIngest(central, "ingest-1", "gst");
+  auto publisher = PublishGst("rtmp://" + node.rtmp + "/live/gst");
+  REQUIRE(Eventually([&] { return Playlist(node, "gst").entries.size() >= 3; }, 30s));
+  auto playlist = Playlist(node, "gst");
+  auto codecs = SegmentCodecs(node, "gst", playlist.entries.back().msn, dir);
+  CHECK(codecs["video"] == "h264");
+  CHECK(codecs["audio"] == "aac");
+  constexpr int kSeconds = 8;
+  CheckPlayed(PlayInBrowser("http://" + node.http + "/gst/index.m3u8", kSeconds), kSeconds);
+  CheckPlayed(
+      PlayInBrowser("http://" + node.http + "/gst/index.m3u8?_HLS_ll=1", kSeconds, "--low-latency"),
+      kSeconds);
+  auto dash = PlayInBrowser("http://" + node.http + "/gst/index.mpd", kSeconds,
+                            "--player dash --timeout-s 45");
+  CHECK(dash["player_version"].dump().rfind("\"5.", 0) == 0);
+  CheckPlayed(dash, kSeconds);
+}
+
+TEST_CASE(
+    "M-3 RTMP: a wrong stream key is refused before any media is stored, a right one "
+    "publishes, and only a token holder takes over a live stream") {
+  auto dir = MakeTempDir("rtmp-token");
+  auto central = StartCentral(dir);
+  auto node = StartRtmpIngest(central, "ingest-1", "secure");
+  const std::string token = "rtmp-publish-token-0123456789";
+  REQUIRE(Http("PATCH", central.http, kApi + "/streams/secure",
+               nlohmann::json{{"publish_tokens", {token}}}.dump())
+              .status == 200);
+  REQUIRE(Eventually(
+      [&] {
+        auto wrong = PublishRtmp("rtmp://" + node.rtmp + "/live/secure?token=wrong", 60, "wrong");
+        return wrong->Wait() != 0 &&
+               MetricAt(node.http, "meshwork_rtmp_publishes_total", "result=\"unauthorized\"") >= 1;
+      },
+      10s));
+  auto none = PublishRtmp("rtmp://" + node.rtmp + "/live/secure", 60, "no-token");
+  CHECK(none->Wait() != 0);
+  CHECK(Http("GET", node.http, "/secure/v1/index.m3u8").status != 200);  // nothing stored
+  CHECK(MetricAt(node.http, "meshwork_rtmp_publishes_total", "result=\"started\"") == 0);
+
+  auto right = PublishRtmp("rtmp://" + node.rtmp + "/live/secure?token=" + token, 60, "right");
+  REQUIRE(Eventually([&] { return Playlist(node, "secure").entries.size() >= 2; }, 30s));
+  // A second publisher without the token is refused while the first is live…
+  auto intruder = PublishRtmp("rtmp://" + node.rtmp + "/live/secure", 60, "intruder");
+  CHECK(intruder->Wait() != 0);
+  CHECK_FALSE(right->Exited());
+  // …one with it (in the {stream}-{token} form) takes over, and the first is let go.
+  auto successor = PublishRtmp("rtmp://" + node.rtmp + "/live/secure-" + token, 60, "successor");
+  CHECK(Eventually([&] { return right->Exited(); }, 10s));
+  CHECK_FALSE(successor->Exited());
+  const int64_t before = Playlist(node, "secure").entries.back().msn;
+  CHECK(Eventually([&] { return Playlist(node, "secure").entries.back().msn >= before + 2; }, 20s));
+}
+
+TEST_CASE("S-1 RTMPS: ffmpeg publishes over TLS with a self-signed certificate") {
+  auto dir = MakeTempDir("rtmps");
+  auto [rc, out] = RunCommand(
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=ingest.test -keyout '" + dir +
+      "/key.pem' -out '" + dir + "/cert.pem' 2>&1");
+  INFO(out);
+  REQUIRE(rc == 0);
+  auto central = StartCentral(dir);
+  auto node = StartRtmpIngest(central, "ingest-1", "tls",
+                              {"--rtmps-listen=127.0.0.1:0", "--tls-cert=" + dir + "/cert.pem",
+                               "--tls-key=" + dir + "/key.pem"});
+  REQUIRE(!node.rtmps.empty());
+  auto publisher = PublishRtmp("rtmps://" + node.rtmps + "/live/tls");
+  REQUIRE(Eventually([&] { return Playlist(node, "tls").entries.size() >= 2; }, 30s));
+  auto codecs = SegmentCodecs(node, "tls", Playlist(node, "tls").entries.back().msn, dir);
+  CHECK(codecs["video"] == "h264");
+  // Plain RTMP to the TLS port gets nowhere.
+  auto plain = PublishRtmp("rtmp://" + node.rtmps + "/live/tls", 60, "plain-to-tls");
+  CHECK(plain->Wait() != 0);
+}
+
+TEST_CASE(
+    "S-5 RTMP: a publisher that reconnects continues the media sequence after a "
+    "discontinuity") {
+  auto dir = MakeTempDir("rtmp-reconnect");
+  auto central = StartCentral(dir);
+  auto node = StartRtmpIngest(central, "ingest-1", "re");
+  auto first = PublishRtmp("rtmp://" + node.rtmp + "/live/re");
+  REQUIRE(Eventually([&] { return Playlist(node, "re").entries.size() >= 2; }, 30s));
+  first.reset();  // the encoder drops its connection…
+  const int64_t last = Playlist(node, "re").entries.back().msn;
+  auto second = PublishRtmp("rtmp://" + node.rtmp + "/live/re");  // …and comes back
+  REQUIRE(Eventually([&] { return Playlist(node, "re").entries.back().msn >= last + 2; }, 30s));
+  auto playlist = Playlist(node, "re");
+  INFO(Http("GET", node.http, "/re/v1/index.m3u8").body);
+  int64_t previous = -1;
+  bool discontinuity = false;
+  for (const auto& e : playlist.entries) {
+    if (previous >= 0) CHECK(e.msn == previous + 1);  // no gap, no restart from 0
+    previous = e.msn;
+    if (e.msn > last) discontinuity = discontinuity || e.discontinuity;
+  }
+  CHECK(discontinuity);
+}
+
 }  // namespace
 }  // namespace meshwork::testing

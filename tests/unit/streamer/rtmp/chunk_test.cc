@@ -1,0 +1,559 @@
+// S-1 RTMP chunk stream, R-2/R-3 its limits. The wire bytes are written by hand from the
+// RTMP 1.0 specification (section 5.3): a basic header of 1, 2 or 3 bytes (format in the top
+// two bits; chunk stream id 2..63 inline, 0 → one more byte + 64, 1 → two more bytes,
+// little-endian, + 64), a message header of 11/7/3/0 bytes (24-bit big-endian timestamp or
+// delta, 24-bit length, type, 32-bit little-endian message stream id), then a 32-bit
+// extended timestamp when the 24-bit field reads 0xFFFFFF, on format 3 chunks too.
+#include "streamer/rtmp/chunk.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace meshwork::rtmp {
+namespace {
+
+void U8(std::string& b, unsigned v) { b.push_back(static_cast<char>(v)); }
+void U24(std::string& b, uint32_t v) {
+  U8(b, (v >> 16) & 0xFF);
+  U8(b, (v >> 8) & 0xFF);
+  U8(b, v & 0xFF);
+}
+void U32(std::string& b, uint32_t v) {
+  U8(b, v >> 24);
+  U24(b, v & 0xFFFFFF);
+}
+void Le32(std::string& b, uint32_t v) {
+  for (int i = 0; i < 4; ++i) U8(b, (v >> (8 * i)) & 0xFF);
+}
+
+void Basic(std::string& b, int fmt, uint32_t csid) {
+  if (csid <= 63) {
+    U8(b, (fmt << 6) | csid);
+  } else if (csid <= 319) {
+    U8(b, fmt << 6);
+    U8(b, csid - 64);
+  } else {
+    U8(b, (fmt << 6) | 1);
+    U8(b, (csid - 64) & 0xFF);
+    U8(b, (csid - 64) >> 8);
+  }
+}
+// The 24-bit field, then (after the rest of the header) the extended timestamp if needed.
+void Time24(std::string& b, uint32_t t) { U24(b, t >= 0xFFFFFF ? 0xFFFFFF : t); }
+void Ext(std::string& b, uint32_t t) {
+  if (t >= 0xFFFFFF) U32(b, t);
+}
+void Fmt0(std::string& b, uint32_t csid, uint32_t ts, uint32_t len, uint8_t type, uint32_t sid) {
+  Basic(b, 0, csid);
+  Time24(b, ts);
+  U24(b, len);
+  U8(b, type);
+  Le32(b, sid);
+  Ext(b, ts);
+}
+void Fmt1(std::string& b, uint32_t csid, uint32_t delta, uint32_t len, uint8_t type) {
+  Basic(b, 1, csid);
+  Time24(b, delta);
+  U24(b, len);
+  U8(b, type);
+  Ext(b, delta);
+}
+void Fmt2(std::string& b, uint32_t csid, uint32_t delta) {
+  Basic(b, 2, csid);
+  Time24(b, delta);
+  Ext(b, delta);
+}
+// A protocol control message (Set Chunk Size, Abort) on chunk stream 2, message stream 0.
+void Control(std::string& b, uint8_t type, uint32_t value, uint32_t len = 4) {
+  Fmt0(b, 2, 0, len, type, 0);
+  for (uint32_t i = 0; i < len; ++i) U8(b, (value >> (8 * (3 - i))) & 0xFF);
+}
+
+std::string Payload(size_t n, int seed) {
+  std::string p;
+  for (size_t i = 0; i < n; ++i) p.push_back(static_cast<char>((i * 7 + seed * 31) & 0xFF));
+  return p;
+}
+
+std::span<const uint8_t> Span(std::string_view s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+struct Fed {
+  absl::Status status;
+  std::vector<Message> messages;
+};
+Fed FeedAll(ChunkReader& r, std::string_view bytes) {
+  Fed f;
+  f.status = r.Feed(Span(bytes), f.messages);
+  return f;
+}
+Fed FeedBytewise(ChunkReader& r, std::string_view bytes) {
+  Fed f;
+  for (size_t i = 0; i < bytes.size() && f.status.ok(); ++i) {
+    f.status = r.Feed(Span(bytes.substr(i, 1)), f.messages);
+  }
+  return f;
+}
+
+Message Msg(uint32_t csid, uint8_t type, uint32_t sid, uint32_t ts, std::string payload) {
+  return Message{csid, type, sid, ts, std::move(payload)};
+}
+void Expect(const std::vector<Message>& got, const std::vector<Message>& want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("message " << i);
+    CHECK(got[i].chunk_stream == want[i].chunk_stream);
+    CHECK(int{got[i].type} == int{want[i].type});
+    CHECK(got[i].stream_id == want[i].stream_id);
+    CHECK(got[i].timestamp == want[i].timestamp);
+    CHECK(got[i].payload.size() == want[i].payload.size());
+    CHECK((got[i].payload == want[i].payload));
+  }
+}
+void ExpectError(const absl::Status& s, std::string_view needle) {
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  const std::string message(s.message());
+  INFO(message);
+  CHECK(message.find(needle) != std::string::npos);
+}
+
+TEST_CASE("S-1 RTMP chunks: basic headers of 1, 2 and 3 bytes carry chunk stream ids 2 to 65599") {
+  struct Case {
+    std::string basic;
+    uint32_t csid;
+  };
+  const std::vector<Case> cases = {
+      {std::string("\x02", 1), 2},           {std::string("\x3f", 1), 63},
+      {std::string("\x00\x00", 2), 64},      {std::string("\x00\xff", 2), 319},
+      {std::string("\x01\x00\x01", 3), 320}, {std::string("\x01\x2c\x01", 3), 64 + 0x12c},
+      {std::string("\x01\xff\xff", 3), 65599},
+  };
+  for (const auto& c : cases) {
+    INFO("csid " << c.csid);
+    // Format 0: timestamp 0x000102, length 3, type 9, stream id 1 (little-endian).
+    std::string b = c.basic + std::string("\x00\x01\x02\x00\x00\x03\x09\x01\x00\x00\x00", 11);
+    b += "abc";
+    ChunkReader r;
+    auto f = FeedAll(r, b);
+    REQUIRE(f.status.ok());
+    Expect(f.messages, {Msg(c.csid, 9, 1, 0x102, "abc")});
+  }
+}
+
+TEST_CASE("S-1 RTMP chunks: a format 0 header reads a big-endian time and a little-endian id") {
+  const std::string b("\x04\x12\x34\x56\x00\x00\x02\x14\x78\x56\x34\x12xy", 14);
+  ChunkReader r;
+  auto f = FeedAll(r, b);
+  REQUIRE(f.status.ok());
+  Expect(f.messages, {Msg(4, kCommandAmf0, 0x12345678, 0x123456, "xy")});
+  CHECK(r.bytes_read() == b.size());
+  CHECK(r.buffered_bytes() == 0);
+}
+
+TEST_CASE("S-5 RTMP timestamps: format 1 and 2 deltas accumulate and format 3 repeats the delta") {
+  std::string b;
+  Fmt0(b, 5, 1000, 2, kAudio, 1);
+  b += "a0";
+  Fmt1(b, 5, 40, 3, kVideo);  // new length and type
+  b += "v01";
+  Fmt2(b, 5, 20);  // same length and type
+  b += "v02";
+  Basic(b, 3, 5);  // a new message: the last delta again
+  b += "v03";
+  Basic(b, 3, 5);
+  b += "v04";
+  ChunkReader r;
+  auto f = FeedAll(r, b);
+  REQUIRE(f.status.ok());
+  Expect(f.messages, {Msg(5, kAudio, 1, 1000, "a0"), Msg(5, kVideo, 1, 1040, "v01"),
+                      Msg(5, kVideo, 1, 1060, "v02"), Msg(5, kVideo, 1, 1080, "v03"),
+                      Msg(5, kVideo, 1, 1100, "v04")});
+}
+
+TEST_CASE("S-5 RTMP timestamps: a format 3 message after a format 0 one adds its timestamp") {
+  // RTMP 1.0 5.3.1.2.4: the delta of a type 3 chunk after a type 0 one is that timestamp.
+  std::string b;
+  Fmt0(b, 3, 100, 1, kDataAmf0, 1);
+  b += "x";
+  Basic(b, 3, 3);
+  b += "y";
+  ChunkReader r;
+  auto f = FeedAll(r, b);
+  REQUIRE(f.status.ok());
+  Expect(f.messages, {Msg(3, kDataAmf0, 1, 100, "x"), Msg(3, kDataAmf0, 1, 200, "y")});
+}
+
+TEST_CASE("S-1 RTMP chunks: a message is split into 128-byte chunks with format 3 continuations") {
+  const std::string p = Payload(300, 1);
+  std::string b("\x06\x00\x00\x28\x00\x01\x2c\x09\x01\x00\x00\x00", 12);  // csid 6, ts 40
+  b += p.substr(0, 128);
+  b += '\xc6';
+  b += p.substr(128, 128);
+  b += '\xc6';
+  b += p.substr(256);
+  ChunkReader r;
+  std::vector<Message> out;
+  // Everything but the last byte: nothing yet, the two whole chunks are held.
+  REQUIRE(r.Feed(Span(b).first(b.size() - 1), out).ok());
+  CHECK(out.empty());
+  CHECK(r.buffered_bytes() == b.size() - 1 - 2 * 13);  // headers are not payload
+  REQUIRE(r.Feed(Span(b).last(1), out).ok());
+  Expect(out, {Msg(6, kVideo, 1, 40, p)});
+  CHECK(r.buffered_bytes() == 0);
+}
+
+TEST_CASE("S-1 RTMP chunks: Set Chunk Size applies to the very next chunk in the same Feed") {
+  const std::string p = Payload(300, 2);
+  std::string b;
+  Control(b, kSetChunkSize, 200);
+  Fmt0(b, 6, 0, 300, kVideo, 1);
+  b += p.substr(0, 200);
+  Basic(b, 3, 6);
+  b += p.substr(200);
+  ChunkReader r;
+  auto f = FeedAll(r, b);
+  REQUIRE(f.status.ok());
+  Expect(f.messages, {Msg(6, kVideo, 1, 0, p)});  // Set Chunk Size itself is not handed up
+  CHECK(r.chunk_size() == 200);
+}
+
+TEST_CASE("S-1 RTMP chunks: two chunk streams interleave mid-message") {
+  const std::string audio = Payload(200, 3), video = Payload(250, 4);
+  std::string b;
+  Fmt0(b, 4, 10, 200, kAudio, 1);
+  b += audio.substr(0, 128);
+  Fmt0(b, 6, 20, 250, kVideo, 1);
+  b += video.substr(0, 128);
+  Basic(b, 3, 4);
+  b += audio.substr(128);
+  Basic(b, 3, 6);
+  b += video.substr(128);
+  ChunkReader r;
+  auto f = FeedAll(r, b);
+  REQUIRE(f.status.ok());
+  Expect(f.messages, {Msg(4, kAudio, 1, 10, audio), Msg(6, kVideo, 1, 20, video)});
+}
+
+TEST_CASE("S-1 RTMP chunks: Abort discards the partial message of the chunk stream it names") {
+  std::string b;
+  Fmt0(b, 6, 0, 300, kVideo, 1);
+  b += Payload(128, 5);
+  ChunkReader r;
+  auto f = FeedAll(r, b);
+  REQUIRE(f.status.ok());
+  CHECK(r.buffered_bytes() == 128);
+  b.clear();
+  Control(b, kAbort, 6);
+  Fmt0(b, 6, 40, 3, kVideo, 1);  // the next message starts afresh
+  b += "new";
+  f = FeedAll(r, b);
+  REQUIRE(f.status.ok());
+  Expect(f.messages, {Msg(6, kVideo, 1, 40, "new")});
+  CHECK(r.buffered_bytes() == 0);
+}
+
+// A stream exercising every rule at once, with the messages it must give.
+std::string Everything(std::vector<Message>& want) {
+  const std::string a1 = Payload(200, 6), v1 = Payload(300, 7), big = Payload(250, 8);
+  std::string b;
+  Fmt0(b, 4, 10, 200, kAudio, 1);
+  b += a1.substr(0, 128);
+  Fmt0(b, 300, 0x01000000, 300, kVideo, 1);  // 2-byte basic header, extended timestamp
+  b += v1.substr(0, 128);
+  Basic(b, 3, 4);
+  b += a1.substr(128);
+  want.push_back(Msg(4, kAudio, 1, 10, a1));
+  Control(b, kSetChunkSize, 100);
+  Basic(b, 3, 300);
+  U32(b, 0x01000000);  // the continuation repeats the extended timestamp
+  b += v1.substr(128, 100);
+  Basic(b, 3, 300);
+  U32(b, 0x01000000);
+  b += v1.substr(228);
+  want.push_back(Msg(300, kVideo, 1, 0x01000000, v1));
+  Fmt1(b, 4, 20, 150, kAudio);  // 100 bytes of it, then a new header abandons it
+  b += Payload(100, 9);
+  Fmt0(b, 4, 500, 10, kAudio, 1);
+  b += "abandoned!";
+  want.push_back(Msg(4, kAudio, 1, 500, "abandoned!"));
+  Fmt0(b, 65530, 600, 250, kVideo, 1);  // 3-byte basic header
+  b += big.substr(0, 100);
+  Basic(b, 1, 2);  // Abort on chunk stream 2 with a format 1 header
+  U24(b, 0);
+  U24(b, 4);
+  U8(b, kAbort);
+  U32(b, 65530);
+  Fmt0(b, 65530, 700, 5, kVideo, 1);
+  b += "after";
+  want.push_back(Msg(65530, kVideo, 1, 700, "after"));
+  Basic(b, 3, 4);  // a new message: delta 500 again
+  b += "third-msg!";
+  want.push_back(Msg(4, kAudio, 1, 1000, "third-msg!"));
+  return b;
+}
+
+TEST_CASE("S-1 RTMP chunks: one byte at a time gives the same messages as all at once") {
+  std::vector<Message> want;
+  const std::string b = Everything(want);
+  ChunkReader whole, bytewise;
+  auto f1 = FeedAll(whole, b);
+  REQUIRE(f1.status.ok());
+  Expect(f1.messages, want);
+  auto f2 = FeedBytewise(bytewise, b);
+  REQUIRE(f2.status.ok());
+  Expect(f2.messages, want);
+  for (ChunkReader* r : {&whole, &bytewise}) {
+    CHECK(r->chunk_size() == 100);
+    CHECK(r->bytes_read() == b.size());
+    CHECK(r->buffered_bytes() == 0);
+  }
+}
+
+TEST_CASE("S-5 RTMP timestamps: an extended timestamp follows format 0 and its continuations") {
+  const std::string p = Payload(200, 10);
+  // The 24-bit field 0xFFFFFF itself needs the extended form.
+  for (uint32_t ts : {0xFFFFFFu, 0x01000000u, 0xFEDCBA98u}) {
+    INFO("timestamp " << ts);
+    std::string b("\x05\xff\xff\xff\x00\x00\xc8\x09\x01\x00\x00\x00", 12);
+    U32(b, ts);
+    b += p.substr(0, 128);
+    b += '\xc5';
+    U32(b, ts);  // a format 3 continuation carries the 4 bytes too
+    b += p.substr(128);
+    ChunkReader r;
+    auto f = FeedAll(r, b);
+    REQUIRE(f.status.ok());
+    Expect(f.messages, {Msg(5, kVideo, 1, ts, p)});
+    CHECK(r.buffered_bytes() == 0);
+  }
+}
+
+TEST_CASE("S-5 RTMP timestamps: extended deltas and crossing 2^32 wrap the 32-bit timestamp") {
+  std::string b;
+  Fmt0(b, 4, 0xFFFFFFF0u, 1, kAudio, 1);
+  b += "a";
+  Fmt2(b, 4, 0x20);  // crosses 2^32
+  b += "b";
+  Fmt1(b, 4, 0x01000000, 2, kAudio);  // an extended delta
+  b += "cd";
+  Basic(b, 3, 4);  // a new message: the extended delta again, its 4 bytes present
+  U32(b, 0x01000000);
+  b += "ef";
+  ChunkReader r;
+  auto f = FeedAll(r, b);
+  REQUIRE(f.status.ok());
+  Expect(f.messages, {Msg(4, kAudio, 1, 0xFFFFFFF0u, "a"), Msg(4, kAudio, 1, 0x10, "b"),
+                      Msg(4, kAudio, 1, 0x01000010, "cd"), Msg(4, kAudio, 1, 0x02000010, "ef")});
+}
+
+TEST_CASE("R-2 RTMP chunks: a message longer than max_message_size is refused") {
+  ChunkLimits limits;
+  limits.max_message_size = 1000;
+  std::string ok;
+  Fmt0(ok, 4, 0, 1000, kVideo, 1);
+  ok += Payload(1000, 11).substr(0, 128);
+  ChunkReader r1(limits);
+  CHECK(FeedAll(r1, ok).status.ok());
+  std::string b;
+  Fmt0(b, 4, 0, 1001, kVideo, 1);
+  ChunkReader r2(limits);
+  auto f = FeedAll(r2, b);
+  ExpectError(f.status, "message of 1001 bytes on chunk stream 4");
+  ExpectError(f.status, "limit of 1000");
+}
+
+TEST_CASE("R-2 RTMP chunks: Set Chunk Size of 0 or above max_chunk_size is refused") {
+  ChunkLimits limits;
+  limits.max_chunk_size = 4096;
+  for (uint32_t size : {0u, 4097u, 0x80000080u, 0xFFFFFFFFu}) {
+    INFO("size " << size);
+    std::string b;
+    Control(b, kSetChunkSize, size);
+    ChunkReader r(limits);
+    auto f = FeedAll(r, b);
+    ExpectError(f.status, "chunk size " + std::to_string(size));
+    CHECK(r.chunk_size() == 128);
+  }
+  std::string b;
+  Control(b, kSetChunkSize, 4096);
+  ChunkReader r(limits);
+  REQUIRE(FeedAll(r, b).status.ok());
+  CHECK(r.chunk_size() == 4096);
+  // With the default limits too (1 MiB): the reserved top bit is refused.
+  std::string top;
+  Control(top, kSetChunkSize, 0x80000000u);
+  ChunkReader d;
+  ExpectError(FeedAll(d, top).status, "chunk size");
+}
+
+TEST_CASE("R-2 RTMP chunks: a Set Chunk Size or Abort shorter than 4 bytes is refused") {
+  for (uint8_t type : {kSetChunkSize, kAbort}) {
+    std::string b;
+    Control(b, type, 0x000100, 3);
+    ChunkReader r;
+    ExpectError(FeedAll(r, b).status, "shorter than 4 bytes");
+  }
+}
+
+TEST_CASE("R-2 RTMP chunks: a chunk stream whose first chunk is not format 0 is refused") {
+  std::vector<std::string> firsts(3);
+  Fmt1(firsts[0], 7, 0, 1, kAudio);
+  Fmt2(firsts[1], 7, 0);
+  Basic(firsts[2], 3, 7);
+  for (int fmt = 1; fmt <= 3; ++fmt) {
+    std::string b = firsts[fmt - 1] + "x";
+    ChunkReader r;
+    auto f = FeedAll(r, b);
+    ExpectError(f.status, "chunk stream 7 begins with a format " + std::to_string(fmt));
+    CHECK(f.messages.empty());
+  }
+}
+
+TEST_CASE("R-3 RTMP chunks: more chunk streams than max_chunk_streams are refused") {
+  ChunkLimits limits;
+  limits.max_chunk_streams = 3;
+  ChunkReader r(limits);
+  std::string b;
+  for (uint32_t csid : {3u, 4u, 5u, 3u}) {  // the 4th reuses a known chunk stream
+    Fmt0(b, csid, 0, 1, kAudio, 1);
+    b += "x";
+  }
+  auto f = FeedAll(r, b);
+  REQUIRE(f.status.ok());
+  CHECK(f.messages.size() == 4);
+  b.clear();
+  Fmt0(b, 6, 0, 1, kAudio, 1);
+  b += "x";
+  ExpectError(FeedAll(r, b).status, "more than 3 chunk streams");
+}
+
+TEST_CASE("R-3 RTMP chunks: partial messages beyond max_buffered_bytes in all are refused") {
+  ChunkLimits limits;
+  limits.max_buffered_bytes = 300;
+  ChunkReader r(limits);
+  std::string b;
+  for (uint32_t csid : {4u, 5u}) {
+    Fmt0(b, csid, 0, 1000, kVideo, 1);
+    b += Payload(128, 12);
+  }
+  REQUIRE(FeedAll(r, b).status.ok());
+  CHECK(r.buffered_bytes() == 256);
+  b.clear();
+  Fmt0(b, 6, 0, 1000, kVideo, 1);
+  b += Payload(128, 13);
+  ExpectError(FeedAll(r, b).status, "partial messages exceed 300 bytes");
+}
+
+TEST_CASE("R-3 RTMP chunks: a multi-megabyte message in 128-byte chunks reassembles in linear time") {
+  // 64K chunks: copying the message so far for every chunk would take minutes.
+  const std::string p = Payload(8 << 20, 14);
+  Message m = Msg(6, kVideo, 1, 0, p);
+  std::string b;
+  ChunkWriter().Write(m, b);
+  ChunkReader r;
+  const auto start = std::chrono::steady_clock::now();
+  auto f = FeedAll(r, b);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(f.status.ok());
+  Expect(f.messages, {m});
+  CHECK(seconds < 10);
+}
+
+TEST_CASE("S-1 RTMP chunks: ChunkWriter writes format 0 then format 3 continuation headers") {
+  const std::string p = Payload(300, 15);
+  std::string want("\x03\x00\x03\xe8\x00\x01\x2c\x14\x01\x00\x00\x00", 12);  // ts 1000, len 300
+  want += p.substr(0, 128) + '\xc3' + p.substr(128, 128) + '\xc3' + p.substr(256);
+  std::string got;
+  ChunkWriter().Write(Msg(3, kCommandAmf0, 1, 1000, p), got);
+  CHECK((got == want));
+  // An empty message is a format 0 header alone.
+  got.clear();
+  ChunkWriter().Write(Msg(2, kUserControl, 0, 0, ""), got);
+  CHECK((got == std::string("\x02\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00\x00", 12)));
+}
+
+TEST_CASE("S-1 RTMP chunks: ChunkWriter uses 2- and 3-byte basic headers for large ids") {
+  struct Case {
+    uint32_t csid;
+    std::string first, cont;
+  };
+  const std::vector<Case> cases = {
+      {64, std::string("\x00\x00", 2), std::string("\xc0\x00", 2)},
+      {319, std::string("\x00\xff", 2), std::string("\xc0\xff", 2)},
+      {320, std::string("\x01\x00\x01", 3), std::string("\xc1\x00\x01", 3)},
+      {65599, std::string("\x01\xff\xff", 3), std::string("\xc1\xff\xff", 3)},
+  };
+  const std::string p = Payload(130, 16);
+  for (const auto& c : cases) {
+    INFO("csid " << c.csid);
+    std::string want = c.first + std::string("\x00\x00\x07\x00\x00\x82\x08\x01\x00\x00\x00", 11);
+    want += p.substr(0, 128) + c.cont + p.substr(128);
+    std::string got;
+    ChunkWriter().Write(Msg(c.csid, kAudio, 1, 7, p), got);
+    CHECK((got == want));
+  }
+}
+
+TEST_CASE("S-5 RTMP timestamps: ChunkWriter repeats the extended timestamp in continuations") {
+  const std::string p = Payload(200, 17);
+  std::string want("\x04\xff\xff\xff\x00\x00\xc8\x09\x01\x00\x00\x00\x12\x34\x56\x78", 16);
+  want += p.substr(0, 128) + std::string("\xc4\x12\x34\x56\x78", 5) + p.substr(128);
+  std::string got;
+  ChunkWriter().Write(Msg(4, kVideo, 1, 0x12345678, p), got);
+  CHECK((got == want));
+  got.clear();  // 0xFFFFFF is already extended, 0xFFFFFE is not
+  ChunkWriter().Write(Msg(4, kVideo, 1, 0xFFFFFF, "x"), got);
+  CHECK((got == std::string("\x04\xff\xff\xff\x00\x00\x01\x09\x01\x00\x00\x00\x00\xff\xff\xffx",
+                            17)));
+  got.clear();
+  ChunkWriter().Write(Msg(4, kVideo, 1, 0xFFFFFE, "x"), got);
+  CHECK((got == std::string("\x04\xff\xff\xfe\x00\x00\x01\x09\x01\x00\x00\x00x", 13)));
+}
+
+TEST_CASE("S-1 RTMP chunks: ChunkWriter cuts at the size given to set_chunk_size") {
+  ChunkWriter w;
+  w.set_chunk_size(4096);
+  CHECK(w.chunk_size() == 4096);
+  const std::string p = Payload(5000, 18);
+  std::string got;
+  w.Write(Msg(6, kVideo, 1, 0, p), got);
+  REQUIRE(got.size() == 12 + 5000 + 1);
+  CHECK(got.substr(12, 4096) == p.substr(0, 4096));
+  CHECK(got[12 + 4096] == '\xc6');
+  CHECK(got.substr(12 + 4097) == p.substr(4096));
+}
+
+TEST_CASE("S-1 RTMP chunks: messages written by ChunkWriter read back unchanged") {
+  const std::vector<Message> msgs = {
+      Msg(3, kCommandAmf0, 0, 0, Payload(20, 19)),
+      Msg(4, kAudio, 1, 23, Payload(300, 20)),
+      Msg(64, kVideo, 1, 0xFFFFFF, Payload(129, 21)),
+      Msg(65599, kVideo, 0x01020304, 0xFFFFFFFFu, Payload(1000, 22)),
+      Msg(6, kDataAmf0, 1, 5, ""),
+  };
+  for (uint32_t size : {1u, 128u, 4096u}) {
+    INFO("chunk size " << size);
+    ChunkWriter w;
+    std::string b;
+    w.Write(Msg(2, kSetChunkSize, 0, 0, std::string("\0\0", 2) + char(size >> 8) + char(size)),
+            b);
+    w.set_chunk_size(size);
+    for (const auto& m : msgs) w.Write(m, b);
+    ChunkReader whole, bytewise;
+    auto f1 = FeedAll(whole, b);
+    REQUIRE(f1.status.ok());
+    Expect(f1.messages, msgs);
+    auto f2 = FeedBytewise(bytewise, b);
+    REQUIRE(f2.status.ok());
+    Expect(f2.messages, msgs);
+  }
+}
+
+}  // namespace
+}  // namespace meshwork::rtmp
