@@ -31,6 +31,10 @@
 # page cache): `-c copy -f hls -hls_time 2` (TS) and `-c copy -f hls -hls_segment_type fmp4
 # -hls_time 2`; CPU-seconds from wait4() of each process.
 #
+# INPUT=rtmp: the same push over RTMP instead (`ffmpeg -re -c copy -f flv rtmp://…/live/p7`,
+# stream input `rtmp://`), so the FLV → frames path is measured in place of the TS demuxer.
+# bench/packaging_cpu/rtmp.sh runs both on one source, side by side.
+#
 # PERF=FILE: also `perf record -g` the streamer (all its threads) from the push's start until
 # the playlists settle, into FILE (the CPU figures of such a run include perf's sampling cost;
 # take the ratio from a run without it). `perf report -i FILE --no-children` reads it.
@@ -45,6 +49,12 @@ duration="${DURATION:-60}"
 pace="${PACE:-realtime}"
 case "$pace" in realtime) feed_rate=(-re) ;; full) feed_rate=() ;; *) echo "PACE: realtime or full" >&2; exit 2 ;; esac
 perf_out="${PERF:-}"
+input="${INPUT:-ts}"
+case "$input" in
+  ts) input_url="publish://"; input_flags=() ;;
+  rtmp) input_url="rtmp://"; input_flags=(--rtmp-listen=127.0.0.1:0) ;;
+  *) echo "INPUT: ts or rtmp" >&2; exit 2 ;;
+esac
 source "$root/bench/lib/origin.sh"
 
 clk_tck=$(getconf CLK_TCK)
@@ -87,13 +97,15 @@ central_grpc=$(ready "$work/central.out" grpc)
 "$build/streamer/streamer" --central="$central_grpc" \
   --cluster-token-file="$work/db/cluster-token" --node-id=ingest-1 --role=ingest \
   --hostname=127.0.0.1 --listen=127.0.0.1:0 --publish-listen=127.0.0.1:0 \
-  --http-threads="$threads" "${shed_flags[@]}" >"$work/streamer.out" 2>"$work/streamer.log" &
+  --http-threads="$threads" "${shed_flags[@]}" "${input_flags[@]}" \
+  >"$work/streamer.out" 2>"$work/streamer.log" &
 streamer_pid=$!
 pids+=($streamer_pid)
 viewer=$(ready "$work/streamer.out" http)
 publish=$(ready "$work/streamer.out" publish)
+[ "$input" = rtmp ] && rtmp=$(ready "$work/streamer.out" rtmp)
 
-stream_json='{"placement":{"streamers":["ingest-1"]},"inputs":["publish://"],"segment_ms":2000,
+stream_json='{"placement":{"streamers":["ingest-1"]},"inputs":["'"$input_url"'"],"segment_ms":2000,
 "part_ms":500}'
 placed=""
 for _ in $(seq 1 50); do
@@ -173,8 +185,12 @@ if [ -n "$perf_out" ]; then
   pids+=($perf_pid)
 fi
 c0=$(cpu_s "$streamer_pid"); t0=$(date +%s.%N)
-feeder_cpu=$(run_cpu "${ff[@]}" "${feed_rate[@]}" -i "$src" -c copy -f mpegts -method PUT \
-  "http://$publish/p7/publish")
+if [ "$input" = rtmp ]; then
+  feeder_cpu=$(run_cpu "${ff[@]}" "${feed_rate[@]}" -i "$src" -c copy -f flv "rtmp://$rtmp/live/p7")
+else
+  feeder_cpu=$(run_cpu "${ff[@]}" "${feed_rate[@]}" -i "$src" -c copy -f mpegts -method PUT \
+    "http://$publish/p7/publish")
+fi
 t_push=$(date +%s.%N)
 touch "$work/pushed"
 # Done once the playlists stop changing (bounded by watch.py's own loop; 30 s at most here).
@@ -205,7 +221,7 @@ ff_fmp4_n=$(grep -c '^#EXTINF' "$work/ff_fmp4/index.m3u8")
 
 python3 - "$src_dur" "$src_kbps" "$c0" "$c1" "$t0" "$t1" "$t_push" "$idle_rate" "$feeder_cpu" \
   "$watch" "$dropped" "$mpd_code" "$ff_ts_cpu" "$ff_fmp4_cpu" "$ff_ts_n" "$ff_fmp4_n" \
-  "$refused" "$pace" <<'PY'
+  "$refused" "$pace" "$input" <<'PY'
 import json, sys
 a = sys.argv[1:]
 src_dur, src_kbps = float(a[0]), a[1]
@@ -213,7 +229,7 @@ c0, c1, t0, t1, t_push, idle_rate, feeder = map(float, a[2:9])
 w, dropped, mpd = json.loads(a[9]), int(a[10]), a[11]
 ff_ts, ff_fmp4 = float(a[12]), float(a[13])
 ff_ts_n, ff_fmp4_n = int(a[14]), int(a[15])
-refused, pace = int(a[16]), a[17]
+refused, pace, feed_input = int(a[16]), a[17], a[18]
 raw = c1 - c0
 idle = idle_rate * (t1 - t0)
 streamer = max(raw - idle, 0.0)
@@ -233,8 +249,8 @@ print(f"  packaged: TS {ts['n']} segments = {ts['s']:.1f} s (msn {ts['first']}..
       f"open last segment {w['open_s']:.2f} s in {w['open_parts']} parts; "
       f"{dropped} dropped (no audio yet); {covered:.1f} s of {src_dur:.1f} s covered; "
       f"{w['parts_listed']} parts listed at the end; MPD HTTP {mpd}")
-print(f"  feed pace {pace}; objects the store refused to the local packager: {refused}")
-print(f"  feeder ffmpeg (-c copy -f mpegts PUT, not counted): {feeder:.3f} CPU-s")
+print(f"  input {feed_input}; feed pace {pace}; objects the store refused to the local packager: {refused}")
+print(f"  feeder ffmpeg (-c copy, {'FLV over RTMP' if feed_input == 'rtmp' else 'MPEG-TS PUT'}, not counted): {feeder:.3f} CPU-s")
 print(f"ffmpeg -c copy HLS-TS:             {ff_ts:7.3f} CPU-s ({ff_ts_n} segments)")
 print(f"ffmpeg -c copy fMP4 HLS:           {ff_fmp4:7.3f} CPU-s ({ff_fmp4_n} segments)")
 print(f"ffmpeg total:                      {ffmpeg:7.3f} CPU-s")

@@ -38,6 +38,11 @@ struct Amf0Value {
   std::vector<std::pair<std::string, Amf0Value>> properties;  // kObject, kEcmaArray, in order
   std::vector<Amf0Value> elements;                            // kArray
 
+  // User-provided (not `= default`) so that clang with libstdc++ 12 need not decide whether
+  // the implicit one is explicit while std::pair<std::string, Amf0Value> is still being
+  // instantiated (a recursive instantiation it rejects); it does what the implicit one did.
+  Amf0Value() noexcept {}
+
   static Amf0Value Number(double v);
   static Amf0Value Boolean(bool v);
   static Amf0Value String(std::string v);

@@ -86,7 +86,16 @@ absl::Status ChunkReader::ParseChunk(std::vector<Message>& out, bool& complete) 
           absl::StrCat("more than ", limits_.max_chunk_streams, " chunk streams"));
     }
   }
-  StreamState next = it == streams_.end() ? StreamState{} : it->second;
+  // The header state without the payload so far: that stays in streams_ until the whole
+  // chunk is here (copying it for every chunk made reassembly quadratic in the message size).
+  StreamState next;
+  if (it != streams_.end()) {
+    std::string partial;
+    partial.swap(it->second.partial);
+    next = it->second;
+    it->second.partial.swap(partial);
+  }
+  size_t have = it == streams_.end() ? 0 : it->second.partial.size();
   // The 24-bit timestamp (or delta) field, and what the header sets.
   uint32_t field = 0;
   if (fmt <= 2) field = Be24(p + at);
@@ -104,11 +113,11 @@ absl::Status ChunkReader::ParseChunk(std::vector<Message>& out, bool& complete) 
   }
   next.extended = extended;
   const bool continuation = fmt == 3 && next.in_progress;
+  // A new header abandons the message in progress (once the chunk is whole: until then
+  // nothing changes, as the chunk is parsed again from its start).
+  const bool abandon = !continuation && next.in_progress;
+  if (abandon) have = 0;
   if (!continuation) {
-    if (next.in_progress) {  // a new header abandons the message in progress
-      buffered_ -= next.partial.size();
-      next.partial.clear();
-    }
     switch (fmt) {
       case 0:
         next.timestamp = field;
@@ -129,25 +138,31 @@ absl::Status ChunkReader::ParseChunk(std::vector<Message>& out, bool& complete) 
     }
     next.in_progress = true;
   }
-  const size_t take = std::min<size_t>(chunk_size_, next.length - next.partial.size());
+  const size_t take = std::min<size_t>(chunk_size_, next.length - have);
   if (avail < at + take) return absl::OkStatus();
-  if (buffered_ + take > limits_.max_buffered_bytes) {
+  const size_t dropped = abandon ? it->second.partial.size() : 0;
+  if (buffered_ - dropped + take > limits_.max_buffered_bytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("partial messages exceed ", limits_.max_buffered_bytes, " bytes in all"));
   }
+  std::string partial;
+  if (it != streams_.end()) partial.swap(it->second.partial);
+  if (abandon) partial.clear();
+  buffered_ -= dropped;
   next.seen = true;
-  next.partial.append(reinterpret_cast<const char*>(p + at), take);
+  partial.append(reinterpret_cast<const char*>(p + at), take);
   buffered_ += take;
   pos_ += at + take;
   complete = true;
 
   std::optional<Message> done;
-  if (next.partial.size() == next.length) {
-    buffered_ -= next.partial.size();
-    done = Message{csid, next.type, next.stream_id, next.timestamp, std::move(next.partial)};
-    next.partial.clear();
+  if (partial.size() == next.length) {
+    buffered_ -= partial.size();
+    done = Message{csid, next.type, next.stream_id, next.timestamp, std::move(partial)};
+    partial.clear();
     next.in_progress = false;
   }
+  next.partial = std::move(partial);
   streams_[csid] = std::move(next);
   if (!done) return absl::OkStatus();
   bool handled = false;

@@ -77,7 +77,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   handler.on_publish = [&](PublishRequest& r) -> absl::StatusOr<FlvDepacketizer::Sink> {
     Check(seen.session != nullptr && seen.session->handshake_done());
     Check(r.app == "live" && !r.name.empty());
-    SplitStreamKey(r.name, [](std::string_view s) { return s == "cam"; }, r.stream, r.token);
+    SplitStreamKey(
+        r.name, [](std::string_view s) { return s == "cam"; }, r.stream, r.token);
     if (r.name.find("deny") != std::string::npos) return absl::UnauthenticatedError("denied");
     if (r.name.find("dup") != std::string::npos) return absl::AlreadyExistsError("taken");
     ++seen.admitted;

@@ -213,5 +213,43 @@ TEST_CASE(
   CHECK(discontinuity);
 }
 
+TEST_CASE("S-1 RTMP: HEVC over Enhanced RTMP (FourCC hvc1) is packaged as hvc1") {
+  auto dir = MakeTempDir("rtmp-hevc");
+  // Real x265 output; sent by tests/e2e/rtmp_publish_hevc.py because Debian's ffmpeg 5.1
+  // cannot put HEVC in FLV (see that script).
+  auto [rc, out] = RunCommand(
+      "ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=640x360:rate=25 -t 14 "
+      "-c:v libx265 -x265-params bframes=0:keyint=50:min-keyint=50:scenecut=0:log-level=error "
+      "-bsf:v hevc_metadata=aud=insert -f hevc '" +
+      dir + "/src.hevc' 2>&1");
+  INFO(out);
+  REQUIRE(rc == 0);
+  auto central = StartCentral(dir);
+  auto node = StartRtmpIngest(central, "ingest-1", "hevc");
+  auto publisher =
+      Process::Start({"/usr/bin/python3", MESHWORK_SOURCE_DIR "/tests/e2e/rtmp_publish_hevc.py",
+                      "--url", "rtmp://" + node.rtmp + "/live/hevc", "--input", dir + "/src.hevc"},
+                     dir + "/publisher.log");
+  REQUIRE(Eventually([&] { return Playlist(node, "hevc").entries.size() >= 3; }, 30s));
+  auto codecs = SegmentCodecs(node, "hevc", Playlist(node, "hevc").entries.back().msn, dir);
+  CHECK(codecs["video"] == "hevc");
+  auto init = Http("GET", node.http, "/hevc/v1/init.mp4");
+  REQUIRE(init.status == 200);
+  WriteFile(dir + "/init.mp4", init.body);
+  auto [prc, probe] = RunCommand(
+      "ffprobe -v error -show_entries stream=codec_name,codec_tag_string,"
+      "width,height -of json '" +
+      dir + "/init.mp4'");
+  INFO(probe);
+  auto streams = nlohmann::json::parse(probe, nullptr, false)["streams"];
+  REQUIRE(streams.size() == 1);
+  CHECK(streams[0]["codec_name"] == "hevc");
+  CHECK(streams[0]["codec_tag_string"] == "hvc1");
+  CHECK(streams[0]["width"] == 640);
+  auto master = Http("GET", node.http, "/hevc/index.m3u8");
+  CHECK(master.body.find("hvc1.") != std::string::npos);
+  CHECK(publisher->Wait() == 0);
+}
+
 }  // namespace
 }  // namespace meshwork::testing
