@@ -20,6 +20,6 @@ done
 echo
 echo "== P-7 side by side (streamer CPU-s / ffmpeg CPU-s, same source)"
 for input in ts rtmp; do
-  printf "%-5s %s | %s\n" "$input" "$(grep '^streamer (HLS' "$work/$input.txt" | awk '{print $4}')" \
+  printf "%-5s %s | %s\n" "$input" "$(sed -n 's/^streamer (HLS-TS + LL-HLS + DASH): *\([0-9.]*\).*/\1 CPU-s/p' "$work/$input.txt")" \
     "$(grep '^ratio' "$work/$input.txt")"
 done
