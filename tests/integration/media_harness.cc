@@ -154,4 +154,17 @@ void WriteFile(const std::string& path, const std::string& body) {
   out << body;
 }
 
+void CheckPlayed(const nlohmann::json& result, int seconds) {
+  INFO("reason: " << result.value("reason", nlohmann::json()).dump());
+  INFO("errors: " << result.value("errors", nlohmann::json::array()).dump());
+  INFO("play.mjs log tail:\n" << result.value("log_tail", std::string()));
+  INFO("result: " << result.dump());
+  CHECK(result["exit_code"] == 0);
+  CHECK(result["ok"] == true);
+  CHECK(result.value("played_s", 0.0) >= seconds);
+  for (const auto& e : result.value("errors", nlohmann::json::array())) {
+    CHECK(e["fatal"] == false);
+  }
+}
+
 }  // namespace meshwork::testing

@@ -53,6 +53,10 @@ Streamer StartIngestWithStream(const Central& central, const std::string& id,
 // {"ok": false, "reason": ...}. "reason" carries the player's own error text.
 nlohmann::json PlayInBrowser(const std::string& url, int seconds, const std::string& flags = "");
 
+// Checks a PlayInBrowser result: play.mjs exited 0, reported ok, played at least `seconds`,
+// and no player error was fatal (the reason, errors and log tail are in the failure).
+void CheckPlayed(const nlohmann::json& result, int seconds);
+
 // Writes `body` to `path`.
 void WriteFile(const std::string& path, const std::string& body);
 

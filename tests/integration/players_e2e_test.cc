@@ -19,18 +19,6 @@ constexpr int kPlaySeconds = 20;
 
 // The run played `seconds` without a fatal error; the failure message carries the player's
 // own error text (play.mjs puts it in "reason") and the tail of its diagnostics.
-void CheckPlayed(const nlohmann::json& result, int seconds) {
-  INFO("reason: " << result.value("reason", nlohmann::json()).dump());
-  INFO("errors: " << result.value("errors", nlohmann::json::array()).dump());
-  INFO("play.mjs log tail:\n" << result.value("log_tail", std::string()));
-  INFO("result: " << result.dump());
-  CHECK(result["exit_code"] == 0);
-  CHECK(result["ok"] == true);
-  CHECK(result.value("played_s", 0.0) >= seconds);
-  for (const auto& e : result.value("errors", nlohmann::json::array())) {
-    CHECK(e["fatal"] == false);
-  }
-}
 
 // The media types and codecs ffprobe reads from one init.mp4 (fetched from the viewer
 // listener), as codec_type → codec_name; empty when the object is missing or unreadable.

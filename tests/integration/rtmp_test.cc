@@ -96,19 +96,6 @@ std::unique_ptr<Process> PublishGst(const std::string& url) {
                         MakeTempDir("gst-publisher") + ".log");
 }
 
-void CheckPlayed(const nlohmann::json& result, int seconds) {
-  INFO("result: " << result.dump());
-  INFO("play.mjs log tail:\n" << result.value("log_tail", std::string()));
-  CHECK(result["exit_code"] == 0);
-  CHECK(result["ok"] == true);
-  CHECK(result.value("played_s", 0.0) >= seconds);
-  for (const auto& e : result.value("errors", nlohmann::json::array())) {
-    // hls.js's own jump to the first buffered frame at start-up is not an error of ours.
-    bool startup_jump = e["fatal"] == false && e["details"] == "bufferSeekOverHole";
-    if (!startup_jump) FAIL_CHECK("player error: " << e.dump());
-  }
-}
-
 TEST_CASE(
     "S-1 RTMP: GStreamer's rtmp2sink publishes, and hls.js (TS and LL-HLS) and dash.js 5 "
     "play the result") {

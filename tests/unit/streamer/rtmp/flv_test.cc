@@ -348,6 +348,8 @@ const std::string kAscHeader = Hex("af001210");  // AAC-LC, 44100 Hz, 2 channels
 TEST_CASE("S-1 RTMP FLV: an AAC AudioSpecificConfig announces the audio track once per change") {
   Capture cap;
   FlvDepacketizer d(cap.Sink());
+  REQUIRE(d.OnAudio(0, Span(Hex("af00"))).ok());  // empty: not known yet, nothing announced
+  CHECK(cap.tracks.empty());
   REQUIRE(d.OnAudio(0, Span(kAscHeader)).ok());
   REQUIRE(cap.tracks.size() == 1);
   const auto& t = cap.tracks[0];
