@@ -1,6 +1,8 @@
 #include "streamer/rtmp/chunk.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -188,7 +190,7 @@ absl::Status ChunkReader::Control(const Message& m, bool& handled) {
     }
     return absl::OkStatus();
   }
-  if (value == 0 || value > limits_.max_chunk_size) {  // also catches the reserved top bit
+  if (value == 0 || value >= (1u << 31) || value > limits_.max_chunk_size) {  // top bit reserved
     return absl::InvalidArgumentError(
         absl::StrCat("chunk size ", value, " outside 1…", limits_.max_chunk_size));
   }
@@ -197,6 +199,11 @@ absl::Status ChunkReader::Control(const Message& m, bool& handled) {
 }
 
 void ChunkWriter::Write(const Message& m, std::string& out) const {
+  // Only this server's own messages come here: commands and controls of a few hundred bytes.
+  if (m.payload.size() >= (1u << 24)) {
+    std::fprintf(stderr, "ChunkWriter: a %zu-byte message cannot be framed\n", m.payload.size());
+    std::abort();
+  }
   const bool extended = m.timestamp >= kExtendedMarker;
   PutBasicHeader(out, 0, m.chunk_stream);
   PutBe24(out, extended ? kExtendedMarker : m.timestamp);

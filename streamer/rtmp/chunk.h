@@ -96,7 +96,8 @@ class ChunkReader {
 
 class ChunkWriter {
  public:
-  // Appends `m` to `out` as chunks of the current chunk size on `m.chunk_stream`.
+  // Appends `m` to `out` as chunks of the current chunk size on `m.chunk_stream`. `m` must
+  // be shorter than 16 MiB (RTMP's 24-bit length): a longer one aborts (a bug of ours).
   void Write(const Message& m, std::string& out) const;
   void set_chunk_size(uint32_t size) { chunk_size_ = size; }
   uint32_t chunk_size() const { return chunk_size_; }

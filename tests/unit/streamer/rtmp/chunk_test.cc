@@ -7,7 +7,6 @@
 #include "streamer/rtmp/chunk.h"
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -436,19 +435,17 @@ TEST_CASE("R-3 RTMP chunks: partial messages beyond max_buffered_bytes in all ar
 
 TEST_CASE(
     "R-3 RTMP chunks: a multi-megabyte message in 128-byte chunks reassembles in linear time") {
-  // 64K chunks: copying the message so far for every chunk would take minutes.
+  // 64K chunks. No clock here (tests never fail on absolute times): a reader that copied the
+  // message so far for every chunk needs minutes for this (over a minute measured, more than
+  // ten under ASan), which the test's ctest timeout turns into a failure.
   const std::string p = Payload(8 << 20, 14);
   Message m = Msg(6, kVideo, 1, 0, p);
   std::string b;
   ChunkWriter().Write(m, b);
   ChunkReader r;
-  const auto start = std::chrono::steady_clock::now();
   auto f = FeedAll(r, b);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   REQUIRE(f.status.ok());
   Expect(f.messages, {m});
-  CHECK(seconds < 10);
 }
 
 TEST_CASE("S-1 RTMP chunks: ChunkWriter writes format 0 then format 3 continuation headers") {
