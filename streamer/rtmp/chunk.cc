@@ -45,16 +45,28 @@ void PutBasicHeader(std::string& out, int fmt, uint32_t csid) {
 }  // namespace
 
 absl::Status ChunkReader::Feed(std::span<const uint8_t> data, std::vector<Message>& out) {
+  Append(data);
+  return Parse(out, SIZE_MAX);
+}
+
+void ChunkReader::Append(std::span<const uint8_t> data) {
   bytes_read_ += data.size();
   pending_.append(reinterpret_cast<const char*>(data.data()), data.size());
+}
+
+absl::Status ChunkReader::Parse(std::vector<Message>& out, size_t max_messages) {
+  const size_t had = out.size();
   absl::Status status;
-  while (status.ok()) {
+  while (status.ok() && out.size() - had < max_messages) {
     bool complete = false;
     status = ParseChunk(out, complete);
-    if (!complete) break;
+    if (!complete) {
+      // Out of whole chunks: drop what was parsed (once per read, not once per message).
+      pending_.erase(0, pos_);
+      pos_ = 0;
+      break;
+    }
   }
-  pending_.erase(0, pos_);
-  pos_ = 0;
   return status;
 }
 

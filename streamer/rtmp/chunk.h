@@ -64,10 +64,21 @@ class ChunkReader {
   // Parses as much of `data` as forms whole chunks (the rest is kept for the next call) and
   // appends each completed message, except Set Chunk Size and Abort, to `out`.
   absl::Status Feed(std::span<const uint8_t> data, std::vector<Message>& out);
+  // Feed in two steps, for a caller whose handling of one message changes how the next is
+  // read (set_limits): Append keeps the bytes; Parse appends at most `max_messages`
+  // messages to `out` and leaves the rest of the bytes for the next call.
+  void Append(std::span<const uint8_t> data);
+  absl::Status Parse(std::vector<Message>& out, size_t max_messages);
+
+  // Replaces the limits for the messages whose first chunk comes after this call (a session
+  // raises them once a publish is admitted). Messages already in progress keep the size
+  // they were admitted with; the buffered total is checked against the new cap.
+  void set_limits(const ChunkLimits& limits) { limits_ = limits; }
+  const ChunkLimits& limits() const { return limits_; }
 
   uint32_t chunk_size() const { return chunk_size_; }
   uint64_t bytes_read() const { return bytes_read_; }  // everything fed so far (for acks)
-  size_t buffered_bytes() const { return buffered_ + pending_.size(); }
+  size_t buffered_bytes() const { return buffered_ + pending_.size() - pos_; }
 
  private:
   struct StreamState {

@@ -56,12 +56,24 @@ void SplitStreamKey(std::string_view name, const std::function<bool(std::string_
   }
 }
 
+namespace {
+// The pre-publish limits, none above the publishing ones.
+ChunkLimits BeforePublish(const ServerSession::Options& o) {
+  return ChunkLimits{
+      .max_chunk_size = std::min(o.before_publish.max_chunk_size, o.limits.max_chunk_size),
+      .max_message_size = std::min(o.before_publish.max_message_size, o.limits.max_message_size),
+      .max_chunk_streams = std::min(o.before_publish.max_chunk_streams, o.limits.max_chunk_streams),
+      .max_buffered_bytes =
+          std::min(o.before_publish.max_buffered_bytes, o.limits.max_buffered_bytes)};
+}
+}  // namespace
+
 ServerSession::ServerSession(Options options, Handler handler, RandomFill random, uint32_t epoch_ms)
     : options_(std::move(options)),
       handler_(std::move(handler)),
       random_(std::move(random)),
       epoch_ms_(epoch_ms),
-      reader_(options_.limits) {}
+      reader_(BeforePublish(options_)) {}
 
 ServerSession::~ServerSession() { StopPublishing(); }
 
@@ -88,12 +100,18 @@ absl::Status ServerSession::Feed(std::span<const uint8_t> in, std::string& out) 
     phase_ = Phase::kChunks;
   }
   if (phase_ != Phase::kChunks || in.empty()) return absl::OkStatus();
+  // One message at a time: a publish admitted by one raises the limits for the next.
+  reader_.Append(in);
   std::vector<Message> messages;
-  absl::Status framing = reader_.Feed(in, messages);
-  for (Message& m : messages) {
-    if (auto s = OnMessage(m, out); !s.ok()) return s;
+  for (;;) {
+    messages.clear();
+    absl::Status framing = reader_.Parse(messages, 1);
+    for (Message& m : messages) {
+      if (auto s = OnMessage(m, out); !s.ok()) return s;
+    }
+    if (!framing.ok()) return framing;
+    if (messages.empty()) break;
   }
-  if (!framing.ok()) return framing;
   if (reader_.bytes_read() - acked_ >= peer_window_) {
     acked_ = reader_.bytes_read();
     SendControl(kAcknowledgement, Be32(static_cast<uint32_t>(acked_)), out);
@@ -259,6 +277,7 @@ absl::Status ServerSession::OnPublish(double, const std::vector<Amf0Value>& args
     return sink.status();
   }
   depacketizer_ = std::make_unique<FlvDepacketizer>(std::move(*sink));
+  reader_.set_limits(options_.limits);
   publishing_ = true;
   publish_stream_id_ = stream_id;
   SendControl(kUserControl, std::string(2, '\0') + Be32(stream_id), out);  // StreamBegin

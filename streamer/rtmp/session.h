@@ -53,7 +53,13 @@ class ServerSession {
  public:
   struct Options {
     std::string app = "live";  // the application name publishers must connect to
-    ChunkLimits limits;
+    ChunkLimits limits;        // once a publish is admitted
+    // Until then: commands only, so a peer that has not proved it holds a stream key cannot
+    // make us hold more than this (each field capped at the one in `limits`).
+    ChunkLimits before_publish{.max_chunk_size = 1 << 20,
+                               .max_message_size = 64 << 10,
+                               .max_chunk_streams = 8,
+                               .max_buffered_bytes = 256 << 10};
     uint32_t window_ack_size = 2'500'000;  // what we ask the peer to acknowledge
     uint32_t out_chunk_size = 4096;
     size_t max_streams = 4;  // createStream calls per connection

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -535,6 +536,28 @@ TEST_CASE("S-1 RTMP chunks: messages written by ChunkWriter read back unchanged"
     REQUIRE(f2.status.ok());
     Expect(f2.messages, msgs);
   }
+}
+
+TEST_CASE("R-3 RTMP chunks: Parse hands out one message at a time and new limits apply next") {
+  ChunkWriter w;
+  std::string b;
+  w.Write(Msg(3, kCommandAmf0, 0, 0, Payload(100, 1)), b);
+  w.Write(Msg(4, kVideo, 1, 0, Payload(5000, 2)), b);
+  ChunkReader r(ChunkLimits{.max_message_size = 1000});
+  r.Append(std::span(reinterpret_cast<const uint8_t*>(b.data()), b.size()));
+  std::vector<Message> out;
+  REQUIRE(r.Parse(out, 1).ok());
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].payload == Payload(100, 1));
+  CHECK(r.buffered_bytes() == b.size() - (12 + 100));  // one format 0 chunk of 100 bytes
+  // With the old limit the 5000-byte message would be refused; raised, it is read.
+  r.set_limits(ChunkLimits{.max_message_size = 8000});
+  REQUIRE(r.Parse(out, 1).ok());
+  REQUIRE(out.size() == 2);
+  CHECK(out[1].payload == Payload(5000, 2));
+  CHECK(r.buffered_bytes() == 0);
+  REQUIRE(r.Parse(out, 1).ok());
+  CHECK(out.size() == 2);
 }
 
 }  // namespace
