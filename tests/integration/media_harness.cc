@@ -167,4 +167,11 @@ void CheckPlayed(const nlohmann::json& result, int seconds) {
   }
 }
 
+nlohmann::json PlayDash(const std::string& mpd_url, int seconds, const std::string& flags) {
+  auto result = PlayInBrowser(mpd_url, seconds, "--player dash --timeout-s 45 " + flags);
+  INFO("result: " << result.dump());
+  CHECK(result.value("player_version", std::string()).rfind("5.", 0) == 0);  // "5.x.y"
+  return result;
+}
+
 }  // namespace meshwork::testing

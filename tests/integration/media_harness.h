@@ -57,6 +57,10 @@ nlohmann::json PlayInBrowser(const std::string& url, int seconds, const std::str
 // and no player error was fatal (the reason, errors and log tail are in the failure).
 void CheckPlayed(const nlohmann::json& result, int seconds);
 
+// PlayInBrowser with the current dash.js (`flags` are more options, e.g. "--seek-to 10"):
+// checks the player that ran is dash.js 5.x and returns the result for CheckPlayed.
+nlohmann::json PlayDash(const std::string& mpd_url, int seconds, const std::string& flags = "");
+
 // Writes `body` to `path`.
 void WriteFile(const std::string& path, const std::string& body);
 

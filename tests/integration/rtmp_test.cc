@@ -113,10 +113,7 @@ TEST_CASE(
   CheckPlayed(
       PlayInBrowser("http://" + node.http + "/gst/index.m3u8?_HLS_ll=1", kSeconds, "--low-latency"),
       kSeconds);
-  auto dash = PlayInBrowser("http://" + node.http + "/gst/index.mpd", kSeconds,
-                            "--player dash --timeout-s 45");
-  CHECK(dash["player_version"].dump().rfind("\"5.", 0) == 0);
-  CheckPlayed(dash, kSeconds);
+  CheckPlayed(PlayDash("http://" + node.http + "/gst/index.mpd", kSeconds), kSeconds);
 }
 
 TEST_CASE(
