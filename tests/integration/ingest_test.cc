@@ -9,27 +9,8 @@
 namespace meshwork::testing {
 namespace {
 
-// ffmpeg sending the test source in real time to `url` as MPEG-TS.
-std::unique_ptr<Process> Send(const std::string& url) {
-  return Process::Start(
-      {"/usr/bin/ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-i", SourceTs(60), "-c",
-       "copy", "-copyts", "-muxdelay", "0", "-muxpreload", "0", "-f", "mpegts", url},
-      MakeTempDir("sender") + ".log");
-}
-
 size_t Segments(const Streamer& node, const std::string& stream) {
-  auto r = Http("GET", node.http, "/" + stream + "/v1/index.m3u8");
-  return r.status == 200 ? ParseMediaPlaylist(r.body).entries.size() : 0;
-}
-
-std::string ActiveInput(const Central& central, const std::string& node,
-                        const std::string& stream) {
-  auto r = Http("GET", central.http, "/central/api-v4/streamers/" + node).Json();
-  if (!r.is_object()) return "";
-  for (const auto& s : r["status"]["report"]["streams"]) {
-    if (s["name"] == stream) return s["active_input"].get<std::string>();
-  }
-  return "";
+  return Playlist(node, stream).entries.size();
 }
 
 TEST_CASE("S-1 UDP and SRT listener inputs are packaged") {
@@ -40,8 +21,8 @@ TEST_CASE("S-1 UDP and SRT listener inputs are packaged") {
   auto node = StartIngestWithStream(central, "ingest-1", "by-udp", {udp});
   auto node_srt = StartIngestWithStream(central, "ingest-2", "by-srt",
                                         {"srt://127.0.0.1:" + srt_port + "?mode=listener"});
-  auto udp_sender = Send(udp + "?pkt_size=1316");
-  auto srt_sender = Send("srt://127.0.0.1:" + srt_port + "?mode=caller");
+  auto udp_sender = SendTs(udp + "?pkt_size=1316");
+  auto srt_sender = SendTs("srt://127.0.0.1:" + srt_port + "?mode=caller");
   CHECK(Eventually([&] { return Segments(node, "by-udp") >= 3; }, 20s));
   CHECK(Eventually([&] { return Segments(node_srt, "by-srt") >= 3; }, 20s));
 }
@@ -54,12 +35,12 @@ TEST_CASE("S-2 inputs fail over in order and go back to the first when it recove
   auto node = StartIngestWithStream(central, "ingest-1", "fo", {first, second});
   // Only the second input delivers: it takes over once the first has been silent for
   // input_timeout (3 s by default).
-  auto backup = Send(second + "?pkt_size=1316");
+  auto backup = SendTs(second + "?pkt_size=1316");
   REQUIRE(Eventually([&] { return ActiveInput(central, "ingest-1", "fo") == second; }, 10s));
   REQUIRE(Eventually([&] { return Segments(node, "fo") >= 2; }, 15s));
   size_t before = Segments(node, "fo");
   // The first input recovers: it is preferred again.
-  auto primary = Send(first + "?pkt_size=1316");
+  auto primary = SendTs(first + "?pkt_size=1316");
   REQUIRE(Eventually([&] { return ActiveInput(central, "ingest-1", "fo") == first; }, 10s));
   CHECK(Eventually([&] { return Segments(node, "fo") > before; }, 10s));
   // The first stops: back to the second after the timeout.

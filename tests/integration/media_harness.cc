@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 
@@ -38,6 +39,13 @@ const std::string& SourceTs(int seconds) {
   INFO(out);
   REQUIRE(rc == 0);
   return made.emplace(seconds, file).first->second;
+}
+
+std::unique_ptr<Process> SendTs(const std::string& url) {
+  return Process::Start(
+      {"/usr/bin/ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-i", SourceTs(60), "-c",
+       "copy", "-copyts", "-muxdelay", "0", "-muxpreload", "0", "-f", "mpegts", url},
+      MakeTempDir("sender") + ".log");
 }
 
 std::unique_ptr<Process> PushFile(const std::string& file, const std::string& publish_address,
@@ -165,6 +173,49 @@ void CheckPlayed(const nlohmann::json& result, int seconds) {
   for (const auto& e : result.value("errors", nlohmann::json::array())) {
     CHECK(e["fatal"] == false);
   }
+}
+
+MediaPlaylistInfo Playlist(const Streamer& node, const std::string& stream) {
+  auto r = Http("GET", node.http, "/" + stream + "/v1/index.m3u8");
+  return r.status == 200 ? ParseMediaPlaylist(r.body) : MediaPlaylistInfo{};
+}
+
+nlohmann::json ReportedStream(const Central& central, const std::string& id,
+                              const std::string& stream) {
+  auto node = Http("GET", central.http, "/central/api-v4/streamers/" + id).Json();
+  if (!node.is_object() || !node["status"].is_object()) return nullptr;
+  for (const auto& s : node["status"]["report"]["streams"]) {
+    if (s["name"] == stream) return s;
+  }
+  return nullptr;
+}
+
+std::string ActiveInput(const Central& central, const std::string& id, const std::string& stream) {
+  auto s = ReportedStream(central, id, stream);
+  return s.is_object() ? s.value("active_input", std::string()) : std::string();
+}
+
+int CheckSameTimeline(const Streamer& a, const Streamer& b, const std::string& stream,
+                      const std::string& dir, int64_t from_msn) {
+  auto pa = Playlist(a, stream), pb = Playlist(b, stream);
+  std::map<int64_t, PlaylistEntry> by_msn;
+  for (const auto& e : pa.entries) by_msn[e.msn] = e;
+  int common = 0;
+  for (const auto& e : pb.entries) {
+    auto it = by_msn.find(e.msn);
+    if (e.msn < from_msn || it == by_msn.end()) continue;
+    ++common;
+    INFO("msn " << e.msn);
+    CHECK(e.duration == Approx(it->second.duration).margin(0.0005));
+    CHECK(e.program_date_time == it->second.program_date_time);
+    // Same PTS: the segments begin with the same video timestamp.
+    const std::string path = "/" + stream + "/v1/" + std::to_string(e.msn) + ".ts";
+    const std::string fa = dir + "/timeline-a.ts", fb = dir + "/timeline-b.ts";
+    WriteFile(fa, Http("GET", a.http, path).body);
+    WriteFile(fb, Http("GET", b.http, path).body);
+    CHECK(Probe(fa)["first_video_frame"]["pts_time"] == Probe(fb)["first_video_frame"]["pts_time"]);
+  }
+  return common;
 }
 
 nlohmann::json PlayDash(const std::string& mpd_url, int seconds, const std::string& flags) {

@@ -24,6 +24,10 @@ std::unique_ptr<Process> PushFile(const std::string& file, const std::string& pu
                                   const std::vector<std::string>& input_args = {},
                                   const std::vector<std::string>& output_args = {});
 
+// `ffmpeg -re -i SourceTs(60) -c copy -copyts -f mpegts URL`: the test source in real time to
+// a network input (udp://…, srt://…).
+std::unique_ptr<Process> SendTs(const std::string& url);
+
 struct PlaylistEntry {
   int64_t msn = 0;
   double duration = 0;
@@ -36,6 +40,22 @@ struct MediaPlaylistInfo {
   std::vector<PlaylistEntry> entries;
 };
 MediaPlaylistInfo ParseMediaPlaylist(const std::string& text);
+// `node`'s playlist of `stream`'s first rendition (empty when it answers no 200).
+MediaPlaylistInfo Playlist(const Streamer& node, const std::string& stream);
+
+// The entry for `stream` in the load report central holds of node `id` (null when none):
+// "active_input", "timeline_anchor", "working", …
+nlohmann::json ReportedStream(const Central& central, const std::string& id,
+                              const std::string& stream);
+
+// The input `id` reports active for `stream` ("" when none).
+std::string ActiveInput(const Central& central, const std::string& id, const std::string& stream);
+
+// S-5: for every msn both nodes list (from `from_msn` on), the same duration, program
+// date-time and first video PTS (segments saved under `dir` for ffprobe). Returns how many
+// msns were compared.
+int CheckSameTimeline(const Streamer& a, const Streamer& b, const std::string& stream,
+                      const std::string& dir, int64_t from_msn = 0);
 
 // ffprobe's JSON for a file (streams and format, and the first video frame's key flag).
 nlohmann::json Probe(const std::string& file);

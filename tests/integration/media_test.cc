@@ -15,12 +15,6 @@
 namespace meshwork::testing {
 namespace {
 
-MediaPlaylistInfo Playlist(const Streamer& node, const std::string& stream) {
-  auto r = Http("GET", node.http, "/" + stream + "/v1/index.m3u8");
-  if (r.status != 200) return {};
-  return ParseMediaPlaylist(r.body);
-}
-
 bool HasSegments(const Streamer& node, const std::string& stream, size_t n) {
   return Playlist(node, stream).entries.size() >= n;
 }
@@ -62,12 +56,8 @@ nlohmann::json NodeStatus(const Central& central, const std::string& id) {
 // The timeline anchor a node reports for a stream (null when none).
 nlohmann::json ReportedAnchor(const Central& central, const std::string& id,
                               const std::string& stream) {
-  auto status = NodeStatus(central, id);
-  if (!status.is_object() || !status["report"].is_object()) return nullptr;
-  for (const auto& s : status["report"]["streams"]) {
-    if (s["name"] == stream) return s["timeline_anchor"];
-  }
-  return nullptr;
+  auto s = ReportedStream(central, id, stream);
+  return s.is_object() ? s["timeline_anchor"] : nlohmann::json();
 }
 
 TEST_CASE("S-1 S-8 S-9 ffmpeg pushes over HTTP and ffprobe validates the HLS segments") {
@@ -183,24 +173,7 @@ TEST_CASE(
   CHECK(Http("GET", central.http, "/central/api-v4/streams/s5").Json()["timeline_anchor"] ==
         anchor);
 
-  auto pa = Playlist(a, "s5"), pb = Playlist(b, "s5");
-  std::map<int64_t, PlaylistEntry> by_msn;
-  for (const auto& e : pa.entries) by_msn[e.msn] = e;
-  int common = 0;
-  for (const auto& e : pb.entries) {
-    auto it = by_msn.find(e.msn);
-    if (it == by_msn.end()) continue;
-    ++common;
-    INFO("msn " << e.msn);
-    CHECK(e.duration == Approx(it->second.duration).margin(0.0005));
-    CHECK(e.program_date_time == it->second.program_date_time);
-    // Same PTS: the segments begin with the same video timestamp.
-    std::string fa = dir + "/a.ts", fb = dir + "/b.ts";
-    WriteFile(fa, Http("GET", a.http, "/s5/v1/" + std::to_string(e.msn) + ".ts").body);
-    WriteFile(fb, Http("GET", b.http, "/s5/v1/" + std::to_string(e.msn) + ".ts").body);
-    auto first_a = Probe(fa)["first_video_frame"], first_b = Probe(fb)["first_video_frame"];
-    CHECK(first_a["pts_time"] == first_b["pts_time"]);
-  }
+  const int common = CheckSameTimeline(a, b, "s5", dir);
   INFO("segments both nodes hold: " << common);
   CHECK(common >= 2);
 }

@@ -1,5 +1,9 @@
-// RTMP and RTMPS ingest (S-1 rtmp, M-3) with independent publishers: ffmpeg's RTMP client
-// and GStreamer's rtmp2sink, the result read by ffprobe and played by hls.js and dash.js.
+// RTMP and RTMPS ingest (S-1 rtmp, S-2, S-5, M-3) with independent publishers: ffmpeg's RTMP
+// client (also as a fan-out to two nodes) and GStreamer's rtmp2sink, the result read by
+// ffprobe and played by hls.js and dash.js; an RTMP input in failover with a UDP one.
+#include <sys/socket.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 
@@ -16,11 +20,6 @@ std::unique_ptr<Process> PublishRtmp(const std::string& url, int seconds = 60,
   return Process::Start({"/usr/bin/ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-i",
                          SourceTs(seconds), "-c", "copy", "-f", "flv", url},
                         MakeTempDir(log_tag) + ".log");
-}
-
-MediaPlaylistInfo Playlist(const Streamer& node, const std::string& stream) {
-  auto r = Http("GET", node.http, "/" + stream + "/v1/index.m3u8");
-  return r.status == 200 ? ParseMediaPlaylist(r.body) : MediaPlaylistInfo{};
 }
 
 Streamer StartRtmpIngest(const Central& central, const std::string& id, const std::string& stream,
@@ -233,6 +232,63 @@ TEST_CASE("S-1 RTMP: HEVC over Enhanced RTMP (FourCC hvc1) is packaged as hvc1")
   auto master = Http("GET", node.http, "/hevc/index.m3u8");
   CHECK(master.body.find("hvc1.") != std::string::npos);
   CHECK(publisher->Wait() == 0);
+}
+
+// The newest msn `node` lists for `stream` (-1 when none).
+int64_t Newest(const Streamer& node, const std::string& stream) {
+  auto p = Playlist(node, stream);
+  return p.entries.empty() ? -1 : p.entries.back().msn;
+}
+
+TEST_CASE("S-5 RTMP: two nodes fed by one encoder's fan-out agree on msn, duration, date and PTS") {
+  auto dir = MakeTempDir("rtmp-fanout");
+  auto central = StartCentral(dir);
+  auto a = StartRtmpIngest(central, "ingest-a", "fan");
+  auto b = StartRtmpIngest(central, "ingest-b", "fan");
+  // One encoder pushing the same packets to both nodes (ffmpeg's tee muxer), as an encoder
+  // configured with two RTMP destinations does.
+  auto encoder = Process::Start(
+      {"/usr/bin/ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-i", SourceTs(60), "-map",
+       "0", "-c", "copy", "-f", "tee",
+       "[f=flv]rtmp://" + a.rtmp + "/live/fan|[f=flv]rtmp://" + b.rtmp + "/live/fan"},
+      MakeTempDir("rtmp-tee") + ".log");
+  REQUIRE(Eventually([&] { return Newest(a, "fan") >= 0 && Newest(b, "fan") >= 0; }, 30s));
+  // Both proposed a timeline anchor at once; central keeps one, and both date what they
+  // package from then on with it.
+  nlohmann::json anchor;
+  REQUIRE(Eventually(
+      [&] {
+        anchor = Http("GET", central.http, kApi + "/streams/fan").Json()["timeline_anchor"];
+        return anchor.is_object() &&
+               ReportedStream(central, "ingest-a", "fan")["timeline_anchor"] == anchor &&
+               ReportedStream(central, "ingest-b", "fan")["timeline_anchor"] == anchor;
+      },
+      10s));
+  const int64_t from = std::max(Newest(a, "fan"), Newest(b, "fan")) + 2;
+  REQUIRE(
+      Eventually([&] { return std::min(Newest(a, "fan"), Newest(b, "fan")) >= from + 1; }, 20s));
+  CHECK(CheckSameTimeline(a, b, "fan", dir, from) >= 2);
+}
+
+TEST_CASE("S-2 RTMP: an RTMP input fails over to the next input and back like any other") {
+  auto dir = MakeTempDir("rtmp-failover");
+  auto central = StartCentral(dir);
+  const std::string udp = "udp://127.0.0.1:" + std::to_string(FreePort(SOCK_DGRAM));
+  auto node = StartIngestWithStream(central, "ingest-1", "fo", {"rtmp://", udp},
+                                    {"--rtmp-listen=127.0.0.1:0"});
+  // Only the backup delivers: it takes over once the RTMP input has been silent for
+  // input_timeout.
+  auto backup = SendTs(udp + "?pkt_size=1316");
+  REQUIRE(Eventually([&] { return ActiveInput(central, "ingest-1", "fo") == udp; }, 10s));
+  REQUIRE(Eventually([&] { return Newest(node, "fo") >= 0; }, 15s));
+  // The encoder connects: the first input is preferred again, and packaging goes on.
+  auto encoder = PublishRtmp("rtmp://" + node.rtmp + "/live/fo");
+  REQUIRE(Eventually([&] { return ActiveInput(central, "ingest-1", "fo") == "rtmp://"; }, 10s));
+  const int64_t switched = Newest(node, "fo");
+  CHECK(Eventually([&] { return Newest(node, "fo") >= switched + 2; }, 15s));
+  // The encoder goes away: back to the backup after the timeout.
+  encoder.reset();
+  CHECK(Eventually([&] { return ActiveInput(central, "ingest-1", "fo") == udp; }, 10s));
 }
 
 }  // namespace
