@@ -22,7 +22,6 @@ namespace {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
-using SteadyClock = std::chrono::steady_clock;
 using TlsStream = asio::ssl::stream<tcp::socket>;
 
 constexpr auto kDeadlineCheck = std::chrono::milliseconds(250);
@@ -45,9 +44,14 @@ class RtmpListener::Impl {
   };
 
   Impl(RtmpListenerOptions options, StreamManager* streams, const PublishAuth* auth)
-      : options(std::move(options)), streams(streams), auth(auth), acceptor(io) {}
+      : options(std::move(options)),
+        clock(this->options.clock ? this->options.clock : &RealClock::Get()),
+        streams(streams),
+        auth(auth),
+        acceptor(io) {}
 
   RtmpListenerOptions options;
+  const Clock* clock;
   StreamManager* streams;
   const PublishAuth* auth;
   asio::io_context io;
@@ -111,11 +115,11 @@ class Connection final : public RtmpListener::Impl::Conn,
                                 {"notice", text}});
     };
     session_.emplace(options, std::move(handler), RandomFill,
-                     static_cast<uint32_t>(SteadyClock::now().time_since_epoch().count()));
+                     static_cast<uint32_t>(impl_->clock->Monotonic().time_since_epoch().count()));
   }
 
   void Start() override {
-    deadline_ = SteadyClock::now() + impl_->options.handshake_timeout;
+    deadline_ = impl_->clock->Monotonic() + impl_->options.handshake_timeout;
     CheckDeadline();
     if constexpr (std::is_same_v<Stream, TlsStream>) {
       stream_.async_handshake(asio::ssl::stream_base::server,
@@ -202,7 +206,7 @@ class Connection final : public RtmpListener::Impl::Conn,
     if (impl_->bytes_in) impl_->bytes_in->Increment(static_cast<double>(n));
     std::string out;
     absl::Status status = session_->Feed(std::span(buffer_.data(), n), out);
-    if (session_->publishing()) deadline_ = SteadyClock::now() + impl_->options.idle_timeout;
+    if (session_->publishing()) deadline_ = impl_->clock->Monotonic() + impl_->options.idle_timeout;
     Send(std::move(out));
     if (!status.ok()) return Fail(status.ToString());
     if (superseded_) return Fail("another publisher took over this stream");
@@ -248,7 +252,7 @@ class Connection final : public RtmpListener::Impl::Conn,
                               {"client", client_},
                               {"stream", stream_name_},
                               {"reason", reason}});
-    deadline_ = std::min(deadline_, SteadyClock::now() + std::chrono::seconds(2));
+    deadline_ = std::min(deadline_, impl_->clock->Monotonic() + std::chrono::seconds(2));
     Flush();
   }
 
@@ -256,7 +260,7 @@ class Connection final : public RtmpListener::Impl::Conn,
     timer_.expires_after(kDeadlineCheck);
     timer_.async_wait([self = this->shared_from_this()](boost::system::error_code ec) {
       if (ec || self->closed_) return;
-      if (SteadyClock::now() >= self->deadline_) {
+      if (self->impl_->clock->Monotonic() >= self->deadline_) {
         log::Info("rtmp_closed", {{"listener", self->impl_->options.name},
                                   {"client", self->client_},
                                   {"stream", self->stream_name_},
@@ -283,7 +287,7 @@ class Connection final : public RtmpListener::Impl::Conn,
   bool writing_ = false;
   bool closing_ = false;
   bool closed_ = false;
-  SteadyClock::time_point deadline_;
+  std::chrono::steady_clock::time_point deadline_;
 };
 
 }  // namespace

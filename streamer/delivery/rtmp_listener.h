@@ -23,6 +23,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/time/clock.h"
 #include "prometheus/registry.h"
 #include "streamer/delivery/publish_auth.h"
 #include "streamer/packager/stream_manager.h"
@@ -40,6 +41,7 @@ struct RtmpListenerOptions {
   std::chrono::milliseconds handshake_timeout{10000};
   std::chrono::milliseconds idle_timeout{30000};
   size_t max_pending_write = 1 << 20;
+  const Clock* clock = nullptr;  // deadlines (Monotonic); null = the real clock
 };
 
 class RtmpListener {
