@@ -118,8 +118,8 @@ class StreamPipeline {
   };
   absl::StatusOr<uint64_t> BeginSlot(PushSlot& slot, bool take_over)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  PushSlot push_ ABSL_GUARDED_BY(mu_){"publish://"};
-  PushSlot rtmp_ ABSL_GUARDED_BY(mu_){"rtmp://"};
+  PushSlot push_ ABSL_GUARDED_BY(mu_){.scheme = "publish://", .input = std::nullopt};
+  PushSlot rtmp_ ABSL_GUARDED_BY(mu_){.scheme = "rtmp://", .input = std::nullopt};
   std::atomic<int64_t> last_publish_ms_{0};
   std::vector<std::unique_ptr<ingest::Source>> sources_;  // started by Start(), never moved
 };
