@@ -249,7 +249,10 @@ TEST_CASE("S-5 RTMP: two nodes fed by one encoder's fan-out agree on msn, durati
   // configured with two RTMP destinations does.
   auto encoder = Process::Start(
       {"/usr/bin/ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-i", SourceTs(60), "-map",
-       "0", "-c", "copy", "-f", "tee",
+       "0", "-c", "copy",
+       // The tee muxer keeps MPEG-TS's codec tags, which FLV refuses: give FLV's own
+       // (7 = AVC, 10 = AAC).
+       "-tag:v", "7", "-tag:a", "10", "-f", "tee",
        "[f=flv]rtmp://" + a.rtmp + "/live/fan|[f=flv]rtmp://" + b.rtmp + "/live/fan"},
       MakeTempDir("rtmp-tee") + ".log");
   REQUIRE(Eventually([&] { return Newest(a, "fan") >= 0 && Newest(b, "fan") >= 0; }, 30s));
