@@ -13,20 +13,22 @@
 #include "common/http/tls.h"
 #include "common/log/log.h"
 #include "common/process/process.h"
+#include "meshwork/v1/protocol.h"
 #include "meshwork/v1/role_names.h"
 #include "streamer/agent/agent.h"
 #include "streamer/agent/host_sampler.h"
 #include "streamer/archive/recorder.h"
 #include "streamer/delivery/archive_routes.h"
+#include "streamer/delivery/load_report.h"
 #include "streamer/delivery/node_metrics.h"
 #include "streamer/delivery/node_routes.h"
 #include "streamer/delivery/node_status.h"
 #include "streamer/delivery/origin_routes.h"
-#include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/play_sessions.h"
 #include "streamer/delivery/publish_auth.h"
 #include "streamer/delivery/rtmp_listener.h"
 #include "streamer/delivery/viewer_routes.h"
+#include "streamer/ott/ott_gate.h"
 #include "streamer/packager/stream_manager.h"
 #include "streamer/relay/upstreams_from_agent.h"
 #include "streamer/store/origin_store.h"
@@ -78,7 +80,6 @@ namespace meshwork::streamer {
 namespace {
 
 constexpr char kVersion[] = "0.1.0";
-constexpr uint32_t kProtocolVersion = 1;
 
 void LogTlsReload(const char* listener, const absl::Status& status) {
   if (status.ok()) {
@@ -134,7 +135,8 @@ int Run() {
   OriginStore origin(origin_options, RealClock::Get());
   // S-23: what the local packager publishes goes on to the stream's origins too. Made before
   // the pipelines, so it outlives every publish.
-  relay::OriginFeed origin_feed(node_id, relay::NodesFromAgent(&agent), metrics.get());
+  relay::OriginFeed origin_feed(node_id, relay::NodesFromAgent(&agent), RealClock::Get(),
+                                metrics.get());
   origin.AddPublishHook([&origin_feed](const std::string& stream, const std::string& rendition,
                                        ObjectKey key,
                                        const std::shared_ptr<const Candidate>& candidate) {
@@ -298,7 +300,7 @@ int Run() {
   auto& reg = agent_options.registration;
   reg.set_node_id(node_id);
   reg.set_version(kVersion);
-  reg.set_protocol_version(kProtocolVersion);
+  reg.set_protocol_version(meshwork::v1::kProtocolVersion);
   reg.set_role(role);
   reg.set_hostname(identity.hostname);
   reg.set_public_port(absl::GetFlag(FLAGS_public_port));
@@ -322,37 +324,10 @@ int Run() {
   }
   std::vector<const http::Server*> servers = {viewer_server.get(), publish_server.get()};
   if (https_server) servers.push_back(https_server.get());
-  auto filler = [servers, &streams, &sessions, &shedder, &ott, &archive_index, &node_metrics,
-                 &origin, shed_sampler](v1::LoadReport& report) {
-    auto load = shed_sampler->Sample();
-    shedder.SetCpuPercent(load.cpu_percent);
-    ott.SetLoad(load.cpu_percent, load.out_kbit);
-    report.set_backup_sessions(ott.backup_sessions());
-    report.set_refusals(ott.refusals());
-    for (const auto& id : ott.held_key_ids()) report.add_viewing_key_ids(id);
-    uint64_t in = 0, out = 0;
-    for (const auto* s : servers) {
-      in += s->counters().bytes_in.load();
-      out += s->counters().bytes_out.load();
-    }
-    report.set_listener_bytes_in(in);
-    report.set_listener_bytes_out(out);
-    streams.FillReport(report);
-    auto counts = sessions.Count();
-    node_metrics.Update(counts, origin.waiting());
-    report.set_play_sessions(counts.total);
-    for (auto& s : *report.mutable_streams()) {
-      auto it = counts.by_stream.find(s.name());
-      s.set_play_sessions(it == counts.by_stream.end() ? 0 : it->second);
-      for (auto proto : {archive::Proto::kTs, archive::Proto::kFmp4}) {  // D-6
-        if (auto extent = archive_index.Extent(s.name(), proto)) {
-          auto* range = s.add_archive();
-          range->set_protocol(std::string(archive::ProtoName(proto)));
-          range->set_from_ms(extent->first);
-          range->set_to_ms(extent->second);
-        }
-      }
-    }
+  LoadReportSources report_sources{servers,   shed_sampler,  &shedder, &ott,          &streams,
+                                   &sessions, &node_metrics, &origin,  &archive_index};
+  auto filler = [report_sources](v1::LoadReport& report) {
+    FillLoadReport(report_sources, report);
   };
   agent_options.on_config = [&streams, &origin, &ott, &relay, &origin_feed,
                              &recorder](std::shared_ptr<const NodeConfig> next) {

@@ -25,7 +25,9 @@ std::string Rfc3339(Clock::TimePoint t) {
 
 NodeRegistry::NodeRegistry(const Clock& clock, std::chrono::milliseconds offline_after,
                            Store* store, prometheus::Registry* metrics)
-    : clock_(clock), offline_after_(offline_after), store_(store) {
+    : clock_(clock),
+      offline_after_(offline_after),
+      report_writer_(store ? std::make_unique<ReportWriter>(store) : nullptr) {
   if (metrics) {
     heartbeats_ = &prometheus::BuildCounter()
                        .Name("meshwork_heartbeats_total")
@@ -52,28 +54,10 @@ NodeRegistry::NodeRegistry(const Clock& clock, std::chrono::milliseconds offline
   }
 }
 
-NodeRegistry::~NodeRegistry() {
-  {
-    absl::MutexLock lock(&stop_mu_);
-    stop_ = true;
-  }
-  if (sweeper_.joinable()) sweeper_.join();
-}
+NodeRegistry::~NodeRegistry() { sweeper_.Stop(); }
 
 void NodeRegistry::StartSweeper(std::chrono::milliseconds period) {
-  sweeper_ = std::thread([this, period] {
-    while (true) {
-      {
-        absl::MutexLock lock(&stop_mu_);
-        auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(stop_mu_) { return stop_; };
-        if (stop_mu_.AwaitWithTimeout(absl::Condition(&stopped),
-                                      absl::Milliseconds(period.count()))) {
-          return;
-        }
-      }
-      Sweep();
-    }
-  });
+  sweeper_.Start(period, [this] { Sweep(); });
 }
 
 void NodeRegistry::Registered(const v1::RegisterRequest& request) {
@@ -143,11 +127,11 @@ void NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChanne
   }
 }
 
-ott::NodeStates NodeRegistry::OttNodeStates() const {
+NodeStates NodeRegistry::OttNodeStates() const {
   absl::ReaderMutexLock lock(&mu_);
-  ott::NodeStates out;
+  NodeStates out;
   for (const auto& [id, node] : nodes_) {
-    ott::NodeState& state = out[id];
+    NodeState& state = out[id];
     state.registered = node.registered;
     if (node.registered) state.registration = node.registration;
     state.has_report = node.has_report;
@@ -209,12 +193,9 @@ void NodeRegistry::Report(const std::string& node_id, const v1::LoadReport& repo
   }
   if (heartbeats_) heartbeats_->Increment();
   if (report_listener_) report_listener_(node_id, report);
-  if (store_) {
+  if (report_writer_) {
     *shared.mutable_report() = report;
-    auto status = store_->PutReport(node_id, shared.SerializeAsString());
-    if (!status.ok()) {
-      log::Warn("report_store_failed", {{"node", node_id}, {"error", status.ToString()}});
-    }
+    report_writer_->Put(node_id, shared.SerializeAsString());  // written on its own thread
   }
 }
 

@@ -4,8 +4,8 @@
 // A node is online while at least one Session of it is attached and its last report is
 // younger than `offline_after`. Sweep() turns that rule into transitions (logged, counted);
 // IsOnline() answers it directly from the clock, so routing never sees a stale "online".
-// All methods are thread-safe; none blocks on I/O (Report() hands the report to the store,
-// which writes it unsynced, or later).
+// All methods are thread-safe; none blocks on I/O (Report() hands the report to a
+// ReportWriter, whose own thread writes it to the store, unsynced).
 #pragma once
 
 #include <chrono>
@@ -19,9 +19,11 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "central/cluster/live_node.h"
+#include "central/cluster/node_state.h"
+#include "central/cluster/report_writer.h"
 #include "central/model/config_service.h"
-#include "central/ott/groups.h"
 #include "central/store/store.h"
+#include "common/sync/periodic_thread.h"
 #include "common/sync/snapshot.h"
 #include "common/time/clock.h"
 #include "meshwork/v1/control.pb.h"
@@ -81,7 +83,7 @@ class NodeRegistry {
 
   // What the OTT evaluator needs of every known node (registration, latest report, online,
   // central's receive time of the report).
-  ott::NodeStates OttNodeStates() const;
+  NodeStates OttNodeStates() const;
   // Replaces the OTT group views of every node (a node absent from `views` has none) and
   // sends each node whose views changed its new views on every attached channel. A channel
   // attached later gets the node's current views at once.
@@ -121,7 +123,7 @@ class NodeRegistry {
 
   const Clock& clock_;
   const std::chrono::milliseconds offline_after_;
-  Store* store_;
+  std::unique_ptr<ReportWriter> report_writer_;  // null without a store
   mutable absl::Mutex mu_;
   std::map<std::string, Node> nodes_ ABSL_GUARDED_BY(mu_);
   Snapshot<StreamSet> live_streams_;
@@ -134,9 +136,7 @@ class NodeRegistry {
   prometheus::Counter* went_offline_ = nullptr;
   prometheus::Gauge* sessions_gauge_ = nullptr;
 
-  absl::Mutex stop_mu_;
-  bool stop_ ABSL_GUARDED_BY(stop_mu_) = false;
-  std::thread sweeper_;
+  PeriodicThread sweeper_;  // last: stopped before the members Sweep() reads
 };
 
 }  // namespace meshwork::central

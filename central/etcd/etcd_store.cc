@@ -412,14 +412,14 @@ absl::Status EtcdStore::FlushReports() {
 }
 
 void EtcdStore::FlushLoop() {
-  auto last_keepalive = std::chrono::steady_clock::now();
+  auto last_keepalive = options_.clock->Monotonic();
   while (!WaitStop(options_.report_flush)) {
     int64_t lease;
     {
       absl::MutexLock lock(&mu_);
       lease = lease_;
     }
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = options_.clock->Monotonic();
     if (lease != 0 && now - last_keepalive >= options_.report_ttl / 3) {
       absl::Status alive = client_->KeepAlive(lease);
       if (alive.ok()) {

@@ -41,6 +41,7 @@
 #include "absl/synchronization/mutex.h"
 #include "central/etcd/etcd_client.h"
 #include "central/store/store.h"
+#include "common/time/clock.h"
 
 namespace meshwork::central::etcd {
 
@@ -48,6 +49,8 @@ struct EtcdStoreOptions {
   std::string prefix = "/meshwork/";
   std::chrono::seconds report_ttl{10};
   std::chrono::milliseconds report_flush{1000};
+  // The keep-alive schedule's time (Monotonic); must outlive the store.
+  const Clock* clock = &RealClock::Get();
 };
 
 class EtcdStore final : public Store {

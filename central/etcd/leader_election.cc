@@ -22,11 +22,7 @@ LeaderElection::LeaderElection(std::shared_ptr<EtcdClient> client, std::string k
 }
 
 LeaderElection::~LeaderElection() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  if (thread_.joinable()) thread_.join();
+  thread_.Stop();
   // Hand over at once rather than after the TTL: the key goes with the lease.
   if (lease_ != 0) {
     if (absl::Status s = client_->RevokeLease(lease_); !s.ok()) {
@@ -37,7 +33,9 @@ LeaderElection::~LeaderElection() {
 }
 
 void LeaderElection::Start() {
-  thread_ = std::thread([this] { Run(); });
+  thread_.Start(
+      std::chrono::duration_cast<std::chrono::milliseconds>(ttl_) / 3, [this] { Round(); },
+      PeriodicThread::First::kAtOnce);
 }
 
 std::string LeaderElection::Leader() const {
@@ -111,16 +109,6 @@ void LeaderElection::Round() {
     holder_lease = kv.lease();
   }
   SetLeader(holder == id_ && holder_lease == lease_, holder);
-}
-
-void LeaderElection::Run() {
-  const auto period = std::chrono::duration_cast<std::chrono::milliseconds>(ttl_) / 3;
-  while (true) {
-    Round();
-    absl::MutexLock lock(&mu_);
-    auto stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stop_; };
-    if (mu_.AwaitWithTimeout(absl::Condition(&stopping), absl::FromChrono(period))) return;
-  }
 }
 
 }  // namespace meshwork::central::etcd

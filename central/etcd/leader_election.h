@@ -17,6 +17,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "central/etcd/etcd_client.h"
+#include "common/sync/periodic_thread.h"
 #include "common/time/clock.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
@@ -55,7 +56,6 @@ class LeaderElection final : public Leadership {
   std::string Leader() const override;
 
  private:
-  void Run();
   void Round();
   void SetLeader(bool leader, const std::string& who);
 
@@ -72,8 +72,7 @@ class LeaderElection final : public Leadership {
 
   mutable absl::Mutex mu_;
   std::string leader_id_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  PeriodicThread thread_;  // Round() at once, then every TTL / 3
 };
 
 }  // namespace etcd

@@ -145,8 +145,15 @@ absl::StatusOr<ViewingKeyRecord> ReadViewingKey(const json& value, const std::st
   return key;
 }
 
-// "k12" → 12 (0 when not of that form): keys sort newest first by number.
-uint64_t KeyNumber(const std::string& id) {
+void SortKeys(std::vector<ViewingKeyRecord>& keys) {
+  std::sort(keys.begin(), keys.end(), [](const ViewingKeyRecord& a, const ViewingKeyRecord& b) {
+    return ViewingKeyNumber(a.id) > ViewingKeyNumber(b.id);  // newest first
+  });
+}
+
+}  // namespace
+
+uint64_t ViewingKeyNumber(const std::string& id) {
   if (id.size() < 2 || id[0] != 'k') return 0;
   uint64_t n = 0;
   for (char c : id.substr(1)) {
@@ -155,14 +162,6 @@ uint64_t KeyNumber(const std::string& id) {
   }
   return n;
 }
-
-void SortKeys(std::vector<ViewingKeyRecord>& keys) {
-  std::sort(keys.begin(), keys.end(), [](const ViewingKeyRecord& a, const ViewingKeyRecord& b) {
-    return KeyNumber(a.id) > KeyNumber(b.id);
-  });
-}
-
-}  // namespace
 
 const ObjectMap& ClusterConfig::Objects(ObjectKind kind) const { return this->*Info(kind).records; }
 

@@ -49,6 +49,10 @@ struct ViewingKeyRecord {
   bool operator==(const ViewingKeyRecord&) const = default;
 };
 
+// A viewing key id's number: "k12" → 12, 0 for an id not of that form. Keys are numbered in
+// the order they were made, so the highest number is the newest.
+uint64_t ViewingKeyNumber(const std::string& id);
+
 // One immutable view of the whole configuration.
 struct ClusterConfig {
   uint64_t revision = 0;

@@ -8,6 +8,7 @@
 #include "central/model/object_codecs.h"
 #include "common/status/status_macros.h"
 #include "common/status/status_map.h"
+#include "common/stream/defaults.h"
 
 namespace meshwork::central {
 
@@ -47,7 +48,7 @@ absl::Status ResolveDvr(const nlohmann::json& body, nlohmann::json& out) {
                         "must be an absolute directory without . or .. elements (≤ 512 bytes)");
   }
   dvr["root"] = *root;
-  dvr["depth_s"] = 3600;
+  dvr["depth_s"] = stream_defaults::kDvrDepthS;
   if (auto d = it->find("depth_s"); d != it->end() && !d->is_null()) {
     if (!d->is_number_integer() || d->get<int64_t>() < kMinDvrDepthS ||
         d->get<int64_t>() > kMaxDvrDepthS) {

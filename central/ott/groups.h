@@ -39,22 +39,16 @@
 #include <string>
 #include <vector>
 
+#include "central/cluster/node_state.h"
 #include "central/model/config_service.h"
 #include "meshwork/v1/control.pb.h"
 #include "nlohmann/json.hpp"
 
 namespace meshwork::central::ott {
 
-// What central knows of one node, as of one moment.
-struct NodeState {
-  bool registered = false;
-  meshwork::v1::RegisterRequest registration;
-  bool has_report = false;
-  meshwork::v1::LoadReport report;
-  bool online = false;
-  int64_t report_received_unix_ms = 0;  // central's wall clock when the report arrived
-};
-using NodeStates = std::map<std::string, NodeState>;  // by node id
+// What central knows of one node (central/cluster/node_state.h).
+using central::NodeState;
+using central::NodeStates;
 
 struct GroupOptions {
   uint32_t min_protocol_version = 1;

@@ -31,28 +31,10 @@ OttService::OttService(ConfigService* config, NodeRegistry* registry, ViewingKey
 OttService::~OttService() { Stop(); }
 
 void OttService::Start(std::chrono::milliseconds period) {
-  timer_ = std::thread([this, period] {
-    while (true) {
-      {
-        absl::MutexLock lock(&stop_mu_);
-        auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(stop_mu_) { return stop_; };
-        if (stop_mu_.AwaitWithTimeout(absl::Condition(&stopped),
-                                      absl::Milliseconds(period.count()))) {
-          return;
-        }
-      }
-      Tick();
-    }
-  });
+  timer_.Start(period, [this] { Tick(); });
 }
 
-void OttService::Stop() {
-  {
-    absl::MutexLock lock(&stop_mu_);
-    stop_ = true;
-  }
-  if (timer_.joinable()) timer_.join();
-}
+void OttService::Stop() { timer_.Stop(); }
 
 GroupsSnapshot OttService::Evaluate() const {
   return EvaluateGroups(*config_->Current(), registry_->OttNodeStates(), UnixMillis(clock_.Now()),

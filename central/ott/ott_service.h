@@ -16,6 +16,7 @@
 #include "central/ott/alerts.h"
 #include "central/ott/groups.h"
 #include "central/ott/viewing_keys.h"
+#include "common/sync/periodic_thread.h"
 #include "common/time/clock.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/family.h"
@@ -69,9 +70,7 @@ class OttService {
   std::map<int, prometheus::Gauge*> count_gauges_;
   std::map<std::string, prometheus::Gauge*> active_gauges_ ABSL_GUARDED_BY(mu_);  // by label key
 
-  absl::Mutex stop_mu_;
-  bool stop_ ABSL_GUARDED_BY(stop_mu_) = false;
-  std::thread timer_;
+  PeriodicThread timer_;
 };
 
 }  // namespace meshwork::central::ott

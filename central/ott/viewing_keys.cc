@@ -1,8 +1,5 @@
 #include "central/ott/viewing_keys.h"
 
-#include <openssl/err.h>
-#include <openssl/rand.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
@@ -10,30 +7,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "central/ott/rfc3339.h"
+#include "common/crypto/primitives.h"
 #include "common/log/log.h"
 
 namespace meshwork::central::ott {
 namespace {
-
-// 32 bytes from OpenSSL's CSPRNG; a generator failure aborts (no predictable keys).
-std::string RandomSecret() {
-  std::string out(kViewingKeyBytes, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(out.size())) != 1) {
-    log::Error("viewing_key_random_failed", {{"openssl_error", ERR_get_error()}});
-    std::abort();
-  }
-  return out;
-}
-
-uint64_t KeyNumber(const std::string& id) {
-  if (id.size() < 2 || id[0] != 'k') return 0;
-  uint64_t n = 0;
-  for (char c : id.substr(1)) {
-    if (c < '0' || c > '9') return 0;
-    n = n * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return n;
-}
 
 bool HasCurrent(const std::vector<ViewingKeyRecord>& keys) {
   return std::any_of(keys.begin(), keys.end(),
@@ -46,7 +24,7 @@ const ViewingKeyRecord* CurrentViewingKey(const ClusterConfig& config) {
   const ViewingKeyRecord* best = nullptr;
   for (const auto& key : config.viewing_keys) {
     if (key.not_after_unix_ms != 0) continue;
-    if (!best || KeyNumber(key.id) > KeyNumber(best->id)) best = &key;
+    if (!best || ViewingKeyNumber(key.id) > ViewingKeyNumber(best->id)) best = &key;
   }
   return best;
 }
@@ -86,10 +64,10 @@ ViewingKeyManager::ViewingKeyManager(ConfigService* config, const Clock& clock,
 ViewingKeyRecord ViewingKeyManager::NewKey(const std::vector<ViewingKeyRecord>& existing,
                                            int64_t now_ms) const {
   uint64_t highest = 0;
-  for (const auto& k : existing) highest = std::max(highest, KeyNumber(k.id));
+  for (const auto& k : existing) highest = std::max(highest, ViewingKeyNumber(k.id));
   ViewingKeyRecord key;
   key.id = absl::StrCat("k", highest + 1);
-  key.secret = RandomSecret();
+  key.secret = crypto::RandomBytes(kViewingKeyBytes);  // aborts if the CSPRNG fails
   key.created_unix_ms = now_ms;
   key.not_after_unix_ms = 0;
   return key;

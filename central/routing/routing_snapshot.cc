@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/log/check.h"
 #include "common/status/absl_view.h"
 #include "meshwork/v1/role_names.h"
 
@@ -34,7 +35,8 @@ std::shared_ptr<const RoutingSnapshot> RoutingSnapshot::Build(const ClusterConfi
     }
     for (const auto& r : record.object["routes"]) {
       auto cidr = net::Cidr::Parse(r.get<std::string>());
-      if (!cidr.ok()) continue;  // validated on write; never happens
+      // Routes are validated when written; a stored one that does not parse is a bug.
+      MESHWORK_CHECK(cidr.ok(), "a zone route in the configuration is not a valid CIDR");
       s->routes_.Insert(*cidr, s->zone_index_[name]);
       zone.has_routes = true;
       s->restricted_ = true;

@@ -206,8 +206,12 @@ void ReactorChannel::OttViewsChanged(const v1::OttGroupViews& views) {
 
 ControlService::ControlService(ConfigService* config, NodeRegistry* registry,
                                boost::asio::thread_pool* pool, crypto::TokenFile* cluster_tokens,
-                               prometheus::Registry* metrics)
-    : config_(config), registry_(registry), pool_(pool), cluster_tokens_(cluster_tokens) {
+                               prometheus::Registry* metrics, const Clock& clock)
+    : config_(config),
+      registry_(registry),
+      pool_(pool),
+      cluster_tokens_(cluster_tokens),
+      clock_(clock) {
   if (metrics) {
     auto& family = prometheus::BuildCounter()
                        .Name("meshwork_control_auth_failures_total")
@@ -234,9 +238,9 @@ bool ControlService::Authenticated(const grpc::CallbackServerContext& context,
                                                       : session_refused_;
   if (counter) counter->Increment();
   // One line a second at most: a flood of refusals must not become a flood of log lines.
-  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count();
+  const int64_t now =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Monotonic().time_since_epoch())
+          .count();
   int64_t next = next_refusal_log_ns_.load();
   if (now >= next && next_refusal_log_ns_.compare_exchange_strong(next, now + 1'000'000'000)) {
     const uint64_t earlier = refusals_unlogged_.exchange(0);
@@ -322,7 +326,7 @@ grpc::ServerUnaryReactor* ControlService::Register(grpc::CallbackServerContext* 
     reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "role is required"));
     return reactor;
   }
-  if (request->protocol_version() != kProtocolVersion) {
+  if (request->protocol_version() != v1::kProtocolVersion) {
     log::Warn("register_protocol_mismatch",
               {{"node", request->node_id()}, {"protocol_version", request->protocol_version()}});
   }

@@ -20,21 +20,23 @@
 #include "central/model/config_service.h"
 #include "central/routing/routing_service.h"
 #include "common/crypto/token_file.h"
+#include "common/time/clock.h"
 #include "meshwork/v1/control.grpc.pb.h"
+#include "meshwork/v1/protocol.h"
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
 
 namespace meshwork::central {
 
-inline constexpr uint32_t kProtocolVersion = 1;
 inline constexpr uint32_t kReportIntervalMs = 1000;
 
 class ControlService final : public meshwork::v1::Control::CallbackService {
  public:
   // All pointers must outlive the service. `cluster_tokens` is required; `metrics` may be
-  // null (no counters then).
+  // null (no counters then). `clock` paces the refusal log lines.
   ControlService(ConfigService* config, NodeRegistry* registry, boost::asio::thread_pool* pool,
-                 crypto::TokenFile* cluster_tokens, prometheus::Registry* metrics);
+                 crypto::TokenFile* cluster_tokens, prometheus::Registry* metrics,
+                 const Clock& clock = RealClock::Get());
 
   // meshwork::v1::Control::CallbackService
   grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* context,
@@ -63,12 +65,13 @@ class ControlService final : public meshwork::v1::Control::CallbackService {
   NodeRegistry* registry_;
   boost::asio::thread_pool* pool_;
   crypto::TokenFile* cluster_tokens_;
+  const Clock& clock_;
   const RoutingService* routing_ = nullptr;
   prometheus::Counter* register_refused_ = nullptr;
   prometheus::Counter* session_refused_ = nullptr;
   prometheus::Counter* upstreams_refused_ = nullptr;
   prometheus::Counter* nodes_refused_ = nullptr;
-  // Refusal log limiting: the steady-clock time (ns) before which no line is written, and
+  // Refusal log limiting: the monotonic time (ns, clock_) before which no line is written, and
   // the refusals not logged since the last line.
   std::atomic<int64_t> next_refusal_log_ns_{0};
   std::atomic<uint64_t> refusals_unlogged_{0};

@@ -24,7 +24,7 @@ std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
     for (const auto& s : update.streams().streams()) {
       auto parsed = nlohmann::json::parse(s.config_json(), nullptr, /*allow_exceptions=*/false);
       if (!parsed.is_object()) continue;
-      next->streams[s.name()] = std::move(parsed);
+      next->streams[s.name()] = ParseStreamConfig(s.name(), parsed);
       if (s.relay()) next->relayed.insert(s.name());
       if (s.publish_target()) next->publish_targets.insert(s.name());
     }

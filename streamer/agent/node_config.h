@@ -11,6 +11,7 @@
 #include "common/net/cidr.h"
 #include "meshwork/v1/control.pb.h"
 #include "nlohmann/json.hpp"
+#include "streamer/config/stream_config.h"
 
 namespace meshwork::streamer {
 
@@ -42,8 +43,8 @@ struct HeldKey {
 
 struct NodeConfig {
   uint64_t revision = 0;
-  // Streams placed on this node: name → the stream object as configured in central.
-  std::map<std::string, nlohmann::json> streams;
+  // Streams placed on this node, each parsed once from the stream object central sent.
+  StreamConfigs streams;
   // S-19: those of `streams` this node relays (an edge's streams placed elsewhere).
   std::set<std::string> relayed;
   // S-23: those of `streams` this node takes from other nodes' publishes (an origin named in

@@ -13,35 +13,6 @@ namespace meshwork::streamer::archive {
 
 namespace fs = std::filesystem;
 
-std::optional<DvrConfig> DvrConfig::FromStream(const nlohmann::json& stream) {
-  auto it = stream.find("dvr");
-  if (it == stream.end() || !it->is_object()) return std::nullopt;
-  const auto& dvr = *it;
-  DvrConfig out;
-  auto root = dvr.find("root");
-  if (root == dvr.end() || !root->is_string()) return std::nullopt;
-  out.root = root->get<std::string>();
-  if (!out.root.is_absolute()) return std::nullopt;
-  if (auto d = dvr.find("depth_s"); d != dvr.end() && d->is_number_integer()) {
-    out.depth_s = d->get<int64_t>();
-  }
-  if (auto p = dvr.find("protocols"); p != dvr.end() && p->is_array()) {
-    out.ts = out.fmp4 = false;
-    for (const auto& name : *p) {
-      if (!name.is_string()) continue;
-      auto proto = ParseProto(name.get<std::string>());
-      if (proto == Proto::kTs) out.ts = true;
-      if (proto == Proto::kFmp4) out.fmp4 = true;
-    }
-  }
-  if (auto b = dvr.find("max_bytes"); b != dvr.end() && b->is_number_unsigned()) {
-    out.max_bytes = b->get<uint64_t>();
-  }
-  if (auto f = dvr.find("fsync"); f != dvr.end() && f->is_boolean()) out.fsync = f->get<bool>();
-  if (auto e = dvr.find("edges"); e != dvr.end() && e->is_boolean()) out.edges = e->get<bool>();
-  return out;
-}
-
 Recorder::Recorder(Options options, ArchiveIndex* index, const Clock& clock,
                    prometheus::Registry* metrics)
     : options_(options), index_(index), clock_(clock) {
@@ -83,14 +54,13 @@ Recorder::~Recorder() {
   writer_.join();
 }
 
-void Recorder::Apply(const std::map<std::string, nlohmann::json>& streams,
-                     const std::set<std::string>& relayed) {
+void Recorder::Apply(const StreamConfigs& streams, const std::set<std::string>& relayed) {
   std::vector<std::string> forgotten;
   {
     absl::MutexLock lock(&mu_);
     std::map<std::string, DvrConfig> next;
     for (const auto& [name, stream] : streams) {
-      auto config = DvrConfig::FromStream(stream);
+      std::optional<DvrConfig> config = stream->dvr;
       if (!config || !SafeName(name)) continue;
       if (relayed.contains(name) && !config->edges) continue;
       if (!options_.root_override.empty()) config->root = options_.root_override;
@@ -143,7 +113,7 @@ void Recorder::OnPublish(const OriginStore& store, const std::string& stream,
 bool Recorder::Enqueue(ArchiveObject object) {
   absl::MutexLock lock(&mu_);
   auto config = configs_.find(object.track.stream);
-  if (config == configs_.end() || !config->second.Records(object.track.proto)) return false;
+  if (config == configs_.end() || !Records(config->second, object.track.proto)) return false;
   if (queue_.size() >= options_.max_queue_objects ||
       queued_bytes_ + object.size > options_.max_queue_bytes) {
     ++dropped_;

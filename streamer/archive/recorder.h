@@ -41,23 +41,17 @@
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
 #include "streamer/archive/archive_index.h"
+#include "streamer/config/stream_config.h"
 #include "streamer/store/origin_store.h"
 
 namespace meshwork::streamer::archive {
 
-// A stream's `dvr` member as central sends it (validated there).
-struct DvrConfig {
-  std::filesystem::path root;
-  int64_t depth_s = 3600;
-  bool ts = true;
-  bool fmp4 = true;
-  uint64_t max_bytes = 0;  // 0: no disk budget
-  bool fsync = false;
-  bool edges = false;  // edges relaying the stream record it too
-  // nullopt when the stream has no (valid) dvr member.
-  static std::optional<DvrConfig> FromStream(const nlohmann::json& stream);
-  bool Records(Proto proto) const { return proto == Proto::kTs ? ts : fmp4; }
-};
+// A stream's `dvr` settings (its StreamConfig's).
+using DvrConfig = streamer::DvrConfig;
+// Whether a stream with `config` records `proto`.
+inline bool Records(const DvrConfig& config, Proto proto) {
+  return proto == Proto::kTs ? config.ts : config.fmp4;
+}
 
 // One object to record.
 struct ArchiveObject {
@@ -83,11 +77,10 @@ class Recorder {
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  // The streams of this node (name → stream object from central). Those in `relayed` (an
-  // edge's) are recorded only when their dvr member says `edges: true`; the others' archive
-  // requests are relayed upstream (relay::ArchiveProxy).
-  void Apply(const std::map<std::string, nlohmann::json>& streams,
-             const std::set<std::string>& relayed = {});
+  // The streams of this node. Those in `relayed` (an edge's) are recorded only when their dvr
+  // settings say `edges: true`; the others' archive requests are relayed upstream
+  // (relay::ArchiveProxy).
+  void Apply(const StreamConfigs& streams, const std::set<std::string>& relayed = {});
   std::optional<DvrConfig> Config(const std::string& stream) const;
 
   // The store's publish hook: queues the segment (or init) if its stream records that

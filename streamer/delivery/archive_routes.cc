@@ -11,7 +11,8 @@
 #include "common/http/content.h"
 #include "common/http/response.h"
 #include "streamer/delivery/archive_mpd.h"
-#include "streamer/delivery/playlists.h"
+#include "streamer/delivery/hls_writer.h"
+#include "streamer/delivery/ll_hls.h"
 #include "streamer/delivery/responses.h"
 
 namespace meshwork::streamer {
@@ -55,56 +56,6 @@ std::string PeriodName(const ArchiveTarget& t) {
   return absl::StrCat("index-", t.from_ms / 1000, "-",
                       t.duration_ms ? std::to_string(*t.duration_ms / 1000) : "now",
                       t.proto == Proto::kFmp4 ? ".ll.m3u8" : ".m3u8");
-}
-
-// The master playlist of the period: one variant per recorded video rendition (and, for
-// CMAF, the audio rendition as an EXT-X-MEDIA group). Codecs from the live renditions when
-// the stream is live here.
-std::string MasterPlaylist(const ArchiveContext& context, const Resolved& r, const ArchiveTarget& t,
-                           int64_t to_ms) {
-  auto renditions = context.index->Renditions(r.stream, t.proto);
-  std::map<std::string, std::shared_ptr<const RenditionWindow>> live;
-  for (const auto& w : context.store->Windows(r.stream)) live[w->info.name] = w;
-  std::string name = PeriodName(t);
-  std::string audio;
-  std::string out = "#EXTM3U\n#EXT-X-VERSION:";
-  out += t.proto == Proto::kFmp4 ? "7\n" : "3\n";
-  std::vector<std::string> video;
-  for (const auto& rendition : renditions) {
-    auto it = live.find(rendition);
-    bool is_audio = it != live.end() ? !it->second->info.cmaf_video() : rendition.starts_with("a");
-    if (t.proto == Proto::kFmp4 && is_audio) {
-      if (audio.empty()) audio = rendition;
-      continue;
-    }
-    video.push_back(rendition);
-  }
-  if (!audio.empty()) {
-    absl::StrAppend(&out, "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"aud\",NAME=\"", audio,
-                    "\",DEFAULT=YES,AUTOSELECT=YES,URI=\"", audio, "/", name, "\"\n");
-  }
-  for (const auto& rendition : video) {
-    // BANDWIDTH: the peak rate over the period's segments.
-    double peak = 0;
-    for (const auto& s : context.index->Range(TrackKey{r.stream, t.proto, rendition}, t.from_ms,
-                                              to_ms, kMaxPlaylistSegments)) {
-      peak = std::max(peak, s.size * 8000.0 / std::max<int64_t>(1, s.duration_ms));
-    }
-    absl::StrAppend(&out, "#EXT-X-STREAM-INF:BANDWIDTH=", std::max<int64_t>(1, std::llround(peak)));
-    if (auto it = live.find(rendition); it != live.end()) {
-      std::string codecs = t.proto == Proto::kFmp4 ? it->second->info.CmafCodecs() : "";
-      if (!audio.empty()) {
-        if (auto a = live.find(audio); a != live.end() && !a->second->info.CmafCodecs().empty()) {
-          codecs = codecs.empty() ? a->second->info.CmafCodecs()
-                                  : absl::StrCat(codecs, ",", a->second->info.CmafCodecs());
-        }
-      }
-      if (!codecs.empty()) absl::StrAppend(&out, ",CODECS=\"", codecs, "\"");
-    }
-    if (!audio.empty()) absl::StrAppend(&out, ",AUDIO=\"aud\"");
-    absl::StrAppend(&out, "\n", rendition, "/", name, "\n");
-  }
-  return video.empty() ? "" : out;
 }
 
 // Sends an open archived file as the answer to `request` (Range honoured).
@@ -177,42 +128,100 @@ void ServeMpd(const ArchiveContext& context, http::RequestContext& ctx, const Re
       });
 }
 
+// The period's master playlist (ArchiveMasterPlaylist), built on the disk pool.
+void ServeMaster(const ArchiveContext& context, http::RequestContext& ctx, const Resolved& resolved,
+                 const ArchiveTarget& target, int64_t to_ms, int max_age,
+                 http::Responder responder) {
+  std::map<std::string, std::shared_ptr<const RenditionWindow>> live;
+  for (const auto& w : context.store->Windows(resolved.stream)) live[w->info.name] = w;
+  http::Request request = ctx.request;
+  auto token = context.shedder ? std::make_shared<Shedder::Token>(context.shedder) : nullptr;
+  boost::asio::post(
+      *context.disk, [index = context.index, root = resolved.config.root, stream = resolved.stream,
+                      live = std::move(live), target, to_ms, max_age, token,
+                      request = std::move(request), responder = std::move(responder)]() mutable {
+        std::string body = ArchiveMasterPlaylist(*index, root, live, stream, target, to_ms);
+        if (body.empty()) return responder.Send(NotFound("nothing recorded in that period", "*"));
+        responder.Send(PlaylistResponse(request, std::move(body), max_age, "*"));
+      });
+}
+
 }  // namespace
+
+std::string ArchiveMasterPlaylist(
+    const archive::ArchiveIndex& index, const std::filesystem::path& root,
+    const std::map<std::string, std::shared_ptr<const RenditionWindow>>& live,
+    const std::string& stream, const ArchiveTarget& t, int64_t to_ms) {
+  const std::string name = PeriodName(t);
+  std::vector<CmafRendition> renditions;
+  for (const auto& rendition : index.Renditions(stream, t.proto)) {
+    CmafRendition r;
+    r.uri = absl::StrCat(rendition, "/", name);
+    double peak = 0;
+    for (const auto& s : index.Range(TrackKey{stream, t.proto, rendition}, t.from_ms, to_ms,
+                                     kMaxPlaylistSegments)) {
+      peak = std::max(peak, s.size * 8000.0 / std::max<int64_t>(1, s.duration_ms));
+    }
+    r.variant.bandwidth = static_cast<uint64_t>(std::max<int64_t>(1, std::llround(peak)));
+    if (t.proto == Proto::kFmp4) {
+      std::optional<media::TrackInfo> track;
+      if (auto it = live.find(rendition);
+          it != live.end() && !it->second->info.cmaf_tracks.empty()) {
+        track = it->second->info.cmaf_tracks.front();
+      } else if (auto probe = ProbeArchiveInit(root, index, TrackKey{stream, t.proto, rendition},
+                                               t.from_ms)) {
+        track = probe->info;
+      }
+      if (track) {
+        r.video = track->is_video();
+        r.channels = track->channels;
+        r.variant.codecs = track->codec_string;
+      }
+    }
+    renditions.push_back(std::move(r));
+  }
+  if (t.proto == Proto::kFmp4) return CmafMaster(renditions, 7, "");
+  hls::Master master;  // MPEG-TS: each rendition carries its audio
+  for (auto& r : renditions) {
+    r.variant.uri = r.uri;
+    master.variants.push_back(std::move(r.variant));
+  }
+  return hls::Write(master);
+}
 
 std::string ArchiveMediaPlaylist(const archive::ArchiveIndex& index, const TrackKey& track,
                                  int64_t from_ms, int64_t to_ms, bool vod) {
   auto segments = index.Range(track, from_ms, to_ms, kMaxPlaylistSegments);
   if (segments.empty()) return "";
   const bool cmaf = track.proto == Proto::kFmp4;
+  hls::Media m;
+  m.version = cmaf ? 7 : 3;
   int64_t target_ms = 0;
   for (const auto& s : segments) target_ms = std::max(target_ms, s.duration_ms);
-  std::string out =
-      absl::StrCat("#EXTM3U\n#EXT-X-VERSION:", cmaf ? 7 : 3,
-                   "\n#EXT-X-TARGETDURATION:", (target_ms + 999) / 1000,
-                   "\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:", vod ? "VOD" : "EVENT", "\n");
+  m.target_duration_s = static_cast<int>((target_ms + 999) / 1000);
+  m.playlist_type = vod ? "VOD" : "EVENT";
+  m.endlist = vod;
   std::optional<int64_t> init;
   const archive::ArchivedSegment* previous = nullptr;
   for (const auto& s : segments) {
-    bool discontinuity = previous && std::llabs(s.start_ms - previous->end_ms()) > kGapToleranceMs;
+    hls::SegmentLine line;
+    line.discontinuity = previous && std::llabs(s.start_ms - previous->end_ms()) > kGapToleranceMs;
     if (cmaf) {
       auto wanted = index.InitFor(track, s.start_ms);
       if (wanted != init) {
-        if (previous) discontinuity = true;
+        if (previous) line.discontinuity = true;  // a new init: a new timeline
         init = wanted;
-        if (discontinuity) out += "#EXT-X-DISCONTINUITY\n";
-        if (init) absl::StrAppend(&out, "#EXT-X-MAP:URI=\"dvr-init-", *init, ".mp4\"\n");
-        discontinuity = false;
+        if (init) line.map_uri = absl::StrCat("dvr-init-", *init, ".mp4");
       }
     }
-    if (discontinuity) out += "#EXT-X-DISCONTINUITY\n";
-    absl::StrAppend(&out, "#EXT-X-PROGRAM-DATE-TIME:", FormatProgramDateTime(s.start_ms), "\n",
-                    "#EXTINF:", absl::StrFormat("%.3f", s.duration_ms / 1000.0), ",\n", "dvr-",
-                    s.start_ms, "-", s.duration_ms, ".",
-                    std::string(archive::SegmentExtension(track.proto)), "\n");
+    line.program_date_time_ms = s.start_ms;
+    line.duration90k = s.duration_ms * 90;
+    line.uri = absl::StrCat("dvr-", s.start_ms, "-", s.duration_ms, ".",
+                            std::string(archive::SegmentExtension(track.proto)));
+    m.segments.push_back(std::move(line));
     previous = &s;
   }
-  if (vod) out += "#EXT-X-ENDLIST\n";
-  return out;
+  return hls::Write(m);
 }
 
 void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
@@ -234,7 +243,7 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
   // An MPD lists every rendition of the stream: its prefix is the stream, never a rendition.
   if (resolved && target.dash && !resolved->rendition.empty()) resolved.reset();
   if (!resolved) return r.Send(NotFound("no archive of this stream on this node", "*"));
-  if (!resolved->config.Records(target.proto)) {
+  if (!archive::Records(resolved->config, target.proto)) {
     return r.Send(
         NotFound(absl::StrCat("this stream's archive has no ",
                               std::string(archive::ProtoName(target.proto)), " recording"),
@@ -271,14 +280,12 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
     int max_age = vod && to_ms < now_ms ? 60 : 1;
     if (target.dash)
       return ServeMpd(context, ctx, *resolved, target.from_ms, to_ms, max_age, std::move(r));
-    std::string body;
     if (resolved->rendition.empty()) {
-      body = MasterPlaylist(context, *resolved, target, to_ms);
-    } else {
-      body = ArchiveMediaPlaylist(*context.index,
-                                  TrackKey{resolved->stream, target.proto, resolved->rendition},
-                                  target.from_ms, to_ms, vod);
+      return ServeMaster(context, ctx, *resolved, target, to_ms, max_age, std::move(r));
     }
+    std::string body = ArchiveMediaPlaylist(
+        *context.index, TrackKey{resolved->stream, target.proto, resolved->rendition},
+        target.from_ms, to_ms, vod);
     if (body.empty()) return r.Send(NotFound("nothing recorded in that period", "*"));
     return r.Send(PlaylistResponse(ctx.request, std::move(body), max_age, "*"));
   }

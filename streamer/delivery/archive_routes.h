@@ -11,6 +11,11 @@
 // Thread-safe; handlers never block.
 #pragma once
 
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
 #include "boost/asio/thread_pool.hpp"
 #include "common/http/types.h"
 #include "common/time/clock.h"
@@ -18,8 +23,8 @@
 #include "streamer/archive/archive_target.h"
 #include "streamer/archive/recorder.h"
 #include "streamer/delivery/open_files.h"
-#include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/shedder.h"
+#include "streamer/ott/ott_gate.h"
 #include "streamer/relay/archive_proxy.h"
 #include "streamer/store/origin_store.h"
 
@@ -48,5 +53,16 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
 // changes, EXT-X-MAP for CMAF. Empty when nothing in the period is recorded.
 std::string ArchiveMediaPlaylist(const archive::ArchiveIndex& index, const archive::TrackKey& track,
                                  int64_t from_ms, int64_t to_ms, bool vod);
+
+// The period's master playlist (`target` a playlist of a stream, not of a rendition): one
+// variant per recorded rendition, BANDWIDTH the peak rate over the period. For CMAF the audio
+// rendition is the variants' EXT-X-MEDIA audio group (S-16a) and CODECS are given, both from
+// the `live` rendition of that name when there is one, else from the archived init in force at
+// the period's start under `root` (read from disk: call it on the disk pool); a rendition
+// whose kind cannot be known is a variant. Empty when nothing is recorded.
+std::string ArchiveMasterPlaylist(
+    const archive::ArchiveIndex& index, const std::filesystem::path& root,
+    const std::map<std::string, std::shared_ptr<const RenditionWindow>>& live,
+    const std::string& stream, const archive::ArchiveTarget& target, int64_t to_ms);
 
 }  // namespace meshwork::streamer

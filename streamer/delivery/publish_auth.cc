@@ -9,24 +9,15 @@ namespace meshwork::streamer {
 
 namespace {
 
-// Whether `presented` equals one of the strings in the JSON array `list` (constant time for
-// each comparison; every entry is compared).
-bool AnyMatches(const nlohmann::json* list, const std::string& presented) {
-  if (!list || !list->is_array()) return false;
+// Whether `presented` equals one of `tokens` (constant time for each comparison; every entry
+// is compared).
+bool AnyMatches(const std::vector<std::string>* tokens, const std::string& presented) {
+  if (!tokens) return false;
   bool match = false;
-  for (const auto& token : *list) {
-    if (token.is_string() &&
-        crypto::ConstantTimeEquals(token.get_ref<const std::string&>(), presented)) {
-      match = true;
-    }
+  for (const auto& token : *tokens) {
+    if (crypto::ConstantTimeEquals(token, presented)) match = true;
   }
   return match;
-}
-
-const nlohmann::json* Member(const nlohmann::json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
 }
 
 }  // namespace
@@ -52,23 +43,22 @@ absl::StatusOr<bool> PublishAuth::Check(const http::RequestContext& ctx, const s
 absl::StatusOr<bool> PublishAuth::CheckToken(const std::string& presented,
                                              const std::string& stream,
                                              std::string_view pipeline) const {
-  auto config = config_->Get();
-  auto it = config->streams.find(stream);
-  if (it == config->streams.end()) return false;  // not placed here: the caller answers 404
-  const nlohmann::json* stream_tokens = Member(it->second, "publish_tokens");
-  const nlohmann::json* pipeline_tokens = nullptr;
-  if (const nlohmann::json* by_pipeline = Member(it->second, "pipeline_tokens");
-      by_pipeline && !pipeline.empty()) {
-    pipeline_tokens = Member(*by_pipeline, std::string(pipeline).c_str());
+  auto node = config_->Get();
+  auto it = node->streams.find(stream);
+  if (it == node->streams.end()) return false;  // not placed here: the caller answers 404
+  const StreamConfig& config = *it->second;
+  const std::string pipeline_name(pipeline);
+  if (!config.PublishNeedsToken(pipeline_name)) return false;
+  const std::vector<std::string>* pipeline_tokens = nullptr;
+  if (auto p = config.pipeline_tokens.find(pipeline_name);
+      !pipeline_name.empty() && p != config.pipeline_tokens.end()) {
+    pipeline_tokens = &p->second;
   }
-  bool configured =
-      (stream_tokens && !stream_tokens->empty()) || (pipeline_tokens && !pipeline_tokens->empty());
-  if (!configured) return false;
   if (presented.empty()) {
     return absl::UnauthenticatedError(absl::StrCat(
         "stream \"", stream, "\" needs a publish token (Authorization: Bearer … or ?token=…)"));
   }
-  if (!AnyMatches(stream_tokens, presented) && !AnyMatches(pipeline_tokens, presented)) {
+  if (!AnyMatches(&config.publish_tokens, presented) && !AnyMatches(pipeline_tokens, presented)) {
     return absl::UnauthenticatedError(
         absl::StrCat("the publish token is not valid for stream \"", stream, "\"",
                      pipeline.empty() ? "" : absl::StrCat(" pipeline ", std::string(pipeline))));

@@ -1,7 +1,5 @@
 #include "streamer/delivery/rtmp_listener.h"
 
-#include <openssl/rand.h>
-
 #include <atomic>
 #include <set>
 #include <thread>
@@ -10,6 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "boost/asio.hpp"
 #include "boost/asio/ssl.hpp"
+#include "common/crypto/primitives.h"
 #include "common/http/server.h"
 #include "common/http/tls.h"
 #include "common/log/log.h"
@@ -28,9 +27,8 @@ constexpr auto kDeadlineCheck = std::chrono::milliseconds(250);
 constexpr size_t kReadBuffer = 64 * 1024;
 
 void RandomFill(std::span<uint8_t> out) {
-  if (RAND_bytes(out.data(), static_cast<int>(out.size())) != 1) {
-    std::fill(out.begin(), out.end(), 0x5a);  // the handshake's filler needs no secrecy
-  }
+  const std::string bytes = crypto::RandomBytes(out.size());
+  std::copy(bytes.begin(), bytes.end(), out.begin());
 }
 
 }  // namespace

@@ -9,9 +9,9 @@
 #include "streamer/delivery/dash.h"
 #include "streamer/delivery/ll_hls.h"
 #include "streamer/delivery/origin_routes.h"
-#include "streamer/delivery/ott_gate.h"
 #include "streamer/delivery/playlists.h"
 #include "streamer/delivery/responses.h"
+#include "streamer/ott/ott_gate.h"
 #include "streamer/relay/relay.h"
 
 namespace meshwork::streamer {
@@ -107,31 +107,40 @@ Waiters::TimePoint HoldDeadline(const OriginStore& store, int segment_ms) {
   return store.clock().Monotonic() + std::chrono::milliseconds(3 * segment_ms);
 }
 
-// The window's LL-HLS media playlist, rendered once per window and form (P-4: a publish
-// that releases thousands of held requests renders once). Rendition reports read the other
-// renditions too: a change there without a change here is at most one part stale, which
-// rendition reports tolerate.
-std::shared_ptr<const RenditionWindow::Rendered> LowLatencyRendered(const OriginStore& store,
-                                                                    const std::string& stream,
-                                                                    const RenditionWindow& w,
-                                                                    bool skip) {
-  std::string key = skip ? "ll-skip" : "ll";
-  {
-    absl::MutexLock lock(&w.cache_mu);
-    if (auto it = w.cache.find(key); it != w.cache.end()) return it->second;
+// A media playlist of the window, rendered once per window, form and policy (P-4: a publish
+// that releases thousands of held requests renders once; a change of masks or versions is a
+// new policy serial, so a new rendering). LL-HLS rendition reports read the other renditions
+// too: a change there without a change here is at most one part stale, which rendition
+// reports tolerate.
+enum class MediaForm { kLowLatency, kLowLatencyDelta, kLive };
+std::shared_ptr<const RenditionWindow::Rendered> RenderedMedia(const OriginStore& store,
+                                                               const std::string& stream,
+                                                               const RenditionWindow& w,
+                                                               MediaForm form) {
+  auto view = store.View(stream);
+  const uint64_t serial = view ? view->policy->serial : 0;
+  const char* name = form == MediaForm::kLowLatency        ? "ll:"
+                     : form == MediaForm::kLowLatencyDelta ? "ll-skip:"
+                                                           : "live:";
+  std::string key = absl::StrCat(name, serial);
+  if (auto found = w.cache.Find(key)) return found;
+  std::string text;
+  if (form == MediaForm::kLive) {
+    text = MediaPlaylist(w, ListedVersions(view, w.info.name, w.has_ts));
+  } else {
+    text = LowLatencyMediaPlaylist(w, store.Windows(stream), form == MediaForm::kLowLatencyDelta,
+                                   ListedVersions(view, w.info.name, /*ts=*/false));
   }
   auto rendered = std::make_shared<RenditionWindow::Rendered>();
-  auto plain =
-      std::make_shared<const std::string>(LowLatencyMediaPlaylist(w, store.Windows(stream), skip));
+  auto plain = std::make_shared<const std::string>(std::move(text));
   rendered->gzip = std::make_shared<const std::string>(http::Gzip(*plain));
   rendered->plain = std::move(plain);
-  absl::MutexLock lock(&w.cache_mu);
-  return w.cache.emplace(key, std::move(rendered)).first->second;
+  return w.cache.Keep(key, std::move(rendered));
 }
 
 void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
                              const Target& target, Responder r) {
-  const StreamSettings& settings = target.pipeline->settings();
+  const StreamConfig& settings = target.pipeline->config();
   const std::string cors = settings.cors;
   auto request = ParseBlockingRequest(ctx.query);
   if (!request.ok()) {
@@ -150,7 +159,9 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
                  accepts_gzip = http::AcceptsGzip(ctx.request)](Responder& out, bool blocking) {
     auto w = context.store->Window(target.stream, target.rendition);
     if (!w) return out.Send(NotFound("the stream was removed", cors));
-    auto rendered = LowLatencyRendered(*context.store, target.stream, *w, request.skip);
+    auto rendered =
+        RenderedMedia(*context.store, target.stream, *w,
+                      request.skip ? MediaForm::kLowLatencyDelta : MediaForm::kLowLatency);
     int age = blocking ? 6 * ((w->info.target_duration_ms + 999) / 1000)  // S-15
                        : std::max(0, w->info.target_duration_ms / 2000);
     http::Response res{http::Status::ok, 11};
@@ -195,19 +206,13 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
   if (!status.ok()) responder->Send(Unavailable(std::string(status.message()), cors));
 }
 
-// The bytes of an object as the store would serve it (its chosen candidate), or empty.
-http::SharedBuffers ObjectBytes(const OriginStore& store, const Target& target, ObjectKey key) {
-  http::SharedBuffers out;
+// The store's decision on one object of the target: the read rules (L-6…L-16) every viewer
+// read goes through.
+ReadDecision DecideObject(const OriginStore& store, const Target& target, ObjectKey key) {
   auto view = store.View(target.stream);
-  if (!view) return out;
+  if (!view) return ReadDecision{};
   auto it = view->renditions.find(target.rendition);
-  if (it == view->renditions.end()) return out;
-  auto object = it->second->Find(key);
-  auto chosen = object ? ChooseCandidate(*view->policy, *object, target.msn) : nullptr;
-  if (chosen) {
-    for (const auto& c : chosen->chunks) out.Append(c);
-  }
-  return out;
+  return store.Decide(*view, it == view->renditions.end() ? nullptr : it->second.get(), key);
 }
 
 // S-16: a DASH segment still in progress, sent with chunked transfer as its parts complete
@@ -229,27 +234,24 @@ class ChunkedSegment : public std::enable_shared_from_this<ChunkedSegment> {
     const auto* parts = done ? &done->parts : w->open_msn == target_.msn ? &w->open_parts : nullptr;
     if (parts) {
       for (; next_ < static_cast<int>(parts->size()); ++next_) {
-        auto bytes = ObjectBytes(*context_.store, target_,
-                                 ObjectKey{ObjectKey::kPart, target_.msn, (*parts)[next_]->index});
-        for (const auto& chunk : bytes.chunks) writer_->Write(chunk);
+        Write(ObjectKey{ObjectKey::kPart, target_.msn, (*parts)[next_]->index});
       }
       if (done && next_ == 0 && parts->empty()) {
         // Completed without parts (a packager that publishes whole segments): its bytes.
-        auto bytes =
-            ObjectBytes(*context_.store, target_, ObjectKey{ObjectKey::kM4s, target_.msn, -1});
-        for (const auto& chunk : bytes.chunks) writer_->Write(chunk);
+        Write(ObjectKey{ObjectKey::kM4s, target_.msn, -1});
       }
       if (done) return writer_->Finish();
-    } else {
-      // Not open yet: only the segment right after the last complete one is worth waiting for.
-      bool upcoming = next_ == 0 && !w->segments.empty() && w->open_msn < 0 &&
-                      w->segments.back()->msn + 1 == target_.msn;
-      if (!upcoming) return writer_->Finish();
+    } else if (next_ != 0 ||
+               DecideObject(*context_.store, target_, ObjectKey{ObjectKey::kPart, target_.msn, 0})
+                       .verdict != ReadDecision::kHold) {
+      // Not open yet: waited for only while the store would hold a read of its first part
+      // (the next object, L-7); otherwise the segment will not come (or not soon).
+      return writer_->Finish();
     }
     auto self = shared_from_this();
     auto status = context_.store->WaitPosition(
         target_.stream, target_.rendition, Position{target_.msn, next_}, executor_,
-        HoldDeadline(*context_.store, target_.pipeline->settings().segment_ms),
+        HoldDeadline(*context_.store, target_.pipeline->config().segment_ms),
         [self](Waiters::Outcome outcome) {
           if (outcome == Waiters::Outcome::kPublished) {
             self->Pump();
@@ -261,6 +263,13 @@ class ChunkedSegment : public std::enable_shared_from_this<ChunkedSegment> {
   }
 
  private:
+  // Writes the object's bytes when the store serves it (a masked or missing part is left out).
+  void Write(ObjectKey key) {
+    ReadDecision d = DecideObject(*context_.store, target_, key);
+    if (d.verdict != ReadDecision::kServe || !d.candidate) return;
+    for (const auto& chunk : d.candidate->chunks) writer_->Write(chunk);
+  }
+
   ViewerContext context_;
   Target target_;
   std::shared_ptr<http::ChunkedWriter> writer_;
@@ -287,15 +296,10 @@ ObjectKey KeyOf(const Target& t) {
   }
 }
 
-// S-7: the live edge advanced within 3 target durations (a segment is published when the
-// next one starts: one segment of lag on top of S-7's two).
+// S-7 (LiveEdgeWorking) over whatever filled the store: local packager, relay or packagers.
 bool Working(const ViewerContext& context, const Target& target) {
-  int64_t newest = 0;
-  for (const auto& w : context.store->Windows(target.stream)) {
-    newest = std::max(newest, w->last_publish_unix_ms);
-  }
-  return newest > 0 &&
-         context.store->NowMs() - newest <= 3LL * target.pipeline->settings().segment_ms;
+  return LiveEdgeWorking(context.store->LastPublishMs(target.stream), context.store->NowMs(),
+                         target.pipeline->config().segment_ms);
 }
 
 // The GET of a viewer object or playlist of `target` (every stream, S-16/S-19).
@@ -322,7 +326,7 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
   router.Add({http::Verb::options}, "/{path...}", [context](RequestContext& ctx, Responder r) {
     auto target = Resolve(ctx.path, *context.streams);
     r.Send(http::PreflightResponse(ctx.request,
-                                   target ? target->pipeline->settings().cors : std::string("*")));
+                                   target ? target->pipeline->config().cors : std::string("*")));
   });
   router.Add({http::Verb::get}, "/{path...}", [context](RequestContext& ctx, Responder r) {
     if (context.archive) {
@@ -351,7 +355,7 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
                     Responder r) {
   {
     const Target* target = &target_ref;
-    const StreamSettings& settings = target->pipeline->settings();
+    const StreamConfig& settings = target->pipeline->config();
     const std::string& cors = settings.cors;
     auto active = std::chrono::milliseconds(2 * settings.segment_ms);  // S-18
     std::string_view agent;
@@ -402,7 +406,7 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
         if (ott.enabled && renditions.size() == 1 && !renditions[0]->segments.empty()) {
           // O-6: a single-rendition OTT stream lists backup members for players that switch.
           body = context.ott
-                     ->MasterWithBackups(ctx, target->stream, ott, StreamInfLine(*renditions[0]),
+                     ->MasterWithBackups(ctx, target->stream, ott, TsVariant(*renditions[0]),
                                          renditions[0]->info.name)
                      .value_or("");
         }
@@ -430,11 +434,9 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
           // O-3a: a stale playlist would keep the player here; a 404 moves it to a backup.
           return r.Send(NotFound("the stream stopped on this node", cors));
         }
-        std::string body = MediaPlaylist(
-            *window,
-            ListedVersions(context.store->View(target->stream), target->rendition, window->has_ts));
-        if (body.empty()) return r.Send(NotFound("no segment to list", cors));
-        return r.Send(playlist(std::move(body)));
+        auto rendered = RenderedMedia(*context.store, target->stream, *window, MediaForm::kLive);
+        if (rendered->plain->empty()) return r.Send(NotFound("no segment to list", cors));
+        return r.Send(playlist(*rendered->plain));
       }
       case Target::kLlMaster: {
         std::string body = LowLatencyMasterPlaylist(context.store->Windows(target->stream));
@@ -485,13 +487,13 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
 void HoldForRelay(const ViewerContext& context, RequestContext& ctx, const Target& target,
                   Responder r) {
   HoldForRelayUntil(context, ctx, target, std::make_shared<Responder>(std::move(r)),
-                    HoldDeadline(*context.store, target.pipeline->settings().segment_ms));
+                    HoldDeadline(*context.store, target.pipeline->config().segment_ms));
 }
 
 void HoldForRelayUntil(const ViewerContext& context, RequestContext& ctx, const Target& target,
                        std::shared_ptr<Responder> responder, Waiters::TimePoint deadline) {
   std::string rendition = target.rendition.empty() ? "v1" : target.rendition;
-  std::string cors = target.pipeline->settings().cors;
+  std::string cors = target.pipeline->config().cors;
   auto status = context.store->WaitPosition(
       target.stream, rendition, Position{0, 0}, ctx.executor, deadline,
       // `ctx` stays valid until the responder is used (types.h).

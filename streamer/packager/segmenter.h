@@ -50,6 +50,7 @@
 #include <optional>
 #include <string>
 
+#include "common/stream/defaults.h"
 #include "common/time/clock.h"
 #include "streamer/media/fmp4_writer.h"
 #include "streamer/media/frame.h"
@@ -60,9 +61,9 @@
 namespace meshwork::streamer {
 
 struct SegmenterOptions {
-  int segment_ms = 2000;
-  int part_ms = 500;  // LL-HLS part target (S-10)
-  int live_window = 6;
+  int segment_ms = stream_defaults::kSegmentMs;
+  int part_ms = stream_defaults::kPartMs;  // LL-HLS part target (S-10)
+  int live_window = stream_defaults::kLiveWindow;
   // A forward jump larger than this (or any backward jump beyond half a second) is a
   // discontinuity rather than a pause of a continuous source.
   int max_forward_gap_ms = 10'000;

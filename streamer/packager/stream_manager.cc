@@ -19,8 +19,7 @@ void StreamManager::Apply(const NodeConfig& config) {
     absl::MutexLock lock(&mu_);
     for (auto it = pipelines_.begin(); it != pipelines_.end();) {
       auto placed = config.streams.find(it->first);
-      if (placed == config.streams.end() ||
-          !(StreamSettings::FromJson(it->first, placed->second) == it->second->settings())) {
+      if (placed == config.streams.end() || !placed->second->SamePackaging(it->second->config())) {
         log::Info("stream_stopped",
                   {{"stream", it->first},
                    {"reason", placed == config.streams.end() ? "removed" : "changed"}});
@@ -31,14 +30,13 @@ void StreamManager::Apply(const NodeConfig& config) {
       }
     }
     filled_by_others_.clear();
-    for (const auto& [name, object] : config.streams) {
+    for (const auto& [name, stream] : config.streams) {
       if (config.relayed.contains(name) || config.publish_targets.contains(name)) {
         filled_by_others_.insert(name);
       }
       auto& pipeline = pipelines_[name];
       if (!pipeline) {
-        pipeline = std::make_shared<StreamPipeline>(StreamSettings::FromJson(name, object), store_,
-                                                    clock_);
+        pipeline = std::make_shared<StreamPipeline>(stream, store_, clock_);
         // A relayed stream (S-19) or one other nodes publish here (S-23) keeps its settings
         // here but packages nothing: the relay or the publishers fill the store.
         if (!config.relayed.contains(name) && !config.publish_targets.contains(name)) {
@@ -46,7 +44,7 @@ void StreamManager::Apply(const NodeConfig& config) {
         }
       }
       // S-5: central's anchor for the stream, before the first frame of a new pipeline.
-      pipeline->SetTimelineAnchor(TimelineAnchorFromJson(name, object));
+      pipeline->SetTimelineAnchor(stream->timeline_anchor);
     }
   }
   stopped.clear();  // stops their sources, outside the lock
@@ -65,11 +63,11 @@ void StreamManager::FillReport(v1::LoadReport& report) const {
     auto& entry = *report.add_streams();
     pipeline->FillReport(entry);
     if (!filled_by_others_.contains(name)) continue;
-    // S-19/S-23: working while objects keep arriving (three target durations, as Working()).
-    int64_t last = 0;
-    for (const auto& w : store_->Windows(name)) last = std::max(last, w->last_publish_unix_ms);
-    int64_t age_ms = UnixMillis(clock_.Now()) - last;
-    entry.set_working(last > 0 && age_ms <= 3LL * pipeline->settings().segment_ms);
+    // S-19/S-23: working while objects keep arriving (the one S-7 rule, LiveEdgeWorking).
+    const int64_t last = store_->LastPublishMs(name);
+    const int64_t now_ms = UnixMillis(clock_.Now());
+    const int64_t age_ms = now_ms - last;
+    entry.set_working(LiveEdgeWorking(last, now_ms, pipeline->config().segment_ms));
     entry.set_live_window_age_s(last > 0 ? age_ms / 1000.0 : -1);
   }
 }

@@ -12,48 +12,6 @@ constexpr uint16_t kFirstVideoPid = 0x100;
 constexpr uint16_t kAudioPid = 0x1f0;
 }  // namespace
 
-StreamSettings StreamSettings::FromJson(const std::string& name, const nlohmann::json& o) {
-  StreamSettings s;
-  s.name = name;
-  if (auto it = o.find("inputs"); it != o.end() && it->is_array()) {
-    for (const auto& v : *it) {
-      if (v.is_string()) s.inputs.push_back(v.get<std::string>());
-    }
-  }
-  if (s.inputs.empty()) s.inputs.push_back("publish://");  // push is the default
-  auto number = [&o](const char* key, int fallback) {
-    auto it = o.find(key);
-    return it != o.end() && it->is_number_integer() ? it->get<int>() : fallback;
-  };
-  s.segment_ms = number("segment_ms", 2000);
-  s.part_ms = number("part_ms", 500);
-  s.live_window = number("live_window", 6);
-  s.input_timeout_ms = number("input_timeout_ms", 3000);
-  if (auto it = o.find("cors"); it != o.end() && it->is_string()) s.cors = it->get<std::string>();
-  return s;
-}
-
-std::optional<TimelineAnchor> TimelineAnchorFromJson(const std::string& stream,
-                                                     const nlohmann::json& o) {
-  auto it = o.find("timeline_anchor");
-  if (it == o.end() || it->is_null()) return std::nullopt;
-  auto number = [&it](const char* key) -> std::optional<int64_t> {
-    auto n = it->find(key);
-    if (n == it->end() || !n->is_number_integer()) return std::nullopt;
-    return n->get<int64_t>();
-  };
-  std::optional<int64_t> t90k, wall;
-  if (it->is_object()) {
-    t90k = number("t90k");
-    wall = number("wall_ms");
-  }
-  if (!t90k || !wall || !IsPlausibleAnchor({*t90k, *wall})) {
-    log::Warn("timeline_anchor_ignored", {{"stream", stream}, {"anchor", it->dump()}});
-    return std::nullopt;
-  }
-  return TimelineAnchor{*t90k, *wall};
-}
-
 struct StreamPipeline::Input {
   std::string url;
   std::unique_ptr<media::TsDemuxer> demuxer;
@@ -86,25 +44,26 @@ void StreamPipeline::PublishInitLocked(const RenditionInfo& info) {
   auto& last = published_init_[info.name];
   if (!info.init || last == info.init) return;
   last = info.init;
-  auto status = store_->PublishLocal(settings_.name, info, ObjectKey{ObjectKey::kInit, -1, -1},
+  auto status = store_->PublishLocal(config_->name, info, ObjectKey{ObjectKey::kInit, -1, -1},
                                      {info.init}, nullptr);
   if (!status.ok()) LogRefused(info.name, "init.mp4", status);
 }
 
 void StreamPipeline::LogRefused(const std::string& rendition, const std::string& object,
                                 const absl::Status& status) {
-  log::Warn("local_publish_refused", {{"stream", settings_.name},
+  log::Warn("local_publish_refused", {{"stream", config_->name},
                                       {"rendition", rendition},
                                       {"object", object},
                                       {"error", status.ToString()}});
 }
 
-StreamPipeline::StreamPipeline(StreamSettings settings, OriginStore* store, const Clock& clock)
-    : settings_(std::move(settings)), store_(store), clock_(clock) {
+StreamPipeline::StreamPipeline(std::shared_ptr<const StreamConfig> config, OriginStore* store,
+                               const Clock& clock)
+    : config_(std::move(config)), store_(store), clock_(clock) {
   SegmenterOptions options;
-  options.segment_ms = settings_.segment_ms;
-  options.part_ms = settings_.part_ms;
-  options.live_window = settings_.live_window;
+  options.segment_ms = config_->segment_ms;
+  options.part_ms = config_->part_ms;
+  options.live_window = config_->live_window;
   absl::MutexLock lock(&mu_);
   segmenter_ = std::make_unique<Segmenter>(
       options, clock_, &anchors_,
@@ -119,13 +78,13 @@ StreamPipeline::StreamPipeline(StreamSettings settings, OriginStore* store, cons
               // The .m4s is its parts' bytes, shared as they are (zero copy).
               std::vector<std::shared_ptr<const std::string>> chunks;
               for (const auto& p : segment->parts) chunks.push_back(p->data);
-              auto status = store_->PublishLocal(settings_.name, info,
+              auto status = store_->PublishLocal(config_->name, info,
                                                  ObjectKey{ObjectKey::kM4s, segment->msn, -1},
                                                  std::move(chunks), timing);
               if (!status.ok()) LogRefused(info.name, absl::StrCat(segment->msn, ".m4s"), status);
             }
             if (segment->ts) {
-              auto status = store_->PublishLocal(settings_.name, info,
+              auto status = store_->PublishLocal(config_->name, info,
                                                  ObjectKey{ObjectKey::kTs, segment->msn, -1},
                                                  {segment->ts}, std::move(timing));
               if (!status.ok()) LogRefused(info.name, absl::StrCat(segment->msn, ".ts"), status);
@@ -140,16 +99,16 @@ StreamPipeline::StreamPipeline(StreamSettings settings, OriginStore* store, cons
             timing->program_date_time_ms = part->program_date_time_ms;
             timing->timeline_origin = part->timeline_origin;
             timing->independent = part->independent;
-            auto status = store_->PublishLocal(settings_.name, info,
+            auto status = store_->PublishLocal(config_->name, info,
                                                ObjectKey{ObjectKey::kPart, msn, part->index},
                                                {part->data}, std::move(timing));
             if (!status.ok()) {
               LogRefused(info.name, absl::StrCat(msn, ".", part->index, ".m4s"), status);
             }
           });
-  for (size_t i = 0; i < settings_.inputs.size(); ++i) {
+  for (size_t i = 0; i < config_->inputs.size(); ++i) {
     auto input = std::make_unique<Input>();
-    input->url = settings_.inputs[i];
+    input->url = config_->inputs[i];
     for (PushSlot* slot : {&push_, &rtmp_}) {
       if (input->url.rfind(slot->scheme, 0) == 0 && !slot->input) slot->input = i;
     }
@@ -170,20 +129,20 @@ StreamPipeline::~StreamPipeline() {
 }
 
 void StreamPipeline::Start() {
-  for (size_t i = 0; i < settings_.inputs.size(); ++i) {
-    const std::string& url = settings_.inputs[i];
+  for (size_t i = 0; i < config_->inputs.size(); ++i) {
+    const std::string& url = config_->inputs[i];
     if (url.rfind("publish://", 0) == 0 || url.rfind("rtmp://", 0) == 0) continue;  // pushed
     auto source =
         ingest::StartSource(url, [this, i](std::span<const uint8_t> bytes) { OnBytes(i, bytes); });
     if (!source.ok()) {
       log::Error("input_failed",
-                 {{"stream", settings_.name}, {"url", url}, {"error", source.status().ToString()}});
+                 {{"stream", config_->name}, {"url", url}, {"error", source.status().ToString()}});
       continue;
     }
     sources_.push_back(std::move(*source));
   }
-  log::Info("stream_started", {{"stream", settings_.name},
-                               {"inputs", static_cast<int64_t>(settings_.inputs.size())}});
+  log::Info("stream_started",
+            {{"stream", config_->name}, {"inputs", static_cast<int64_t>(config_->inputs.size())}});
 }
 
 void StreamPipeline::OnBytes(size_t input, std::span<const uint8_t> bytes) {
@@ -195,11 +154,11 @@ void StreamPipeline::OnBytes(size_t input, std::span<const uint8_t> bytes) {
 absl::StatusOr<uint64_t> StreamPipeline::BeginSlot(PushSlot& slot, bool take_over) {
   if (!slot.input) {
     return absl::NotFoundError(
-        absl::StrCat("stream \"", settings_.name, "\" takes no ", slot.scheme, " input"));
+        absl::StrCat("stream \"", config_->name, "\" takes no ", slot.scheme, " input"));
   }
   if (slot.live && !take_over) {
     return absl::AlreadyExistsError(
-        absl::StrCat("stream \"", settings_.name,
+        absl::StrCat("stream \"", config_->name,
                      "\" already has a live publisher; only a publisher with the stream's "
                      "publish token may take over"));
   }
@@ -285,7 +244,7 @@ void StreamPipeline::OnTrackLocked(size_t index, const media::TrackInfo& track) 
 
 void StreamPipeline::ChooseActiveLocked(size_t delivering) {
   auto now = clock_.Monotonic();
-  auto timeout = std::chrono::milliseconds(settings_.input_timeout_ms);
+  auto timeout = std::chrono::milliseconds(config_->input_timeout_ms);
   auto live = [&](size_t i) {
     return inputs_[i]->last_frame && now - *inputs_[i]->last_frame < timeout;
   };
@@ -304,7 +263,7 @@ void StreamPipeline::ChooseActiveLocked(size_t delivering) {
   if (next == active_) return;
   log::Warn(
       "input_switched",
-      {{"stream", settings_.name}, {"from", inputs_[active_]->url}, {"to", inputs_[next]->url}});
+      {{"stream", config_->name}, {"from", inputs_[active_]->url}, {"to", inputs_[next]->url}});
   active_ = next;
   segmenter_->OnSourceChanged();
   for (const auto& [pid, track] : inputs_[next]->tracks) segmenter_->OnTrack(track);
@@ -322,13 +281,11 @@ void StreamPipeline::OnFrameLocked(size_t index, media::Frame&& frame) {
 }
 
 bool StreamPipeline::Working() const {
-  int64_t last = last_publish_ms_.load();
-  // Segments are published when the next one starts: allow one segment of lag on top.
-  return last > 0 && UnixMillis(clock_.Now()) - last <= 3LL * settings_.segment_ms;
+  return LiveEdgeWorking(last_publish_ms_.load(), UnixMillis(clock_.Now()), config_->segment_ms);
 }
 
 void StreamPipeline::FillReport(v1::StreamReport& report) const {
-  report.set_name(settings_.name);
+  report.set_name(config_->name);
   report.set_working(Working());
   int64_t last = last_publish_ms_.load();
   report.set_live_window_age_s(last > 0 ? (UnixMillis(clock_.Now()) - last) / 1000.0 : -1);
@@ -361,7 +318,7 @@ void StreamPipeline::FillReport(v1::StreamReport& report) const {
     report.mutable_timeline_anchor()->set_t90k(anchor->t90k);
     report.mutable_timeline_anchor()->set_wall_unix_ms(anchor->wall_ms);
   }
-  for (const auto& window : store_->Windows(settings_.name)) {
+  for (const auto& window : store_->Windows(config_->name)) {
     auto* r = report.add_renditions();
     r->set_name(window->info.name);
     std::string codecs;

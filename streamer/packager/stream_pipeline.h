@@ -20,7 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/time/clock.h"
 #include "meshwork/v1/types.pb.h"
-#include "nlohmann/json.hpp"
+#include "streamer/config/stream_config.h"
 #include "streamer/ingest/source.h"
 #include "streamer/media/ts_demuxer.h"
 #include "streamer/packager/segmenter.h"
@@ -28,36 +28,19 @@
 
 namespace meshwork::streamer {
 
-struct StreamSettings {
-  std::string name;
-  std::vector<std::string> inputs;  // URLs; "publish://" = HTTP push to the publish listener
-  int segment_ms = 2000;
-  int part_ms = 500;
-  int live_window = 6;
-  int input_timeout_ms = 3000;
-  std::string cors = "*";
-
-  // From the stream object central sends (defaults for absent members).
-  static StreamSettings FromJson(const std::string& name, const nlohmann::json& object);
-  bool operator==(const StreamSettings&) const = default;
-};
-
-// S-5: the stream's timeline anchor in the stream object central pushes
-// ("timeline_anchor": {"t90k", "wall_ms"} or null); nullopt when absent, malformed or out of
-// IsPlausibleAnchor's bounds (logged: central validates it, so that is a bug or tampering).
-std::optional<TimelineAnchor> TimelineAnchorFromJson(const std::string& stream,
-                                                     const nlohmann::json& object);
-
 class StreamPipeline {
  public:
-  StreamPipeline(StreamSettings settings, OriginStore* store, const Clock& clock);
+  // `config` is the stream's config when the pipeline was made; a change of its packaging
+  // settings makes a new pipeline (StreamManager), so it never changes under a pipeline.
+  StreamPipeline(std::shared_ptr<const StreamConfig> config, OriginStore* store,
+                 const Clock& clock);
   ~StreamPipeline();  // stops every source
 
   // Starts the network sources; failures are logged and retried by the sources themselves
   // (a bad URL is logged and skipped).
   void Start();
 
-  const StreamSettings& settings() const { return settings_; }
+  const StreamConfig& config() const { return *config_; }
 
   // S-5: the stream's anchor as central keeps it (nullopt: none yet). Any thread.
   void SetTimelineAnchor(std::optional<TimelineAnchor> anchor) { anchors_.SetCentral(anchor); }
@@ -81,7 +64,7 @@ class StreamPipeline {
   bool PushFrame(uint64_t session, media::Frame&& frame);
   void EndRtmp(uint64_t session);
 
-  // S-7: the live edge advanced within 2 × target duration.
+  // S-7: the live edge advanced recently enough (LiveEdgeWorking: 3 target durations).
   bool Working() const;
   void FillReport(meshwork::v1::StreamReport& report) const;
 
@@ -95,7 +78,7 @@ class StreamPipeline {
   // Canonical PIDs, so that every input's tracks map to the same renditions.
   uint16_t CanonicalPidLocked(Input& input, uint16_t pid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  const StreamSettings settings_;
+  const std::shared_ptr<const StreamConfig> config_;
   void PublishInitLocked(const RenditionInfo& info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LogRefused(const std::string& rendition, const std::string& object,
                   const absl::Status& status);

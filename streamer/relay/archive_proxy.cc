@@ -51,13 +51,13 @@ ArchiveProxy::ArchiveProxy(ArchiveProxyOptions options, UpstreamsFn upstreams, c
       clock_(clock),
       pool_(std::max(1, options.threads)) {
   if (metrics) {
-    requests_family_ = &prometheus::BuildCounter()
-                            .Name("meshwork_edge_archive_requests_total")
-                            .Help(
-                                "Archive requests an edge answered for streams it relays, by "
-                                "how: hit (memory), fetched, coalesced (waited for a fetch), "
-                                "busy (503)")
-                            .Register(*metrics);
+    requests_ = metrics::LabeledCounters(
+        prometheus::BuildCounter()
+            .Name("meshwork_edge_archive_requests_total")
+            .Help("Archive requests an edge answered for streams it relays, by how: hit "
+                  "(memory), fetched, coalesced (waited for a fetch), busy (503)")
+            .Register(*metrics),
+        "answer", {"hit", "fetched", "coalesced", "busy"});
     upstream_bytes_ = &prometheus::BuildCounter()
                            .Name("meshwork_edge_archive_upstream_bytes_total")
                            .Help("Archive body bytes an edge fetched from upstream nodes")
@@ -96,7 +96,7 @@ void ArchiveProxy::Serve(const std::string& stream, const http::Request& request
     }
   }
   static constexpr const char* kNames[] = {"hit", "fetched", "coalesced", "busy"};
-  if (requests_family_) requests_family_->Add({{"answer", kNames[how]}}).Increment();
+  requests_.Increment(kNames[how]);
   switch (how) {
     case kHit:
       return Reply(*hit, request, responder);

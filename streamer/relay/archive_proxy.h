@@ -25,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "boost/asio/thread_pool.hpp"
 #include "common/http/types.h"
+#include "common/metrics/metrics.h"
 #include "common/time/clock.h"
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
@@ -75,7 +76,7 @@ class ArchiveProxy {
   ArchiveProxyOptions options_;
   UpstreamsFn upstreams_;
   const Clock& clock_;
-  prometheus::Family<prometheus::Counter>* requests_family_ = nullptr;
+  metrics::LabeledCounters requests_;  // by answer; counts nothing without a registry
   prometheus::Counter* upstream_bytes_ = nullptr;
 
   mutable absl::Mutex mu_;

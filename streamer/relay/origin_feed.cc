@@ -33,8 +33,12 @@ std::optional<std::pair<std::string, uint16_t>> HostPort(std::string_view url) {
 // One origin and pipeline: a bounded queue and the thread that empties it in order.
 class OriginFeed::Target {
  public:
-  Target(std::string to, std::string pipeline, NodesFn nodes, prometheus::Registry* metrics)
-      : to_(std::move(to)), pipeline_(std::move(pipeline)), nodes_(std::move(nodes)) {
+  Target(std::string to, std::string pipeline, NodesFn nodes, const Clock& clock,
+         prometheus::Registry* metrics)
+      : to_(std::move(to)),
+        pipeline_(std::move(pipeline)),
+        nodes_(std::move(nodes)),
+        clock_(clock) {
     if (metrics) {
       prometheus::Labels labels{{"to", to_}, {"pipeline", pipeline_}};
       sent_metric_ = &prometheus::BuildCounter()
@@ -127,7 +131,7 @@ class OriginFeed::Target {
         item = queue_.front();  // shares the chunks; popped once done with
       }
       bool done = Send(item);
-      bool expired = !done && std::chrono::steady_clock::now() >= item.deadline;
+      bool expired = !done && clock_.Monotonic() >= item.deadline;
       if (done || expired) {
         absl::MutexLock lock(&mu_);
         if (stop_) return;
@@ -201,6 +205,7 @@ class OriginFeed::Target {
   const std::string to_;
   const std::string pipeline_;
   NodesFn nodes_;
+  const Clock& clock_;
   std::string publish_url_;       // the sending thread's own
   http::KeepAliveClient client_;  // the sender thread's connection to the origin
   std::string last_failed_path_;  // likewise
@@ -219,8 +224,9 @@ class OriginFeed::Target {
   std::thread thread_;
 };
 
-OriginFeed::OriginFeed(std::string node_id, NodesFn nodes, prometheus::Registry* metrics)
-    : node_id_(std::move(node_id)), nodes_(std::move(nodes)), metrics_(metrics) {}
+OriginFeed::OriginFeed(std::string node_id, NodesFn nodes, const Clock& clock,
+                       prometheus::Registry* metrics)
+    : node_id_(std::move(node_id)), nodes_(std::move(nodes)), clock_(clock), metrics_(metrics) {}
 
 OriginFeed::~OriginFeed() {
   std::map<std::string, std::shared_ptr<Target>> targets;
@@ -238,41 +244,23 @@ void OriginFeed::Apply(const NodeConfig& config) {
   {
     absl::MutexLock lock(&mu_);
     std::map<std::string, std::shared_ptr<Target>> targets;
-    for (const auto& [name, object] : config.streams) {
+    for (const auto& [name, stream] : config.streams) {
       if (config.relayed.contains(name) || config.publish_targets.contains(name)) continue;
-      auto publish = object.find("publish");
-      if (publish == object.end() || !publish->is_array()) continue;
       StreamTargets st;
-      st.segment_ms = object.value("segment_ms", 2000);
-      for (const auto& t : *publish) {
-        std::string to = t.value("to", "");
-        std::string pipeline = t.value("pipeline", "");
-        if (to.empty() || pipeline.empty() || to == node_id_) continue;
-        if (auto from = t.find("from"); from != t.end() && from->is_string() && *from != node_id_) {
-          continue;  // another ingest node's target
-        }
-        std::string id = absl::StrCat(to, "/", pipeline);
+      st.segment_ms = stream->segment_ms;
+      for (const PublishTargetConfig& t : stream->publish) {
+        if (t.to == node_id_) continue;
+        if (!t.from.empty() && t.from != node_id_) continue;  // another ingest node's target
+        std::string id = absl::StrCat(t.to, "/", t.pipeline);
         auto& target = targets[id];
         if (!target) {
           auto existing = targets_.find(id);
           target = existing != targets_.end()
                        ? existing->second
-                       : std::make_shared<Target>(to, pipeline, nodes_, metrics_);
-        }
-        // M-3: the pipeline's own token, else the stream's first publish token.
-        std::string token;
-        if (auto pt = object.find("pipeline_tokens"); pt != object.end() && pt->is_object()) {
-          if (auto list = pt->find(pipeline);
-              list != pt->end() && list->is_array() && !list->empty()) {
-            token = (*list)[0].get<std::string>();
-          }
-        }
-        if (auto tokens = object.find("publish_tokens");
-            token.empty() && tokens != object.end() && tokens->is_array() && !tokens->empty()) {
-          token = (*tokens)[0].get<std::string>();
+                       : std::make_shared<Target>(t.to, t.pipeline, nodes_, clock_, metrics_);
         }
         st.targets.push_back(target);
-        st.tokens.push_back(std::move(token));
+        st.tokens.push_back(stream->PublishTokenFor(t.pipeline));  // M-3
       }
       if (!st.targets.empty()) streams[name] = std::move(st);
     }
@@ -297,7 +285,7 @@ void OriginFeed::OnPublish(const std::string& stream, const std::string& renditi
   item.defects = candidate->defects;
   item.chunks = candidate->chunks;
   item.size = candidate->size;
-  item.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(3 * st.segment_ms);
+  item.deadline = clock_.Monotonic() + std::chrono::milliseconds(3 * st.segment_ms);
   for (size_t i = 0; i < st.targets.size(); ++i) {
     item.token = st.tokens[i];
     st.targets[i]->Push(item);

@@ -27,6 +27,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/stream/defaults.h"
+#include "common/time/clock.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
@@ -46,8 +48,9 @@ using NodesFn = std::function<absl::StatusOr<std::map<std::string, std::string>>
 
 class OriginFeed {
  public:
-  // `node_id` is this node's; `metrics` may be null.
-  OriginFeed(std::string node_id, NodesFn nodes, prometheus::Registry* metrics);
+  // `node_id` is this node's; `clock` (retry deadlines) must outlive the feed; `metrics` may
+  // be null.
+  OriginFeed(std::string node_id, NodesFn nodes, const Clock& clock, prometheus::Registry* metrics);
   ~OriginFeed();  // stops the targets' threads (objects still queued are dropped)
 
   // The streams placed on this node and their `publish` targets.
@@ -66,11 +69,12 @@ class OriginFeed {
   struct StreamTargets {
     std::vector<std::shared_ptr<Target>> targets;
     std::vector<std::string> tokens;  // per target, the token it presents ("" for none)
-    int segment_ms = 2000;
+    int segment_ms = stream_defaults::kSegmentMs;
   };
 
   const std::string node_id_;
   NodesFn nodes_;
+  const Clock& clock_;
   prometheus::Registry* metrics_;
   mutable absl::Mutex mu_;
   std::map<std::string, StreamTargets> streams_ ABSL_GUARDED_BY(mu_);

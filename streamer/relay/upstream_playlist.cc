@@ -93,6 +93,7 @@ std::optional<std::string> RenditionOf(std::string_view uri) {
 }  // namespace
 
 std::optional<std::pair<int64_t, int>> ParseObjectName(std::string_view uri) {
+  uri = uri.substr(0, uri.find('?'));  // a cache version (?v=N, L-14) or a viewer's query
   if (!uri.ends_with(".m4s")) return std::nullopt;
   uri.remove_suffix(4);
   size_t dot = uri.find('.');

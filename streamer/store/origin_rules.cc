@@ -20,48 +20,6 @@ std::string ObjectFileName(ObjectKey key) {
   return "";
 }
 
-namespace {
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-std::optional<std::string> OptionalString(const nlohmann::json& o, const char* key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
-std::optional<int64_t> OptionalInt(const nlohmann::json& o, const char* key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<int64_t>();
-}
-
-CandidateRange RangeFromJson(const nlohmann::json& o) {
-  CandidateRange r;
-  if (!o.is_object()) return r;
-  r.pipeline = OptionalString(o, "pipeline");
-  r.region = OptionalString(o, "region");
-  r.from_msn = OptionalInt(o, "from_msn");
-  r.to_msn = OptionalInt(o, "to_msn");
-  return r;
-}
-
-}  // namespace
-
-int64_t Template::Due(int64_t msn, int part) const {
-  int64_t segment_end = base() + (msn + 1) * segment_ms;
-  if (part < 0 || part_ms <= 0) return segment_end;
-  return std::min(segment_end, base() + msn * segment_ms + (part + 1) * part_ms);
-}
-
-int64_t Template::ProducingMsn(int64_t now_ms) const {
-  return FloorDiv(now_ms - base(), segment_ms);
-}
-
-int64_t Template::StartFor(int64_t msn, int64_t published_ms) const {
-  return published_ms - (msn + 1) * segment_ms;
-}
-
 std::string DefectsToString(uint32_t defects) {
   static constexpr std::pair<uint32_t, const char*> kNames[] = {
       {kDefectShort, "short"},
@@ -77,53 +35,23 @@ std::string DefectsToString(uint32_t defects) {
   return out;
 }
 
-bool CandidateRange::Covers(const Candidate& c, int64_t msn) const {
-  if (pipeline && *pipeline != c.pipeline) return false;
-  if (region && *region != c.region) return false;
-  if (from_msn && msn < *from_msn) return false;
-  if (to_msn && msn > *to_msn) return false;
+bool Covers(const CandidateRange& range, const Candidate& c, int64_t msn) {
+  if (range.pipeline && *range.pipeline != c.pipeline) return false;
+  if (range.region && *range.region != c.region) return false;
+  if (range.from_msn && msn < *range.from_msn) return false;
+  if (range.to_msn && msn > *range.to_msn) return false;
   return true;
 }
 
-OriginPolicy OriginPolicy::FromJson(const nlohmann::json& stream) {
+OriginPolicy OriginPolicy::From(const StreamConfig& config) {
   OriginPolicy p;
-  if (!stream.is_object()) return p;
-  auto number = [](const nlohmann::json& o, const char* key, int64_t fallback) {
-    return OptionalInt(o, key).value_or(fallback);
-  };
-  p.tmpl.segment_ms = static_cast<int>(number(stream, "segment_ms", 2000));
-  p.tmpl.part_ms = static_cast<int>(number(stream, "part_ms", 0));
-  if (auto t = stream.find("template"); t != stream.end() && t->is_object()) {
-    // A configured start is never negative (central's validation); absent, null or negative
-    // means "derive it from the first publish".
-    int64_t start = number(*t, "availability_start", -1);
-    p.tmpl.availability_start_ms = start >= 0 ? start : Template::kUnknownStart;
-    p.tmpl.segment_ms = static_cast<int>(number(*t, "segment_ms", p.tmpl.segment_ms));
-    p.tmpl.part_ms = static_cast<int>(number(*t, "part_ms", p.tmpl.part_ms));
-    p.tmpl.retry_deadline_ms = static_cast<int>(number(*t, "retry_deadline_ms", p.tmpl.segment_ms));
-    p.tmpl.grace_ms = static_cast<int>(number(*t, "grace_ms", 200));
-  } else {
-    p.tmpl.retry_deadline_ms = p.tmpl.segment_ms;
-  }
-  if (p.tmpl.segment_ms <= 0) p.tmpl.segment_ms = 2000;
-  if (auto it = stream.find("pipelines"); it != stream.end() && it->is_array()) {
-    for (const auto& v : *it) {
-      if (v.is_string()) p.pipelines.push_back(v.get<std::string>());
-    }
-  }
-  if (auto it = stream.find("masks"); it != stream.end() && it->is_array()) {
-    for (const auto& m : *it) p.masks.push_back(RangeFromJson(m));
-  }
-  p.version = static_cast<uint64_t>(std::max<int64_t>(1, number(stream, "version", 1)));
-  if (auto it = stream.find("range_versions"); it != stream.end() && it->is_array()) {
-    for (const auto& r : *it) {
-      if (!r.is_object()) continue;
-      p.range_versions.push_back(
-          {RangeFromJson(r), static_cast<uint64_t>(std::max<int64_t>(0, number(r, "version", 0)))});
-    }
-  }
-  p.live_window = static_cast<int>(number(stream, "live_window", 6));
-  if (auto cors = OptionalString(stream, "cors")) p.cors = *cors;
+  p.tmpl = config.tmpl;
+  p.pipelines = config.pipelines;
+  p.masks = config.masks;
+  p.version = config.version;
+  p.range_versions = config.range_versions;
+  p.live_window = config.live_window;
+  p.cors = config.cors;
   return p;
 }
 
@@ -134,13 +62,13 @@ int OriginPolicy::Rank(const std::string& pipeline) const {
 
 bool OriginPolicy::Masked(const Candidate& c, int64_t msn) const {
   return std::any_of(masks.begin(), masks.end(),
-                     [&](const CandidateRange& m) { return m.Covers(c, msn); });
+                     [&](const CandidateRange& m) { return Covers(m, c, msn); });
 }
 
 uint64_t OriginPolicy::VersionOf(const Candidate& c, int64_t msn) const {
   uint64_t v = version;
   for (const auto& rv : range_versions) {
-    if (rv.range.Covers(c, msn)) v = std::max(v, rv.version);
+    if (Covers(rv.range, c, msn)) v = std::max(v, rv.version);
   }
   return v;
 }

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "nlohmann/json.hpp"
+#include "streamer/config/stream_config.h"
 
 namespace meshwork::streamer {
 
@@ -21,30 +21,14 @@ namespace meshwork::streamer {
 // so that due-time arithmetic never overflows.
 inline constexpr int64_t kMaxMsn = int64_t{1} << 40;
 
-// L-4, L-5: when each object of a rendition is due.
-struct Template {
-  // Not known yet (derived from the first publish). Any other value is a start, negative
-  // ones included: a local stream's msn numbering (S-5) can put its derived start before 1970.
-  static constexpr int64_t kUnknownStart = std::numeric_limits<int64_t>::min();
-  int64_t availability_start_ms = kUnknownStart;
-  int segment_ms = 2000;
-  int part_ms = 0;  // 0: the stream has no parts
-  int retry_deadline_ms = 2000;
-  int grace_ms = 200;  // L-12
-
-  bool known() const { return availability_start_ms != kUnknownStart; }
-  // The start arithmetic uses: an unknown start counts as the epoch, so due times and
-  // wall times computed before the first publish are finite (never an overflow).
-  int64_t base() const { return known() ? availability_start_ms : 0; }
-  // due(msn) = availability_start + (msn+1)·segment_ms; a part p of msn is due when it
-  // ends: availability_start + msn·segment_ms + (p+1)·part_ms.
-  int64_t Due(int64_t msn, int part = -1) const;
-  // The msn whose segment is being produced at `now_ms` (due in (now, now + segment_ms]).
-  int64_t ProducingMsn(int64_t now_ms) const;
-  // The availability start that makes `msn` due at `published_ms` (for streams whose
-  // configuration leaves it open).
-  int64_t StartFor(int64_t msn, int64_t published_ms) const;
-};
+// S-7, the one "working" rule: a stream works while its live edge advanced within three
+// target durations of now — S-7's two, plus one segment of lag, since a segment is published
+// only when the next one starts. `last_publish_ms` 0: nothing published yet (not working).
+inline constexpr int kWorkingTargetDurations = 3;
+inline bool LiveEdgeWorking(int64_t last_publish_ms, int64_t now_ms, int segment_ms) {
+  return last_publish_ms > 0 &&
+         now_ms - last_publish_ms <= int64_t{kWorkingTargetDurations} * segment_ms;
+}
 
 // What an object path names inside a rendition.
 struct ObjectKey {
@@ -99,31 +83,25 @@ struct StoredObject {
   uint64_t generation = 0;
 };
 
-// A range of msns (open-ended when a bound is absent) of a pipeline and/or region.
-struct CandidateRange {
-  std::optional<std::string> pipeline;
-  std::optional<std::string> region;
-  std::optional<int64_t> from_msn;
-  std::optional<int64_t> to_msn;
-  bool Covers(const Candidate& c, int64_t msn) const;
-};
+// A range of msns of a pipeline and/or region (StreamConfig's MsnRange).
+using CandidateRange = MsnRange;
+// Whether `range` covers candidate `c` of segment `msn`.
+bool Covers(const CandidateRange& range, const Candidate& c, int64_t msn);
 
-// What central configures for a stream published by packagers.
+// The read rules' part of a stream's config (L-4…L-14), copied from its StreamConfig.
 struct OriginPolicy {
   Template tmpl;
   std::vector<std::string> pipelines;  // preference order (L-11)
   std::vector<CandidateRange> masks;   // L-13
   uint64_t version = 1;                // L-14
-  struct RangeVersion {
-    CandidateRange range;
-    uint64_t version = 0;
-  };
   std::vector<RangeVersion> range_versions;
-  int live_window = 6;
-  std::string cors = "*";
+  int live_window = stream_defaults::kLiveWindow;
+  std::string cors = stream_defaults::kCors;
+  // Distinct for each configuration the store applied (OriginStore::Apply): playlists
+  // rendered under one policy (masks, versions) are cached under its serial.
+  uint64_t serial = 0;
 
-  // From the stream object central sends (absent members take their defaults).
-  static OriginPolicy FromJson(const nlohmann::json& stream);
+  static OriginPolicy From(const StreamConfig& config);
   // Position of a pipeline in the preference order; unknown ones after, by name.
   int Rank(const std::string& pipeline) const;
   bool Masked(const Candidate& c, int64_t msn) const;

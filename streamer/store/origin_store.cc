@@ -108,7 +108,7 @@ std::shared_ptr<const OriginStreamView> OriginStore::View(const std::string& str
   return slot ? slot->Get() : nullptr;
 }
 
-void OriginStore::Apply(const std::map<std::string, nlohmann::json>& streams) {
+void OriginStore::Apply(const StreamConfigs& streams) {
   absl::MutexLock write(&write_mu_);
   std::vector<std::string> removed;
   {
@@ -123,8 +123,9 @@ void OriginStore::Apply(const std::map<std::string, nlohmann::json>& streams) {
     }
   }
   for (const auto& name : removed) waiters_.RemovePrefix(StreamPrefix(name));
-  for (const auto& [name, object] : streams) {
-    auto policy = std::make_shared<OriginPolicy>(OriginPolicy::FromJson(object));
+  for (const auto& [name, config] : streams) {
+    auto policy = std::make_shared<OriginPolicy>(OriginPolicy::From(*config));
+    policy->serial = ++policy_serial_;
     std::shared_ptr<Slot> slot = SlotOf(name);
     if (!slot) {
       auto view = std::make_shared<OriginStreamView>();
@@ -462,6 +463,12 @@ std::vector<std::shared_ptr<const RenditionWindow>> OriginStore::Windows(
     if (r->window) out.push_back(r->window);
   }
   return out;
+}
+
+int64_t OriginStore::LastPublishMs(const std::string& stream) const {
+  int64_t newest = 0;
+  for (const auto& w : Windows(stream)) newest = std::max(newest, w->last_publish_unix_ms);
+  return newest;
 }
 
 std::shared_ptr<const RenditionWindow> OriginStore::Window(const std::string& stream,

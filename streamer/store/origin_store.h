@@ -7,9 +7,11 @@
 // (RenditionWindow: segments with timing, parts, the open segment), rebuilt by every publish,
 // from which every playlist and MPD is rendered.
 //
-// Readers never wait for writers: each stream is an immutable view (policy, renditions with
-// their metadata and object index, notification state) replaced whole by a publish; a read
-// takes the current view with one pointer copy. Publishes are serialised by one writers'
+// Readers never wait for a publish's work: each stream is an immutable view (policy,
+// renditions with their metadata and object index, notification state) replaced whole by a
+// publish; a read takes the current view under two short reader locks (the stream map's, then
+// the stream slot's), which writers hold only to insert or erase a stream or to swap one
+// pointer, and copies one pointer. Publishes are serialised by one writers'
 // mutex and copy only the small object index of the rendition they change, never a body.
 // Holds (L-7, L-12) are waiters keyed by object, released by its next publish; blocking
 // playlist reloads and streamed segments wait for a position of the rendition. Waiters are
@@ -77,9 +79,9 @@ class OriginStore {
   };
   OriginStore(Options options, const Clock& clock);
 
-  // The streams placed on this node (name → stream object from central). Streams no longer
-  // placed are dropped with their objects; their waiters complete with kRemoved.
-  void Apply(const std::map<std::string, nlohmann::json>& streams);
+  // The streams placed on this node. Streams no longer placed are dropped with their objects;
+  // their waiters complete with kRemoved.
+  void Apply(const StreamConfigs& streams);
 
   struct PublishRequest {
     std::string stream;
@@ -145,6 +147,8 @@ class OriginStore {
   std::vector<std::shared_ptr<const RenditionWindow>> Windows(const std::string& stream) const;
   std::shared_ptr<const RenditionWindow> Window(const std::string& stream,
                                                 const std::string& rendition) const;
+  // The wall-clock ms of the stream's newest publish into any rendition (0: none yet).
+  int64_t LastPublishMs(const std::string& stream) const;
 
   int64_t NowMs() const { return UnixMillis(clock_.Now()); }
   const Clock& clock() const { return clock_; }
@@ -162,7 +166,8 @@ class OriginStore {
 
   const Options options_;
   const Clock& clock_;
-  absl::Mutex write_mu_;  // serialises publishes and configuration changes
+  uint64_t policy_serial_ = 0;  // OriginPolicy::serial of the last Apply (under write_mu_)
+  absl::Mutex write_mu_;        // serialises publishes and configuration changes
   mutable absl::Mutex map_mu_;
   std::map<std::string, std::shared_ptr<Slot>> streams_ ABSL_GUARDED_BY(map_mu_);
   std::atomic<uint64_t> serial_{0};

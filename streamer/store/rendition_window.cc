@@ -4,6 +4,19 @@
 
 namespace meshwork::streamer {
 
+std::shared_ptr<const RenditionWindow::Rendered> RenditionWindow::RenderCache::Find(
+    const std::string& key) const {
+  absl::MutexLock lock(&mu);
+  auto it = entries.find(key);
+  return it == entries.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const RenditionWindow::Rendered> RenditionWindow::RenderCache::Keep(
+    const std::string& key, std::shared_ptr<const Rendered> rendered) const {
+  absl::MutexLock lock(&mu);
+  return entries.emplace(key, std::move(rendered)).first->second;
+}
+
 const Segment* RenditionWindow::Find(int64_t msn) const {
   if (segments.empty() || msn < segments.front()->msn || msn > segments.back()->msn) {
     return nullptr;

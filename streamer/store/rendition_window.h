@@ -2,7 +2,8 @@
 // timing, the parts of each, and the open segment (the parts of an msn that has no segment
 // object yet). The one store (OriginStore) keeps one per rendition, rebuilt by every publish
 // into it; playlists and MPDs are rendered from it, and the bytes are read from the store's
-// objects. Immutable once shared: readers take it without locks.
+// objects. Its index is immutable once shared (readers take it without locks); the only
+// mutable part is the cache of playlists rendered from it (RenderCache, its own mutex).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "common/stream/defaults.h"
 #include "streamer/media/frame.h"
 #include "streamer/store/position.h"
 
@@ -43,11 +45,13 @@ struct Segment {
   // discontinuity. Its wall-clock time is program_date_time_ms − (start − origin)/90. DASH
   // reads it for availabilityStartTime and a Period per timeline (S-16a).
   int64_t timeline_origin = 0;
-  bool discontinuity = false;             // the timeline jumped before this segment (S-7)
-  std::shared_ptr<const std::string> ts;  // the MPEG-TS bytes; null for a CMAF-only rendition
-  // fMP4 (CMAF) form: its parts, and the segment as their concatenation (S-10, S-16).
+  bool discontinuity = false;  // the timeline jumped before this segment (S-7)
+  // The MPEG-TS bytes as the local packager's segmenter made them (null for a CMAF-only
+  // rendition). Only the segmenter's output carries them: the store's index leaves this null
+  // and serves the bytes from its objects; ts_bytes tells whether the form exists there.
+  std::shared_ptr<const std::string> ts;
+  // fMP4 (CMAF) form: its parts, whose concatenation is the segment (S-10, S-16).
   std::vector<std::shared_ptr<const Part>> parts;
-  std::shared_ptr<const std::string> m4s;
   // Sizes of the two forms as published (0: that form is absent).
   uint64_t ts_bytes = 0;
   uint64_t m4s_bytes = 0;
@@ -63,9 +67,9 @@ struct RenditionInfo {
   // The tracks of the fMP4 (CMAF) form: one media type per rendition (S-16a) — the video
   // track of a video rendition, the audio track of "a1" or of an audio-only source.
   std::vector<media::TrackInfo> cmaf_tracks;
-  int target_duration_ms = 2000;  // the configured segment duration
-  int part_target_ms = 500;
-  int live_window = 6;
+  int target_duration_ms = stream_defaults::kSegmentMs;  // the configured segment duration
+  int part_target_ms = stream_defaults::kPartMs;
+  int live_window = stream_defaults::kLiveWindow;
   std::shared_ptr<const std::string> init;  // init.mp4 of the fMP4 form
 
   // The RFC 6381 codecs of the CMAF form, comma-separated ("" when unknown).
@@ -123,24 +127,26 @@ struct RenditionWindow {
     std::shared_ptr<const std::string> plain;
     std::shared_ptr<const std::string> gzip;
   };
-  mutable absl::Mutex cache_mu;
-  mutable std::map<std::string, std::shared_ptr<const Rendered>> cache ABSL_GUARDED_BY(cache_mu);
+  // The one mutable member, behind its own mutex (any reader thread may fill it). A copy of
+  // the window starts with an empty cache: the rendered text belongs to the original's index.
+  struct RenderCache {
+    RenderCache() = default;
+    RenderCache(const RenderCache&) {}
+    RenderCache& operator=(const RenderCache&) = delete;
+    // The text rendered under `key`, or null.
+    std::shared_ptr<const Rendered> Find(const std::string& key) const;
+    // Keeps `rendered` under `key` unless another thread kept one first; returns the kept one.
+    std::shared_ptr<const Rendered> Keep(const std::string& key,
+                                         std::shared_ptr<const Rendered> rendered) const;
+
+   private:
+    mutable absl::Mutex mu;
+    mutable std::map<std::string, std::shared_ptr<const Rendered>> entries ABSL_GUARDED_BY(mu);
+  };
+  RenderCache cache;
 
   RenditionWindow() = default;
-  // A copy carries the index, not the rendered playlists (they belong to the original).
-  RenditionWindow(const RenditionWindow& o)
-      : info(o.info),
-        segments(o.segments),
-        dropped_discontinuities(o.dropped_discontinuities),
-        peak_bitrate_bps(o.peak_bitrate_bps),
-        last_publish_unix_ms(o.last_publish_unix_ms),
-        open_msn(o.open_msn),
-        open_start(o.open_start),
-        open_program_date_time_ms(o.open_program_date_time_ms),
-        open_parts(o.open_parts),
-        has_ts(o.has_ts),
-        has_cmaf(o.has_cmaf),
-        cmaf_timescale(o.cmaf_timescale) {}
+  RenditionWindow(const RenditionWindow&) = default;  // every index field; an empty cache
   RenditionWindow& operator=(const RenditionWindow&) = delete;
 };
 

@@ -4,6 +4,7 @@
 
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
+#include "meshwork/v1/protocol.h"
 
 namespace meshwork::sim {
 
@@ -12,7 +13,6 @@ namespace {
 using std::chrono::milliseconds;
 using SteadyTime = std::chrono::steady_clock::time_point;
 
-constexpr uint32_t kProtocolVersion = 1;
 constexpr milliseconds kBackoffMin{100};
 constexpr milliseconds kBackoffMax{5000};
 
@@ -294,7 +294,7 @@ std::vector<SimCluster::RegisterCall*> SimCluster::TakeRegistrationsLocked(Stead
     v1::RegisterRequest& request = call->request;
     request.set_node_id(spec.id);
     request.set_version("sim");
-    request.set_protocol_version(kProtocolVersion);
+    request.set_protocol_version(meshwork::v1::kProtocolVersion);
     request.set_role(spec.role);
     request.set_hostname(spec.hostname);
     request.add_addresses("127.0.0.1");

@@ -16,7 +16,8 @@
 #include "streamer/delivery/archive_mpd.h"
 #include "streamer/delivery/archive_routes.h"
 #include "streamer/delivery/open_files.h"
-#include "streamer/delivery/ott_gate.h"
+#include "streamer/ott/ott_gate.h"
+#include "tests/unit/streamer/stream_configs.h"
 #include "tests/unit/temp_dir.h"
 
 namespace meshwork::streamer::archive {
@@ -168,12 +169,12 @@ TEST_CASE("D-3 S-19 an edge records a stream it relays only when the dvr member 
   Recorder recorder({}, &index, clock, nullptr);
   auto on_edges = StreamWithDvr(dir.path(), 3600);
   on_edges["dvr"]["edges"] = true;
-  recorder.Apply({{"news", StreamWithDvr(dir.path(), 3600)}, {"sport", on_edges}},
+  recorder.Apply(Configs({{"news", StreamWithDvr(dir.path(), 3600)}, {"sport", on_edges}}),
                  {"news", "sport"});
   CHECK_FALSE(recorder.Config("news"));  // relayed: archive requests go upstream
   CHECK(recorder.Config("sport"));
   CHECK_FALSE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0, 2000)));
-  recorder.Apply({{"news", StreamWithDvr(dir.path(), 3600)}});  // placed here now
+  recorder.Apply(Configs({{"news", StreamWithDvr(dir.path(), 3600)}}));  // placed here now
   CHECK(recorder.Config("news"));
 }
 
@@ -207,7 +208,7 @@ TEST_CASE("D-2 the recorder writes whole files only, and a rebuilt index finds t
   ArchiveIndex index;
   {
     Recorder recorder({}, &index, clock, nullptr);
-    recorder.Apply({{"news", StreamWithDvr(dir.path(), 3600)}});
+    recorder.Apply(Configs({{"news", StreamWithDvr(dir.path(), 3600)}}));
     ArchiveObject init = Segment("news", Proto::kFmp4, "v1", 0, 0, 50);
     init.init = true;
     REQUIRE(recorder.Enqueue(init));
@@ -244,7 +245,7 @@ TEST_CASE("D-2 retention deletes the oldest whole files past the depth and past 
   ArchiveIndex index;
   Recorder recorder({}, &index, clock, nullptr);
   SECTION("depth") {
-    recorder.Apply({{"news", StreamWithDvr(dir.path(), 60)}});
+    recorder.Apply(Configs({{"news", StreamWithDvr(dir.path(), 60)}}));
     for (int i = 0; i < 40; ++i) {  // 80 s of 2 s segments into a 60 s archive
       REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0 + i * 2000, 2000)));
     }
@@ -257,7 +258,7 @@ TEST_CASE("D-2 retention deletes the oldest whole files past the depth and past 
         SegmentPath(TrackDir(dir.path(), "news", Proto::kTs, "v1"), Proto::kTs, kT0, 2000)));
   }
   SECTION("disk budget") {
-    recorder.Apply({{"news", StreamWithDvr(dir.path(), 3600, 1 << 20)}});
+    recorder.Apply(Configs({{"news", StreamWithDvr(dir.path(), 3600, 1 << 20)}}));
     for (int i = 0; i < 10; ++i) {  // 10 × 256 KiB into a 1 MiB budget
       REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0 + i * 2000, 2000, 256 << 10)));
     }
@@ -278,7 +279,7 @@ TEST_CASE("D-1 a full recorder queue drops and counts, a failing disk is counted
   // The root is a file: every write fails (as on a broken or full disk).
   fs::path not_a_dir = dir.path() / "file";
   std::ofstream(not_a_dir) << "x";
-  recorder.Apply({{"news", StreamWithDvr(not_a_dir, 3600)}});
+  recorder.Apply(Configs({{"news", StreamWithDvr(not_a_dir, 3600)}}));
   CHECK_FALSE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0, 2000, 8192)));  // > queue
   REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0, 2000, 100)));
   REQUIRE(recorder.Drain(5s));

@@ -75,7 +75,7 @@ std::shared_ptr<const RenditionWindow> Window(const WindowSpec& spec) {
     s->duration = 180'000;
     s->timeline_origin = origin;
     s->program_date_time_ms = kWallAtZero + s->start / 90;
-    s->m4s = std::make_shared<const std::string>("m4s");
+    s->m4s_bytes = 3;  // the CMAF form was published
     for (int p = 0; spec.parts && p < 4; ++p) {
       auto part = std::make_shared<Part>();
       part->index = p;

@@ -12,8 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -13,6 +13,7 @@
 #include "streamer/delivery/playlists.h"
 #include "streamer/store/origin_store.h"
 #include "tests/unit/streamer/media/test_files.h"
+#include "tests/unit/streamer/stream_configs.h"
 
 namespace meshwork::streamer {
 namespace {
@@ -120,7 +121,7 @@ TEST_CASE("L-1 S-10 S-16 one store: the same rules for a locally packaged and a 
                                {"part_ms", 500},
                                {"live_window", 3},
                                {"pipelines", {"local", "a"}}};
-      store.Apply({{"s", config}});
+      store.Apply(Configs({{"s", config}}));
       Source source(local, store, clock);
 
       // L-7: before anything is published, the first objects are held.
@@ -172,12 +173,12 @@ TEST_CASE("L-1 S-10 S-16 one store: the same rules for a locally packaged and a 
 
       // L-13: a mask on the pipeline's msn 4 leaves a gap; lifting it restores the segment.
       config["masks"] = {{{"pipeline", source.pipeline()}, {"from_msn", 4}, {"to_msn", 4}}};
-      store.Apply({{"s", config}});
+      store.Apply(Configs({{"s", config}}));
       hls = MediaPlaylist(*store.Window("s", "v1"), ListedVersions(store.View("s"), "v1", true));
       CHECK(hls.find("#EXT-X-GAP\n#EXTINF:2.000,\n4.ts") != std::string::npos);
       CHECK(Decide(store, {ObjectKey::kTs, 4, -1}).verdict == ReadDecision::kGone);
       config.erase("masks");
-      store.Apply({{"s", config}});
+      store.Apply(Configs({{"s", config}}));
       CHECK(Decide(store, {ObjectKey::kTs, 4, -1}).verdict == ReadDecision::kServe);
 
       // S-12: a blocking reload for the next part is released by its publish.
@@ -204,7 +205,7 @@ TEST_CASE("L-1 the local packager's objects are not held to the template's due t
   OriginStore store({}, clock);
   nlohmann::json config = {{"segment_ms", 2000}};
   config["template"] = {{"availability_start", UnixMillis(clock.Now())}};
-  store.Apply({{"s", config}});
+  store.Apply(Configs({{"s", config}}));
   RenditionInfo info;
   info.name = "v1";
   auto timing = std::make_shared<MediaTiming>();
@@ -229,7 +230,7 @@ TEST_CASE("L-1 the local packager's objects are not held to the template's due t
 TEST_CASE("S-16a a packager's init.mp4 names its rendition's track for the masters") {
   FakeClock clock;
   OriginStore store({}, clock);
-  store.Apply({{"s", {{"segment_ms", 2000}}}});
+  store.Apply(Configs({{"s", {{"segment_ms", 2000}}}}));
   OriginStore::PublishRequest r;
   r.stream = "s";
   r.rendition = "v1";

@@ -10,8 +10,13 @@ namespace {
 
 constexpr int64_t kStart = 1'700'000'000'000;  // availability_start, epoch ms
 
+// The read rules' policy of a stream object, as a node gets it from central.
+OriginPolicy PolicyFrom(const nlohmann::json& stream) {
+  return OriginPolicy::From(*ParseStreamConfig("s", stream));
+}
+
 OriginPolicy Policy() {
-  return OriginPolicy::FromJson(
+  return PolicyFrom(
       {{"segment_ms", 2000},
        {"part_ms", 500},
        {"live_window", 6},
@@ -60,7 +65,7 @@ TEST_CASE("L-9 a start derived before 1970 is still a known start, and old objec
   OriginPolicy p = Policy();
   p.tmpl.availability_start_ms = -900'000;  // msn numbering ahead of the wall clock (S-5)
   CHECK(p.tmpl.known());
-  CHECK(OriginPolicy::FromJson(nlohmann::json::object()).tmpl.known() == false);
+  CHECK(PolicyFrom(nlohmann::json::object()).tmpl.known() == false);
   RenditionMeta meta;
   auto d =
       origin_internal::DecideFound(p, meta, ObjectKey{ObjectKey::kTs, 1, -1}, 10'000'000, nullptr);
@@ -79,11 +84,10 @@ TEST_CASE("L-4 before the start is known, a part's template timing and due time 
 }
 
 TEST_CASE("L-5 retry_deadline_ms defaults to segment_ms") {
-  auto p =
-      OriginPolicy::FromJson({{"segment_ms", 4000}, {"template", {{"availability_start", 0}}}});
+  auto p = PolicyFrom({{"segment_ms", 4000}, {"template", {{"availability_start", 0}}}});
   CHECK(p.tmpl.retry_deadline_ms == 4000);
   CHECK(p.tmpl.grace_ms == 200);
-  CHECK(OriginPolicy::FromJson({{"segment_ms", 3000}}).tmpl.retry_deadline_ms == 3000);
+  CHECK(PolicyFrom({{"segment_ms", 3000}}).tmpl.retry_deadline_ms == 3000);
 }
 
 TEST_CASE("L-8 a future object gets 404 with a TTL ending at its due time, without a lookup") {
@@ -185,7 +189,7 @@ TEST_CASE("L-13 a mask hides a range of a pipeline or region, and lifting it res
                      {"masks",
                       {{{"id", "m1"}, {"pipeline", "eu-a"}, {"from_msn", 100}, {"to_msn", 140}},
                        {{"id", "m2"}, {"region", "us"}, {"from_msn", 500}}}}};
-  OriginPolicy masked = OriginPolicy::FromJson(json);
+  OriginPolicy masked = PolicyFrom(json);
   auto a = Made("eu-a", 0, "eu"), b = Made("us-b", 0, "us");
   StoredObject both = Object({a, b});
   CHECK(ChooseCandidate(masked, both, 99)->pipeline == "eu-a");
@@ -195,7 +199,7 @@ TEST_CASE("L-13 a mask hides a range of a pipeline or region, and lifting it res
   // Open-ended region mask from 500: us-b gone from there on; only-us objects vanish.
   CHECK(ChooseCandidate(masked, Object({b}), 600) == nullptr);
   json["masks"] = nlohmann::json::array();
-  OriginPolicy lifted = OriginPolicy::FromJson(json);
+  OriginPolicy lifted = PolicyFrom(json);
   CHECK(ChooseCandidate(lifted, both, 120)->pipeline == "eu-a");
   CHECK(ChooseCandidate(lifted, Object({b}), 600)->pipeline == "us-b");
   // A masked-only object past its deadline is gone, like one never delivered.
@@ -211,12 +215,12 @@ TEST_CASE("L-14 versions: whole-stream and per-range bumps") {
       nlohmann::json{{"version", 3},
                      {"range_versions",
                       {{{"from_msn", 10}, {"to_msn", 20}, {"pipeline", "eu-a"}, {"version", 5}}}}};
-  OriginPolicy p = OriginPolicy::FromJson(json);
+  OriginPolicy p = PolicyFrom(json);
   auto a = Made("eu-a"), b = Made("us-b");
   CHECK(p.VersionOf(*a, 9) == 3);
   CHECK(p.VersionOf(*a, 15) == 5);
   CHECK(p.VersionOf(*b, 15) == 3);
-  CHECK(OriginPolicy::FromJson(nlohmann::json::object()).version == 1);
+  CHECK(PolicyFrom(nlohmann::json::object()).version == 1);
 }
 
 TEST_CASE("L-15 reads are classed live or DVR from the template alone") {
@@ -232,7 +236,7 @@ TEST_CASE("L-15 reads are classed live or DVR from the template alone") {
 }
 
 TEST_CASE("L-4 without a configured availability start, reads wait for the first publish") {
-  auto p = OriginPolicy::FromJson({{"segment_ms", 2000}});
+  auto p = PolicyFrom({{"segment_ms", 2000}});
   CHECK_FALSE(p.tmpl.known());
   RenditionMeta meta;
   auto d = DecideRead(p, meta, {ObjectKey::kTs, 7, -1}, kStart,

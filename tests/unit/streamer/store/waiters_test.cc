@@ -11,6 +11,7 @@
 #include "boost/asio/executor_work_guard.hpp"
 #include "boost/asio/io_context.hpp"
 #include "streamer/store/origin_store.h"
+#include "tests/unit/streamer/stream_configs.h"
 
 namespace meshwork::streamer {
 namespace {
@@ -435,7 +436,7 @@ TEST_CASE("L-7 the store releases a waiter when the segment is published") {
   boost::asio::io_context io;
   FakeClock clock;
   OriginStore store(HandExpiry(), clock);
-  store.Apply({{"ch1", {{"segment_ms", 2000}}}});
+  store.Apply(Configs({{"ch1", {{"segment_ms", 2000}}}}));
   bool released = false;
   REQUIRE(
       store
@@ -452,7 +453,7 @@ TEST_CASE("S-13 a wait registered right after a part publish is released") {
   boost::asio::io_context io;
   FakeClock clock;
   OriginStore store(HandExpiry(), clock);
-  store.Apply({{"ch1", {{"segment_ms", 2000}}}});
+  store.Apply(Configs({{"ch1", {{"segment_ms", 2000}}}}));
   PublishSegment(store, clock, 9);
   // The caller looked before this part was published, then registers for it.
   PublishPart(store, clock, 10, 0);
@@ -483,7 +484,7 @@ TEST_CASE("L-7 a stream's removal answers its held requests with kRemoved") {
   boost::asio::io_context io;
   FakeClock clock;
   OriginStore store(HandExpiry(), clock);
-  store.Apply({{"ch1", {{"segment_ms", 2000}}}});
+  store.Apply(Configs({{"ch1", {{"segment_ms", 2000}}}}));
   PublishSegment(store, clock, 1);
   std::optional<Waiters::Outcome> outcome;
   REQUIRE(store

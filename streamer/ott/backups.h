@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "streamer/delivery/hls_writer.h"
+
 namespace meshwork::streamer {
 
 // O-20: whether a player moves to backup variants when its node fails.
@@ -54,9 +56,9 @@ std::string BackupUri(std::string_view base, std::string_view stream, std::strin
 
 // O-6: a single-rendition master playlist listing the node's own variant (relative
 // `own_uri`, e.g. "v1/index.m3u8") first, then one variant per absolute backup URI, all with
-// the same `stream_inf` line ("#EXT-X-STREAM-INF:…", a trailing newline is ignored), so the
-// lines are byte-identical. Empty when `stream_inf` is empty (nothing to play yet).
-std::string MasterWithBackups(std::string_view stream_inf, std::string_view own_uri,
+// the figures of `variant` (its URI is not used), so their EXT-X-STREAM-INF lines are
+// byte-identical. Printed by the one playlist writer.
+std::string MasterWithBackups(const hls::Variant& variant, std::string_view own_uri,
                               const std::vector<std::string>& backup_uris);
 
 }  // namespace meshwork::streamer

@@ -15,23 +15,19 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "common/http/types.h"
+#include "common/metrics/metrics.h"
 #include "common/sync/snapshot.h"
 #include "common/time/clock.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
 #include "streamer/agent/node_config.h"
+#include "streamer/delivery/hls_writer.h"
 
 namespace meshwork::streamer {
 
-// A stream's `ott` settings (from the stream object central sends).
-struct OttSettings {
-  bool enabled = false;
-  std::string group;
-  bool offered = true;  // backup: can_replace
-  int stale_after_ms = 0;
-  static OttSettings FromJson(const nlohmann::json& stream, int segment_ms);
-};
+// A stream's `ott` settings (its StreamConfig's).
+using OttSettings = OttConfig;
 
 // D-5: one member's claim on an archive period: its range of the request's protocol.
 struct ArchiveCandidate {
@@ -64,7 +60,7 @@ class OttGate {
   // switch (O-20), several renditions).
   std::optional<std::string> MasterWithBackups(const http::RequestContext& ctx,
                                                const std::string& stream, const OttSettings& ott,
-                                               const std::string& stream_inf,
+                                               const hls::Variant& variant,
                                                const std::string& rendition);
 
   // O-7, O-16: a request carrying `?pass=`. nullopt: admitted (counted as a backup session);
@@ -93,7 +89,9 @@ class OttGate {
                                 std::optional<std::pair<int64_t, int64_t>> own,
                                 std::string_view path_in_stream);
 
-  uint64_t backup_sessions();
+  // Drops the backup sessions (O-16) that expired, then counts those left. A writer, not a
+  // getter: it takes the gate's lock exclusively.
+  uint64_t ExpireAndCountBackupSessions();
   uint64_t refusals() const { return refusals_.load(); }
   std::vector<std::string> held_key_ids() const;
 
@@ -125,7 +123,7 @@ class OttGate {
   absl::flat_hash_map<std::string, std::chrono::steady_clock::time_point> backup_
       ABSL_GUARDED_BY(mu_);
   prometheus::Counter* refusals_counter_ = nullptr;
-  prometheus::Family<prometheus::Counter>* pass_failures_ = nullptr;
+  metrics::LabeledCounters pass_failures_;  // by reason; counts nothing without a registry
 };
 
 }  // namespace meshwork::streamer

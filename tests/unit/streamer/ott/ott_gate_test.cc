@@ -1,5 +1,5 @@
 // The streamer's OTT decisions (O-3, O-6, O-7, O-16, O-20) from a group view and viewing keys.
-#include "streamer/delivery/ott_gate.h"
+#include "streamer/ott/ott_gate.h"
 
 #include <catch2/catch.hpp>
 #include <regex>
@@ -23,7 +23,8 @@ struct Fixture {
     c->viewing_keys.push_back({"k1", std::string(32, 'x'), 0, 1});
     c->settings.mutable_backup_session_limit()->set_value(limit);
     c->settings.mutable_alert_thresholds()->mutable_cpu_percent_error()->set_value(90);
-    c->streams["ch1"] = {{"segment_ms", 2000}, {"ott", {{"enabled", true}, {"group", "g"}}}};
+    c->streams["ch1"] = ParseStreamConfig(
+        "ch1", {{"segment_ms", 2000}, {"ott", {{"enabled", true}, {"group", "g"}}}});
     config.Set(c);
     gate.Apply(*c);
     ott = gate.Settings("ch1");
@@ -46,7 +47,7 @@ TEST_CASE("O-6 the master lists the node's own variant first, then two backups w
   REQUIRE(f.ott.enabled);
   CHECK(f.ott.stale_after_ms == 4000);
   auto ctx = f.Request(kBrowser);
-  auto master = f.gate.MasterWithBackups(ctx, "ch1", f.ott, "#EXT-X-STREAM-INF:BANDWIDTH=1", "v1");
+  auto master = f.gate.MasterWithBackups(ctx, "ch1", f.ott, hls::Variant{1}, "v1");
   REQUIRE(master);
   std::regex uri("\n(http://node-[bcd]:80/ch1/v1/index.m3u8\\?pass=([^\n]+))\n");
   std::vector<std::string> passes;
@@ -63,10 +64,11 @@ TEST_CASE("O-6 the master lists the node's own variant first, then two backups w
   CHECK(claims->group == "g");
   CHECK(claims->expires_unix_s - claims->issued_unix_s == OttGate::kPassLifetimeS);
   // O-20: no backups for players that do not switch; none for ineligible peers.
-  CHECK_FALSE(f.gate.MasterWithBackups(f.Request("Lavf/60.3.100"), "ch1", f.ott, "#X", "v1"));
-  Fixture lonely({Member("node-a"), Member("node-b", 0, false)});
   CHECK_FALSE(
-      lonely.gate.MasterWithBackups(lonely.Request(kBrowser), "ch1", lonely.ott, "#X", "v1"));
+      f.gate.MasterWithBackups(f.Request("Lavf/60.3.100"), "ch1", f.ott, hls::Variant{}, "v1"));
+  Fixture lonely({Member("node-a"), Member("node-b", 0, false)});
+  CHECK_FALSE(lonely.gate.MasterWithBackups(lonely.Request(kBrowser), "ch1", lonely.ott,
+                                            hls::Variant{}, "v1"));
 }
 
 TEST_CASE("O-7 a pass from another node is admitted, a bad one answered 403 with the reason") {
@@ -76,7 +78,7 @@ TEST_CASE("O-7 a pass from another node is admitted, a bad one answered 403 with
   auto good = crypto::SignPass({"k1", "ch1", "g", "node-b", now, now + 3600}, key);
   auto ctx = f.Request(kBrowser);
   CHECK_FALSE(f.gate.AdmitPass(ctx, "ch1", good, "*", std::chrono::seconds(4)));
-  CHECK(f.gate.backup_sessions() == 1);
+  CHECK(f.gate.ExpireAndCountBackupSessions() == 1);
   auto other = crypto::SignPass({"k1", "ch2", "g", "node-b", now, now + 3600}, key);
   auto refused = f.gate.AdmitPass(ctx, "ch1", other, "*", std::chrono::seconds(4));
   REQUIRE(refused);
@@ -85,6 +87,19 @@ TEST_CASE("O-7 a pass from another node is admitted, a bad one answered 403 with
   auto wrong_key =
       crypto::SignPass({"k1", "ch1", "g", "node-b", now, now + 3600}, {"k1", std::string(32, 'y')});
   CHECK(f.gate.AdmitPass(ctx, "ch1", wrong_key, "*", std::chrono::seconds(4))->result_int() == 403);
+}
+
+TEST_CASE("O-16 a backup session ends when its active window passes on the injected clock") {
+  Fixture f({Member("node-a"), Member("node-b")});
+  int64_t now = UnixMillis(f.clock.Now()) / 1000;
+  crypto::ViewingKey key{"k1", std::string(32, 'x')};
+  auto pass = crypto::SignPass({"k1", "ch1", "g", "node-b", now, now + 3600}, key);
+  CHECK_FALSE(f.gate.AdmitPass(f.Request(kBrowser), "ch1", pass, "*", std::chrono::seconds(4)));
+  CHECK(f.gate.ExpireAndCountBackupSessions() == 1);
+  f.clock.Advance(std::chrono::milliseconds(3999));
+  CHECK(f.gate.ExpireAndCountBackupSessions() == 1);
+  f.clock.Advance(std::chrono::milliseconds(1));
+  CHECK(f.gate.ExpireAndCountBackupSessions() == 0);
 }
 
 TEST_CASE("O-16 viewers from other nodes are refused at the backup session limit or CPU error") {
@@ -128,13 +143,13 @@ TEST_CASE("O-13 a viewer on HTTPS behind a trusted proxy is offered only HTTPS b
   auto ctx = f.Request(kBrowser);
   ctx.peer_trusted = true;
   ctx.request.set("X-Forwarded-Proto", "https");
-  auto master = f.gate.MasterWithBackups(ctx, "ch1", f.ott, "#EXT-X-STREAM-INF:BANDWIDTH=1", "v1");
+  auto master = f.gate.MasterWithBackups(ctx, "ch1", f.ott, hls::Variant{1}, "v1");
   REQUIRE(master);
   CHECK(master->find("https://node-c.example:443/ch1/v1/index.m3u8?pass=") != std::string::npos);
   CHECK(master->find("http://node-b") == std::string::npos);
   // The same header from an untrusted peer changes nothing: both plain backups are offered.
   ctx.peer_trusted = false;
-  master = f.gate.MasterWithBackups(ctx, "ch1", f.ott, "#EXT-X-STREAM-INF:BANDWIDTH=1", "v1");
+  master = f.gate.MasterWithBackups(ctx, "ch1", f.ott, hls::Variant{1}, "v1");
   REQUIRE(master);
   CHECK(master->find("http://node-b:80/") != std::string::npos);
   CHECK(master->find("http://node-c:80/") != std::string::npos);
@@ -145,7 +160,7 @@ TEST_CASE("O-11 a viewer with a public address gets no private backup") {
   open.address_public = true;
   Fixture f({Member("node-a"), Member("node-b"), open});
   auto master = f.gate.MasterWithBackups(f.Request(kBrowser, "203.0.113.9"), "ch1", f.ott,
-                                         "#EXT-X-STREAM-INF:BANDWIDTH=1", "v1");
+                                         hls::Variant{1}, "v1");
   REQUIRE(master);
   CHECK(master->find("node-b") == std::string::npos);
   CHECK(master->find("http://node-c:80/") != std::string::npos);
@@ -157,7 +172,8 @@ TEST_CASE("O-11 a viewer with a public address gets no private backup") {
 TEST_CASE("O-6 the backup rotation of one stream stays balanced when another stream interleaves") {
   Fixture f({Member("node-a"), Member("node-b"), Member("node-c")});
   auto c = std::make_shared<NodeConfig>(*f.config.Get());
-  c->streams["ch2"] = {{"segment_ms", 2000}, {"ott", {{"enabled", true}, {"group", "h"}}}};
+  c->streams["ch2"] = ParseStreamConfig(
+      "ch2", {{"segment_ms", 2000}, {"ott", {{"enabled", true}, {"group", "h"}}}});
   c->ott_groups["h"] = OttView{"h", {Member("node-a"), Member("node-b"), Member("node-c")}};
   f.config.Set(c);
   f.gate.Apply(*c);
@@ -165,10 +181,10 @@ TEST_CASE("O-6 the backup rotation of one stream stays balanced when another str
   std::map<std::string, int> first;
   for (int i = 0; i < 100; ++i) {
     auto ctx = f.Request(kBrowser);
-    auto m = f.gate.MasterWithBackups(ctx, "ch1", f.ott, "#EXT-X-STREAM-INF:BANDWIDTH=1", "v1");
+    auto m = f.gate.MasterWithBackups(ctx, "ch1", f.ott, hls::Variant{1}, "v1");
     REQUIRE(m);
     first[m->substr(m->find("http://"), 13)]++;
-    REQUIRE(f.gate.MasterWithBackups(ctx, "ch2", other, "#EXT-X-STREAM-INF:BANDWIDTH=1", "v1"));
+    REQUIRE(f.gate.MasterWithBackups(ctx, "ch2", other, hls::Variant{1}, "v1"));
   }
   CHECK(first["http://node-b"] == 50);
   CHECK(first["http://node-c"] == 50);

@@ -1,4 +1,4 @@
-#include "streamer/delivery/backups.h"
+#include "streamer/ott/backups.h"
 
 #include <algorithm>
 #include <cctype>
@@ -65,19 +65,17 @@ std::string BackupUri(std::string_view base, std::string_view stream, std::strin
   return uri;
 }
 
-std::string MasterWithBackups(std::string_view stream_inf, std::string_view own_uri,
+std::string MasterWithBackups(const hls::Variant& variant, std::string_view own_uri,
                               const std::vector<std::string>& backup_uris) {
-  while (!stream_inf.empty() && (stream_inf.back() == '\n' || stream_inf.back() == '\r')) {
-    stream_inf.remove_suffix(1);
-  }
-  if (stream_inf.empty()) return "";
-  std::string out = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n";
-  auto variant = [&](std::string_view uri) {
-    out.append(stream_inf).append("\n").append(uri).append("\n");
+  hls::Master master;
+  auto add = [&](std::string_view uri) {
+    hls::Variant v = variant;
+    v.uri = std::string(uri);
+    master.variants.push_back(std::move(v));
   };
-  variant(own_uri);
-  for (const std::string& uri : backup_uris) variant(uri);
-  return out;
+  add(own_uri);
+  for (const std::string& uri : backup_uris) add(uri);
+  return hls::Write(master);
 }
 
 }  // namespace meshwork::streamer

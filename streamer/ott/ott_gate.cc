@@ -1,4 +1,4 @@
-#include "streamer/delivery/ott_gate.h"
+#include "streamer/ott/ott_gate.h"
 
 #include <algorithm>
 
@@ -10,7 +10,7 @@
 #include "common/net/address_class.h"
 #include "common/net/ip_address.h"
 #include "common/status/absl_view.h"
-#include "streamer/delivery/backups.h"
+#include "streamer/ott/backups.h"
 
 namespace meshwork::streamer {
 
@@ -51,23 +51,6 @@ std::vector<crypto::ViewingKey> AcceptedKeys(const NodeConfig& config, int64_t n
 
 }  // namespace
 
-OttSettings OttSettings::FromJson(const nlohmann::json& stream, int segment_ms) {
-  OttSettings s;
-  s.stale_after_ms = 2 * segment_ms;
-  auto ott = stream.find("ott");
-  if (ott == stream.end() || !ott->is_object()) return s;
-  s.enabled = ott->value("enabled", false);
-  if (auto g = ott->find("group"); g != ott->end() && g->is_string()) s.group = *g;
-  if (auto b = ott->find("backup"); b != ott->end() && b->is_string()) {
-    s.offered = *b != "not_offered";
-  }
-  if (auto st = ott->find("stale_after_ms"); st != ott->end() && st->is_number_integer()) {
-    s.stale_after_ms = st->get<int>();
-  }
-  if (s.group.empty()) s.enabled = false;
-  return s;
-}
-
 OttGate::OttGate(std::string node_id, const Snapshot<NodeConfig>* config, const Clock& clock,
                  prometheus::Registry* registry)
     : node_id_(std::move(node_id)), config_(config), clock_(clock) {
@@ -77,18 +60,20 @@ OttGate::OttGate(std::string node_id, const Snapshot<NodeConfig>* config, const 
                            .Help("Viewers from other nodes refused with 429 under overload (O-16)")
                            .Register(*registry)
                            .Add({});
-  pass_failures_ = &prometheus::BuildCounter()
-                        .Name("meshwork_ott_pass_rejections_total")
-                        .Help("Requests with a pass answered 403 (O-7), by reason")
-                        .Register(*registry);
+  pass_failures_ =
+      metrics::LabeledCounters(prometheus::BuildCounter()
+                                   .Name("meshwork_ott_pass_rejections_total")
+                                   .Help("Requests with a pass answered 403 (O-7), by reason")
+                                   .Register(*registry),
+                               "reason",
+                               {"malformed", "unknown_key", "bad_signature", "other_stream",
+                                "expired", "not_yet_valid", "other"});
 }
 
 void OttGate::Apply(const NodeConfig& config) {
   auto next = std::make_shared<SettingsMap>();
-  for (const auto& [name, object] : config.streams) {
-    int segment_ms = object.value("segment_ms", 2000);
-    OttSettings s = OttSettings::FromJson(object, segment_ms);
-    if (s.enabled) (*next)[name] = std::move(s);
+  for (const auto& [name, stream] : config.streams) {
+    if (stream->ott.enabled) (*next)[name] = stream->ott;
   }
   settings_.Set(std::move(next));
 }
@@ -144,7 +129,7 @@ std::optional<std::string> OttGate::Pass(const NodeConfig& config, const std::st
 std::optional<std::string> OttGate::MasterWithBackups(const http::RequestContext& ctx,
                                                       const std::string& stream,
                                                       const OttSettings& ott,
-                                                      const std::string& stream_inf,
+                                                      const hls::Variant& variant,
                                                       const std::string& rendition) {
   if (!ott.enabled || ClassifyPlayer(UserAgent(ctx)) != PlayerClass::kSwitches) {
     return std::nullopt;
@@ -170,7 +155,7 @@ std::optional<std::string> OttGate::MasterWithBackups(const http::RequestContext
     uris.push_back(
         absl::StrCat(p.base, "/", p.member->stream, "/", rendition, "/index.m3u8?pass=", *pass));
   }
-  return streamer::MasterWithBackups(stream_inf, rendition + "/index.m3u8", uris);
+  return streamer::MasterWithBackups(variant, rendition + "/index.m3u8", uris);
 }
 
 bool OttGate::Overloaded(const NodeConfig& config, bool already_counted) {
@@ -193,7 +178,7 @@ bool OttGate::Overloaded(const NodeConfig& config, bool already_counted) {
     }
   }
   if (settings.has_backup_session_limit() &&
-      backup_sessions() >= settings.backup_session_limit().value()) {
+      ExpireAndCountBackupSessions() >= settings.backup_session_limit().value()) {
     return true;
   }
   return false;
@@ -208,7 +193,7 @@ std::optional<http::Response> OttGate::AdmitPass(const http::RequestContext& ctx
   auto claims = crypto::VerifyPass(pass, stream, AcceptedKeys(*config, now_ms), now_ms / 1000);
   if (!claims.ok()) {
     std::string reason(claims.status().message());
-    if (pass_failures_) pass_failures_->Add({{"reason", ReasonLabel(reason)}}).Increment();
+    pass_failures_.Increment(ReasonLabel(reason));
     http::Response res = http::ErrorResponse(http::Status::forbidden, "permission_denied",
                                              absl::StrCat("pass refused: ", reason));
     res.set(http::beast_http::field::cache_control, "no-store");
@@ -217,7 +202,7 @@ std::optional<http::Response> OttGate::AdmitPass(const http::RequestContext& ctx
   }
   std::string key =
       absl::StrCat(ctx.client.ToString(), "\n", stream, "\n", AbslView(UserAgent(ctx)));
-  auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.Monotonic();
   bool known;
   {
     absl::MutexLock lock(&mu_);
@@ -314,8 +299,8 @@ OttGate::ArchiveDecision OttGate::ArchiveHolder(const http::RequestContext& ctx,
   return decision;
 }
 
-uint64_t OttGate::backup_sessions() {
-  auto now = std::chrono::steady_clock::now();
+uint64_t OttGate::ExpireAndCountBackupSessions() {
+  const auto now = clock_.Monotonic();
   absl::MutexLock lock(&mu_);
   absl::erase_if(backup_, [now](const auto& entry) { return entry.second <= now; });
   return backup_.size();
