@@ -50,7 +50,7 @@ CurlResult CurlGet(const std::string& flags, const std::string& url) {
 // The newest part of the playlist: msn and part index.
 std::pair<int64_t, int> NewestPart(const std::string& playlist) {
   std::pair<int64_t, int> best{-1, -1};
-  std::regex part("#EXT-X-PART:[^\\n]*URI=\"(\\d+)\\.(\\d+)\\.m4s\"");
+  std::regex part("#EXT-X-PART:[^\\n]*URI=\"(\\d+)\\.(\\d+)\\.m4s(\\?[^\"]*)?\"");
   for (auto it = std::sregex_iterator(playlist.begin(), playlist.end(), part);
        it != std::sregex_iterator(); ++it) {
     best = std::max(best, std::pair<int64_t, int>(std::stoll((*it)[1]), std::stoi((*it)[2])));

@@ -21,7 +21,7 @@ Edge LiveEdge(const Streamer& node, const std::string& stream) {
   if (r.status != 200) return edge;
   std::smatch m;
   std::string body = r.body;
-  static const std::regex kSegment("\n(\\d+)\\.m4s\n");
+  static const std::regex kSegment("\n(\\d+)\\.m4s(\\?[^\n]*)?\n");  // ?v=N (L-14)
   for (auto it = std::sregex_iterator(body.begin(), body.end(), kSegment);
        it != std::sregex_iterator(); ++it) {
     edge.msn = std::stoll((*it)[1]);
@@ -50,7 +50,7 @@ TEST_CASE("S-12 S-13 blocking reload and preload hints hold until publish, 503 a
       Http("GET", node.http, "/ll/v1/index.ll.m3u8?_HLS_msn=" + std::to_string(edge.msn + 1));
   double waited = Since(start);
   REQUIRE(held.status == 200);
-  CHECK(held.body.find("\n" + std::to_string(edge.msn + 1) + ".m4s\n") != std::string::npos);
+  CHECK(held.body.find("\n" + std::to_string(edge.msn + 1) + ".m4s?v=1\n") != std::string::npos);
   CHECK(held.headers["Cache-Control"] == "max-age=12");  // S-15: 6 × target duration
   CHECK(waited < 3.0);
 

@@ -36,7 +36,7 @@ std::string Hint(const std::string& playlist) {
 
 std::set<int64_t> SegmentsOf(const std::string& playlist) {
   std::set<int64_t> out;
-  static const std::regex kSegment("\n(\\d+)\\.m4s\n");
+  static const std::regex kSegment("\n(\\d+)\\.m4s(\\?[^\n]*)?\n");  // ?v=N (L-14)
   for (auto it = std::sregex_iterator(playlist.begin(), playlist.end(), kSegment);
        it != std::sregex_iterator(); ++it) {
     out.insert(std::stoll((*it)[1]));

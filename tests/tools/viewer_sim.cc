@@ -169,8 +169,10 @@ struct Listing {
   std::string hint;  // "?_HLS_msn=M&_HLS_part=P" of the preload hint; empty when none
 };
 
-// "123.4.m4s" → true with msn and part (-1 for "123.m4s"); false for anything else.
+// "123.4.m4s" → true with msn and part (-1 for "123.m4s"); false for anything else. A query
+// ("?v=2", L-14) is not part of the name; the viewer requests the URI as listed, query included.
 bool ParseObjectName(std::string_view name, int64_t& msn, int& part) {
+  name = name.substr(0, name.find('?'));
   if (!name.ends_with(".m4s")) return false;
   name.remove_suffix(4);
   auto dot = name.find('.');
