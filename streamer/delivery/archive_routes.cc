@@ -11,7 +11,7 @@
 #include "common/http/content.h"
 #include "common/http/response.h"
 #include "streamer/delivery/archive_mpd.h"
-#include "streamer/delivery/hls_writer.h"
+#include "streamer/playlist/hls_writer.h"
 #include "streamer/delivery/ll_hls.h"
 #include "streamer/delivery/responses.h"
 

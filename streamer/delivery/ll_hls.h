@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "streamer/delivery/blocking_request.h"
-#include "streamer/delivery/hls_writer.h"
+#include "streamer/playlist/hls_writer.h"
 #include "streamer/delivery/playlists.h"
 #include "streamer/store/rendition_window.h"
 #include "streamer/store/waiters.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "streamer/delivery/hls_writer.h"
+#include "streamer/playlist/hls_writer.h"
 #include "streamer/store/rendition_window.h"
 
 namespace meshwork::streamer {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "streamer/delivery/hls_writer.h"
+#include "streamer/playlist/hls_writer.h"
 
 namespace meshwork::streamer {
 

@@ -22,7 +22,7 @@
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
 #include "streamer/agent/node_config.h"
-#include "streamer/delivery/hls_writer.h"
+#include "streamer/playlist/hls_writer.h"
 
 namespace meshwork::streamer {
 

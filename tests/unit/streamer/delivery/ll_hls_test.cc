@@ -4,19 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include "common/status/status_map.h"
+#include "tests/unit/streamer/delivery/window_parts.h"
 
 namespace meshwork::streamer {
 namespace {
-
-std::shared_ptr<const Part> MakePart(int index, int64_t start, bool independent) {
-  auto p = std::make_shared<Part>();
-  p->index = index;
-  p->start = start;
-  p->duration = 45'000;
-  p->independent = independent;
-  p->data = std::make_shared<const std::string>("x");
-  return p;
-}
 
 // `complete` segments of 2 s (4 parts each) from msn 100, then an open segment with `open`
 // parts.
@@ -31,14 +22,15 @@ std::shared_ptr<RenditionWindow> Window(const std::string& name, int complete, i
     s->start = s->msn * 180'000;
     s->duration = 180'000;
     s->program_date_time_ms = s->start / 90;
-    for (int p = 0; p < 4; ++p) s->parts.push_back(MakePart(p, s->start + p * 45'000, p == 0));
+    for (int p = 0; p < 4; ++p)
+      s->parts.push_back(testing::TestPart(p, s->start + p * 45'000, p == 0));
     w->segments.push_back(s);
   }
   if (open > 0) {
     w->open_msn = 100 + complete;
     w->open_start = w->open_msn * 180'000;
     for (int p = 0; p < open; ++p)
-      w->open_parts.push_back(MakePart(p, w->open_start + p * 45'000, p == 0));
+      w->open_parts.push_back(testing::TestPart(p, w->open_start + p * 45'000, p == 0));
   }
   return w;
 }
@@ -70,28 +62,13 @@ TEST_CASE("S-11 the LL-HLS media playlist: server control, parts, preload hint, 
   CHECK(Count(text, "#EXT-X-RENDITION-REPORT") == 1);  // not for itself
 }
 
-media::TrackInfo Track(bool video) {
-  media::TrackInfo t;
-  t.codec = video ? media::Codec::kH264 : media::Codec::kAac;
-  t.codec_string = video ? "avc1.64001f" : "mp4a.40.2";
-  if (video) {
-    t.width = 1280;
-    t.height = 720;
-    t.frame_rate = 25;
-  } else {
-    t.sample_rate = 48000;
-    t.channels = 2;
-  }
-  return t;
-}
-
 TEST_CASE("S-16a the LL-HLS master lists the audio rendition as an EXT-X-MEDIA audio group") {
   auto v1 = Window("v1", 2, 0);
-  v1->info.tracks = {Track(true), Track(false)};
-  v1->info.cmaf_tracks = {Track(true)};
+  v1->info.tracks = {testing::TestTrack(true), testing::TestTrack(false)};
+  v1->info.cmaf_tracks = {testing::TestTrack(true)};
   v1->peak_bitrate_bps = 2'000'000;
   auto a1 = Window("a1", 2, 0);
-  a1->info.cmaf_tracks = {Track(false)};
+  a1->info.cmaf_tracks = {testing::TestTrack(false)};
   a1->peak_bitrate_bps = 128'000;
   std::string text = LowLatencyMasterPlaylist({a1, v1});
   INFO(text);
@@ -104,7 +81,7 @@ TEST_CASE("S-16a the LL-HLS master lists the audio rendition as an EXT-X-MEDIA a
 
   // An audio-only source: its one rendition is the variant.
   auto alone = Window("v1", 2, 0);
-  alone->info.tracks = alone->info.cmaf_tracks = {Track(false)};
+  alone->info.tracks = alone->info.cmaf_tracks = {testing::TestTrack(false)};
   std::string audio_only = LowLatencyMasterPlaylist({alone});
   CHECK(audio_only.find("#EXT-X-MEDIA") == std::string::npos);
   CHECK(audio_only.find("CODECS=\"mp4a.40.2\"\nv1/index.ll.m3u8") != std::string::npos);

@@ -17,6 +17,7 @@
 #include "streamer/delivery/ll_hls.h"
 #include "streamer/delivery/playlists.h"
 #include "streamer/ott/backups.h"
+#include "tests/unit/streamer/delivery/window_parts.h"
 
 namespace meshwork::streamer {
 namespace {
@@ -43,30 +44,6 @@ void CheckGolden(const std::string& name, const std::string& text) {
   CHECK(text == golden.str());
 }
 
-media::TrackInfo Track(bool video) {
-  media::TrackInfo t;
-  t.codec = video ? media::Codec::kH264 : media::Codec::kAac;
-  t.codec_string = video ? "avc1.64001f" : "mp4a.40.2";
-  if (video) {
-    t.width = 1280;
-    t.height = 720;
-    t.frame_rate = 25;
-  } else {
-    t.sample_rate = 48000;
-    t.channels = 2;
-  }
-  return t;
-}
-
-std::shared_ptr<const Part> MakePart(int index, int64_t start, bool independent) {
-  auto p = std::make_shared<Part>();
-  p->index = index;
-  p->start = start;
-  p->duration = 45'000;
-  p->independent = independent;
-  return p;
-}
-
 // `complete` segments of 2 s (4 parts of 0.5 s) from msn 100, a discontinuity before 103,
 // then an open segment with `open` parts; both forms published.
 std::shared_ptr<RenditionWindow> Window(const std::string& name, bool video, int complete,
@@ -76,10 +53,10 @@ std::shared_ptr<RenditionWindow> Window(const std::string& name, bool video, int
   w->info.live_window = 6;
   w->info.init = std::make_shared<const std::string>("init");
   if (video) {
-    w->info.tracks = {Track(true), Track(false)};
-    w->info.cmaf_tracks = {Track(true)};
+    w->info.tracks = {testing::TestTrack(true), testing::TestTrack(false)};
+    w->info.cmaf_tracks = {testing::TestTrack(true)};
   } else {
-    w->info.cmaf_tracks = {Track(false)};
+    w->info.cmaf_tracks = {testing::TestTrack(false)};
   }
   w->has_ts = video;
   w->has_cmaf = true;
@@ -93,7 +70,8 @@ std::shared_ptr<RenditionWindow> Window(const std::string& name, bool video, int
     s->discontinuity = s->msn == 103;
     s->ts_bytes = video ? 1000 : 0;
     s->m4s_bytes = 900;
-    for (int p = 0; p < 4; ++p) s->parts.push_back(MakePart(p, s->start + p * 45'000, p == 0));
+    for (int p = 0; p < 4; ++p)
+      s->parts.push_back(testing::TestPart(p, s->start + p * 45'000, p == 0));
     w->segments.push_back(s);
   }
   if (open > 0) {
@@ -101,7 +79,7 @@ std::shared_ptr<RenditionWindow> Window(const std::string& name, bool video, int
     w->open_start = w->open_msn * 180'000;
     w->open_program_date_time_ms = kT0 + complete * 2000;
     for (int p = 0; p < open; ++p) {
-      w->open_parts.push_back(MakePart(p, w->open_start + p * 45'000, p == 0));
+      w->open_parts.push_back(testing::TestPart(p, w->open_start + p * 45'000, p == 0));
     }
   }
   return w;

@@ -1,4 +1,4 @@
-#include "streamer/delivery/hls_writer.h"
+#include "streamer/playlist/hls_writer.h"
 
 #include <algorithm>
 #include <ctime>
