@@ -16,8 +16,6 @@
 namespace meshwork::testing {
 namespace {
 
-const std::string kApi = "/central/api-v4";
-
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;

@@ -13,18 +13,18 @@
 namespace meshwork::testing {
 namespace {
 
-const std::string kToken = "console-test-token-0123456789abcdef";
-const std::string kApi = "/central/api-v4";
+const std::string kConsoleToken = "console-test-token-0123456789abcdef";
 
 HttpResult Api(const Central& central, const std::string& method, const std::string& path,
                const std::string& body = "") {
-  return Http(method, central.http, kApi + path, body, {{"Authorization", "Bearer " + kToken}});
+  return Http(method, central.http, kApi + path, body,
+              {{"Authorization", "Bearer " + kConsoleToken}});
 }
 
 TEST_CASE("M-7 the console logs in, shows the cluster, plays a stream and sees its node die") {
   const std::string dir = MakeTempDir("console");
   const std::string token_file = dir + "/api-token";
-  std::ofstream(token_file) << kToken << "\n";
+  std::ofstream(token_file) << kConsoleToken << "\n";
   Central central =
       StartCentral(dir + "/db", "127.0.0.1:0", "127.0.0.1:0",
                    {"--api_token_file=" + token_file, "--console_dir=" MESHWORK_CONSOLE_DIR});
@@ -63,7 +63,7 @@ TEST_CASE("M-7 the console logs in, shows the cluster, plays a stream and sees i
   const std::string shots = dir + "/screenshots";
   auto [rc, out] = RunCommand(
       "node " MESHWORK_SOURCE_DIR "/tests/e2e/console.mjs --central http://" + central.http +
-      " --token " + kToken +
+      " --token " + kConsoleToken +
       " --stream demo --zone local --group reserve --play-seconds 10 --nodes ingest-1=" +
       std::to_string(ingest.process->pid()) + ",edge-1=" + std::to_string(edge.process->pid()) +
       " --screenshots " + shots + " 2>" + dir + "/console.log");

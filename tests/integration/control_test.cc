@@ -13,15 +13,6 @@
 namespace meshwork::testing {
 namespace {
 
-const std::string kApi = "/central/api-v4";
-
-bool IsOnline(const Central& c, const std::string& id) {
-  auto r = Http("GET", c.http, kApi + "/streamers/" + id);
-  if (r.status != 200) return false;
-  auto j = r.Json();
-  return j.is_object() && j["status"]["online"] == true;
-}
-
 TEST_CASE("C-1 a streamer unknown to central is created with its reported hostname and role") {
   auto dir = MakeTempDir("c1");
   auto central = StartCentral(dir);

@@ -48,7 +48,7 @@ std::shared_ptr<grpc::Channel> OwnChannel(const std::string& target, int index) 
   return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
 }
 
-meshwork::v1::RegisterRequest Registration(const std::string& id) {
+meshwork::v1::RegisterRequest EdgeRegistration(const std::string& id) {
   meshwork::v1::RegisterRequest request;
   request.set_node_id(id);
   request.set_version("test");
@@ -65,7 +65,7 @@ grpc::Status LegitRegister(const std::string& target, int index, const std::stri
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   context.AddMetadata("authorization", "Bearer " + ClusterToken());
-  return stub->Register(&context, Registration(id), response);
+  return stub->Register(&context, EdgeRegistration(id), response);
 }
 
 // What the flood's calls ended with, and how many held sessions central answered.
@@ -161,7 +161,7 @@ TEST_CASE("R-3 10 000 gRPC streams from one client stay bounded", "[rss]") {
     stubs.push_back(Control::NewStub(channel));
     grpc::ClientContext ctx;
     v1::RegisterResponse response;
-    REQUIRE(stubs.back()->Register(&ctx, Registration("edge-x"), &response).error_code() ==
+    REQUIRE(stubs.back()->Register(&ctx, EdgeRegistration("edge-x"), &response).error_code() ==
             grpc::StatusCode::UNAUTHENTICATED);
   }
 
@@ -200,7 +200,7 @@ TEST_CASE("R-3 10 000 gRPC streams from one client stay bounded", "[rss]") {
           break;
         default: {
           auto call = std::make_unique<RegisterCall>();
-          call->request = Registration(i % 3 == 1 ? "flood-refused" : "flood-register");
+          call->request = EdgeRegistration(i % 3 == 1 ? "flood-refused" : "flood-register");
           if (i % 3 == 2) call->ctx.AddMetadata("authorization", good);
           call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(180));
           stub->async()->Register(&call->ctx, &call->request, &call->response,

@@ -21,8 +21,6 @@
 namespace meshwork::testing {
 namespace {
 
-const std::string kApi = "/central/api-v4";
-
 bool Alive(const Central& c) { return c.process && c.process->running(); }
 
 // A client that, like meshctl or a player, tries the next central when one fails.

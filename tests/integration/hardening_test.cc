@@ -17,8 +17,6 @@
 namespace meshwork::testing {
 namespace {
 
-const std::string kApi = "/central/api-v4";
-
 uint16_t Port(const std::string& address) {
   return static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
 }

@@ -291,6 +291,13 @@ Streamer StartStreamerWrapped(const std::vector<std::string>& wrapper,
   return s;
 }
 
+bool IsOnline(const Central& c, const std::string& id) {
+  auto r = Http("GET", c.http, kApi + "/streamers/" + id);
+  if (r.status != 200) return false;
+  auto j = r.Json();
+  return j.is_object() && j["status"]["online"] == true;
+}
+
 double MetricAt(const std::string& address, const std::string& name, const std::string& labels) {
   auto page = Http("GET", address, "/metrics").body;
   double sum = 0;

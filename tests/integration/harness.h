@@ -81,6 +81,9 @@ bool Eventually(const std::function<bool()>& condition, std::chrono::millisecond
 const std::string& ClusterTokenFile();
 const std::string& ClusterToken();
 
+// Central's admin API prefix.
+inline const std::string kApi = "/central/api-v4";
+
 struct Central {
   std::unique_ptr<Process> process;
   std::string http;  // 127.0.0.1:PORT
@@ -93,6 +96,8 @@ struct Central {
 Central StartCentral(const std::string& data_dir, const std::string& http = "127.0.0.1:0",
                      const std::string& grpc = "127.0.0.1:0",
                      const std::vector<std::string>& extra = {});
+// Whether central's API shows node `id` online.
+bool IsOnline(const Central& c, const std::string& id);
 
 struct Streamer {
   std::unique_ptr<Process> process;

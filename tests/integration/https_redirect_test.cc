@@ -13,8 +13,6 @@
 namespace meshwork::testing {
 namespace {
 
-const std::string kApi = "/central/api-v4";
-
 void MakeCertificate(const std::string& cn, const std::string& cert, const std::string& key) {
   std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=" + cn +
                     " -days 1 -keyout '" + key + "' -out '" + cert + "' >/dev/null 2>&1";
@@ -50,13 +48,6 @@ std::string PeerCommonName(const std::string& address) {
   while (!cn.empty() && (cn.front() == ' ')) cn.erase(0, 1);
   while (!cn.empty() && (cn.back() == '\n' || cn.back() == ' ')) cn.pop_back();
   return cn;
-}
-
-bool IsOnline(const Central& c, const std::string& id) {
-  auto r = Http("GET", c.http, kApi + "/streamers/" + id);
-  if (r.status != 200) return false;
-  auto j = r.Json();
-  return j.is_object() && j["status"]["online"] == true;
 }
 
 TEST_CASE("T-6 the listener decides the redirect scheme: https in, https out") {

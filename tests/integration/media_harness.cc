@@ -180,6 +180,10 @@ MediaPlaylistInfo Playlist(const Streamer& node, const std::string& stream) {
   return r.status == 200 ? ParseMediaPlaylist(r.body) : MediaPlaylistInfo{};
 }
 
+bool HasSegments(const Streamer& node, const std::string& stream, size_t n) {
+  return Playlist(node, stream).entries.size() >= n;
+}
+
 nlohmann::json ReportedStream(const Central& central, const std::string& id,
                               const std::string& stream) {
   auto node = Http("GET", central.http, "/central/api-v4/streamers/" + id).Json();

@@ -42,6 +42,8 @@ struct MediaPlaylistInfo {
 MediaPlaylistInfo ParseMediaPlaylist(const std::string& text);
 // `node`'s playlist of `stream`'s first rendition (empty when it answers no 200).
 MediaPlaylistInfo Playlist(const Streamer& node, const std::string& stream);
+// Whether that playlist lists at least `n` segments.
+bool HasSegments(const Streamer& node, const std::string& stream, size_t n);
 
 // The entry for `stream` in the load report central holds of node `id` (null when none):
 // "active_input", "timeline_anchor", "working", …

@@ -15,10 +15,6 @@
 namespace meshwork::testing {
 namespace {
 
-bool HasSegments(const Streamer& node, const std::string& stream, size_t n) {
-  return Playlist(node, stream).entries.size() >= n;
-}
-
 // "2026-12-02T00:45:41.779Z" → Unix ms (-1 when unreadable).
 int64_t IsoMillis(const std::string& text) {
   std::tm tm{};

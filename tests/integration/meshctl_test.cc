@@ -15,15 +15,15 @@ namespace meshwork::testing {
 namespace {
 
 const std::string kMeshctl = std::string(MESHWORK_SOURCE_DIR) + "/tools/meshctl";
-const std::string kToken = "meshctl-test-token-0123456789abcdef";
+const std::string kMeshctlToken = "meshctl-test-token-0123456789abcdef";
 
-struct Cluster {
+struct MeshctlCluster {
   std::string dir = MakeTempDir("meshctl");
   std::string token_file = dir + "/api-token";
   Central central;
   Streamer streamer;
-  Cluster() {
-    std::ofstream(token_file) << kToken << "\n";
+  MeshctlCluster() {
+    std::ofstream(token_file) << kMeshctlToken << "\n";
     central =
         StartCentral(dir + "/db", "127.0.0.1:0", "127.0.0.1:0", {"--api_token_file=" + token_file});
     streamer = StartStreamer(central.grpc, "edge-1", "edge");
@@ -38,7 +38,7 @@ struct Cluster {
 int ExitCode(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
 
 TEST_CASE("M-6 meshctl lists streamers as a table and as JSON, with the token from a file") {
-  Cluster c;
+  MeshctlCluster c;
   REQUIRE(Eventually(
       [&] {
         auto [status, out] = c.Run("--token-file " + c.token_file + " --json streamers");
@@ -58,8 +58,8 @@ TEST_CASE("M-6 meshctl lists streamers as a table and as JSON, with the token fr
 }
 
 TEST_CASE("M-6 meshctl writes objects, shows them, and names the bad field of a refused one") {
-  Cluster c;
-  const std::string token = "--token " + kToken;
+  MeshctlCluster c;
+  const std::string token = "--token " + kMeshctlToken;
   auto [put_status, put_out] =
       c.Run(token + " put /zones/office '{\"routes\": [\"10.20.0.0/16\"]}'");
   INFO(put_out);
@@ -94,7 +94,7 @@ TEST_CASE("M-6 meshctl writes objects, shows them, and names the bad field of a 
 }
 
 TEST_CASE("M-6 meshctl exit codes: no or wrong token 4, unreachable 3, usage 2") {
-  Cluster c;
+  MeshctlCluster c;
   auto [none_status, none_out] = c.Run("zones");
   INFO(none_out);
   CHECK(ExitCode(none_status) == 4);
@@ -102,7 +102,7 @@ TEST_CASE("M-6 meshctl exit codes: no or wrong token 4, unreachable 3, usage 2")
   CHECK(none_out.find("token") != std::string::npos);
   CHECK(ExitCode(c.Run("zones", "MESHWORK_TOKEN=wrong-token-wrong-token").first) == 4);
   // The environment variable carries a good token too.
-  CHECK(ExitCode(c.Run("zones", "MESHWORK_TOKEN=" + kToken).first) == 0);
+  CHECK(ExitCode(c.Run("zones", "MESHWORK_TOKEN=" + kMeshctlToken).first) == 0);
   auto [down_status, down_out] =
       RunCommand(kMeshctl + " --central 127.0.0.1:" + std::to_string(FreePort(SOCK_STREAM)) +
                  " --token x zones 2>&1");

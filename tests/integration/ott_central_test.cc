@@ -17,8 +17,6 @@
 namespace meshwork::testing {
 namespace {
 
-const std::string kApi = "/central/api-v4";
-
 // A node speaking the control protocol by hand: Register, then a Session that reports every
 // 200 ms (holding the keys it was given) and records every update central pushes.
 class RawNode {

@@ -21,11 +21,6 @@ PlayResult Play(const std::string& url, int seconds, const std::string& extra = 
   return result;
 }
 
-bool HasSegments(const Streamer& node, const std::string& stream, size_t n) {
-  auto r = Http("GET", node.http, "/" + stream + "/v1/index.m3u8");
-  return r.status == 200 && ParseMediaPlaylist(r.body).entries.size() >= n;
-}
-
 TEST_CASE("S-8 S-22 hls.js in Chromium plays the stream for 10 s from another origin") {
   auto dir = MakeTempDir("e2e-hls");
   auto central = StartCentral(dir);

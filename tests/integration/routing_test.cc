@@ -12,8 +12,6 @@
 namespace meshwork::testing {
 namespace {
 
-const std::string kApi = "/central/api-v4";
-
 sim::SimNodeSpec Node(const std::string& id, meshwork::v1::Role role, uint32_t port,
                       uint64_t sessions, std::vector<std::string> streams = {}) {
   sim::SimNodeSpec spec;

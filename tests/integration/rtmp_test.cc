@@ -12,8 +12,6 @@
 namespace meshwork::testing {
 namespace {
 
-const std::string kApi = "/central/api-v4";
-
 // ffmpeg publishing the H.264/AAC test source in real time to `url` as FLV over RTMP(S).
 std::unique_ptr<Process> PublishRtmp(const std::string& url, int seconds = 60,
                                      const std::string& log_tag = "rtmp-publisher") {

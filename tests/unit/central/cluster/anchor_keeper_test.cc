@@ -21,7 +21,7 @@ using nlohmann::json;
 
 constexpr TimelineAnchor kFirst{153'000'000'000'000, 1'700'000'000'000};
 
-struct Fixture {
+struct AnchorFixture {
   TempDir dir;
   FakeClock clock;
   std::unique_ptr<Store> store;
@@ -29,7 +29,7 @@ struct Fixture {
   std::vector<std::function<void()>> posted;  // the blocking pool, run by hand
   std::unique_ptr<AnchorKeeper> keeper;
 
-  Fixture() {
+  AnchorFixture() {
     Reopen();
     json stream = {{"placement", {{"streamers", {"ingest-a", "ingest-b"}}}}};
     REQUIRE(service->PutObject(ObjectKind::kStream, "ch1", stream).ok());
@@ -48,7 +48,7 @@ struct Fixture {
         service.get(), [this](std::function<void()> task) { posted.push_back(std::move(task)); },
         clock);
   }
-  ~Fixture() {
+  ~AnchorFixture() {
     keeper.reset();
     service.reset();
     store.reset();
@@ -84,7 +84,7 @@ std::optional<TimelineAnchor> Pushed(const ClusterConfig& config, const std::str
 }  // namespace
 
 TEST_CASE("S-5 central keeps the first anchor of a stream and pushes it to every node") {
-  Fixture f;
+  AnchorFixture f;
   uint64_t before = f.service->Current()->revision;
   CHECK_FALSE(f.Kept());
   f.Report("ingest-a", "ch1", kFirst);
@@ -134,7 +134,7 @@ TEST_CASE("S-5 central keeps the first anchor of a stream and pushes it to every
 }
 
 TEST_CASE("S-5 central ignores anchors from nodes the stream is not on, and nonsense") {
-  Fixture f;
+  AnchorFixture f;
   f.Report("ingest-c", "ch1", kFirst);                  // not placed there
   f.Report("ingest-a", "nope", kFirst);                 // no such stream
   f.Report("ingest-a", "ch1", {kFirst.t90k, 12});       // 1970

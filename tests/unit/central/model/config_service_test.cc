@@ -15,6 +15,7 @@
 #include "common/net/ip_address.h"
 #include "common/status/status_map.h"
 #include "nlohmann/json.hpp"
+#include "tests/unit/json_literal.h"
 #include "tests/unit/temp_dir.h"
 
 namespace meshwork::central {
@@ -22,15 +23,15 @@ namespace {
 
 using nlohmann::json;
 
-json J(std::string_view text) { return json::parse(text); }
+using testing::J;
 
 // A store and a service loaded from it; Reopen() closes both and loads them again.
-struct Fixture {
+struct ConfigFixture {
   TempDir dir;
   std::unique_ptr<Store> store;
   std::unique_ptr<ConfigService> service;
 
-  Fixture() { Reopen(); }
+  ConfigFixture() { Reopen(); }
   void Reopen() {
     service.reset();
     store.reset();
@@ -43,7 +44,7 @@ struct Fixture {
     REQUIRE(loaded.ok());
     service = std::move(*loaded);
   }
-  ~Fixture() {
+  ~ConfigFixture() {
     service.reset();
     store.reset();
   }
@@ -58,7 +59,7 @@ net::IpAddress Ip(std::string_view text) {
 constexpr std::string_view kEdge = R"({"hostname": "edge1.example.net", "role": "edge"})";
 
 TEST_CASE("T-3 the default trusted-proxy list is empty") {
-  Fixture f;
+  ConfigFixture f;
   auto config = f.service->Current();
   CHECK(config->revision == 0);
   CHECK(config->trusted_proxies.empty());
@@ -68,7 +69,7 @@ TEST_CASE("T-3 the default trusted-proxy list is empty") {
 }
 
 TEST_CASE("T-1 a PATCH of trusted_proxies is stored, canonical and applied at once") {
-  Fixture f;
+  ConfigFixture f;
   auto next = f.service->PatchConfig(
       J(R"({"trusted_proxies": ["10.0.0.0/8", "2A02:6B8::/32", "192.0.2.1/32"]})"));
   INFO(next.status().ToString());
@@ -91,7 +92,7 @@ TEST_CASE("T-1 a PATCH of trusted_proxies is stored, canonical and applied at on
 }
 
 TEST_CASE("T-5 an invalid CIDR in a PATCH is rejected naming the element and nothing changes") {
-  Fixture f;
+  ConfigFixture f;
   REQUIRE(f.service->PatchConfig(J(R"({"trusted_proxies": ["10.0.0.0/8"]})")).ok());
   auto before = f.service->Current();
   REQUIRE(f.store->revision() == 1);
@@ -129,7 +130,7 @@ TEST_CASE("T-5 an invalid CIDR in a PATCH is rejected naming the element and not
 }
 
 TEST_CASE("T-3 null and [] both give an empty trusted-proxy list") {
-  Fixture f;
+  ConfigFixture f;
   for (std::string_view empty : {R"({"trusted_proxies": null})", R"({"trusted_proxies": []})"}) {
     INFO(std::string(empty));
     REQUIRE(f.service->PatchConfig(J(R"({"trusted_proxies": ["10.0.0.0/8"]})")).ok());
@@ -147,7 +148,7 @@ TEST_CASE("T-3 null and [] both give an empty trusted-proxy list") {
 }
 
 TEST_CASE("T-7 a PATCH without trusted_proxies leaves them unchanged and creates no revision") {
-  Fixture f;
+  ConfigFixture f;
   REQUIRE(f.service->PatchConfig(J(R"({"trusted_proxies": ["10.0.0.0/8"]})")).ok());
   auto before = f.service->Current();
   int notified = 0;
@@ -168,7 +169,7 @@ TEST_CASE("T-7 a PATCH without trusted_proxies leaves them unchanged and creates
 }
 
 TEST_CASE("C-6 every acknowledged write is visible after closing and reloading") {
-  Fixture f;
+  ConfigFixture f;
   REQUIRE(f.service->PatchConfig(J(R"({"trusted_proxies": ["2A02:6B8::/32"]})")).ok());
   REQUIRE(f.service->PutStreamer("edge-1", J(kEdge)).ok());
   REQUIRE(f.service
@@ -207,7 +208,7 @@ TEST_CASE("C-6 every acknowledged write is visible after closing and reloading")
 }
 
 TEST_CASE("C-7 subscribers receive each new snapshot") {
-  Fixture f;
+  ConfigFixture f;
   std::vector<std::shared_ptr<const ClusterConfig>> seen;
   f.service->Subscribe([&](std::shared_ptr<const ClusterConfig> c) { seen.push_back(c); });
   int second = 0;
@@ -240,7 +241,7 @@ TEST_CASE("C-7 subscribers receive each new snapshot") {
 }
 
 TEST_CASE("M-1 PUT of a streamer reports whether it was created") {
-  Fixture f;
+  ConfigFixture f;
   auto first = f.service->PutStreamer("edge-1", J(kEdge));
   REQUIRE(first.ok());
   CHECK(first->created);
@@ -260,7 +261,7 @@ TEST_CASE("M-1 PUT of a streamer reports whether it was created") {
 }
 
 TEST_CASE("M-1 an invalid streamer PUT changes nothing") {
-  Fixture f;
+  ConfigFixture f;
   REQUIRE(f.service->PutStreamer("edge-1", J(kEdge)).ok());
   auto before = f.service->Current();
   auto result = f.service->PutStreamer(
@@ -272,7 +273,7 @@ TEST_CASE("M-1 an invalid streamer PUT changes nothing") {
 }
 
 TEST_CASE("T-7 a streamer PATCH merges, and an unchanged result creates no revision") {
-  Fixture f;
+  ConfigFixture f;
   REQUIRE(f.service
               ->PutStreamer("edge-1", J(R"({"hostname": "h", "role": "edge",
                                             "cdn": {"playback_session_limit": 10}})"))
@@ -298,7 +299,7 @@ TEST_CASE("T-7 a streamer PATCH merges, and an unchanged result creates no revis
 }
 
 TEST_CASE("M-1 PATCH and DELETE of a missing streamer are NotFound") {
-  Fixture f;
+  ConfigFixture f;
   auto patched = f.service->PatchStreamer("nope", J(R"({"zone": "a"})"));
   REQUIRE_FALSE(patched.ok());
   CHECK(patched.status().code() == absl::StatusCode::kNotFound);
@@ -313,7 +314,7 @@ TEST_CASE("M-1 PATCH and DELETE of a missing streamer are NotFound") {
 }
 
 TEST_CASE("C-1 EnsureStreamer creates a registering node once and never overwrites settings") {
-  Fixture f;
+  ConfigFixture f;
   auto created = f.service->EnsureStreamer("edge-7", "edge7.example.net", v1::ROLE_EDGE);
   REQUIRE(created.ok());
   CHECK(*created);
@@ -351,7 +352,7 @@ TEST_CASE("C-1 EnsureStreamer creates a registering node once and never overwrit
 }
 
 TEST_CASE("C-1 EnsureStreamer rejects an invalid registration and creates nothing") {
-  Fixture f;
+  ConfigFixture f;
   auto bad_host = f.service->EnsureStreamer("edge-1", "bad host", v1::ROLE_EDGE);
   CHECK_FALSE(bad_host.ok());
   auto bad_role = f.service->EnsureStreamer("edge-1", "h", v1::ROLE_UNSPECIFIED);

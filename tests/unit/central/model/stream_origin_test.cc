@@ -11,6 +11,7 @@
 #include "central/store/store.h"
 #include "common/status/status_map.h"
 #include "nlohmann/json.hpp"
+#include "tests/unit/json_literal.h"
 #include "tests/unit/temp_dir.h"
 
 namespace meshwork::central {
@@ -18,14 +19,14 @@ namespace {
 
 using nlohmann::json;
 
-json J(std::string_view text) { return json::parse(text); }
+using testing::J;
 
-struct Fixture {
+struct OriginFixture {
   TempDir dir;
   std::unique_ptr<Store> store;
   std::unique_ptr<ConfigService> service;
 
-  Fixture() { Reopen(); }
+  OriginFixture() { Reopen(); }
   void Reopen() {
     service.reset();
     store.reset();
@@ -37,7 +38,7 @@ struct Fixture {
     REQUIRE(loaded.ok());
     service = std::move(*loaded);
   }
-  ~Fixture() {
+  ~OriginFixture() {
     service.reset();
     store.reset();
   }
@@ -186,7 +187,7 @@ TEST_CASE("L-13 stream names that would shadow the masks and invalidate paths ar
 }
 
 TEST_CASE("L-13 L-14 managed members round-trip through PUT and PATCH but cannot be changed") {
-  Fixture f;
+  OriginFixture f;
   REQUIRE(f.service->PutObject(ObjectKind::kStream, "ch1", J(R"({"pipelines": ["eu-a"]})")).ok());
   REQUIRE(f.AddMask("ch1", R"({"pipeline": "eu-a"})").ok());
   REQUIRE(f.Invalidate("ch1", "{}").ok());
@@ -244,7 +245,7 @@ TEST_CASE("L-13 L-14 managed members round-trip through PUT and PATCH but cannot
 }
 
 TEST_CASE("L-4 L-5 a PATCH of the segment length carries the template along") {
-  Fixture f;
+  OriginFixture f;
   REQUIRE(f.service->PutObject(ObjectKind::kStream, "ch1", J("{}")).ok());
   auto longer = f.service->PatchObject(ObjectKind::kStream, "ch1", J(R"({"segment_ms": 4000})"));
   INFO(longer.status().ToString());
@@ -308,7 +309,7 @@ TEST_CASE("L-13 mask bodies are validated naming the field") {
 }
 
 TEST_CASE("L-13 a mask is stored with an id and a DELETE lifts it") {
-  Fixture f;
+  OriginFixture f;
   REQUIRE(f.service->PutObject(ObjectKind::kStream, "news/ch1", J("{}")).ok());
   std::vector<std::shared_ptr<const ClusterConfig>> seen;
   f.service->Subscribe([&](std::shared_ptr<const ClusterConfig> c) { seen.push_back(c); });
@@ -364,7 +365,7 @@ TEST_CASE("L-13 a mask is stored with an id and a DELETE lifts it") {
 }
 
 TEST_CASE("L-13 a stream holds at most 100 masks") {
-  Fixture f;
+  OriginFixture f;
   REQUIRE(f.service->PutObject(ObjectKind::kStream, "ch1", J("{}")).ok());
   for (int i = 0; i < 100; ++i) {
     json body = {{"pipeline", "p"}, {"from_msn", i}};
@@ -381,7 +382,7 @@ TEST_CASE("L-13 a stream holds at most 100 masks") {
 }
 
 TEST_CASE("L-14 invalidation bumps the whole stream or appends a range version") {
-  Fixture f;
+  OriginFixture f;
   REQUIRE(f.service->PutObject(ObjectKind::kStream, "ch1", J("{}")).ok());
   auto whole = f.Invalidate("ch1", "{}");
   REQUIRE(whole.ok());
@@ -432,7 +433,7 @@ TEST_CASE("L-14 invalidation bumps the whole stream or appends a range version")
 }
 
 TEST_CASE("L-13 L-14 MutateObject is one atomic write and an error writes nothing") {
-  Fixture f;
+  OriginFixture f;
   REQUIRE(f.service->PutObject(ObjectKind::kStream, "ch1", J("{}")).ok());
   auto before = f.service->Current();
   int notified = 0;
@@ -467,7 +468,7 @@ TEST_CASE("L-13 L-14 MutateObject is one atomic write and an error writes nothin
 }
 
 TEST_CASE("L-4 L-13 a stream stored before these members existed loads with their defaults") {
-  Fixture f;
+  OriginFixture f;
   json legacy = {{"name", "old"},
                  {"placement", {{"streamers", json::array()}}},
                  {"inputs", json::array()},

@@ -8,13 +8,14 @@
 #include "central/model/streamer_proto.h"
 #include "common/status/status_map.h"
 #include "nlohmann/json.hpp"
+#include "tests/unit/json_literal.h"
 
 namespace meshwork::central {
 namespace {
 
 using nlohmann::json;
 
-json J(std::string_view text) { return json::parse(text); }
+using testing::J;
 
 json Valid(std::string_view body, std::string_view id = "edge-1") {
   auto result = ValidateStreamer(J(body), id);

@@ -20,14 +20,14 @@ using std::chrono::hours;
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-struct Fixture {
+struct KeysFixture {
   TempDir dir;
   FakeClock clock;
   std::unique_ptr<Store> store;
   std::unique_ptr<ConfigService> config;
   std::unique_ptr<ViewingKeyManager> keys;
 
-  explicit Fixture(ViewingKeyOptions options = {hours(6), seconds(0)}) { Reopen(options); }
+  explicit KeysFixture(ViewingKeyOptions options = {hours(6), seconds(0)}) { Reopen(options); }
   void Reopen(ViewingKeyOptions options = {hours(6), seconds(0)}) {
     keys.reset();
     config.reset();
@@ -40,7 +40,7 @@ struct Fixture {
     config = std::move(*loaded);
     keys = std::make_unique<ViewingKeyManager>(config.get(), clock, options);
   }
-  ~Fixture() {
+  ~KeysFixture() {
     keys.reset();
     config.reset();
     store.reset();
@@ -49,7 +49,7 @@ struct Fixture {
 };
 
 TEST_CASE("O-7 central generates the first viewing key: k1, 32 random bytes") {
-  Fixture f;
+  KeysFixture f;
   CHECK(f.Keys().empty());
   REQUIRE(f.keys->EnsureKey().ok());
   auto keys = f.Keys();
@@ -70,7 +70,7 @@ TEST_CASE("O-7 central generates the first viewing key: k1, 32 random bytes") {
 }
 
 TEST_CASE("O-7 rotation keeps the previous key for the overlap, then drops it") {
-  Fixture f;
+  KeysFixture f;
   REQUIRE(f.keys->EnsureKey().ok());
   std::string first_secret = f.Keys()[0].secret;
   f.clock.Advance(hours(1));
@@ -115,7 +115,7 @@ TEST_CASE("O-7 rotation keeps the previous key for the overlap, then drops it") 
 }
 
 TEST_CASE("O-7 the schedule rotates the key every rotate_every") {
-  Fixture f({hours(6), hours(24)});
+  KeysFixture f({hours(6), hours(24)});
   REQUIRE(f.keys->Tick().ok());  // none yet: the first one
   REQUIRE(f.Keys().size() == 1);
   f.clock.Advance(hours(24) - seconds(1));
@@ -131,7 +131,7 @@ TEST_CASE("O-7 the schedule rotates the key every rotate_every") {
 }
 
 TEST_CASE("O-7 viewing keys survive a restart of central") {
-  Fixture f;
+  KeysFixture f;
   REQUIRE(f.keys->EnsureKey().ok());
   f.clock.Advance(minutes(5));
   REQUIRE(f.keys->Rotate().ok());
@@ -148,7 +148,7 @@ TEST_CASE("O-7 viewing keys survive a restart of central") {
 }
 
 TEST_CASE("O-7 a full update gives every node every key it must accept") {
-  Fixture f;
+  KeysFixture f;
   REQUIRE(f.keys->EnsureKey().ok());
   REQUIRE(f.keys->Rotate().ok());
   auto update = BuildConfigUpdate(*f.config->Current(), "any-node", 0);
@@ -162,7 +162,7 @@ TEST_CASE("O-7 a full update gives every node every key it must accept") {
 }
 
 TEST_CASE("O-19 the key block shows ids and times, never the secret") {
-  Fixture f;
+  KeysFixture f;
   ClusterConfig empty;
   auto none = KeyBlockJson(empty, 0, 0);
   CHECK(none["state"] == "none");

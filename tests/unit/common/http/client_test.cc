@@ -33,7 +33,7 @@ std::unique_ptr<Server> StartServer(std::chrono::milliseconds idle_timeout) {
   return std::move(*server);
 }
 
-ClientRequest Get(const Server& server, std::string target) {
+ClientRequest ClientGet(const Server& server, std::string target) {
   ClientRequest request;
   request.host = "127.0.0.1";
   request.port = server.port();
@@ -56,7 +56,7 @@ TEST_CASE("S-19 a kept-alive client sends sequential requests on one connection"
   auto server = StartServer(30s);
   KeepAliveClient client;
   for (int i = 0; i < 5; ++i) {
-    auto res = client.Fetch(Get(*server, "/hello"));
+    auto res = client.Fetch(ClientGet(*server, "/hello"));
     REQUIRE(res.ok());
     CHECK(res->body() == "hello");
   }
@@ -66,12 +66,12 @@ TEST_CASE("S-19 a kept-alive client sends sequential requests on one connection"
 TEST_CASE("S-19 a kept-alive client opens a new connection after Connection: close") {
   auto server = StartServer(30s);
   KeepAliveClient client;
-  auto bye = Get(*server, "/hello");
+  auto bye = ClientGet(*server, "/hello");
   bye.headers.emplace_back("Connection", "close");  // the server answers in kind
   auto first = client.Fetch(bye);
   REQUIRE(first.ok());
   CHECK_FALSE(first->keep_alive());
-  auto second = client.Fetch(Get(*server, "/hello"));
+  auto second = client.Fetch(ClientGet(*server, "/hello"));
   REQUIRE(second.ok());
   CHECK(second->body() == "hello");
   CHECK(client.connections_opened() == 2);
@@ -80,9 +80,9 @@ TEST_CASE("S-19 a kept-alive client opens a new connection after Connection: clo
 TEST_CASE("S-19 a request on a connection the server closed while idle is sent again") {
   auto server = StartServer(100ms);
   KeepAliveClient client;
-  REQUIRE(client.Fetch(Get(*server, "/hello")).ok());
+  REQUIRE(client.Fetch(ClientGet(*server, "/hello")).ok());
   REQUIRE(ServerIdle(*server));  // the server dropped the idle connection
-  auto res = client.Fetch(Get(*server, "/hello"));
+  auto res = client.Fetch(ClientGet(*server, "/hello"));
   INFO(res.status().ToString());
   REQUIRE(res.ok());
   CHECK(res->body() == "hello");
@@ -116,7 +116,7 @@ TEST_CASE("S-19 a kept-alive client reports a refused connection and a passed de
   });
   auto slow = Server::Start(std::move(options), std::move(router));
   REQUIRE(slow.ok());
-  auto request2 = Get(**slow, "/never");
+  auto request2 = ClientGet(**slow, "/never");
   request2.timeout = 1s;
   auto late = client.Fetch(request2);
   CHECK(absl::IsDeadlineExceeded(late.status()));

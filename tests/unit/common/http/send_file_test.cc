@@ -48,7 +48,7 @@ std::unique_ptr<Server> StartFileServer(const std::string& path) {
   return std::move(*server);
 }
 
-ClientRequest Get(const Server& server, std::string target, Verb method = Verb::get) {
+ClientRequest FileRequest(const Server& server, std::string target, Verb method = Verb::get) {
   ClientRequest request;
   request.host = "127.0.0.1";
   request.port = server.port();
@@ -67,22 +67,22 @@ TEST_CASE(
   auto server = StartFileServer(path);
   KeepAliveClient client;
 
-  auto whole = client.Fetch(Get(*server, "/file"));
+  auto whole = client.Fetch(FileRequest(*server, "/file"));
   REQUIRE(whole.ok());
   CHECK(whole->result() == Status::ok);
   CHECK(whole->body().size() == bytes.size());
   CHECK(whole->body() == bytes);
 
-  auto slice = client.Fetch(Get(*server, "/file?from=1000&length=5000"));
+  auto slice = client.Fetch(FileRequest(*server, "/file?from=1000&length=5000"));
   REQUIRE(slice.ok());
   CHECK(slice->body() == bytes.substr(1000, 5000));
 
   // A slice past the end is cut to the file.
-  auto tail = client.Fetch(Get(*server, "/file?from=" + std::to_string(bytes.size() - 10)));
+  auto tail = client.Fetch(FileRequest(*server, "/file?from=" + std::to_string(bytes.size() - 10)));
   REQUIRE(tail.ok());
   CHECK(tail->body() == bytes.substr(bytes.size() - 10));
 
-  auto head = client.Fetch(Get(*server, "/file", Verb::head));
+  auto head = client.Fetch(FileRequest(*server, "/file", Verb::head));
   REQUIRE(head.ok());
   CHECK(head->body().empty());
   CHECK(head->at(beast_http::field::content_length) == std::to_string(bytes.size()));

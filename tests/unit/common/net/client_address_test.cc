@@ -8,16 +8,12 @@
 
 #include "common/net/cidr.h"
 #include "common/net/ip_address.h"
+#include "tests/unit/common/net/net_test_util.h"
 
 namespace meshwork::net {
 namespace {
 
-IpAddress Ip(std::string_view text) {
-  absl::StatusOr<IpAddress> a = IpAddress::Parse(text);
-  INFO(std::string(text));
-  REQUIRE(a.ok());
-  return *a;
-}
+using test::Ip;
 
 CidrSet Trusted(const std::vector<std::string>& cidrs) {
   absl::StatusOr<CidrSet> set = CidrSet::Parse(cidrs, "trusted_proxies");

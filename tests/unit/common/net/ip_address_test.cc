@@ -4,15 +4,12 @@
 #include <string>
 #include <unordered_set>
 
+#include "tests/unit/common/net/net_test_util.h"
+
 namespace meshwork::net {
 namespace {
 
-IpAddress Ip(std::string_view text) {
-  absl::StatusOr<IpAddress> a = IpAddress::Parse(text);
-  INFO(std::string(text));
-  REQUIRE(a.ok());
-  return *a;
-}
+using test::Ip;
 
 bool Parses(std::string_view text) { return IpAddress::Parse(text).ok(); }
 

@@ -9,23 +9,14 @@
 
 #include "common/net/cidr.h"
 #include "common/net/ip_address.h"
+#include "tests/unit/common/net/net_test_util.h"
 
 namespace meshwork::net {
 namespace {
 
-IpAddress Ip(std::string_view text) {
-  absl::StatusOr<IpAddress> a = IpAddress::Parse(text);
-  INFO(std::string(text));
-  REQUIRE(a.ok());
-  return *a;
-}
+using test::Ip;
 
-Cidr Net(std::string_view text) {
-  absl::StatusOr<Cidr> c = Cidr::Parse(text);
-  INFO(std::string(text));
-  REQUIRE(c.ok());
-  return *c;
-}
+using test::Net;
 
 // The value found for `address`, or "-" for no match.
 std::string Find(const PrefixTable<std::string>& table, std::string_view address) {

@@ -6,15 +6,12 @@
 #include <string_view>
 
 #include "common/net/ip_address.h"
+#include "tests/unit/common/net/net_test_util.h"
 
 namespace meshwork::streamer {
 namespace {
 
-net::IpAddress Ip(std::string_view text) {
-  auto ip = net::IpAddress::Parse(text);
-  REQUIRE(ip.ok());
-  return *ip;
-}
+using net::test::Ip;
 
 v1::StreamerSettings Settings(const std::string& zone) {
   v1::StreamerSettings s;

@@ -49,7 +49,7 @@ struct WindowSpec {
 };
 
 // Segments of 2 s starting at msn·180000 + phase, program date-times from kWallAtZero.
-std::shared_ptr<const RenditionWindow> Window(const WindowSpec& spec) {
+std::shared_ptr<const RenditionWindow> DashWindow(const WindowSpec& spec) {
   auto w = std::make_shared<RenditionWindow>();
   w->info.name = spec.name;
   if (spec.video) {
@@ -98,7 +98,7 @@ std::vector<std::shared_ptr<const RenditionWindow>> Stream(WindowSpec spec = {})
   a1.name = "a1";
   a1.video.reset();
   a1.peak_bps = 128'000;
-  return {Window(spec), Window(v2), Window(a1)};
+  return {DashWindow(spec), DashWindow(v2), DashWindow(a1)};
 }
 
 // The value of attribute `name` in the first element `<tag ...>` (loosely: no nesting of the
@@ -120,7 +120,7 @@ std::string Attr(const std::string& xml, const std::string& tag, const std::stri
   return element.substr(a, element.find('"', a) - a);
 }
 
-size_t Count(const std::string& text, const std::string& needle) {
+size_t CountIn(const std::string& text, const std::string& needle) {
   size_t n = 0;
   for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
   return n;
@@ -151,11 +151,11 @@ TEST_CASE(
   CHECK_FALSE(Attr(mpd, "MPD", "suggestedPresentationDelay").empty());
   CHECK_FALSE(Attr(mpd, "Latency", "target").empty());
 
-  CHECK(Count(mpd, "<Period ") == 1);
+  CHECK(CountIn(mpd, "<Period ") == 1);
   CHECK(Attr(mpd, "Period", "start") == "PT0S");
   // S-16a: video and audio in AdaptationSets of their own (dash.js 5 refuses a
   // Representation whose codecs name both).
-  CHECK(Count(mpd, "<AdaptationSet ") == 2);
+  CHECK(CountIn(mpd, "<AdaptationSet ") == 2);
   CHECK(Attr(mpd, "AdaptationSet", "contentType", 0) == "video");
   CHECK(Attr(mpd, "AdaptationSet", "mimeType", 0) == "video/mp4");
   CHECK(Attr(mpd, "AdaptationSet", "contentType", 1) == "audio");
@@ -171,7 +171,7 @@ TEST_CASE(
   CHECK(Attr(mpd, "SegmentTemplate", "availabilityTimeOffset") == "1.5");
   CHECK(Attr(mpd, "SegmentTemplate", "availabilityTimeComplete") == "false");
 
-  CHECK(Count(mpd, "<Representation ") == 3);
+  CHECK(CountIn(mpd, "<Representation ") == 3);
   CHECK(Attr(mpd, "Representation", "id", 0) == "v1");
   CHECK(Attr(mpd, "Representation", "bandwidth", 0) == "2500000");
   CHECK(Attr(mpd, "Representation", "codecs", 0) == "avc1.64001f");
@@ -192,8 +192,8 @@ TEST_CASE(
 
   CHECK(Attr(mpd, "UTCTiming", "schemeIdUri") == "urn:mpeg:dash:utc:http-iso:2014");
   CHECK(Attr(mpd, "UTCTiming", "value") == "/time");
-  CHECK(Count(mpd, "<MPD ") == 1);
-  CHECK(Count(mpd, "</MPD>") == 1);
+  CHECK(CountIn(mpd, "<MPD ") == 1);
+  CHECK(CountIn(mpd, "</MPD>") == 1);
 }
 
 TEST_CASE("S-16a availabilityStartTime and the Period do not move while the window slides") {
@@ -226,7 +226,7 @@ TEST_CASE("S-16a a discontinuity starts a new Period with its own presentationTi
   spec.jump = 7 * 90'000 + 12'345;  // the publisher came back 7.137 s of media later
   std::string mpd = DashManifest(Stream(spec), options);
   INFO(mpd);
-  REQUIRE(Count(mpd, "<Period ") == 2);
+  REQUIRE(CountIn(mpd, "<Period ") == 2);
   CHECK(Attr(mpd, "MPD", "availabilityStartTime") == "2026-11-29T15:00:00Z");
   CHECK(Attr(mpd, "Period", "start", 0) == "PT0S");
   // The second timeline began 3 segments (6 s) plus the jump later on the wall clock.
@@ -239,7 +239,7 @@ TEST_CASE("S-16a a discontinuity starts a new Period with its own presentationTi
   CHECK(Attr(tail, "SegmentTemplate", "presentationTimeOffset") ==
         std::to_string(897'982'222LL * 180'000 + kPhase + spec.jump));
   // Each Period has both media types.
-  CHECK(Count(tail, "<AdaptationSet ") == 2);
+  CHECK(CountIn(tail, "<AdaptationSet ") == 2);
 }
 
 TEST_CASE(
@@ -250,7 +250,7 @@ TEST_CASE(
     WindowSpec spec;
     spec.phase = phase;
     spec.first = 897'982'219 + 5;
-    auto w = Window(spec);
+    auto w = DashWindow(spec);
     std::string mpd = DashManifest({w}, options);
     INFO("phase " << phase << "\n" << mpd);
     int64_t ast = kWallAtZero + (897'982'219LL * 180'000 + phase) / 90;
@@ -295,9 +295,9 @@ TEST_CASE("S-16 segments without parts are not announced before they are whole")
 TEST_CASE("S-16 an audio-only stream has one audio AdaptationSet") {
   WindowSpec spec;
   spec.video.reset();
-  std::string mpd = DashManifest({Window(spec)}, DashOptions{});
+  std::string mpd = DashManifest({DashWindow(spec)}, DashOptions{});
   INFO(mpd);
-  CHECK(Count(mpd, "<AdaptationSet ") == 1);
+  CHECK(CountIn(mpd, "<AdaptationSet ") == 1);
   CHECK(Attr(mpd, "AdaptationSet", "contentType") == "audio");
   CHECK(Attr(mpd, "Representation", "codecs") == "mp4a.40.2");
 }

@@ -11,7 +11,7 @@ namespace {
 
 // `complete` segments of 2 s (4 parts each) from msn 100, then an open segment with `open`
 // parts.
-std::shared_ptr<RenditionWindow> Window(const std::string& name, int complete, int open) {
+std::shared_ptr<RenditionWindow> LlWindow(const std::string& name, int complete, int open) {
   auto w = std::make_shared<RenditionWindow>();
   w->info.name = name;
   w->info.live_window = 6;
@@ -42,8 +42,8 @@ int Count(const std::string& text, const std::string& needle) {
 }
 
 TEST_CASE("S-11 the LL-HLS media playlist: server control, parts, preload hint, reports") {
-  auto v1 = Window("v1", 8, 2);
-  auto v2 = Window("v2", 8, 1);
+  auto v1 = LlWindow("v1", 8, 2);
+  auto v2 = LlWindow("v2", 8, 1);
   std::string text = LowLatencyMediaPlaylist(*v1, {v1, v2}, false);
   CHECK(text.find("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.500,"
                   "CAN-SKIP-UNTIL=12.0") != std::string::npos);
@@ -63,11 +63,11 @@ TEST_CASE("S-11 the LL-HLS media playlist: server control, parts, preload hint, 
 }
 
 TEST_CASE("S-16a the LL-HLS master lists the audio rendition as an EXT-X-MEDIA audio group") {
-  auto v1 = Window("v1", 2, 0);
+  auto v1 = LlWindow("v1", 2, 0);
   v1->info.tracks = {testing::TestTrack(true), testing::TestTrack(false)};
   v1->info.cmaf_tracks = {testing::TestTrack(true)};
   v1->peak_bitrate_bps = 2'000'000;
-  auto a1 = Window("a1", 2, 0);
+  auto a1 = LlWindow("a1", 2, 0);
   a1->info.cmaf_tracks = {testing::TestTrack(false)};
   a1->peak_bitrate_bps = 128'000;
   std::string text = LowLatencyMasterPlaylist({a1, v1});
@@ -80,7 +80,7 @@ TEST_CASE("S-16a the LL-HLS master lists the audio rendition as an EXT-X-MEDIA a
   CHECK(Count(text, "#EXT-X-STREAM-INF") == 1);  // the audio is not a variant of its own
 
   // An audio-only source: its one rendition is the variant.
-  auto alone = Window("v1", 2, 0);
+  auto alone = LlWindow("v1", 2, 0);
   alone->info.tracks = alone->info.cmaf_tracks = {testing::TestTrack(false)};
   std::string audio_only = LowLatencyMasterPlaylist({alone});
   CHECK(audio_only.find("#EXT-X-MEDIA") == std::string::npos);
@@ -88,7 +88,7 @@ TEST_CASE("S-16a the LL-HLS master lists the audio rendition as an EXT-X-MEDIA a
 }
 
 TEST_CASE("S-12 delta updates skip what is older than CAN-SKIP-UNTIL") {
-  auto w = Window("v1", 12, 0);
+  auto w = LlWindow("v1", 12, 0);
   w->info.live_window = 12;
   std::string full = LowLatencyMediaPlaylist(*w, {w}, false);
   std::string delta = LowLatencyMediaPlaylist(*w, {w}, true);

@@ -5,16 +5,14 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/common/net/net_test_util.h"
+
 namespace meshwork::streamer {
 namespace {
 
 using namespace std::chrono_literals;
 
-net::IpAddress Ip(const std::string& text) {
-  auto ip = net::IpAddress::Parse(text);
-  REQUIRE(ip.ok());
-  return *ip;
-}
+using net::test::Ip;
 
 TEST_CASE("S-18 a viewer is counted once per stream and protocol while it keeps requesting") {
   FakeClock clock;

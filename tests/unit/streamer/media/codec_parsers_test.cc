@@ -24,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path& Dir() {
+const fs::path& CodecDir() {
   static TempDir dir("meshwork-media-codec");
   return dir.path();
 }
@@ -36,7 +36,7 @@ bool HaveEncoder(const std::string& name) {
 
 // Runs ffmpeg to write `name` in the temp dir; returns its path, or "" when ffmpeg failed.
 std::string Generate(const std::string& name, const std::string& args) {
-  fs::path out = Dir() / name;
+  fs::path out = CodecDir() / name;
   std::string cmd = "ffmpeg -hide_banner -loglevel error -y " + args + " " + out.string();
   if (std::system(cmd.c_str()) != 0 || !fs::exists(out)) return "";
   return out.string();

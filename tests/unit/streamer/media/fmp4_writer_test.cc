@@ -29,21 +29,9 @@ using json = nlohmann::json;
 
 constexpr int64_t kShift = 150'000'000'000'000;  // 1.5e14 (90 kHz)
 
-const fs::path& Dir() {
+const fs::path& FmpDir() {
   static TempDir dir("meshwork-media-fmp4");
   return dir.path();
-}
-
-std::string WriteFile(const std::string& name, const std::string& data) {
-  fs::path path = Dir() / name;
-  std::ofstream out(path, std::ios::binary);
-  out.write(data.data(), static_cast<std::streamsize>(data.size()));
-  return path.string();
-}
-
-bool HaveX265() {
-  return Capture("ffmpeg -hide_banner -encoders 2>/dev/null").find(" libx265 ") !=
-         std::string::npos;
 }
 
 // A 4 s 640x360@25 video (GOP 50) + 48 kHz sine AAC MPEG-TS, generated once per codec. HEVC
@@ -53,7 +41,7 @@ const std::string& TsFile(const std::string& vcodec) {
   static std::map<std::string, std::string> files;
   auto it = files.find(vcodec);
   if (it != files.end()) return it->second;
-  fs::path out = Dir() / (vcodec + "-aac.ts");
+  fs::path out = FmpDir() / (vcodec + "-aac.ts");
   std::string params = vcodec == "libx265" ? "-x265-params log-level=error:open-gop=0 " : "";
   std::string cmd =
       "ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=640x360:rate=25 "
@@ -63,7 +51,7 @@ const std::string& TsFile(const std::string& vcodec) {
   return files.emplace(vcodec, out.string()).first->second;
 }
 
-struct Source {
+struct LoadedSource {
   std::vector<TrackInfo> tracks;  // video first, then audio
   std::vector<Frame> frames;      // demuxer order (interleaved)
   TrackInfo video;
@@ -78,10 +66,10 @@ struct Source {
   }
 };
 
-Source Load(const std::string& vcodec) {
+LoadedSource Load(const std::string& vcodec) {
   std::string ts = ReadFile(TsFile(vcodec));
   std::map<uint16_t, TrackInfo> tracks;
-  Source s;
+  LoadedSource s;
   TsDemuxer demuxer({[&](const TrackInfo& t) { tracks[t.pid] = t; },
                      [&](Frame&& f) { s.frames.push_back(std::move(f)); }});
   demuxer.Feed({reinterpret_cast<const uint8_t*>(ts.data()), ts.size()});
@@ -104,7 +92,7 @@ struct Split {
   const Frame* keyframe = nullptr;
 };
 
-Split SplitAtSecondKeyframe(const Source& s) {
+Split SplitAtSecondKeyframe(const LoadedSource& s) {
   Split out;
   int keys = 0;
   for (const Frame& f : s.frames) {
@@ -252,7 +240,7 @@ std::vector<std::string> AdtsPayloads(const Frame& f) {
   return out;
 }
 
-json Probe(const std::string& file) {
+json ProbeJson(const std::string& file) {
   std::string text = Capture(
       "ffprobe -v error -show_entries stream=codec_name,width,height,sample_rate,channels "
       "-show_entries format=duration,start_time -count_frames -show_entries stream=nb_read_frames "
@@ -271,10 +259,6 @@ const json* StreamOf(const json& probe, const std::string& codec) {
   return nullptr;
 }
 
-std::string DecodeErrors(const std::string& file) {
-  return Capture("ffmpeg -hide_banner -v error -i " + file + " -f null - 2>&1");
-}
-
 // First packet of a stream: {pts_time, dts_time}.
 std::pair<double, double> FirstPacketTimes(const std::string& file, const std::string& stream) {
   std::string text = Capture("ffprobe -v error -select_streams " + stream +
@@ -290,15 +274,15 @@ std::pair<double, double> FirstPacketTimes(const std::string& file, const std::s
 }
 
 // Checks init + both fragments (concatenated) with ffprobe/ffmpeg.
-void CheckRoundTrip(const Source& s, const std::string& codec_name, const std::string& name) {
+void CheckRoundTrip(const LoadedSource& s, const std::string& codec_name, const std::string& name) {
   Split split = SplitAtSecondKeyframe(s);
   Fmp4Writer writer(s.tracks);
   std::string init = writer.InitSegment();
   std::string f1 = writer.Fragment(split.parts[0], 1, split.end_of_first);
   std::string f2 = writer.Fragment(split.parts[1], 2);
-  std::string file = WriteFile(name + ".mp4", init + f1 + f2);
+  std::string file = WriteFileIn(FmpDir(), name + ".mp4", init + f1 + f2);
 
-  json probe = Probe(file);
+  json probe = ProbeJson(file);
   INFO(probe.dump());
   const json* v = StreamOf(probe, codec_name);
   const json* a = StreamOf(probe, "aac");
@@ -321,8 +305,8 @@ void CheckRoundTrip(const Source& s, const std::string& codec_name, const std::s
   CHECK(DecodeErrors(file).empty());
 
   // Fragment 2 alone after the init: tfdt places it at 2 s into the source timeline.
-  std::string file2 = WriteFile(name + "-init-f2.mp4", init + f2);
-  json probe2 = Probe(file2);
+  std::string file2 = WriteFileIn(FmpDir(), name + "-init-f2.mp4", init + f2);
+  json probe2 = ProbeJson(file2);
   const json* v2 = StreamOf(probe2, codec_name);
   REQUIRE(v2 != nullptr);
   CHECK((*v2)["nb_read_frames"] == "50");
@@ -335,8 +319,8 @@ void CheckRoundTrip(const Source& s, const std::string& codec_name, const std::s
   CHECK(pts - first_pts / 90000.0 == Approx(2.0).margin(0.001));
 
   // Fragment 1 alone too.
-  std::string file1 = WriteFile(name + "-init-f1.mp4", init + f1);
-  json probe1 = Probe(file1);
+  std::string file1 = WriteFileIn(FmpDir(), name + "-init-f1.mp4", init + f1);
+  json probe1 = ProbeJson(file1);
   const json* v1 = StreamOf(probe1, codec_name);
   REQUIRE(v1 != nullptr);
   CHECK((*v1)["nb_read_frames"] == "50");
@@ -344,7 +328,7 @@ void CheckRoundTrip(const Source& s, const std::string& codec_name, const std::s
 }
 
 TEST_CASE("S-10 init.mp4 and fragments of real H.264+AAC read back with ffprobe") {
-  Source s = Load("libx264");
+  LoadedSource s = Load("libx264");
   CheckRoundTrip(s, "h264", "h264");
 }
 
@@ -353,7 +337,7 @@ TEST_CASE("S-10 HEVC init.mp4 and fragments read back with ffprobe") {
     WARN("ffmpeg has no libx265: HEVC fMP4 case skipped");
     return;
   }
-  Source s = Load("libx265");
+  LoadedSource s = Load("libx265");
   CheckRoundTrip(s, "hevc", "hevc");
 
   Fmp4Writer writer(s.tracks);
@@ -385,7 +369,7 @@ TEST_CASE("S-10 HEVC init.mp4 and fragments read back with ffprobe") {
 }
 
 TEST_CASE("S-10 init segment and fragment box contents") {
-  Source s = Load("libx264");
+  LoadedSource s = Load("libx264");
   Split split = SplitAtSecondKeyframe(s);
   Fmp4Writer writer(s.tracks);
   CHECK(writer.Timescale(s.video.pid) == 90000);
@@ -514,7 +498,7 @@ TEST_CASE("S-10 init segment and fragment box contents") {
 }
 
 TEST_CASE("S-10 several ADTS frames in one PES become consecutive audio samples") {
-  Source s = Load("libx264");
+  LoadedSource s = Load("libx264");
   std::vector<Frame> audio = s.Of(s.audio.pid);
   REQUIRE(audio.size() >= 4);
   // Merge pairs of access units into one PES frame each (at the first one's dts).
@@ -536,7 +520,7 @@ TEST_CASE("S-10 several ADTS frames in one PES become consecutive audio samples"
 }
 
 TEST_CASE("S-10 large timestamps: tfdt carries the shifted decode times") {
-  Source s = Load("libx264");
+  LoadedSource s = Load("libx264");
   Split split = SplitAtSecondKeyframe(s);
   std::vector<Frame> shifted = Shifted(split.parts[1], kShift);
   Fmp4Writer writer(s.tracks);
@@ -573,7 +557,7 @@ TEST_CASE("S-10 large timestamps: tfdt carries the shifted decode times") {
   }
 
   // And it still plays, at the shifted time.
-  std::string file = WriteFile("shifted.mp4", writer.InitSegment() + frag);
+  std::string file = WriteFileIn(FmpDir(), "shifted.mp4", writer.InitSegment() + frag);
   CHECK(DecodeErrors(file).empty());
   auto [pts, dts] = FirstPacketTimes(file, "v:0");
   CHECK(dts == Approx(first_video / 90000.0).epsilon(1e-12));
@@ -581,7 +565,7 @@ TEST_CASE("S-10 large timestamps: tfdt carries the shifted decode times") {
 }
 
 TEST_CASE("S-10 the same frames give identical bytes") {
-  Source s = Load("libx264");
+  LoadedSource s = Load("libx264");
   Split split = SplitAtSecondKeyframe(s);
   std::vector<Frame> shifted = Shifted(split.parts[0], kShift);
   std::map<uint16_t, int64_t> end;

@@ -27,19 +27,14 @@ std::string Fragmented(const std::string& what) {
 }
 
 // Splits an fMP4 file at its first moof: the init segment and the fragments after it.
-std::pair<std::string, std::string> Split(const std::string& file) {
+std::pair<std::string, std::string> SplitAtMoof(const std::string& file) {
   size_t moof = file.find("moof");
   REQUIRE(moof != std::string::npos);
   return {file.substr(0, moof - 4), file.substr(moof - 4)};
 }
 
-bool HaveX265() {
-  return Capture("ffmpeg -hide_banner -encoders 2>/dev/null").find(" libx265 ") !=
-         std::string::npos;
-}
-
 TEST_CASE("S-16a L-1 the tracks of a published H.264 init segment") {
-  auto [init, fragments] = Split(Fragmented("libx264"));
+  auto [init, fragments] = SplitAtMoof(Fragmented("libx264"));
   auto tracks = ProbeInitSegment(init);
   REQUIRE(tracks.size() == 1);
   const ProbedTrack& t = tracks[0];
@@ -62,7 +57,7 @@ TEST_CASE("S-16a L-1 the tracks of a published H.264 init segment") {
 }
 
 TEST_CASE("S-16a L-1 the tracks of a published AAC init segment") {
-  auto [init, fragments] = Split(Fragmented("aac"));
+  auto [init, fragments] = SplitAtMoof(Fragmented("aac"));
   auto tracks = ProbeInitSegment(init);
   REQUIRE(tracks.size() == 1);
   CHECK(tracks[0].info.is_audio());
@@ -78,7 +73,7 @@ TEST_CASE("S-16a L-1 the tracks of a published HEVC init segment") {
     WARN("ffmpeg has no libx265: HEVC case skipped");
     return;
   }
-  auto [init, fragments] = Split(Fragmented("libx265"));
+  auto [init, fragments] = SplitAtMoof(Fragmented("libx265"));
   auto tracks = ProbeInitSegment(init);
   REQUIRE(tracks.size() == 1);
   CHECK(tracks[0].info.codec == Codec::kHevc);
@@ -87,7 +82,7 @@ TEST_CASE("S-16a L-1 the tracks of a published HEVC init segment") {
 }
 
 TEST_CASE("L-1 truncated or corrupted objects give no tracks and never crash") {
-  auto [init, fragments] = Split(Fragmented("libx264"));
+  auto [init, fragments] = SplitAtMoof(Fragmented("libx264"));
   for (size_t n = 0; n < init.size(); n += 7) {
     auto tracks = ProbeInitSegment(std::string_view(init).substr(0, n));
     for (const auto& t : tracks) CHECK(t.info.codec_string.size() <= 64);

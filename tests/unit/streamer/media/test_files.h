@@ -1,5 +1,5 @@
 // Shared by the media tests: a per-process scratch directory for ffmpeg fixtures, running a
-// command for its output, and reading files back.
+// command for its output, writing and reading files, what ffmpeg can encode and decode.
 #pragma once
 
 #include <unistd.h>
@@ -32,6 +32,26 @@ inline std::string ReadFile(const std::filesystem::path& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// Writes `data` to dir/name and returns the path.
+inline std::string WriteFileIn(const std::filesystem::path& dir, const std::string& name,
+                               const std::string& data) {
+  std::filesystem::path path = dir / name;
+  std::ofstream out(path, std::ios::binary);
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  return path.string();
+}
+
+// Whether this ffmpeg has the libx265 encoder (Debian's does).
+inline bool HaveX265() {
+  return Capture("ffmpeg -hide_banner -encoders 2>/dev/null").find(" libx265 ") !=
+         std::string::npos;
+}
+
+// What ffmpeg says when decoding the whole file (nothing when it is clean).
+inline std::string DecodeErrors(const std::string& file) {
+  return Capture("ffmpeg -hide_banner -v error -i " + file + " -f null - 2>&1");
 }
 
 // key=value lines of ffprobe for the first video stream of `file`.

@@ -24,27 +24,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr size_t kPacket = 188;
+constexpr size_t kTsPacket = 188;
 
-const fs::path& Dir() {
+const fs::path& MuxDir() {
   static TempDir dir("meshwork-media-mux");
   return dir.path();
 }
 
-std::string WriteFile(const std::string& name, const std::string& data) {
-  fs::path path = Dir() / name;
-  std::ofstream(path, std::ios::binary) << data;
-  return path.string();
-}
-
-bool HaveX265() {
-  return Capture("ffmpeg -hide_banner -encoders 2>/dev/null").find(" libx265 ") !=
-         std::string::npos;
-}
-
 // A 4 s test file with the given video encoder arguments, generated once per name.
-std::string Source(const std::string& name, const std::string& video_args) {
-  fs::path out = Dir() / name;
+std::string MuxSource(const std::string& name, const std::string& video_args) {
+  fs::path out = MuxDir() / name;
   if (!fs::exists(out)) {
     std::string cmd =
         "ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=640x360:rate=25 "
@@ -56,10 +45,10 @@ std::string Source(const std::string& name, const std::string& video_args) {
 }
 
 std::string H264Source() {
-  return Source("h264-aac.ts", "-c:v libx264 -g 50 -profile:v high -pix_fmt yuv420p");
+  return MuxSource("h264-aac.ts", "-c:v libx264 -g 50 -profile:v high -pix_fmt yuv420p");
 }
 
-struct Demuxed {
+struct MuxDemuxed {
   std::map<uint16_t, TrackInfo> tracks;
   std::vector<Frame> frames;
   TsDemuxer::Stats stats;
@@ -78,8 +67,8 @@ struct Demuxed {
   }
 };
 
-Demuxed Demux(const std::string& data) {
-  Demuxed out;
+MuxDemuxed MuxDemux(const std::string& data) {
+  MuxDemuxed out;
   TsDemuxer demuxer({[&](const TrackInfo& t) { out.tracks[t.pid] = t; },
                      [&](Frame&& f) { out.frames.push_back(std::move(f)); }});
   demuxer.Feed({reinterpret_cast<const uint8_t*>(data.data()), data.size()});
@@ -96,7 +85,7 @@ std::vector<Frame> ByDts(std::vector<Frame> frames) {
 }
 
 // Same timestamps, flags and bytes, per codec (PIDs differ: the muxer renumbers them).
-void CheckSameFrames(const Demuxed& got, const Demuxed& want, Codec codec) {
+void CheckSameFrames(const MuxDemuxed& got, const MuxDemuxed& want, Codec codec) {
   auto a = got.Of(codec);
   auto b = want.Of(codec);
   REQUIRE(a.size() == b.size());
@@ -112,7 +101,7 @@ void CheckSameFrames(const Demuxed& got, const Demuxed& want, Codec codec) {
 // ffprobe's view of the streams (in order) and the format, e.g. "codec_name" → {"h264",
 // "aac"}. The flat writer names top-level streams "streams.stream.N.…" (the copies listed
 // under programs are skipped).
-std::map<std::string, std::vector<std::string>> Probe(const std::string& file) {
+std::map<std::string, std::vector<std::string>> ProbeFlat(const std::string& file) {
   std::string text = Capture(
       "ffprobe -v error -show_entries stream=codec_name,width,height -show_entries "
       "format=duration -of flat " +
@@ -132,11 +121,6 @@ std::map<std::string, std::vector<std::string>> Probe(const std::string& file) {
   return kv;
 }
 
-// What ffmpeg says when decoding the whole file (nothing when it is clean).
-std::string DecodeErrors(const std::string& file) {
-  return Capture("ffmpeg -hide_banner -v error -i " + file + " -f null - 2>&1");
-}
-
 struct PacketView {
   const uint8_t* p;
   uint16_t pid() const { return static_cast<uint16_t>(((p[1] & 0x1f) << 8) | p[2]); }
@@ -152,7 +136,7 @@ struct PacketView {
 };
 
 PacketView PacketAt(const std::string& ts, size_t i) {
-  return {reinterpret_cast<const uint8_t*>(ts.data()) + i * kPacket};
+  return {reinterpret_cast<const uint8_t*>(ts.data()) + i * kTsPacket};
 }
 
 // Segments cut at each video keyframe (or every 50 audio frames without video), each
@@ -183,7 +167,7 @@ std::string Join(const std::vector<std::string>& parts) {
 
 TEST_CASE("S-8 TsMuxer round trip of ffmpeg H.264 + AAC: ffprobe validates, same frames back") {
   std::string source = H264Source();
-  Demuxed reference = Demux(ReadFile(source));
+  MuxDemuxed reference = MuxDemux(ReadFile(source));
   REQUIRE(reference.tracks.size() == 2);
 
   TsMuxer muxer(reference.TrackList());
@@ -192,8 +176,8 @@ TEST_CASE("S-8 TsMuxer round trip of ffmpeg H.264 + AAC: ffprobe validates, same
   for (size_t s = 0; s < segments.size(); ++s) {
     INFO("segment " << s);
     const std::string& seg = segments[s];
-    REQUIRE(seg.size() % kPacket == 0);
-    REQUIRE(seg.size() / kPacket > 3);
+    REQUIRE(seg.size() % kTsPacket == 0);
+    REQUIRE(seg.size() / kTsPacket > 3);
     // PAT, PMT, then the keyframe's first packet with PCR and random_access_indicator.
     CHECK(PacketAt(seg, 0).pid() == 0);
     CHECK(PacketAt(seg, 0).pusi());
@@ -204,15 +188,15 @@ TEST_CASE("S-8 TsMuxer round trip of ffmpeg H.264 + AAC: ffprobe validates, same
     CHECK(PacketAt(seg, 2).pcr());
     CHECK(PacketAt(seg, 2).random_access());
     // Each segment alone is a valid stream too.
-    std::string file = WriteFile("segment" + std::to_string(s) + ".ts", seg);
+    std::string file = WriteFileIn(MuxDir(), "segment" + std::to_string(s) + ".ts", seg);
     CHECK(DecodeErrors(file).empty());
-    auto probe = Probe(file);
+    auto probe = ProbeFlat(file);
     CHECK(probe["codec_name"] == std::vector<std::string>{"h264", "aac"});
   }
 
   std::string joined = Join(segments);
-  std::string file = WriteFile("roundtrip.ts", joined);
-  auto probe = Probe(file);
+  std::string file = WriteFileIn(MuxDir(), "roundtrip.ts", joined);
+  auto probe = ProbeFlat(file);
   CHECK(probe["codec_name"] == std::vector<std::string>{"h264", "aac"});
   REQUIRE(probe["width"].size() == 1);
   CHECK(probe["width"][0] == "640");
@@ -221,7 +205,7 @@ TEST_CASE("S-8 TsMuxer round trip of ffmpeg H.264 + AAC: ffprobe validates, same
   CHECK(std::stod(probe["duration"][0]) == Approx(4.0).margin(0.15));
   CHECK(DecodeErrors(file).empty());
 
-  Demuxed again = Demux(joined);
+  MuxDemuxed again = MuxDemux(joined);
   CHECK(again.stats.cc_errors == 0);  // counters continue across segments
   CHECK(again.stats.pes_dropped == 0);
   CheckSameFrames(again, reference, Codec::kH264);
@@ -238,7 +222,7 @@ TEST_CASE("S-8 TsMuxer round trip of ffmpeg H.264 + AAC: ffprobe validates, same
   // Every video PES carries a PCR that does not run ahead of its DTS.
   auto video = again.Of(Codec::kH264);
   size_t video_pes = 0;
-  for (size_t i = 0; i < joined.size() / kPacket; ++i) {
+  for (size_t i = 0; i < joined.size() / kTsPacket; ++i) {
     PacketView p = PacketAt(joined, i);
     if (p.pid() != 0x100 || !p.pusi()) continue;
     REQUIRE(p.pcr());
@@ -255,22 +239,22 @@ TEST_CASE("S-8 TsMuxer round trip of ffmpeg HEVC + AAC") {
     return;
   }
   std::string source =
-      Source("hevc-aac.ts", "-c:v libx265 -x265-params log-level=error -g 50 -pix_fmt yuv420p");
-  Demuxed reference = Demux(ReadFile(source));
+      MuxSource("hevc-aac.ts", "-c:v libx265 -x265-params log-level=error -g 50 -pix_fmt yuv420p");
+  MuxDemuxed reference = MuxDemux(ReadFile(source));
   TsMuxer muxer(reference.TrackList());
   std::string joined = Join(MuxSegments(muxer, ByDts(reference.frames)));
-  std::string file = WriteFile("roundtrip-hevc.ts", joined);
-  auto probe = Probe(file);
+  std::string file = WriteFileIn(MuxDir(), "roundtrip-hevc.ts", joined);
+  auto probe = ProbeFlat(file);
   CHECK(probe["codec_name"] == std::vector<std::string>{"hevc", "aac"});
   CHECK(DecodeErrors(file).empty());
-  Demuxed again = Demux(joined);
+  MuxDemuxed again = MuxDemux(joined);
   CHECK(again.stats.cc_errors == 0);
   CheckSameFrames(again, reference, Codec::kHevc);
   CheckSameFrames(again, reference, Codec::kAac);
 }
 
 TEST_CASE("S-8 TsMuxer output is deterministic with valid PSI CRCs and stuffing") {
-  Demuxed reference = Demux(ReadFile(H264Source()));
+  MuxDemuxed reference = MuxDemux(ReadFile(H264Source()));
   auto frames = ByDts(reference.frames);
   TsMuxer a(reference.TrackList());
   TsMuxer b(reference.TrackList());
@@ -286,16 +270,16 @@ TEST_CASE("S-8 TsMuxer output is deterministic with valid PSI CRCs and stuffing"
   std::string tables;
   TsMuxer muxer(reference.TrackList());
   muxer.WriteTables(tables);
-  REQUIRE(tables.size() == 2 * kPacket);
+  REQUIRE(tables.size() == 2 * kTsPacket);
   for (int i = 0; i < 2; ++i) {
-    auto p = reinterpret_cast<const uint8_t*>(tables.data()) + i * kPacket;
+    auto p = reinterpret_cast<const uint8_t*>(tables.data()) + i * kTsPacket;
     CHECK(p[4] == 0);  // pointer_field
     const uint8_t* section = p + 5;
     size_t len = 3 + (((section[1] & 0x0f) << 8) | section[2]);
     CHECK(Crc32Mpeg2(section, len) == 0);
-    for (size_t k = 5 + len; k < kPacket; ++k) CHECK(p[k] == 0xff);
+    for (size_t k = 5 + len; k < kTsPacket; ++k) CHECK(p[k] == 0xff);
   }
-  const uint8_t* pmt = reinterpret_cast<const uint8_t*>(tables.data()) + kPacket + 5;
+  const uint8_t* pmt = reinterpret_cast<const uint8_t*>(tables.data()) + kTsPacket + 5;
   CHECK(pmt[0] == 0x02);
   CHECK((((pmt[8] & 0x1f) << 8) | pmt[9]) == 0x100);  // PCR PID: video
   CHECK(pmt[12] == 0x1b);
@@ -304,8 +288,8 @@ TEST_CASE("S-8 TsMuxer output is deterministic with valid PSI CRCs and stuffing"
   // Every PES ends in a packet padded with adaptation-field stuffing, never with 0xFF
   // payload: the demuxer gets exactly the bytes back (checked by the round trip), and all
   // packets are whole.
-  CHECK(out_a.size() % kPacket == 0);
-  for (size_t i = 0; i < out_a.size() / kPacket; ++i) {
+  CHECK(out_a.size() % kTsPacket == 0);
+  for (size_t i = 0; i < out_a.size() / kTsPacket; ++i) {
     PacketView p = PacketAt(out_a, i);
     CHECK(p.p[0] == 0x47);
     if (p.has_af()) CHECK(p.af_length() <= 183);
@@ -313,7 +297,7 @@ TEST_CASE("S-8 TsMuxer output is deterministic with valid PSI CRCs and stuffing"
 }
 
 TEST_CASE("S-8 TsMuxer writes audio-only and video-only streams") {
-  Demuxed reference = Demux(ReadFile(H264Source()));
+  MuxDemuxed reference = MuxDemux(ReadFile(H264Source()));
   auto frames = ByDts(reference.frames);
   for (Codec only : {Codec::kAac, Codec::kH264}) {
     SECTION(only == Codec::kAac ? "audio only" : "video only") {
@@ -324,18 +308,19 @@ TEST_CASE("S-8 TsMuxer writes audio-only and video-only streams") {
       TsMuxer muxer(tracks);
       // Frames of the other track are ignored.
       std::string joined = Join(MuxSegments(muxer, frames));
-      std::string file = WriteFile(only == Codec::kAac ? "audio.ts" : "video.ts", joined);
-      auto probe = Probe(file);
+      std::string file =
+          WriteFileIn(MuxDir(), only == Codec::kAac ? "audio.ts" : "video.ts", joined);
+      auto probe = ProbeFlat(file);
       CHECK(probe["codec_name"] == std::vector<std::string>{only == Codec::kAac ? "aac" : "h264"});
       CHECK(DecodeErrors(file).empty());
-      Demuxed again = Demux(joined);
+      MuxDemuxed again = MuxDemux(joined);
       CHECK(again.tracks.size() == 1);
       CHECK(again.stats.cc_errors == 0);
       CheckSameFrames(again, reference, only);
       // The PCR is on the only PID, in the first packet of each PES.
       uint16_t pid = only == Codec::kAac ? 0x101 : 0x100;
       size_t pcrs = 0;
-      for (size_t i = 0; i < joined.size() / kPacket; ++i) {
+      for (size_t i = 0; i < joined.size() / kTsPacket; ++i) {
         PacketView p = PacketAt(joined, i);
         if (p.pid() == pid && p.pusi()) {
           CHECK(p.pcr());
@@ -348,7 +333,7 @@ TEST_CASE("S-8 TsMuxer writes audio-only and video-only streams") {
 }
 
 TEST_CASE("S-8 TsMuxer inserts an AUD into H.264 access units without one") {
-  Demuxed reference = Demux(ReadFile(H264Source()));
+  MuxDemuxed reference = MuxDemux(ReadFile(H264Source()));
   const std::string aud("\x00\x00\x00\x01\x09\xf0", 6);
   std::vector<TrackInfo> tracks;
   for (const auto& t : reference.TrackList()) {
@@ -365,14 +350,14 @@ TEST_CASE("S-8 TsMuxer inserts an AUD into H.264 access units without one") {
     f.data = std::make_shared<const std::string>(stripped.back());
     muxer.WriteFrame(f, ts);
   }
-  Demuxed again = Demux(ts);
+  MuxDemuxed again = MuxDemux(ts);
   auto got = again.Of(Codec::kH264);
   REQUIRE(got.size() == video.size());
   for (size_t i = 0; i < got.size(); ++i) {
     CHECK(*got[i].data == aud + stripped[i]);
     CHECK(H264NalType(SplitAnnexB(*got[i].data).front()) == 9);
   }
-  CHECK(DecodeErrors(WriteFile("aud.ts", ts)).empty());
+  CHECK(DecodeErrors(WriteFileIn(MuxDir(), "aud.ts", ts)).empty());
 }
 
 }  // namespace meshwork::media

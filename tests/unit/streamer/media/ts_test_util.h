@@ -35,11 +35,6 @@ inline const fs::path& Dir() {
   return dir.path();
 }
 
-inline bool HaveX265() {
-  return Capture("ffmpeg -hide_banner -encoders 2>/dev/null").find(" libx265 ") !=
-         std::string::npos;
-}
-
 const std::string kSources =
     "-f lavfi -i testsrc2=size=640x360:rate=25 -f lavfi -i sine=frequency=440:sample_rate=48000 "
     "-t 4 ";

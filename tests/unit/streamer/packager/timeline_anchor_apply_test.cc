@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int64_t kWall = 1'795'964'000'000;
+constexpr int64_t kAnchorWall = 1'795'964'000'000;
 
 TEST_CASE("S-5 a later anchor from central reaches the pipeline without restarting it") {
   FakeClock clock;
@@ -24,11 +24,11 @@ TEST_CASE("S-5 a later anchor from central reaches the pipeline without restarti
   auto pipeline = manager.Find("ch1");
   REQUIRE(pipeline);
   CHECK_FALSE(pipeline->timeline_anchor());
-  object["timeline_anchor"] = {{"t90k", 1}, {"wall_ms", kWall}};
+  object["timeline_anchor"] = {{"t90k", 1}, {"wall_ms", kAnchorWall}};
   config.streams = Configs({{"ch1", object}});
   manager.Apply(config);
   CHECK(manager.Find("ch1") == pipeline);  // the same pipeline: its timeline goes on
-  CHECK(pipeline->timeline_anchor() == TimelineAnchor{1, kWall});
+  CHECK(pipeline->timeline_anchor() == TimelineAnchor{1, kAnchorWall});
   object["timeline_anchor"] = "garbage";
   config.streams = Configs({{"ch1", object}});
   manager.Apply(config);

@@ -10,21 +10,18 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/unit/streamer/rtmp/bytes_util.h"
+
 namespace meshwork::rtmp {
 namespace {
+
+using test::U16;
+using test::U32;
+using test::U8;
 
 using Type = Amf0Value::Type;
 
 // Hand-built wire bytes, big-endian as AMF0 writes them.
-void U8(std::string& b, unsigned v) { b.push_back(static_cast<char>(v)); }
-void U16(std::string& b, unsigned v) {
-  U8(b, v >> 8);
-  U8(b, v);
-}
-void U32(std::string& b, uint32_t v) {
-  U16(b, v >> 16);
-  U16(b, v & 0xFFFF);
-}
 void F64(std::string& b, double v) {
   const uint64_t bits = std::bit_cast<uint64_t>(v);
   U32(b, static_cast<uint32_t>(bits >> 32));

@@ -13,12 +13,16 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/unit/streamer/rtmp/bytes_util.h"
+
 namespace meshwork::rtmp {
 namespace {
 
-void U8(std::string& b, unsigned v) { b.push_back(static_cast<char>(v)); }
-void U24(std::string& b, uint32_t v) { b += {char(v >> 16), char(v >> 8), char(v)}; }
-void U32(std::string& b, uint32_t v) { b += {char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; }
+using test::Span;
+using test::U24;
+using test::U32;
+using test::U8;
+
 void Le32(std::string& b, uint32_t v) {
   b += {char(v), char(v >> 8), char(v >> 16), char(v >> 24)};
 }
@@ -70,10 +74,6 @@ std::string Payload(size_t n, int seed) {
   std::string p;
   for (size_t i = 0; i < n; ++i) p.push_back(static_cast<char>((i * 7 + seed * 31) & 0xFF));
   return p;
-}
-
-std::span<const uint8_t> Span(std::string_view s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
 struct Fed {

@@ -13,9 +13,15 @@
 
 #include "absl/strings/escaping.h"
 #include "streamer/media/codec_parsers.h"
+#include "tests/unit/streamer/rtmp/bytes_util.h"
 
 namespace meshwork::rtmp {
 namespace {
+
+using test::Span;
+using test::U16;
+using test::U24;
+using test::U8;
 
 using media::Codec;
 
@@ -35,16 +41,6 @@ const std::string kNonIdr = Hex("419a2144");     // H.264 type 1
 const std::string kHevcIdr = Hex("2601af0c4e");  // HEVC type 19 (IDR_W_RADL)
 const std::string kHevcTrail = Hex("0201d01a");  // HEVC type 1 (TRAIL_R)
 const std::string kStart("\0\0\0\1", 4);
-
-void U8(std::string& b, unsigned v) { b.push_back(static_cast<char>(v)); }
-void U16(std::string& b, unsigned v) {
-  U8(b, (v >> 8) & 0xFF);
-  U8(b, v & 0xFF);
-}
-void U24(std::string& b, uint32_t v) {
-  U8(b, (v >> 16) & 0xFF);
-  U16(b, v & 0xFFFF);
-}
 
 // AVCDecoderConfigurationRecord: version 1, profile, compatibility, level (from the SPS),
 // 0xFC | lengthSizeMinusOne, 0xE0 | numSPS, (u16 length, SPS)…, numPPS, (u16 length, PPS)….
@@ -112,10 +108,6 @@ std::string Enhanced(int frame_type, int packet_type, std::string_view fourcc,
   b += fourcc;
   if (packet_type == 1) U24(b, static_cast<uint32_t>(cts) & 0xFFFFFF);
   return b + data;
-}
-
-std::span<const uint8_t> Span(std::string_view s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
 struct Capture {

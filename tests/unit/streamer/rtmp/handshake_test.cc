@@ -10,32 +10,32 @@
 namespace meshwork::rtmp {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
+using ByteVec = std::vector<uint8_t>;
 
 constexpr uint32_t kServerTime = 0xA0B0C0D0;
 
-Bytes RandomBytes(size_t n, uint32_t seed) {
+ByteVec RandomBytes(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
-  Bytes out(n);
+  ByteVec out(n);
   for (uint8_t& b : out) b = static_cast<uint8_t>(rng());
   return out;
 }
 
-Bytes FromHex(const std::string& hex) {
-  Bytes out;
+ByteVec HexBytes(const std::string& hex) {
+  ByteVec out;
   for (size_t i = 0; i + 1 < hex.size(); i += 2) {
     out.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
   }
   return out;
 }
 
-uint32_t Be32(const uint8_t* p) {
+uint32_t ReadBe32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
 }
 
 // A C1 with the given time and version fields and random bytes after them.
-Bytes MakeC1(uint32_t time, uint32_t version, uint32_t seed) {
-  Bytes c1 = RandomBytes(kHandshakeSize, seed);
+ByteVec MakeC1(uint32_t time, uint32_t version, uint32_t seed) {
+  ByteVec c1 = RandomBytes(kHandshakeSize, seed);
   for (int i = 0; i < 4; ++i) {
     c1[i] = static_cast<uint8_t>(time >> (24 - 8 * i));
     c1[4 + i] = static_cast<uint8_t>(version >> (24 - 8 * i));
@@ -43,47 +43,47 @@ Bytes MakeC1(uint32_t time, uint32_t version, uint32_t seed) {
   return c1;
 }
 
-Bytes WithC0(const Bytes& c1, uint8_t version = 3) {
-  Bytes c0c1{version};
+ByteVec WithC0(const ByteVec& c1, uint8_t version = 3) {
+  ByteVec c0c1{version};
   c0c1.insert(c0c1.end(), c1.begin(), c1.end());
   return c0c1;
 }
 
 // Where a digest sits under `scheme`, computed here independently of the implementation.
-size_t DigestOffset(const Bytes& block, int scheme) {
+size_t DigestOffset(const ByteVec& block, int scheme) {
   const size_t base = scheme == 0 ? 8 : 772;
   return (block[base] + block[base + 1] + block[base + 2] + block[base + 3]) % 728 + base + 4;
 }
 
 struct Answer {
   HandshakeForm form;
-  Bytes s0, s1, s2;
+  ByteVec s0, s1, s2;
 };
 
-Answer Answered(const Bytes& c1, const Bytes& random) {
+Answer Answered(const ByteVec& c1, const ByteVec& random) {
   auto answer = AnswerHandshake(WithC0(c1), kServerTime, random);
   REQUIRE(answer.ok());
   REQUIRE(answer->s0s1s2.size() == 1 + 2 * kHandshakeSize);
   const auto* p = reinterpret_cast<const uint8_t*>(answer->s0s1s2.data());
-  return {answer->form, Bytes(p, p + 1), Bytes(p + 1, p + 1 + kHandshakeSize),
-          Bytes(p + 1 + kHandshakeSize, p + 1 + 2 * kHandshakeSize)};
+  return {answer->form, ByteVec(p, p + 1), ByteVec(p + 1, p + 1 + kHandshakeSize),
+          ByteVec(p + 1 + kHandshakeSize, p + 1 + 2 * kHandshakeSize)};
 }
 
 // The simple answer: S0 3, S1 our time + zero + random, S2 = C1 with our time in 4..7.
-void CheckSimpleAnswer(const Answer& a, const Bytes& c1, const Bytes& random) {
+void CheckSimpleAnswer(const Answer& a, const ByteVec& c1, const ByteVec& random) {
   CHECK(a.form == HandshakeForm::kSimple);
   CHECK(a.s0[0] == 3);
-  CHECK(Be32(a.s1.data()) == kServerTime);
-  CHECK(Be32(a.s1.data() + 4) == 0);
+  CHECK(ReadBe32(a.s1.data()) == kServerTime);
+  CHECK(ReadBe32(a.s1.data() + 4) == 0);
   CHECK(std::equal(a.s1.begin() + 8, a.s1.end(), random.begin() + 8));
   CHECK(std::equal(a.s2.begin(), a.s2.begin() + 4, c1.begin()));
-  CHECK(Be32(a.s2.data() + 4) == kServerTime);
+  CHECK(ReadBe32(a.s2.data() + 4) == kServerTime);
   CHECK(std::equal(a.s2.begin() + 8, a.s2.end(), c1.begin() + 8));
 }
 
 TEST_CASE("S-1 RTMP handshake: a client version other than 3 is refused") {
-  const Bytes c1 = MakeC1(0, 0, 1);
-  const Bytes random = RandomBytes(kHandshakeSize, 2);
+  const ByteVec c1 = MakeC1(0, 0, 1);
+  const ByteVec random = RandomBytes(kHandshakeSize, 2);
   for (uint8_t version : {0, 1, 2, 4, 6, 0x83, 0xFF}) {
     INFO("version " << int{version});
     auto answer = AnswerHandshake(WithC0(c1, version), kServerTime, random);
@@ -94,10 +94,10 @@ TEST_CASE("S-1 RTMP handshake: a client version other than 3 is refused") {
 }
 
 TEST_CASE("S-1 RTMP handshake: wrong sizes are refused") {
-  const Bytes c0c1 = WithC0(MakeC1(0, 0, 1));
-  const Bytes random = RandomBytes(kHandshakeSize, 2);
+  const ByteVec c0c1 = WithC0(MakeC1(0, 0, 1));
+  const ByteVec random = RandomBytes(kHandshakeSize, 2);
   for (size_t n : {size_t{0}, size_t{1}, kHandshakeSize, kHandshakeSize + 2}) {
-    const Bytes c0c1_sized = RandomBytes(n, 3);
+    const ByteVec c0c1_sized = RandomBytes(n, 3);
     auto answer = AnswerHandshake(c0c1_sized, kServerTime, random);
     REQUIRE_FALSE(answer.ok());
     CHECK(answer.status().code() == absl::StatusCode::kInvalidArgument);
@@ -109,26 +109,26 @@ TEST_CASE("S-1 RTMP handshake: wrong sizes are refused") {
   }
 
   // The client-side helpers refuse wrong sizes and unknown schemes rather than misread.
-  Bytes c1 = MakeC1(1, 0x80000702, 5);
+  ByteVec c1 = MakeC1(1, 0x80000702, 5);
   SignClientC1(c1, 0);
   REQUIRE(VerifyClientDigest(c1, 0));
-  const Bytes short_c1(c1.begin(), c1.end() - 1);
+  const ByteVec short_c1(c1.begin(), c1.end() - 1);
   CHECK_FALSE(VerifyClientDigest(short_c1, 0));
   CHECK_FALSE(VerifyClientDigest(c1, 2));
   CHECK_FALSE(VerifyClientDigest(c1, -1));
   CHECK_FALSE(VerifyServerDigest(short_c1, 0));
   CHECK_FALSE(VerifyS2(short_c1, c1, 0));
   CHECK_FALSE(VerifyS2(c1, short_c1, 0));
-  Bytes untouched = MakeC1(1, 0x80000702, 6);
-  const Bytes before = untouched;
+  ByteVec untouched = MakeC1(1, 0x80000702, 6);
+  const ByteVec before = untouched;
   SignClientC1(std::span<uint8_t>(untouched).first(kHandshakeSize - 1), 0);
   SignClientC1(untouched, 7);
   CHECK(untouched == before);
 }
 
 TEST_CASE("S-1 RTMP handshake: a simple C1 gets S0 3, our S1 and an S2 echoing C1") {
-  const Bytes c1 = MakeC1(0x01020304, 0, 7);
-  const Bytes random = RandomBytes(kHandshakeSize, 8);
+  const ByteVec c1 = MakeC1(0x01020304, 0, 7);
+  const ByteVec random = RandomBytes(kHandshakeSize, 8);
   const Answer a = Answered(c1, random);
   CheckSimpleAnswer(a, c1, random);
   CHECK(a.s1.size() == kHandshakeSize);
@@ -154,9 +154,9 @@ TEST_CASE("S-1 RTMP handshake: the digests match an independent HMAC-SHA256 comp
   };
   for (const Vector& v : vectors) {
     INFO("scheme " << v.scheme);
-    Bytes c1(kHandshakeSize);
+    ByteVec c1(kHandshakeSize);
     for (size_t i = 0; i < c1.size(); ++i) c1[i] = static_cast<uint8_t>(i * 7 + 3);
-    Bytes s1 = c1;
+    ByteVec s1 = c1;
     const uint8_t client_version[4] = {0x80, 0x00, 0x07, 0x02};
     const uint8_t server_version[4] = {0x04, 0x05, 0x00, 0x01};
     std::copy(client_version, client_version + 4, c1.begin() + 4);
@@ -164,16 +164,16 @@ TEST_CASE("S-1 RTMP handshake: the digests match an independent HMAC-SHA256 comp
     REQUIRE(DigestOffset(c1, v.scheme) == v.offset);
 
     SignClientC1(c1, v.scheme);
-    CHECK(Bytes(c1.begin() + v.offset, c1.begin() + v.offset + 32) == FromHex(v.client_digest));
+    CHECK(ByteVec(c1.begin() + v.offset, c1.begin() + v.offset + 32) == HexBytes(v.client_digest));
     CHECK(VerifyClientDigest(c1, v.scheme));
 
-    Bytes s2(kHandshakeSize - 32);
+    ByteVec s2(kHandshakeSize - 32);
     for (size_t i = 0; i < s2.size(); ++i) s2[i] = static_cast<uint8_t>(i * 13 + 1);
-    const Bytes signature = FromHex(v.s2_signature);
+    const ByteVec signature = HexBytes(v.s2_signature);
     s2.insert(s2.end(), signature.begin(), signature.end());
     CHECK(VerifyS2(s2, c1, v.scheme));
 
-    const Bytes server_digest = FromHex(v.server_digest);
+    const ByteVec server_digest = HexBytes(v.server_digest);
     std::copy(server_digest.begin(), server_digest.end(), s1.begin() + v.offset);
     CHECK(VerifyServerDigest(s1, v.scheme));
   }
@@ -184,17 +184,17 @@ TEST_CASE("S-1 RTMP handshake: a C1 signed under either scheme gets a digest ans
   // Several C1s so that the digest lands at different offsets.
   for (uint32_t seed = 10; seed < 18; ++seed) {
     INFO("scheme " << scheme << ", seed " << seed);
-    Bytes c1 = MakeC1(0x00001000, 0x80000702, seed);
+    ByteVec c1 = MakeC1(0x00001000, 0x80000702, seed);
     SignClientC1(c1, scheme);
     REQUIRE(VerifyClientDigest(c1, scheme));
     CHECK_FALSE(VerifyClientDigest(c1, 1 - scheme));
-    const Bytes random = RandomBytes(kHandshakeSize, seed + 100);
+    const ByteVec random = RandomBytes(kHandshakeSize, seed + 100);
 
     const Answer a = Answered(c1, random);
     CHECK(a.form == (scheme == 0 ? HandshakeForm::kDigestScheme0 : HandshakeForm::kDigestScheme1));
     CHECK(a.s0[0] == 3);
-    CHECK(Be32(a.s1.data()) == kServerTime);
-    CHECK(Be32(a.s1.data() + 4) == 0x04050001);
+    CHECK(ReadBe32(a.s1.data()) == kServerTime);
+    CHECK(ReadBe32(a.s1.data() + 4) == 0x04050001);
     CHECK(VerifyServerDigest(a.s1, scheme));
     CHECK(VerifyS2(a.s2, c1, scheme));
     // S2 is not an echo of C1 and does not repeat S1.
@@ -202,13 +202,13 @@ TEST_CASE("S-1 RTMP handshake: a C1 signed under either scheme gets a digest ans
     CHECK_FALSE(std::equal(a.s2.begin() + 8, a.s2.begin() + 1504, a.s1.begin() + 8));
 
     // What a client checks fails for anything else.
-    Bytes other_c1 = MakeC1(0x00001000, 0x80000702, seed + 1000);
+    ByteVec other_c1 = MakeC1(0x00001000, 0x80000702, seed + 1000);
     SignClientC1(other_c1, scheme);
     CHECK_FALSE(VerifyS2(a.s2, other_c1, scheme));
-    Bytes bad_s2 = a.s2;
+    ByteVec bad_s2 = a.s2;
     bad_s2[100] ^= 1;
     CHECK_FALSE(VerifyS2(bad_s2, c1, scheme));
-    Bytes bad_s1 = a.s1;
+    ByteVec bad_s1 = a.s1;
     bad_s1[0] ^= 0x80;
     CHECK_FALSE(VerifyServerDigest(bad_s1, scheme));
   }
@@ -216,32 +216,32 @@ TEST_CASE("S-1 RTMP handshake: a C1 signed under either scheme gets a digest ans
 
 TEST_CASE("S-1 RTMP handshake: a C1 with a version but no valid digest gets the simple form") {
   const int scheme = GENERATE(0, 1);
-  const Bytes random = RandomBytes(kHandshakeSize, 21);
+  const ByteVec random = RandomBytes(kHandshakeSize, 21);
 
   // A corrupted digest byte.
-  Bytes corrupted = MakeC1(0x01020304, 0x80000702, 22);
+  ByteVec corrupted = MakeC1(0x01020304, 0x80000702, 22);
   SignClientC1(corrupted, scheme);
   corrupted[DigestOffset(corrupted, scheme) + 31] ^= 0x01;
   REQUIRE_FALSE(VerifyClientDigest(corrupted, scheme));
   CheckSimpleAnswer(Answered(corrupted, random), corrupted, random);
 
   // A byte the digest covers, changed after signing.
-  Bytes tampered = MakeC1(0x01020304, 0x80000702, 23);
+  ByteVec tampered = MakeC1(0x01020304, 0x80000702, 23);
   SignClientC1(tampered, scheme);
   tampered[kHandshakeSize - 1] ^= 0x40;
   REQUIRE_FALSE(VerifyClientDigest(tampered, scheme));
   CheckSimpleAnswer(Answered(tampered, random), tampered, random);
 
   // Never signed at all.
-  const Bytes unsigned_c1 = MakeC1(0x01020304, 0x09007C02, 24 + scheme);
+  const ByteVec unsigned_c1 = MakeC1(0x01020304, 0x09007C02, 24 + scheme);
   CheckSimpleAnswer(Answered(unsigned_c1, random), unsigned_c1, random);
 }
 
 TEST_CASE("S-1 RTMP handshake: a zero version field means the simple form even with a digest") {
-  Bytes c1 = MakeC1(5, 0, 30);
+  ByteVec c1 = MakeC1(5, 0, 30);
   SignClientC1(c1, 1);
   REQUIRE(VerifyClientDigest(c1, 1));
-  const Bytes random = RandomBytes(kHandshakeSize, 31);
+  const ByteVec random = RandomBytes(kHandshakeSize, 31);
   CheckSimpleAnswer(Answered(c1, random), c1, random);
 }
 

@@ -15,7 +15,7 @@ using namespace std::chrono_literals;
 
 constexpr int64_t kFakeNowMs = 1'700'000'000'000;  // FakeClock's epoch
 
-nlohmann::json Stream(int64_t availability_start = kFakeNowMs) {
+nlohmann::json StreamObject(int64_t availability_start = kFakeNowMs) {
   return {{"segment_ms", 2000},
           {"live_window", 3},
           {"pipelines", {"a", "b"}},
@@ -37,7 +37,7 @@ OriginStore::PublishRequest Put(std::string pipeline, int64_t msn, std::string b
 TEST_CASE("L-1 a publish is 201 when new and 204 when the same pipeline retries it") {
   FakeClock clock;
   OriginStore store({}, clock);
-  store.Apply(Configs({{"live/ch1", Stream()}}));
+  store.Apply(Configs({{"live/ch1", StreamObject()}}));
   CHECK(*store.Publish(Put("a", 0, "first")) == OriginStore::PublishResult::kCreated);
   CHECK(*store.Publish(Put("b", 0, "other")) == OriginStore::PublishResult::kCreated);
   CHECK(*store.Publish(Put("a", 0, "retry")) == OriginStore::PublishResult::kReplaced);
@@ -56,7 +56,7 @@ TEST_CASE("L-1 a publish is 201 when new and 204 when the same pipeline retries 
 TEST_CASE("L-7 a held read is released the moment its object is published") {
   FakeClock clock;
   OriginStore store({}, clock);
-  store.Apply(Configs({{"live/ch1", Stream()}}));
+  store.Apply(Configs({{"live/ch1", StreamObject()}}));
   REQUIRE(store.Publish(Put("a", 0)).ok());
   clock.Advance(2100ms);  // msn 1 is in production
   auto view = store.View("live/ch1");
@@ -87,7 +87,7 @@ TEST_CASE("L-7 a held read is released the moment its object is published") {
 TEST_CASE("L-7 a waiter registered after the publish it waits for is released at once") {
   FakeClock clock;
   OriginStore store({}, clock);
-  store.Apply(Configs({{"live/ch1", Stream()}}));
+  store.Apply(Configs({{"live/ch1", StreamObject()}}));
   REQUIRE(store.Publish(Put("a", 0)).ok());
   boost::asio::io_context io;
   bool fired = false;
@@ -104,20 +104,20 @@ TEST_CASE("L-7 a waiter registered after the publish it waits for is released at
 TEST_CASE("L-4 the availability start is derived from the first publish when not configured") {
   FakeClock clock;
   OriginStore store({}, clock);
-  store.Apply(Configs({{"live/ch1", Stream(-1)}}));
+  store.Apply(Configs({{"live/ch1", StreamObject(-1)}}));
   REQUIRE(store.Publish(Put("a", 40)).ok());
   auto policy = store.View("live/ch1")->policy;
   REQUIRE(policy->tmpl.known());
   CHECK(policy->tmpl.Due(40) == kFakeNowMs);
   // A configuration change that still leaves it open keeps the derived start.
-  store.Apply(Configs({{"live/ch1", Stream(-1)}}));
+  store.Apply(Configs({{"live/ch1", StreamObject(-1)}}));
   CHECK(store.View("live/ch1")->policy->tmpl.Due(40) == kFakeNowMs);
 }
 
 TEST_CASE("L-10 notifications accumulate with an increasing sequence and mark later segments") {
   FakeClock clock;
   OriginStore store({}, clock);
-  store.Apply(Configs({{"live/ch1", Stream()}}));
+  store.Apply(Configs({{"live/ch1", StreamObject()}}));
   REQUIRE(store.Publish(Put("a", 0)).ok());
   CHECK(*store.Notify("live/ch1", {{"id", "e1"}, {"type", "ad-start"}}) == 1);
   REQUIRE(store.Publish(Put("a", 1)).ok());
@@ -161,7 +161,7 @@ TEST_CASE("L-10 notifications accumulate with an increasing sequence and mark la
 TEST_CASE("L-14 invalidation changes object URLs in the playlist") {
   FakeClock clock;
   OriginStore store({}, clock);
-  auto config = Stream(kFakeNowMs - 100'000);  // msn 50 in production
+  auto config = StreamObject(kFakeNowMs - 100'000);  // msn 50 in production
   store.Apply(Configs({{"live/ch1", config}}));
   for (int msn = 0; msn < 5; ++msn) REQUIRE(store.Publish(Put("a", msn)).ok());
   auto playlist = [&] {
@@ -183,7 +183,7 @@ TEST_CASE("L-14 invalidation changes object URLs in the playlist") {
 TEST_CASE("L-13 a masked newest segment leaves the playlist and a masked older one is a gap") {
   FakeClock clock;
   OriginStore store({}, clock);
-  auto config = Stream(kFakeNowMs - 100'000);  // msn 50 in production
+  auto config = StreamObject(kFakeNowMs - 100'000);  // msn 50 in production
   store.Apply(Configs({{"live/ch1", config}}));
   for (int msn = 0; msn < 4; ++msn) REQUIRE(store.Publish(Put("a", msn)).ok());
   config["masks"] = {{{"id", "m1"}, {"pipeline", "a"}, {"from_msn", 3}}};
@@ -209,7 +209,7 @@ TEST_CASE("L-17 memory per stream stays within its window and byte bound") {
   options.min_retain_segments = 4;
   options.max_stream_bytes = 10'000;
   OriginStore store(options, clock);
-  auto config = Stream(kFakeNowMs - 100'000);  // msn 50 in production
+  auto config = StreamObject(kFakeNowMs - 100'000);  // msn 50 in production
   config["live_window"] = 1;
   store.Apply(Configs({{"live/ch1", config}}));
   for (int msn = 0; msn < 10; ++msn) REQUIRE(store.Publish(Put("a", msn, "0123456789")).ok());
@@ -234,7 +234,7 @@ TEST_CASE("L-17 memory per stream stays within its window and byte bound") {
 TEST_CASE("L-1 streams no longer placed are dropped and their waiters released") {
   FakeClock clock;
   OriginStore store({}, clock);
-  store.Apply(Configs({{"live/ch1", Stream()}}));
+  store.Apply(Configs({{"live/ch1", StreamObject()}}));
   REQUIRE(store.Publish(Put("a", 0)).ok());
   boost::asio::io_context io;
   Waiters::Outcome outcome = Waiters::Outcome::kPublished;
@@ -251,8 +251,9 @@ TEST_CASE("L-1 streams no longer placed are dropped and their waiters released")
 TEST_CASE("L-1 a segment far ahead of its due time or of the newest one is refused") {
   FakeClock clock;
   OriginStore store({}, clock);
-  store.Apply(Configs({{"live/ch1", Stream()}}));  // availability start = now: msn 0 due in 2 s
-  CHECK(store.Publish(Put("a", 2)).ok());          // due in 6 s: within three segments
+  store.Apply(
+      Configs({{"live/ch1", StreamObject()}}));  // availability start = now: msn 0 due in 2 s
+  CHECK(store.Publish(Put("a", 2)).ok());        // due in 6 s: within three segments
   auto far = store.Publish(Put("a", 1'000'000));
   CHECK(far.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(store.Publish(Put("a", kMaxMsn + 1)).status().code() == absl::StatusCode::kOutOfRange);
@@ -263,7 +264,7 @@ TEST_CASE("L-1 a segment far ahead of its due time or of the newest one is refus
   CHECK(store.Publish(Put("a", 3)).ok());
   // Without a template start, the newest segment bounds how far ahead a publish may go.
   OriginStore open({}, clock);
-  open.Apply(Configs({{"live/ch1", Stream(-1)}}));
+  open.Apply(Configs({{"live/ch1", StreamObject(-1)}}));
   REQUIRE(open.Publish(Put("a", 10)).ok());
   CHECK(open.Publish(Put("a", 10 + 1001)).status().code() == absl::StatusCode::kFailedPrecondition);
 }
@@ -273,7 +274,7 @@ TEST_CASE("L-10 the notification header stays bounded: the oldest events give wa
   OriginStore::Options options;
   options.max_notification_header_bytes = 600;
   OriginStore store(options, clock);
-  store.Apply(Configs({{"live/ch1", Stream()}}));
+  store.Apply(Configs({{"live/ch1", StreamObject()}}));
   for (int i = 0; i < 10; ++i) {
     REQUIRE(store
                 .Notify("live/ch1", {{"id", "e" + std::to_string(i)},
