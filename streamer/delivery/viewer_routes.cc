@@ -277,6 +277,20 @@ class ChunkedSegment : public std::enable_shared_from_this<ChunkedSegment> {
   int next_ = 0;
 };
 
+// S-16: a DASH segment read the store holds (the segment in progress, the next object of
+// L-7) is answered by streaming its parts as they arrive, in a rendition made of parts (the
+// local packager's, LL packagers'). The store decides; the window only says whether parts
+// exist.
+bool StreamsAsParts(const ViewerContext& context, const Target& target) {
+  auto w = context.store->Window(target.stream, target.rendition);
+  if (!w) return false;
+  bool made_of_parts =
+      w->open_msn >= 0 || (!w->segments.empty() && !w->segments.back()->parts.empty());
+  return made_of_parts &&
+         DecideObject(*context.store, target, ObjectKey{ObjectKey::kM4s, target.msn, -1}).verdict ==
+             ReadDecision::kHold;
+}
+
 // The requests a viewer opens a stream with (O-3): playlists and the MPD.
 bool IsEntry(Target::Kind kind) {
   return kind == Target::kMaster || kind == Target::kMedia || kind == Target::kLlMaster ||
@@ -453,15 +467,7 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
       case Target::kLlMedia:
         return ServeLowLatencyPlaylist(context, ctx, *target, std::move(r));
       case Target::kM4s: {
-        // S-16: the segment in progress (or the next one) is streamed as its parts arrive.
-        auto w = context.store->Window(target->stream, target->rendition);
-        // Only a rendition made of parts (the local packager's, LL packagers') has one.
-        bool in_progress =
-            w && !w->Find(target->msn) &&
-            (target->msn == w->open_msn ||
-             (w->open_msn < 0 && !w->segments.empty() && !w->segments.back()->parts.empty() &&
-              target->msn == w->segments.back()->msn + 1));
-        if (in_progress) {
+        if (StreamsAsParts(context, *target)) {
           http::Response header{http::Status::ok, 11};
           header.set(http::beast_http::field::content_type, kMp4Type);
           header.set(http::beast_http::field::cache_control, "no-store");

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "tests/integration/media_harness.h"
+#include "tests/test_paths.h"
 
 namespace meshwork::testing {
 namespace {
@@ -21,7 +22,7 @@ double SentBytes(const Streamer& node) {
 }
 
 nlohmann::json RunViewers(const Streamer& edge, int viewers, int seconds) {
-  auto [code, out] = RunCommand(std::string(MESHWORK_VIEWER_SIM_BIN) + " --target " + edge.http +
+  auto [code, out] = RunCommand(ViewerSimBin() + " --target " + edge.http +
                                 " --path /allhands/v1/index.ll.m3u8 --viewers " +
                                 std::to_string(viewers) + " --seconds " + std::to_string(seconds));
   auto at = out.find("RESULT ");

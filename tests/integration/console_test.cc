@@ -9,6 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/integration/harness.h"
 #include "tests/integration/media_harness.h"
+#include "tests/test_paths.h"
 
 namespace meshwork::testing {
 namespace {
@@ -27,7 +28,7 @@ TEST_CASE("M-7 the console logs in, shows the cluster, plays a stream and sees i
   std::ofstream(token_file) << kConsoleToken << "\n";
   Central central =
       StartCentral(dir + "/db", "127.0.0.1:0", "127.0.0.1:0",
-                   {"--api_token_file=" + token_file, "--console_dir=" MESHWORK_CONSOLE_DIR});
+                   {"--api_token_file=" + token_file, "--console_dir=" + ConsoleDir()});
   // The console's own files are served without the token; the data behind them needs it.
   auto page = Http("GET", central.http, "/console/");
   REQUIRE(page.status == 200);
@@ -62,7 +63,7 @@ TEST_CASE("M-7 the console logs in, shows the cluster, plays a stream and sees i
 
   const std::string shots = dir + "/screenshots";
   auto [rc, out] = RunCommand(
-      "node " MESHWORK_SOURCE_DIR "/tests/e2e/console.mjs --central http://" + central.http +
+      "node " + SourcePath("tests/e2e/console.mjs") + " --central http://" + central.http +
       " --token " + kConsoleToken +
       " --stream demo --zone local --group reserve --play-seconds 10 --nodes ingest-1=" +
       std::to_string(ingest.process->pid()) + ",edge-1=" + std::to_string(edge.process->pid()) +

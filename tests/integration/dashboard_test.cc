@@ -13,6 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/integration/harness.h"
 #include "tests/integration/media_harness.h"
+#include "tests/test_paths.h"
 
 namespace meshwork::testing {
 namespace {
@@ -62,8 +63,8 @@ TEST_CASE("M-8 every Grafana query names a metric a real central or streamer exp
     CHECK(out.find("error while linting") == std::string::npos);
   }
 
-  auto dashboard = nlohmann::json::parse(
-      ReadText(MESHWORK_SOURCE_DIR "/deploy/grafana/meshwork.json"), nullptr, false);
+  auto dashboard =
+      nlohmann::json::parse(ReadText(SourcePath("deploy/grafana/meshwork.json")), nullptr, false);
   REQUIRE(dashboard.is_object());
   REQUIRE(dashboard["panels"].size() >= 8);
   static const std::regex kMetric("meshwork_[a-z0-9_]+");
@@ -81,7 +82,7 @@ TEST_CASE("M-8 every Grafana query names a metric a real central or streamer exp
     }
   }
   CHECK(queries >= 10);
-  auto [rc, out] = RunCommand("promtool check config --syntax-only " MESHWORK_SOURCE_DIR
+  auto [rc, out] = RunCommand("promtool check config --syntax-only " + SourceDir() +
                               "/deploy/prometheus/prometheus.yml 2>&1");
   INFO(out);
   CHECK(WIFEXITED(rc));

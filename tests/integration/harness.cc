@@ -18,6 +18,7 @@
 
 #include "common/http/client.h"
 #include "common/http/server.h"
+#include "tests/test_paths.h"
 
 namespace meshwork::testing {
 
@@ -251,8 +252,8 @@ void AddClusterTokenFile(std::vector<std::string>& argv) {
 
 Central StartCentral(const std::string& data_dir, const std::string& http, const std::string& grpc,
                      const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {MESHWORK_CENTRAL_BIN, "--data-dir=" + data_dir,
-                                   "--http-listen=" + http, "--grpc-listen=" + grpc};
+  std::vector<std::string> argv = {CentralBin(), "--data-dir=" + data_dir, "--http-listen=" + http,
+                                   "--grpc-listen=" + grpc};
   argv.insert(argv.end(), extra.begin(), extra.end());
   AddClusterTokenFile(argv);
   Central c;
@@ -273,9 +274,9 @@ Streamer StartStreamerWrapped(const std::vector<std::string>& wrapper,
                               const std::string& central_grpc, const std::string& id,
                               const std::string& role, const std::vector<std::string>& extra) {
   std::vector<std::string> argv = wrapper;
-  for (std::string arg : {std::string(MESHWORK_STREAMER_BIN), "--central=" + central_grpc,
-                          "--node-id=" + id, "--role=" + role, std::string("--listen=127.0.0.1:0"),
-                          std::string("--publish-listen=127.0.0.1:0")}) {
+  for (std::string arg :
+       {StreamerBin(), "--central=" + central_grpc, "--node-id=" + id, "--role=" + role,
+        std::string("--listen=127.0.0.1:0"), std::string("--publish-listen=127.0.0.1:0")}) {
     argv.push_back(std::move(arg));
   }
   argv.insert(argv.end(), extra.begin(), extra.end());

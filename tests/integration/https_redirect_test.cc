@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/integration/harness.h"
+#include "tests/test_paths.h"
 
 namespace meshwork::testing {
 namespace {
@@ -115,10 +116,10 @@ TEST_CASE("R-7 central reloads its TLS certificate on SIGHUP without restart") {
 
 TEST_CASE("R-7 central refuses --https-listen without certificate files") {
   auto dir = MakeTempDir("r7-nocert");
-  auto process = Process::Start(
-      {MESHWORK_CENTRAL_BIN, "--data-dir=" + dir + "/data", "--http-listen=127.0.0.1:0",
-       "--grpc-listen=127.0.0.1:0", "--https-listen=127.0.0.1:0"},
-      dir + ".central.log");
+  auto process =
+      Process::Start({CentralBin(), "--data-dir=" + dir + "/data", "--http-listen=127.0.0.1:0",
+                      "--grpc-listen=127.0.0.1:0", "--https-listen=127.0.0.1:0"},
+                     dir + ".central.log");
   int status = process->Wait();
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 2);

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "tests/test_paths.h"
+
 namespace meshwork::testing {
 
 std::pair<int, std::string> RunCommand(const std::string& command) {
@@ -138,7 +140,7 @@ nlohmann::json PlayInBrowser(const std::string& url, int seconds, const std::str
   // file; a failed run carries their tail, so the test failure shows what the player said.
   std::string log = MakeTempDir("play") + "/play.log";
   auto [rc, out] =
-      RunCommand("node " MESHWORK_SOURCE_DIR "/tests/e2e/play.mjs --url '" + url + "' --seconds " +
+      RunCommand("node " + SourcePath("tests/e2e/play.mjs") + " --url '" + url + "' --seconds " +
                  std::to_string(seconds) + " " + flags + " 2>'" + log + "'");
   auto at = out.rfind("RESULT ");
   nlohmann::json result;

@@ -10,11 +10,12 @@
 #include "nlohmann/json.hpp"
 #include "tests/integration/harness.h"
 #include "tests/integration/media_harness.h"
+#include "tests/test_paths.h"
 
 namespace meshwork::testing {
 namespace {
 
-const std::string kMeshctl = std::string(MESHWORK_SOURCE_DIR) + "/tools/meshctl";
+const std::string kMeshctl = SourcePath("tools/meshctl");
 const std::string kMeshctlToken = "meshctl-test-token-0123456789abcdef";
 
 struct MeshctlCluster {

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "tests/integration/media_harness.h"
+#include "tests/test_paths.h"
 
 namespace meshwork::testing {
 namespace {
@@ -208,8 +209,8 @@ TEST_CASE("S-1 RTMP: HEVC over Enhanced RTMP (FourCC hvc1) is packaged as hvc1")
   auto central = StartCentral(dir);
   auto node = StartRtmpIngest(central, "ingest-1", "hevc");
   auto publisher =
-      Process::Start({"/usr/bin/python3", MESHWORK_SOURCE_DIR "/tests/e2e/rtmp_publish_hevc.py",
-                      "--url", "rtmp://" + node.rtmp + "/live/hevc", "--input", dir + "/src.hevc"},
+      Process::Start({"/usr/bin/python3", SourcePath("tests/e2e/rtmp_publish_hevc.py"), "--url",
+                      "rtmp://" + node.rtmp + "/live/hevc", "--input", dir + "/src.hevc"},
                      dir + "/publisher.log");
   REQUIRE(Eventually([&] { return Playlist(node, "hevc").entries.size() >= 3; }, 30s));
   auto codecs = SegmentCodecs(node, "hevc", Playlist(node, "hevc").entries.back().msn, dir);

@@ -17,6 +17,7 @@
 #include "streamer/delivery/ll_hls.h"
 #include "streamer/delivery/playlists.h"
 #include "streamer/ott/backups.h"
+#include "tests/test_paths.h"
 #include "tests/unit/streamer/delivery/window_parts.h"
 
 namespace meshwork::streamer {
@@ -27,7 +28,7 @@ namespace fs = std::filesystem;
 constexpr int64_t kT0 = 1'796'205'600'000;  // 2026-12-02T10:00:00Z
 
 fs::path GoldenDir() {
-  return fs::path(MESHWORK_SOURCE_DIR) / "tests/unit/streamer/delivery/golden";
+  return fs::path(meshwork::testing::SourcePath("tests/unit/streamer/delivery/golden"));
 }
 
 void CheckGolden(const std::string& name, const std::string& text) {

@@ -5,12 +5,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/test_paths.h"
+
 namespace meshwork::streamer::relay {
 namespace {
 
 std::string Corpus(const std::string& name) {
-  std::ifstream in(std::string(MESHWORK_SOURCE_DIR) + "/tests/fuzz/corpus/upstream_playlist/" +
-                   name);
+  std::ifstream in(meshwork::testing::SourcePath("tests/fuzz/corpus/upstream_playlist/") + name);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
