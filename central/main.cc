@@ -25,6 +25,7 @@
 #include "central/ott/viewing_keys.h"
 #include "central/routing/routing_service.h"
 #include "central/rpc/control_service.h"
+#include "central/rpc/grpc_gate.h"
 #include "central/rpc/routing_rpc.h"
 #include "central/store/store.h"
 #include "common/crypto/token_file.h"
@@ -67,6 +68,13 @@ ABSL_FLAG(std::string, cluster_token_file, "",
           "(M-3); default <data-dir>/cluster-token, created with a random token when absent");
 ABSL_FLAG(int, grpc_max_concurrent_streams, 100,
           "concurrent gRPC streams per connection (R-3; a streamer uses 1)");
+ABSL_FLAG(int, grpc_max_connections, 4096,
+          "control-channel connections central relays at once (R-3; one per streamer)");
+ABSL_FLAG(int, grpc_max_connections_per_address, 64,
+          "control-channel connections from one client address (R-3)");
+ABSL_FLAG(int, grpc_handshake_timeout_ms, 10'000,
+          "a control-channel client must acknowledge central's HTTP/2 SETTINGS within this "
+          "long, or it is disconnected (R-3)");
 ABSL_FLAG(int, grpc_max_receive_message_bytes, 4 << 20,
           "largest gRPC message central accepts (a load report or a registration)");
 ABSL_FLAG(int, grpc_max_send_message_bytes, 64 << 20,
@@ -93,8 +101,11 @@ ABSL_FLAG(int, ott_min_protocol_version, 1,
 namespace meshwork::central {
 namespace {
 
-// what one client can make central hold is bounded per connection (streams, message
-// size) and overall (the resource quota's memory and threads). No maximum connection age:
+// what one client can make central hold is bounded by the gate in front of gRPC
+// (connections, streams before the SETTINGS ACK, header blocks, floods: grpc_gate.h) and by
+// gRPC per connection once acknowledged (streams, message size). gRPC 1.51's resource quota
+// is soft (it cancels streams under pressure, never refuses one); it stays as a second
+// line. No maximum connection age:
 // a streamer's Session lives as long as its connection, and ending it would only make every
 // node reconnect.
 void ConfigureGrpcLimits(grpc::ServerBuilder& builder) {
@@ -109,6 +120,19 @@ void ConfigureGrpcLimits(grpc::ServerBuilder& builder) {
       std::max<int64_t>(int64_t{16} << 20, absl::GetFlag(FLAGS_grpc_memory_limit_bytes))));
   quota.SetMaxThreads(std::max(4, absl::GetFlag(FLAGS_grpc_max_threads)));
   builder.SetResourceQuota(quota);
+}
+
+GrpcGateOptions GrpcGateOptionsFromFlags() {
+  GrpcGateOptions o;
+  o.listen = absl::GetFlag(FLAGS_grpc_listen);
+  o.max_connections = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_grpc_max_connections)));
+  o.max_per_address =
+      static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_grpc_max_connections_per_address)));
+  o.handshake_timeout =
+      std::chrono::milliseconds(std::max(100, absl::GetFlag(FLAGS_grpc_handshake_timeout_ms)));
+  o.limits.streams_before_ack =
+      static_cast<uint32_t>(std::max(1, absl::GetFlag(FLAGS_grpc_max_concurrent_streams)));
+  return o;
 }
 
 // The embedded store, or (C-10) the shared one on etcd with the client it talks through.
@@ -315,9 +339,6 @@ int Run() {
   control.set_routing(&routing);
   grpc::ServerBuilder builder;
   ConfigureGrpcLimits(builder);
-  int grpc_port = 0;
-  builder.AddListeningPort(absl::GetFlag(FLAGS_grpc_listen), grpc::InsecureServerCredentials(),
-                           &grpc_port);
   builder.RegisterService(&control);
   RoutingRpc routing_rpc(&routing);
   builder.RegisterService(&routing_rpc);
@@ -325,12 +346,16 @@ int Run() {
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // gRPC listens on no port of its own: the gate accepts and relays every connection.
   std::unique_ptr<grpc::Server> grpc_server = builder.BuildAndStart();
-  if (!grpc_server || grpc_port == 0) {
-    log::Error("startup_failed",
-               {{"error", "cannot listen for gRPC on " + absl::GetFlag(FLAGS_grpc_listen)}});
+  GrpcGate grpc_gate(GrpcGateOptionsFromFlags(), RealClock::Get(), metrics.get());
+  absl::StatusOr<int> gate_port =
+      grpc_server ? grpc_gate.Start(grpc_server.get()) : absl::InternalError("gRPC did not start");
+  if (!gate_port.ok()) {
+    log::Error("startup_failed", {{"error", gate_port.status().ToString()}});
     return 1;
   }
+  const int grpc_port = *gate_port;
   log::Info("grpc_listening", {{"port", grpc_port}});
 
   // Every listener serves the same routes; the listener's scheme shapes redirects (T-6).
@@ -399,6 +424,7 @@ int Run() {
   if (https_server) https_server->Stop();
   (*http_server)->Stop();
   ott_service.Stop();
+  grpc_gate.Stop();
   grpc_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   blocking_pool.join();
   log::Info("central_stopped");

@@ -21,6 +21,10 @@ namespace meshwork::http {
 struct DecoderLimits {
   size_t header_bytes = 16 * 1024;  // request line + fields (and, separately, trailers)
   size_t chunk_extension_bytes = 256;
+  // One chunk's declared size. Bodies are bounded as a whole too (body limit, upload
+  // budget); this refuses at once a chunk no client sends (`FFFFFFFFFFFFFFFF`), which a
+  // streamed upload would otherwise wait for until its read deadline.
+  uint64_t chunk_bytes = 64ull << 20;
 };
 
 // Checks the framing fields of a parsed request header:
@@ -33,24 +37,31 @@ struct DecoderLimits {
 absl::Status CheckRequestFraming(
     const boost::beast::http::request_header<boost::beast::http::fields>& header);
 
-// A chunk-header callback that fails a chunk whose extensions exceed `max_bytes` with
-// bad_chunk_extension. Beast keeps only a reference to it: it must outlive the parser.
-class ChunkExtensionLimit {
+// A chunk-header callback that fails a chunk whose extensions exceed the limit with
+// bad_chunk_extension and one whose declared size does with bad_chunk (both 400 and close).
+// Beast keeps only a reference to it: it must outlive the parser.
+class ChunkHeaderLimit {
  public:
-  explicit ChunkExtensionLimit(size_t max_bytes) : max_bytes_(max_bytes) {}
-  void operator()(std::uint64_t, std::string_view extensions, boost::beast::error_code& ec) {
-    if (extensions.size() > max_bytes_) ec = boost::beast::http::error::bad_chunk_extension;
+  explicit ChunkHeaderLimit(const DecoderLimits& limits)
+      : max_extension_bytes_(limits.chunk_extension_bytes), max_chunk_bytes_(limits.chunk_bytes) {}
+  void operator()(std::uint64_t size, std::string_view extensions, boost::beast::error_code& ec) {
+    if (extensions.size() > max_extension_bytes_) {
+      ec = boost::beast::http::error::bad_chunk_extension;
+    } else if (size > max_chunk_bytes_) {
+      ec = boost::beast::http::error::bad_chunk;
+    }
   }
 
  private:
-  size_t max_bytes_;
+  size_t max_extension_bytes_;
+  uint64_t max_chunk_bytes_;
 };
 
 // Applies the header limit and `check` to a request parser (again after a parser is moved
 // into one with another body type: callbacks do not move).
 template <typename Body>
 void ApplyDecoderLimits(boost::beast::http::request_parser<Body>& parser,
-                        const DecoderLimits& limits, ChunkExtensionLimit& check) {
+                        const DecoderLimits& limits, ChunkHeaderLimit& check) {
   parser.header_limit(static_cast<uint32_t>(limits.header_bytes));
   parser.on_chunk_header(check);
 }

@@ -62,7 +62,7 @@ class Session final : public SessionBase {
         tls_(std::move(tls)),
         stream_(std::forward<Args>(args)...),
         buffer_(DecoderBufferBytes(server->limits, kBodyChunkBytes)),
-        extension_limit_(server->limits.chunk_extension_bytes) {
+        chunk_limit_(server->limits) {
     InitDeadlines(&worker->wheel, server->clock);
     boost::system::error_code ec;
     auto remote = Lowest().remote_endpoint(ec);
@@ -155,9 +155,9 @@ class Session final : public SessionBase {
   Worker* worker_;
   std::shared_ptr<asio::ssl::context> tls_;  // before stream_, which refers to it
   Stream stream_;
-  beast::flat_buffer buffer_;            // capped: see DecoderBufferBytes
-  ChunkExtensionLimit extension_limit_;  // the parsers refer to it
-  BudgetHold body_hold_;                 // a buffered body's bytes against the listener's cap
+  beast::flat_buffer buffer_;     // capped: see DecoderBufferBytes
+  ChunkHeaderLimit chunk_limit_;  // the parsers refer to it
+  BudgetHold body_hold_;          // a buffered body's bytes against the listener's cap
   std::optional<beast_http::request_parser<beast_http::string_body>> parser_;
   // A streamed body (Router::AddStreaming): its parser, chunk buffer and state.
   std::optional<beast_http::request_parser<beast_http::buffer_body>> stream_parser_;

@@ -132,7 +132,7 @@ void Session<Stream>::ReadHeader() {
   body_done_ = true;
   body_hold_.Release();
   parser_.emplace();
-  ApplyDecoderLimits(*parser_, server_->limits, extension_limit_);
+  ApplyDecoderLimits(*parser_, server_->limits, chunk_limit_);
   // No body limit while the header is read: a streaming route takes any length. Others get
   // theirs once the route is known (OnHeader).
   parser_->body_limit(boost::none);
@@ -331,7 +331,7 @@ void Session<Stream>::DispatchStreaming(const StreamingHandler* handler,
   header.base() = parser_->get().base();
   stream_parser_.emplace(std::move(*parser_));
   parser_.reset();
-  ApplyDecoderLimits(*stream_parser_, server_->limits, extension_limit_);
+  ApplyDecoderLimits(*stream_parser_, server_->limits, chunk_limit_);
   stream_parser_->body_limit(boost::none);  // continuous uploads: bounded per chunk instead
   body_done_ = stream_parser_->is_done();
   if (!PrepareContext(std::move(header))) return;

@@ -10,12 +10,11 @@
 namespace meshwork::streamer {
 namespace {
 
-// The parts of `parts` that start at or after `from` (90 kHz), as playlist lines.
+// The parts of one segment, as playlist lines.
 std::vector<hls::PartLine> Parts(int64_t msn, const std::vector<std::shared_ptr<const Part>>& parts,
-                                 int64_t from, uint64_t version, bool versioned) {
+                                 uint64_t version, bool versioned) {
   std::vector<hls::PartLine> out;
   for (const auto& p : parts) {
-    if (p->start < from) continue;
     hls::PartLine line;
     line.duration90k = p->duration;
     line.uri = absl::StrCat(msn, ".", p->index, ".m4s");
@@ -149,8 +148,10 @@ std::string LowLatencyMediaPlaylist(
   m.discontinuity_sequence = disc;
   m.map_uri = "init.mp4";
   m.skipped_segments = static_cast<int64_t>(skipped);
-  // Parts are listed for the last three target durations of the playlist (S-11): from
-  // three target durations before its end, the open segment's last part included.
+  // Parts are listed for the segments within the last three target durations of the
+  // playlist (S-11, RFC 8216bis §4.4.4.9: none older), the open segment's last part
+  // included — whole segments only, so a segment's listed parts start with its independent
+  // one and add up to its EXTINF.
   int64_t edge = segments.back()->start + segments.back()->duration;
   if (window.open_msn >= 0 && !window.open_parts.empty()) {
     edge = std::max(edge, window.open_parts.back()->start + window.open_parts.back()->duration);
@@ -164,8 +165,7 @@ std::string LowLatencyMediaPlaylist(
     line.discontinuity = s.discontinuity && i != first;
     line.program_date_time_ms = s.program_date_time_ms;
     line.gap = version == 0;  // L-13: masked
-    if (s.start + s.duration > parts_from)
-      line.parts = Parts(s.msn, s.parts, parts_from, version, versioned);
+    if (s.start >= parts_from) line.parts = Parts(s.msn, s.parts, version, versioned);
     line.duration90k = s.duration;
     line.uri = absl::StrCat(s.msn, ".m4s");
     if (versioned) absl::StrAppend(&line.uri, "?v=", std::max<uint64_t>(version, 1));
@@ -175,9 +175,8 @@ std::string LowLatencyMediaPlaylist(
   int next_part = 0;
   if (window.open_msn >= 0 && !window.open_parts.empty()) {
     const uint64_t version = versioned ? versions(window.open_msn) : 1;
-    m.open =
-        hls::OpenSegment{window.open_program_date_time_ms,
-                         Parts(window.open_msn, window.open_parts, parts_from, version, versioned)};
+    m.open = hls::OpenSegment{window.open_program_date_time_ms,
+                              Parts(window.open_msn, window.open_parts, version, versioned)};
     next_msn = window.open_msn;
     next_part = window.open_parts.back()->index + 1;
   }

@@ -7,17 +7,20 @@ namespace meshwork::streamer {
 void PlaySessions::Touch(std::string_view stream, std::string_view protocol,
                          const net::IpAddress& client, std::string_view user_agent,
                          std::chrono::milliseconds active_window) {
-  // A viewer is (client, stream, protocol, player): kept as a 64-bit hash, so a Touch
-  // allocates nothing unless the viewer is new. Two viewers colliding would count as one.
-  uint64_t key = absl::HashOf(client, stream, protocol, user_agent.substr(0, 256));
+  // A viewer is (client, stream, player): kept as a 64-bit hash, so a Touch allocates
+  // nothing unless the viewer is new or changes protocol. Two viewers colliding would count
+  // as one.
+  uint64_t key = absl::HashOf(client, stream, user_agent.substr(0, 256));
   auto expires = clock_.Monotonic() + active_window;
   Shard& shard = shards_[key % kShards];
   absl::MutexLock lock(&shard.mu);
   auto it = shard.viewers.find(key);
   if (it != shard.viewers.end()) {
     it->second.expires = expires;
+    if (!protocol.empty() && it->second.protocol != protocol) it->second.protocol = protocol;
     return;
   }
+  if (protocol.empty()) return;
   if (tracked_.load(std::memory_order_relaxed) >= kMaxTracked) return;
   tracked_.fetch_add(1, std::memory_order_relaxed);
   shard.viewers.emplace(key, Entry{std::string(stream), std::string(protocol), expires});

@@ -1,8 +1,11 @@
-// Play session accounting (S-18): a viewer is (client address, stream, protocol, user
-// agent), active while it made a request within the last `active_window` (2 × target
-// duration). Counts by stream and protocol feed the load report. Bounded: about
-// kMaxTracked viewers are tracked (concurrent callers may pass it by one each); beyond that
-// new ones are not counted. Thread-safe.
+// Play session accounting (S-18): a viewer is (client address, stream, user agent) — the
+// spec's key without a session id — and carries the protocol its last playlist or manifest
+// request named ("hls", "ll-hls", "dash"). Media objects that do not name a protocol
+// (init, CMAF segments) keep a known viewer active and never make a new one. Active while
+// it made a request within the last `active_window` (2 × target duration). Counts by stream
+// and protocol feed the load report. Bounded: about kMaxTracked viewers are tracked
+// (concurrent callers may pass it by one each); beyond that new ones are not counted.
+// Thread-safe.
 #pragma once
 
 #include <array>
@@ -24,6 +27,7 @@ class PlaySessions {
   static constexpr size_t kMaxTracked = 1'000'000;
   explicit PlaySessions(const Clock& clock) : clock_(clock) {}
 
+  // `protocol` empty: the request does not say (an object both CMAF protocols fetch).
   void Touch(std::string_view stream, std::string_view protocol, const net::IpAddress& client,
              std::string_view user_agent, std::chrono::milliseconds active_window);
 

@@ -297,6 +297,27 @@ bool IsEntry(Target::Kind kind) {
          kind == Target::kLlMedia || kind == Target::kMpd;
 }
 
+// S-18: the protocol a request names — playlists and manifests, MPEG-TS segments (HLS only)
+// and parts (LL-HLS only); empty for init and CMAF segments, which LL-HLS and DASH share.
+std::string_view ProtocolOf(Target::Kind kind) {
+  switch (kind) {
+    case Target::kMaster:
+    case Target::kMedia:
+    case Target::kSegment:
+      return "hls";
+    case Target::kLlMaster:
+    case Target::kLlMedia:
+    case Target::kPart:
+      return "ll-hls";
+    case Target::kMpd:
+      return "dash";
+    case Target::kInit:
+    case Target::kM4s:
+      return {};
+  }
+  return {};
+}
+
 ObjectKey KeyOf(const Target& t) {
   switch (t.kind) {
     case Target::kInit:
@@ -376,7 +397,7 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
     if (auto ua = ctx.request.find(http::beast_http::field::user_agent); ua != ctx.request.end()) {
       agent = ua->value();
     }
-    context.sessions->Touch(target->stream, "hls", ctx.client, agent, active);
+    context.sessions->Touch(target->stream, ProtocolOf(target->kind), ctx.client, agent, active);
     // An edge relaying the stream is not a member of its OTT group: no gate there (S-19).
     bool relayed = context.relay && context.relay->Relays(target->stream);
     OttSettings ott =

@@ -151,4 +151,14 @@ RequestClass ClassifyRead(const OriginPolicy& policy, const RenditionMeta& meta,
   return key->msn >= edge - policy.live_window - 1 ? RequestClass::kLive : RequestClass::kDvr;
 }
 
+bool IsFirstDue(const Template& t, ObjectKey key, int64_t now_ms) {
+  if (!t.known() || key.kind == ObjectKey::kInit) return false;
+  const int64_t first = std::max<int64_t>(0, t.ProducingMsn(now_ms));
+  if (key.msn != first) return false;
+  if (key.kind != ObjectKey::kPart || t.part_ms <= 0) return true;
+  // The part due after now whose predecessor is not: part 0 while the segment has not begun.
+  const int64_t due = t.Due(key.msn, key.part);
+  return due > now_ms && (key.part == 0 || t.Due(key.msn, key.part - 1) <= now_ms);
+}
+
 }  // namespace meshwork::streamer

@@ -158,6 +158,11 @@ ReadDecision DecideFound(const OriginPolicy& policy, const RenditionMeta& meta, 
 bool BeyondNext(const OriginPolicy& policy, ObjectKey key, int64_t now_ms, int64_t* ttl_ms);
 }  // namespace origin_internal
 
+// L-7: before anything of a rendition is published, whether `key` is its next object — the
+// segment msn 0 when the template starts in the future, else the first one due after now
+// (the one being produced); for parts, that segment's first part due after now.
+bool IsFirstDue(const Template& t, ObjectKey key, int64_t now_ms);
+
 template <typename Lookup>
 ReadDecision DecideRead(const OriginPolicy& policy, const RenditionMeta& meta, ObjectKey key,
                         int64_t now_ms, Lookup&& lookup) {

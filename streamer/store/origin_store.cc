@@ -363,6 +363,13 @@ ReadDecision OriginStore::Decide(const OriginStreamView& view, const OriginRendi
     // (L-7): then the first objects are waited for (per the template when it says more).
     if (!view.renditions.empty() || key.kind == ObjectKey::kInit) return ReadDecision{};
     if (!t.known()) return hold_for_first();
+    if (IsFirstDue(t, key, now)) {
+      ReadDecision d;
+      d.verdict = ReadDecision::kHold;
+      d.until_ms =
+          t.Due(key.msn, key.kind == ObjectKey::kPart ? key.part : -1) + t.retry_deadline_ms;
+      return d;
+    }
     return DecideRead(*view.policy, RenditionMeta{}, key, now,
                       [] { return std::shared_ptr<const StoredObject>(); });
   }

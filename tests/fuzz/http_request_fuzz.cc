@@ -39,7 +39,7 @@ void Buffered(std::string_view first, std::string_view second) {
   meshwork::http::DecoderLimits limits;
   limits.header_bytes = 4096;
   limits.chunk_extension_bytes = 64;
-  meshwork::http::ChunkExtensionLimit check(limits.chunk_extension_bytes);
+  meshwork::http::ChunkHeaderLimit check(limits);
   beast_http::request_parser<beast_http::string_body> parser;
   meshwork::http::ApplyDecoderLimits(parser, limits, check);
   parser.body_limit(kBodyLimit);
@@ -61,7 +61,7 @@ void Buffered(std::string_view first, std::string_view second) {
 void Streamed(std::string_view data) {
   meshwork::http::DecoderLimits limits;
   limits.header_bytes = 4096;
-  meshwork::http::ChunkExtensionLimit check(limits.chunk_extension_bytes);
+  meshwork::http::ChunkHeaderLimit check(limits);
   beast_http::request_parser<beast_http::buffer_body> parser;
   meshwork::http::ApplyDecoderLimits(parser, limits, check);
   parser.body_limit(boost::none);

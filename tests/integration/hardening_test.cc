@@ -122,6 +122,18 @@ TEST_CASE("R-3 malformed chunking on the publish listener answers 400") {
     CHECK(response->result_int() == 400);
     CHECK(response->body().find("malformed request body") != std::string::npos);
   }
+  // A chunk declared 2^64 − 1 bytes long: refused at its header, not waited for.
+  for (std::string path : {"/bc/publish", "/bc/v1/2.ts"}) {
+    INFO(path);
+    RawConnection conn(Port(node.publish));
+    conn.Write("PUT " + path +
+               " HTTP/1.1\r\nHost: a\r\nX-Pipeline: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+               "FFFFFFFFFFFFFFFF\r\nabcd");
+    auto response = conn.Read(1000ms);
+    REQUIRE(response);
+    CHECK(response->result_int() == 400);
+    CHECK(conn.ClosedByPeer(1000ms));
+  }
 }
 
 TEST_CASE("M-3 a second publisher of a live push gets 409 and the first keeps publishing") {

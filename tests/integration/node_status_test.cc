@@ -61,5 +61,35 @@ TEST_CASE("M-5 /status shows each stream's inputs, renditions, live edge and vie
   CHECK(status["load"]["out_kbit"].is_number());
 }
 
+TEST_CASE("S-18 play sessions are counted under the protocol the viewer's own route names") {
+  const std::string dir = MakeTempDir("node-status-protocols");
+  Central central = StartCentral(dir + "/db");
+  Streamer ingest = StartIngestWithStream(central, "ingest-1", "demo");
+  auto push = PushFile(SourceTs(40), ingest.publish, "demo");
+  auto as = [](const std::string& agent) {
+    return std::vector<std::pair<std::string, std::string>>{{"User-Agent", agent}};
+  };
+  REQUIRE(Eventually(
+      [&] {
+        return Http("GET", ingest.http, "/demo/index.mpd", "", as("dash-player")).status == 200;
+      },
+      30s));
+  // One viewer per protocol, told apart by their players; one more that only fetched an init
+  // segment (LL-HLS and DASH share it), which names no protocol and makes no session.
+  REQUIRE(Http("GET", ingest.http, "/demo/index.m3u8", "", as("hls-player")).status == 200);
+  REQUIRE(Http("GET", ingest.http, "/demo/index.ll.m3u8", "", as("ll-player")).status == 200);
+  REQUIRE(Http("GET", ingest.http, "/demo/v1/init.mp4", "", as("ll-player")).status == 200);
+  REQUIRE(Http("GET", ingest.http, "/demo/v1/init.mp4", "", as("init-only")).status == 200);
+  nlohmann::json demo = StreamStatus(ingest, "demo");
+  INFO(demo.dump());
+  REQUIRE(demo.is_object());
+  CHECK(demo["viewers"] == nlohmann::json({{"dash", 1}, {"hls", 1}, {"ll-hls", 1}}));
+  CHECK(demo["play_sessions"] == 3);
+  // A viewer that moves to another protocol is counted once, under the new one.
+  REQUIRE(Http("GET", ingest.http, "/demo/index.mpd", "", as("hls-player")).status == 200);
+  demo = StreamStatus(ingest, "demo");
+  CHECK(demo["viewers"] == nlohmann::json({{"dash", 2}, {"ll-hls", 1}}));
+}
+
 }  // namespace
 }  // namespace meshwork::testing

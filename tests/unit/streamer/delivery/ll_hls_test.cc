@@ -2,6 +2,10 @@
 #include "streamer/delivery/ll_hls.h"
 
 #include <catch2/catch.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/status/status_map.h"
 #include "tests/unit/streamer/delivery/window_parts.h"
@@ -50,16 +54,86 @@ TEST_CASE("S-11 the LL-HLS media playlist: server control, parts, preload hint, 
   CHECK(text.find("#EXT-X-PART-INF:PART-TARGET=0.500") != std::string::npos);
   CHECK(text.find("#EXT-X-MEDIA-SEQUENCE:102") != std::string::npos);  // the last 6
   CHECK(text.find("#EXT-X-MAP:URI=\"init.mp4\"") != std::string::npos);
-  // Parts only for the last three target durations (6 s) before the end of the playlist,
-  // the open segment's parts included: the playlist ends 1 s into 108, so from 105.2 on.
-  CHECK(Count(text, "#EXT-X-PART:") == 2 + 2 * 4 + 2);
-  CHECK(text.find("URI=\"105.1.m4s\"") == std::string::npos);
-  CHECK(text.find("URI=\"105.2.m4s\"") != std::string::npos);
+  // Parts only for the segments that start within the last three target durations (6 s)
+  // of the playlist, the open segment's parts included: the playlist ends 1 s into 108, so
+  // 106 and 107 whole (105 starts 7 s before the end: none of its parts).
+  CHECK(Count(text, "#EXT-X-PART:") == 2 * 4 + 2);
+  CHECK(text.find("URI=\"105.3.m4s\"") == std::string::npos);
   CHECK(text.find("URI=\"106.0.m4s\",INDEPENDENT=YES") != std::string::npos);
   CHECK(text.find("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"108.2.m4s\"") != std::string::npos);
   CHECK(text.find("#EXT-X-RENDITION-REPORT:URI=\"../v2/index.ll.m3u8\",LAST-MSN=108,LAST-PART=0") !=
         std::string::npos);
   CHECK(Count(text, "#EXT-X-RENDITION-REPORT") == 1);  // not for itself
+}
+
+// A media playlist read back: each segment's duration and parts (duration, independent),
+// then the open segment's parts.
+struct ReadBack {
+  double target = 0;
+  struct Entry {
+    double duration = 0;
+    std::vector<std::pair<double, bool>> parts;
+  };
+  std::vector<Entry> segments;
+  std::vector<std::pair<double, bool>> open_parts;
+};
+
+double AttrNumber(const std::string& line, const std::string& name) {
+  size_t at = line.find(name + "=");
+  return at == std::string::npos ? -1 : std::stod(line.substr(at + name.size() + 1));
+}
+
+ReadBack ReadPlaylist(const std::string& text) {
+  ReadBack out;
+  std::istringstream in(text);
+  std::vector<std::pair<double, bool>> pending;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("#EXT-X-TARGETDURATION:", 0) == 0) out.target = std::stod(line.substr(22));
+    if (line.rfind("#EXT-X-PART:", 0) == 0) {
+      pending.emplace_back(AttrNumber(line, "DURATION"),
+                           line.find("INDEPENDENT=YES") != std::string::npos);
+    }
+    if (line.rfind("#EXTINF:", 0) == 0) {
+      out.segments.push_back({std::stod(line.substr(8)), std::move(pending)});
+      pending.clear();
+    }
+  }
+  out.open_parts = std::move(pending);
+  return out;
+}
+
+TEST_CASE("S-11 LL-HLS parts are listed by whole segments, none older than 3 target durations") {
+  // The rule hls-parser applies (RFC 8216bis §4.4.4.9), over windows ending at every part
+  // position of the open segment.
+  for (int open = 0; open <= 3; ++open) {
+    INFO("open parts: " << open);
+    auto w = LlWindow("v1", 8, open);
+    ReadBack pl = ReadPlaylist(LowLatencyMediaPlaylist(*w, {w}, false));
+    REQUIRE(pl.target > 0);
+    REQUIRE(pl.segments.size() == 6);
+    double end = 0;
+    for (const auto& s : pl.segments) end += s.duration;
+    for (const auto& p : pl.open_parts) end += p.first;
+    double start = 0;  // of each segment, from the playlist's first
+    int with_parts = 0;
+    for (size_t i = 0; i < pl.segments.size(); ++i) {
+      const auto& s = pl.segments[i];
+      INFO("segment " << i);
+      if (!s.parts.empty()) {
+        ++with_parts;
+        CHECK(end - start <= 3 * pl.target + 1e-6);  // no part older than 3 target durations
+        CHECK(s.parts.front().second);               // the first listed part is independent
+        double sum = 0;
+        for (const auto& p : s.parts) sum += p.first;
+        CHECK(sum == Approx(s.duration).margin(1e-3));  // the parts add up to the EXTINF
+        CHECK((i + 1 == pl.segments.size() || !pl.segments[i + 1].parts.empty()));
+      }
+      start += s.duration;
+    }
+    // Parts still cover well over PART-HOLD-BACK (3 part targets): two whole segments at least.
+    CHECK(with_parts >= 2);
+    CHECK(static_cast<int>(pl.open_parts.size()) == open);
+  }
 }
 
 TEST_CASE("S-16a the LL-HLS master lists the audio rendition as an EXT-X-MEDIA audio group") {

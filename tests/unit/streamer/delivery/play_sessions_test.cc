@@ -34,6 +34,26 @@ TEST_CASE("S-18 a viewer is counted once per stream and protocol while it keeps 
   CHECK(counts.by_stream_protocol[{"ch1", "dash"}] == 1);
 }
 
+TEST_CASE("S-18 objects both CMAF protocols fetch keep a viewer active but make none") {
+  FakeClock clock;
+  PlaySessions sessions(clock);
+  sessions.Touch("ch1", "", Ip("10.0.0.9"), "init-only", 4s);
+  CHECK(sessions.Count().total == 0);
+  sessions.Touch("ch1", "dash", Ip("10.0.0.1"), "dash.js", 4s);
+  clock.Advance(3s);
+  sessions.Touch("ch1", "", Ip("10.0.0.1"), "dash.js", 4s);  // a segment keeps it active
+  clock.Advance(3s);
+  auto counts = sessions.Count();
+  CHECK(counts.total == 1);
+  CHECK(counts.by_stream_protocol[{"ch1", "dash"}] == 1);
+  // The same player reloading another protocol's playlist moves, it is not counted twice.
+  sessions.Touch("ch1", "ll-hls", Ip("10.0.0.1"), "dash.js", 4s);
+  counts = sessions.Count();
+  CHECK(counts.total == 1);
+  CHECK(counts.by_stream_protocol.count({"ch1", "dash"}) == 0);
+  CHECK(counts.by_stream_protocol[{"ch1", "ll-hls"}] == 1);
+}
+
 TEST_CASE("S-18 a viewer that stops requesting is forgotten after its window") {
   FakeClock clock;
   PlaySessions sessions(clock);

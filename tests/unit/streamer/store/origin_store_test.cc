@@ -101,6 +101,62 @@ TEST_CASE("L-7 a waiter registered after the publish it waits for is released at
   CHECK(fired);
 }
 
+TEST_CASE("L-7 before anything is published, the template's first due object is held") {
+  FakeClock clock;
+  boost::asio::io_context io;  // outlives the store's waiters
+  OriginStore store({}, clock);
+  // A template that starts in 4 s: msn 0 is the next object, msn 1 lies beyond it.
+  store.Apply(Configs({{"live/ch1", StreamObject(kFakeNowMs + 4000)}}));
+  auto view = store.View("live/ch1");
+  REQUIRE(view);
+  auto d = store.Decide(*view, nullptr, {ObjectKey::kTs, 0, -1});
+  CHECK(d.verdict == ReadDecision::kHold);
+  CHECK(d.until_ms == kFakeNowMs + 4000 + 2000 + 2000);  // due, then the retry deadline
+  CHECK(store.Decide(*view, nullptr, {ObjectKey::kM4s, 0, -1}).verdict == ReadDecision::kHold);
+  d = store.Decide(*view, nullptr, {ObjectKey::kTs, 1, -1});
+  CHECK(d.verdict == ReadDecision::kNotYet);
+  CHECK(d.ttl_ms == 8000);
+  // Ten seconds later, still nothing published: msn 3 is the one in production.
+  clock.Advance(10s);
+  view = store.View("live/ch1");
+  CHECK(store.Decide(*view, nullptr, {ObjectKey::kTs, 3, -1}).verdict == ReadDecision::kHold);
+  CHECK(store.Decide(*view, nullptr, {ObjectKey::kTs, 5, -1}).verdict == ReadDecision::kNotYet);
+  // A waiter on the held object is released by its publish.
+  ObjectKey producing{ObjectKey::kTs, 3, -1};
+  d = store.Decide(*view, nullptr, producing);
+  REQUIRE(d.verdict == ReadDecision::kHold);
+  bool released = false;
+  REQUIRE(store
+              .Wait("live/ch1", "v1", producing, d.generation, io.get_executor(),
+                    clock.Monotonic() + 10s,
+                    [&](Waiters::Outcome o) { released = o == Waiters::Outcome::kPublished; })
+              .ok());
+  auto published = store.Publish(Put("a", 3));
+  INFO(published.status().ToString());
+  REQUIRE(published.ok());
+  io.poll();
+  CHECK(released);
+}
+
+TEST_CASE("L-7 before the first publish, a part is held only when it is the next one due") {
+  Template t;
+  t.availability_start_ms = 10'000;
+  t.segment_ms = 2000;
+  t.part_ms = 500;
+  // Before the start: part 0 of msn 0.
+  CHECK(IsFirstDue(t, {ObjectKey::kPart, 0, 0}, 5'000));
+  CHECK_FALSE(IsFirstDue(t, {ObjectKey::kPart, 0, 1}, 5'000));
+  CHECK_FALSE(IsFirstDue(t, {ObjectKey::kPart, 1, 0}, 5'000));
+  // 0.7 s into msn 0: part 1 (due at 1.0 s) is next; part 0 is past, part 2 beyond.
+  CHECK(IsFirstDue(t, {ObjectKey::kPart, 0, 1}, 10'700));
+  CHECK_FALSE(IsFirstDue(t, {ObjectKey::kPart, 0, 0}, 10'700));
+  CHECK_FALSE(IsFirstDue(t, {ObjectKey::kPart, 0, 2}, 10'700));
+  CHECK(IsFirstDue(t, {ObjectKey::kTs, 0, -1}, 10'700));
+  CHECK_FALSE(IsFirstDue(t, {ObjectKey::kInit, -1, -1}, 10'700));
+  t.availability_start_ms = Template::kUnknownStart;
+  CHECK_FALSE(IsFirstDue(t, {ObjectKey::kTs, 0, -1}, 10'700));
+}
+
 TEST_CASE("L-4 the availability start is derived from the first publish when not configured") {
   FakeClock clock;
   OriginStore store({}, clock);
