@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <memory>
+#include <thread>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/flags/flag.h"
@@ -306,9 +307,15 @@ int Run() {
   key_options.overlap =
       std::chrono::seconds(std::max<int64_t>(0, absl::GetFlag(FLAGS_viewing_key_overlap_s)));
   ott::ViewingKeyManager viewing_keys(config->get(), RealClock::Get(), key_options);
-  // Several centrals starting together may race for the first key: the loser catches up.
+  // several centrals starting together race for the first key. The loser's store has
+  // read the winner's write when ABORTED comes back (EtcdStore::CommitIf), so its retry
+  // finds the key; a short back-off covers a store still catching up.
   absl::Status ensured = viewing_keys.EnsureKey();
-  for (int i = 0; i < 5 && absl::IsAborted(ensured); ++i) ensured = viewing_keys.EnsureKey();
+  for (int i = 0; i < 10 && absl::IsAborted(ensured); ++i) {
+    log::Info("viewing_key_race_retry", {{"attempt", i + 1}, {"error", ensured.ToString()}});
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 * (i + 1)));
+    ensured = viewing_keys.EnsureKey();
+  }
   if (absl::Status s = ensured; !s.ok()) {
     log::Error("startup_failed", {{"error", s.ToString()}});
     return 1;

@@ -201,8 +201,8 @@ int Run() {
   ArchiveContext archive_context{&archive_index, &recorder,         &origin, &shedder,
                                  &archive_disk,  &RealClock::Get(), &ott,    &relay,
                                  &archive_proxy, &archive_files};
-  ViewerContext viewer_context{&origin, &streams, &sessions,       &origin_delivery,
-                               &ott,    &relay,   &archive_context};
+  ViewerContext viewer_context{&origin, &streams, &sessions,        &origin_delivery,
+                               &ott,    &relay,   &archive_context, &shedder};
   // However Run() ends, the servers stop (threads joined) before anything above goes.
   absl::Cleanup stop_servers = [&] {
     for (http::Server* server : {viewer_server.get(), publish_server.get(), https_server.get()}) {
@@ -329,8 +329,8 @@ int Run() {
   auto filler = [report_sources](v1::LoadReport& report) {
     FillLoadReport(report_sources, report);
   };
-  agent_options.on_config = [&streams, &origin, &ott, &relay, &origin_feed,
-                             &recorder](std::shared_ptr<const NodeConfig> next) {
+  agent_options.on_config = [&streams, &origin, &ott, &relay, &origin_feed, &recorder,
+                             &shedder](std::shared_ptr<const NodeConfig> next) {
     // The store first: a pipeline started by the config publishes into its stream at once.
     origin.Apply(next->streams);
     recorder.Apply(next->streams, next->relayed);
@@ -338,6 +338,7 @@ int Run() {
     relay.Apply(next->relayed);
     origin_feed.Apply(*next);
     ott.Apply(*next);
+    shedder.ApplySettings(next->settings);  // L-16: the node's alert thresholds
   };
   agent = std::make_unique<Agent>(agent_options, &config, filler, metrics.get());
   agent->Start();

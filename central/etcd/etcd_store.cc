@@ -292,6 +292,14 @@ absl::StatusOr<uint64_t> EtcdStore::CommitIf(const std::vector<Mutation>& mutati
     if (response->responses_size() > 0 && response->responses(0).response_range().kvs_size() > 0) {
       now = ParseCounter(response->responses(0).response_range().kvs(0).value());
     }
+    // the caller's retry must see what beat it, so wait (bounded) until the watch has
+    // brought the mirror to that revision; then its re-read is current.
+    {
+      absl::MutexLock lock(&mu_);
+      auto caught_up = [this, now]()
+                           ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return revision_ >= now; };
+      mu_.AwaitWithTimeout(absl::Condition(&caught_up), absl::Seconds(3));
+    }
     return absl::AbortedError(absl::StrCat("another central changed the configuration (revision ",
                                            now, ", this one had ", base,
                                            "): read it again and retry"));

@@ -11,9 +11,9 @@
 #include "common/http/content.h"
 #include "common/http/response.h"
 #include "streamer/delivery/archive_mpd.h"
-#include "streamer/playlist/hls_writer.h"
 #include "streamer/delivery/ll_hls.h"
 #include "streamer/delivery/responses.h"
+#include "streamer/playlist/hls_writer.h"
 
 namespace meshwork::streamer {
 
@@ -228,7 +228,7 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
                   const ArchiveTarget& target, http::Responder r) {
   if (target.kind == ArchiveTarget::kBad) return r.Send(BadRequest(target.error));
   if (context.shedder && context.shedder->Shed(RequestClass::kDvr)) {  // D-7
-    return r.Send(Unavailable("the node is shedding archive reads", "*"));
+    return r.Send(ShedResponse("the node is shedding archive reads", "*"));
   }
   if (context.proxy && context.relay) {
     // An edge relaying the stream: "stream/…" or "stream/rendition/…" (S-19, D-3).

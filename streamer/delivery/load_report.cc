@@ -6,7 +6,7 @@ namespace meshwork::streamer {
 
 void FillLoadReport(const LoadReportSources& s, v1::LoadReport& report) {
   const HostSampler::Load load = s.sampler->Sample();
-  s.shedder->SetCpuPercent(load.cpu_percent);
+  s.shedder->SetLoad(load.cpu_percent, load.out_kbit);
   s.ott->SetLoad(load.cpu_percent, load.out_kbit);
   report.set_backup_sessions(s.ott->ExpireAndCountBackupSessions());
   report.set_refusals(s.ott->refusals());

@@ -403,10 +403,7 @@ void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
         ClassifyRead(policy, rend ? rend->meta : RenditionMeta{}, key, origin_->NowMs());
     if (shedder_->Shed(cls)) {
       metrics_->Read("shed");
-      http::Response res = Unavailable("the node is shedding load", policy.cors);
-      res.set(field::field::cache_control, "max-age=5");
-      res.set(field::field::retry_after, "5");
-      return r->Send(std::move(res));
+      return r->Send(ShedResponse("the node is shedding load", policy.cors));
     }
     token = std::make_shared<Shedder::Token>(shedder_);
   }

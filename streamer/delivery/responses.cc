@@ -22,6 +22,14 @@ http::Response Unavailable(std::string_view message, std::string_view cors) {
   return res;
 }
 
+http::Response ShedResponse(std::string_view message, std::string_view cors) {
+  http::Response res = http::ErrorResponse(absl::UnavailableError(std::string(message)));
+  res.set(http::beast_http::field::retry_after, "5");
+  res.set(http::beast_http::field::cache_control, "max-age=5");
+  http::AddCors(res, cors);
+  return res;
+}
+
 http::Response PlaylistResponse(const http::Request& request, std::string body, int max_age,
                                 std::string_view cors, std::string_view content_type) {
   http::Response res{http::Status::ok, 11};

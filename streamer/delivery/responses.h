@@ -18,6 +18,9 @@ inline constexpr char kImmutable[] = "max-age=86400, immutable";
 http::Response NotFound(std::string_view what, std::string_view cors);
 // 503 with `Retry-After: 1`, not cacheable (a hold that ran out, a full waiter table).
 http::Response Unavailable(std::string_view message, std::string_view cors);
+// 503 for a read shed under pressure (L-16): `Cache-Control: max-age=5`, `Retry-After: 5`,
+// so caches and players come back later rather than at once.
+http::Response ShedResponse(std::string_view message, std::string_view cors);
 // A playlist or MPD (gzip when the client accepts it) cacheable for `max_age` seconds.
 http::Response PlaylistResponse(const http::Request& request, std::string body, int max_age,
                                 std::string_view cors,

@@ -1,5 +1,7 @@
 #include "streamer/delivery/shedder.h"
 
+#include <algorithm>
+
 namespace meshwork::streamer {
 
 Shedder::Shedder(ShedThresholds thresholds, prometheus::Registry* registry)
@@ -14,18 +16,45 @@ Shedder::Shedder(ShedThresholds thresholds, prometheus::Registry* registry)
   family.Add({{"class", "publish"}});  // always 0: publishes are never shed
 }
 
+void Shedder::ApplySettings(const v1::StreamerSettings& settings) {
+  double cpu = -1, network = -1;
+  if (settings.has_alert_thresholds()) {
+    const auto& t = settings.alert_thresholds();
+    if (t.has_cpu_percent_error()) cpu = static_cast<double>(t.cpu_percent_error().value());
+    if (t.has_network_percent_error()) {
+      network = static_cast<double>(t.network_percent_error().value());
+    }
+  }
+  uint64_t capacity = 0;
+  if (settings.has_cdn() && settings.cdn().has_network_bandwidth_kbit()) {
+    capacity = static_cast<uint64_t>(
+        std::max<int64_t>(0, settings.cdn().network_bandwidth_kbit().value()));
+  }
+  node_cpu_error_.store(cpu, std::memory_order_relaxed);
+  node_network_error_.store(network, std::memory_order_relaxed);
+  capacity_kbit_.store(capacity, std::memory_order_relaxed);
+}
+
 bool Shedder::Shed(RequestClass cls) {
   if (cls == RequestClass::kPublish) return false;
-  double cpu = cpu_.load(std::memory_order_relaxed);
-  int64_t in_flight = in_flight_.load(std::memory_order_relaxed);
+  const double cpu = cpu_.load(std::memory_order_relaxed);
+  const auto in_flight = static_cast<double>(in_flight_.load(std::memory_order_relaxed));
+  const uint64_t capacity = capacity_kbit_.load(std::memory_order_relaxed);
+  // Outgoing load in % of the link; negative when the capacity is unknown.
+  const double network = capacity > 0
+                             ? static_cast<double>(out_kbit_.load(std::memory_order_relaxed)) *
+                                   100.0 / static_cast<double>(capacity)
+                             : -1;
   auto above = [](double value, double threshold) { return threshold > 0 && value > threshold; };
   bool shed;
   if (cls == RequestClass::kDvr) {
-    shed = above(cpu, thresholds_.dvr_cpu_percent) ||
-           above(static_cast<double>(in_flight), static_cast<double>(thresholds_.dvr_in_flight));
+    const double node_cpu = node_cpu_error_.load(std::memory_order_relaxed);
+    shed = above(cpu, node_cpu >= 0 ? node_cpu : thresholds_.dvr_cpu_percent) ||
+           above(network, node_network_error_.load(std::memory_order_relaxed)) ||
+           above(in_flight, static_cast<double>(thresholds_.dvr_in_flight));
   } else {
-    shed = above(cpu, thresholds_.live_cpu_percent) ||
-           above(static_cast<double>(in_flight), static_cast<double>(thresholds_.live_in_flight));
+    shed = above(cpu, thresholds_.live_cpu_percent) || network >= 100 ||
+           above(in_flight, static_cast<double>(thresholds_.live_in_flight));
   }
   if (!shed) return false;
   if (cls == RequestClass::kDvr) {

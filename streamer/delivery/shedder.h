@@ -1,15 +1,23 @@
-// Priority and shedding (L-15, L-16). Reads are classed from the template in memory (live
-// edge or DVR); under pressure the node sheds DVR reads first, then live reads, never
-// publishes. Pressure is the node's CPU (sampled once a second) and the number of reads in
-// flight (held or being decided), each against two thresholds: above the first DVR reads
-// are shed, above the second live reads too. A threshold of 0 is off. By default CPU sheds
-// DVR reads only: live viewers are refused on CPU only when an operator asks for it, since a
-// busy host still serves memory-resident live objects well. Thread-safe (atomics).
+// Priority and shedding (L-15, L-16, D-7). Reads are classed from the template in memory
+// (live edge or DVR); under pressure the node sheds DVR reads first, then live reads, never
+// publishes. Pressure is:
+//   - the node's CPU (sampled once a second) against the node's `alert_thresholds` from
+//     central (`cpu_percent_error`), or the flag's DVR threshold while central sets none;
+//   - its outgoing network load against the same thresholds (`network_percent_error` of the
+//     node's `cdn.network_bandwidth_kbit`): above it DVR reads are shed, and at the link's
+//     capacity (100 %) live reads too — a saturated link serves every viewer worse;
+//   - the number of reads in flight (held or being decided) against two thresholds: above
+//     the first DVR reads are shed, above the second live reads too.
+// A threshold of 0 is off. CPU sheds live reads only when an operator asks for it
+// (`live_cpu_percent`), since a busy host still serves memory-resident live objects well.
+// Shed reads get 503 with `Cache-Control: max-age=5` and `Retry-After: 5` (ShedResponse).
+// Thread-safe (atomics).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 
+#include "meshwork/v1/types.pb.h"
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
 #include "streamer/store/origin_rules.h"
@@ -27,7 +35,13 @@ class Shedder {
  public:
   explicit Shedder(ShedThresholds thresholds, prometheus::Registry* registry = nullptr);
 
-  void SetCpuPercent(double cpu) { cpu_.store(cpu, std::memory_order_relaxed); }
+  // The host's load, sampled once a second.
+  void SetLoad(double cpu_percent, uint64_t out_kbit) {
+    cpu_.store(cpu_percent, std::memory_order_relaxed);
+    out_kbit_.store(out_kbit, std::memory_order_relaxed);
+  }
+  // The node's settings from central: its alert thresholds and link capacity.
+  void ApplySettings(const v1::StreamerSettings& settings);
   // True when a request of `cls` is to be refused now (counted per class).
   bool Shed(RequestClass cls);
 
@@ -48,6 +62,11 @@ class Shedder {
  private:
   const ShedThresholds thresholds_;
   std::atomic<double> cpu_{0};
+  std::atomic<uint64_t> out_kbit_{0};
+  // From the node's settings; negative: not set.
+  std::atomic<double> node_cpu_error_{-1};
+  std::atomic<double> node_network_error_{-1};
+  std::atomic<uint64_t> capacity_kbit_{0};
   std::atomic<int64_t> in_flight_{0};
   std::atomic<uint64_t> shed_live_{0}, shed_dvr_{0};
   prometheus::Counter* live_counter_ = nullptr;

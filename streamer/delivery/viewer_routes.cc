@@ -11,6 +11,7 @@
 #include "streamer/delivery/origin_routes.h"
 #include "streamer/delivery/playlists.h"
 #include "streamer/delivery/responses.h"
+#include "streamer/delivery/shedder.h"
 #include "streamer/ott/ott_gate.h"
 #include "streamer/relay/relay.h"
 
@@ -420,6 +421,11 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
           return r.Send(std::move(res));
         }
       }
+    }
+    // L-16: playlists and manifests (the entries; objects are shed by OriginDelivery) are
+    // live reads, class 2.
+    if (context.shedder && IsEntry(target->kind) && context.shedder->Shed(RequestClass::kLive)) {
+      return r.Send(ShedResponse("the node is shedding load", cors));
     }
     // S-15: plain playlist responses live at most half a target duration.
     int playlist_age = std::max(0, settings.segment_ms / 2000);

@@ -35,6 +35,7 @@ class Relay;
 class OriginDelivery;
 class OttGate;
 struct ArchiveContext;
+class Shedder;
 
 struct ViewerContext {
   OriginStore* store;
@@ -47,6 +48,8 @@ struct ViewerContext {
   relay::Relay* relay = nullptr;
   // D-3: archive playback (paths in streamer/archive/archive_target.h); null: no archive.
   const ArchiveContext* archive = nullptr;
+  // L-16: playlists and manifests are live reads, shed under pressure like live objects.
+  Shedder* shedder = nullptr;
 };
 
 // Adds the catch-all viewer routes; add them after every other route of the listener.

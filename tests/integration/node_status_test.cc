@@ -91,5 +91,61 @@ TEST_CASE("S-18 play sessions are counted under the protocol the viewer's own ro
   CHECK(demo["viewers"] == nlohmann::json({{"dash", 2}, {"ll-hls", 1}}));
 }
 
+TEST_CASE(
+    "L-16 D-7 over HTTP: past the node's alert threshold archive reads get 503 "
+    "max-age=5 Retry-After 5 while live reads are served, playlists shed as live reads") {
+  const std::string dir = MakeTempDir("shedding");
+  Central central = StartCentral(dir + "/db");
+  Streamer ingest = StartIngestWithStream(central, "ingest-1", "demo");
+  auto push = PushFile(SourceTs(40), ingest.publish, "demo");
+  REQUIRE(
+      Eventually([&] { return Http("GET", ingest.http, "/demo/index.m3u8").status == 200; }, 30s));
+  const std::string archive = "/demo/index-1796205600-60.m3u8";
+  // No threshold from central: the flag's 90 % host CPU, far above this test's load.
+  CHECK(Http("GET", ingest.http, archive).status != 503);
+  // The operator lowers the node's CPU alert threshold to 1 %: archive reads go first.
+  auto patch = Http("PATCH", central.http, kApi + "/streamers/ingest-1",
+                    R"({"alert_thresholds": {"cpu_percent_error": 1}})");
+  INFO(patch.body);
+  REQUIRE(patch.status == 200);
+  HttpResult shed;
+  REQUIRE(Eventually(
+      [&] {
+        shed = Http("GET", ingest.http, archive);
+        return shed.status == 503;
+      },
+      15s));
+  CHECK(shed.headers["Cache-Control"] == "max-age=5");
+  CHECK(shed.headers["Retry-After"] == "5");
+  CHECK(shed.body.find("shedding archive reads") != std::string::npos);
+  // Live reads meanwhile: the playlist and its newest segment.
+  auto playlist = Http("GET", ingest.http, "/demo/v1/index.m3u8");
+  REQUIRE(playlist.status == 200);
+  auto last = playlist.body.rfind(".ts");
+  REQUIRE(last != std::string::npos);
+  auto line = playlist.body.rfind('\n', last);
+  CHECK(Http("GET", ingest.http, "/demo/v1/" + playlist.body.substr(line + 1, last + 3 - line - 1))
+            .status == 200);
+  // Threshold lifted: archive reads are answered again.
+  REQUIRE(Http("PATCH", central.http, kApi + "/streamers/ingest-1",
+               R"({"alert_thresholds": {"cpu_percent_error": null}})")
+              .status == 200);
+  CHECK(Eventually([&] { return Http("GET", ingest.http, archive).status != 503; }, 15s));
+
+  // A node told to shed live reads above 1 % CPU sheds its playlists too (class 2).
+  Streamer busy =
+      StartIngestWithStream(central, "ingest-2", "busy", {"publish://"}, {"--shed-live-cpu=1"});
+  auto push_busy = PushFile(SourceTs(40), busy.publish, "busy");
+  HttpResult shed_playlist;
+  REQUIRE(Eventually(
+      [&] {
+        shed_playlist = Http("GET", busy.http, "/busy/index.m3u8");
+        return shed_playlist.status == 503;
+      },
+      20s));
+  CHECK(shed_playlist.headers["Cache-Control"] == "max-age=5");
+  CHECK(shed_playlist.headers["Retry-After"] == "5");
+}
+
 }  // namespace
 }  // namespace meshwork::testing

@@ -1,9 +1,10 @@
 // Priority and shedding (L-15, L-16): DVR reads go first, then live reads, never publishes.
+#include "streamer/delivery/shedder.h"
+
 #include <catch2/catch.hpp>
 
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
-#include "streamer/delivery/shedder.h"
 
 namespace meshwork::streamer {
 namespace {
@@ -20,15 +21,15 @@ TEST_CASE("L-16 shedding picks the lowest class first and never publishes") {
   CHECK_FALSE(shedder.Shed(RequestClass::kDvr));
   CHECK_FALSE(shedder.Shed(RequestClass::kLive));
   // CPU between the thresholds: DVR only.
-  shedder.SetCpuPercent(85);
+  shedder.SetLoad(85, 0);
   CHECK(shedder.Shed(RequestClass::kDvr));
   CHECK_FALSE(shedder.Shed(RequestClass::kLive));
   CHECK_FALSE(shedder.Shed(RequestClass::kPublish));
   // Above both: live too; publishes still never.
-  shedder.SetCpuPercent(99);
+  shedder.SetLoad(99, 0);
   CHECK(shedder.Shed(RequestClass::kLive));
   CHECK_FALSE(shedder.Shed(RequestClass::kPublish));
-  shedder.SetCpuPercent(10);
+  shedder.SetLoad(10, 0);
   // Reads in flight: the same order.
   {
     std::vector<std::unique_ptr<Shedder::Token>> tokens;
@@ -50,9 +51,40 @@ TEST_CASE("L-16 shedding picks the lowest class first and never publishes") {
   CHECK(text.find("meshwork_shed_requests_total{class=\"publish\"} 0") != std::string::npos);
 }
 
+TEST_CASE("L-16 the node's alert thresholds from central decide, network load included") {
+  ShedThresholds t;  // the flags: DVR shed above 90 % CPU
+  Shedder shedder(t);
+  v1::StreamerSettings settings;
+  settings.mutable_alert_thresholds()->mutable_cpu_percent_error()->set_value(60);
+  settings.mutable_alert_thresholds()->mutable_network_percent_error()->set_value(80);
+  settings.mutable_cdn()->mutable_network_bandwidth_kbit()->set_value(100'000);
+  shedder.ApplySettings(settings);
+  // CPU above the node's threshold (below the flag's): DVR reads go.
+  shedder.SetLoad(70, 0);
+  CHECK(shedder.Shed(RequestClass::kDvr));
+  CHECK_FALSE(shedder.Shed(RequestClass::kLive));
+  // Network: 85 % of the link sheds DVR reads, a saturated link live reads too.
+  shedder.SetLoad(10, 85'000);
+  CHECK(shedder.Shed(RequestClass::kDvr));
+  CHECK_FALSE(shedder.Shed(RequestClass::kLive));
+  shedder.SetLoad(10, 100'000);
+  CHECK(shedder.Shed(RequestClass::kLive));
+  CHECK_FALSE(shedder.Shed(RequestClass::kPublish));
+  shedder.SetLoad(10, 50'000);
+  CHECK_FALSE(shedder.Shed(RequestClass::kDvr));
+  // Central drops the thresholds: the flag's 90 % applies again, network is not judged
+  // without a capacity.
+  shedder.ApplySettings(v1::StreamerSettings{});
+  shedder.SetLoad(70, 10'000'000);
+  CHECK_FALSE(shedder.Shed(RequestClass::kDvr));
+  CHECK_FALSE(shedder.Shed(RequestClass::kLive));
+  shedder.SetLoad(95, 0);
+  CHECK(shedder.Shed(RequestClass::kDvr));
+}
+
 TEST_CASE("L-16 a threshold of 0 is off") {
   Shedder shedder(ShedThresholds{0, 0, 0, 0});
-  shedder.SetCpuPercent(100);
+  shedder.SetLoad(100, 0);
   Shedder::Token token(&shedder);
   CHECK_FALSE(shedder.Shed(RequestClass::kDvr));
   CHECK_FALSE(shedder.Shed(RequestClass::kLive));
