@@ -17,7 +17,7 @@ std::string ReadLog(const Process& p) {
   return text.str();
 }
 
-TEST_CASE("M-5 a listener named in --http_access_log logs every answer; others log none") {
+TEST_CASE("M-5 a listener named in --http_access_log logs every answer, others log none") {
   const std::string dir = MakeTempDir("access-log");
   Central logged =
       StartCentral(dir + "/a", "127.0.0.1:0", "127.0.0.1:0", {"--http_access_log=http"});

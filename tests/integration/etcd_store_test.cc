@@ -166,7 +166,7 @@ TEST_CASE("C-10 with etcd gone reads answer from the last state and writes fail 
   CHECK(*store->Get(Kind::kStreams, "sport") == std::nullopt);
 }
 
-TEST_CASE("C-10 with etcd authentication on, the store logs in; a wrong password is refused") {
+TEST_CASE("C-10 with etcd authentication on, the store logs in, a wrong password is refused") {
   auto cluster = EtcdCluster::Start(1, MakeTempDir("etcd-auth"));
   const std::string ctl = "ETCDCTL_API=3 /usr/bin/etcdctl --endpoints=" + cluster->Endpoints();
   for (const std::string args :

@@ -33,7 +33,7 @@ TEST_CASE("M-7 the console's files are loaded once with their content types, dot
   CHECK_FALSE(files.contains(".git/config"));
 }
 
-TEST_CASE("M-7 no console directory loads nothing; a wrong one is refused at start-up") {
+TEST_CASE("M-7 no console directory loads nothing, a wrong one is refused at start-up") {
   auto none = LoadConsole("");
   REQUIRE(none.ok());
   CHECK((*none)->files.empty());
