@@ -324,8 +324,10 @@ int Run() {
   }
   std::vector<const http::Server*> servers = {viewer_server.get(), publish_server.get()};
   if (https_server) servers.push_back(https_server.get());
-  LoadReportSources report_sources{servers,   shed_sampler,  &shedder, &ott,          &streams,
-                                   &sessions, &node_metrics, &origin,  &archive_index};
+  NodeAlerts node_alerts(node_id, metrics.get());  // M-2
+  LoadReportSources report_sources{servers,        shed_sampler, &shedder,      &ott,
+                                   &streams,       &sessions,    &node_metrics, &origin,
+                                   &archive_index, &node_alerts, &recorder};
   auto filler = [report_sources](v1::LoadReport& report) {
     FillLoadReport(report_sources, report);
   };

@@ -94,6 +94,8 @@ class Recorder {
   // Waits (≤ timeout) until the queue is empty and nothing is being written (tests).
   bool Drain(std::chrono::milliseconds timeout);
   nlohmann::json Status() const;
+  // The last write failed with ENOSPC and none succeeded since (D-2's alarm).
+  bool disk_full() const { return disk_full_.load(std::memory_order_relaxed); }
 
  private:
   struct Item {

@@ -8,6 +8,9 @@ void FillLoadReport(const LoadReportSources& s, v1::LoadReport& report) {
   const HostSampler::Load load = s.sampler->Sample();
   s.shedder->SetLoad(load.cpu_percent, load.out_kbit);
   s.ott->SetLoad(load.cpu_percent, load.out_kbit);
+  s.alerts->Update({.cpu_high = s.shedder->CpuAboveAlert(),
+                    .network_high = s.shedder->NetworkAboveAlert(),
+                    .archive_disk_full = s.recorder->disk_full()});
   report.set_backup_sessions(s.ott->ExpireAndCountBackupSessions());
   report.set_refusals(s.ott->refusals());
   for (const auto& id : s.ott->held_key_ids()) report.add_viewing_key_ids(id);

@@ -12,6 +12,8 @@
 #include "meshwork/v1/types.pb.h"
 #include "streamer/agent/host_sampler.h"
 #include "streamer/archive/archive_index.h"
+#include "streamer/archive/recorder.h"
+#include "streamer/delivery/node_alerts.h"
 #include "streamer/delivery/node_metrics.h"
 #include "streamer/delivery/play_sessions.h"
 #include "streamer/delivery/shedder.h"
@@ -32,6 +34,8 @@ struct LoadReportSources {
   NodeMetrics* node_metrics;  // refreshed with each report
   const OriginStore* origin;
   const archive::ArchiveIndex* archive_index;
+  NodeAlerts* alerts;                 // M-2: the node's own, re-evaluated with each report
+  const archive::Recorder* recorder;  // for the archive disk alert
 };
 
 // Samples the host, hands the load to the shedder and the OTT gate, and fills `report`.

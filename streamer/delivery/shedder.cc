@@ -35,26 +35,41 @@ void Shedder::ApplySettings(const v1::StreamerSettings& settings) {
   capacity_kbit_.store(capacity, std::memory_order_relaxed);
 }
 
+namespace {
+
+bool Above(double value, double threshold) { return threshold > 0 && value > threshold; }
+
+}  // namespace
+
+double Shedder::NetworkPercent() const {
+  const uint64_t capacity = capacity_kbit_.load(std::memory_order_relaxed);
+  if (capacity == 0) return -1;
+  return static_cast<double>(out_kbit_.load(std::memory_order_relaxed)) * 100.0 /
+         static_cast<double>(capacity);
+}
+
+bool Shedder::CpuAboveAlert() const {
+  return Above(cpu_.load(std::memory_order_relaxed),
+               node_cpu_error_.load(std::memory_order_relaxed));
+}
+
+bool Shedder::NetworkAboveAlert() const {
+  return Above(NetworkPercent(), node_network_error_.load(std::memory_order_relaxed));
+}
+
 bool Shedder::Shed(RequestClass cls) {
   if (cls == RequestClass::kPublish) return false;
   const double cpu = cpu_.load(std::memory_order_relaxed);
   const auto in_flight = static_cast<double>(in_flight_.load(std::memory_order_relaxed));
-  const uint64_t capacity = capacity_kbit_.load(std::memory_order_relaxed);
-  // Outgoing load in % of the link; negative when the capacity is unknown.
-  const double network = capacity > 0
-                             ? static_cast<double>(out_kbit_.load(std::memory_order_relaxed)) *
-                                   100.0 / static_cast<double>(capacity)
-                             : -1;
-  auto above = [](double value, double threshold) { return threshold > 0 && value > threshold; };
+  const double network = NetworkPercent();
   bool shed;
   if (cls == RequestClass::kDvr) {
     const double node_cpu = node_cpu_error_.load(std::memory_order_relaxed);
-    shed = above(cpu, node_cpu >= 0 ? node_cpu : thresholds_.dvr_cpu_percent) ||
-           above(network, node_network_error_.load(std::memory_order_relaxed)) ||
-           above(in_flight, static_cast<double>(thresholds_.dvr_in_flight));
+    shed = Above(cpu, node_cpu >= 0 ? node_cpu : thresholds_.dvr_cpu_percent) ||
+           NetworkAboveAlert() || Above(in_flight, static_cast<double>(thresholds_.dvr_in_flight));
   } else {
-    shed = above(cpu, thresholds_.live_cpu_percent) || network >= 100 ||
-           above(in_flight, static_cast<double>(thresholds_.live_in_flight));
+    shed = Above(cpu, thresholds_.live_cpu_percent) || network >= 100 ||
+           Above(in_flight, static_cast<double>(thresholds_.live_in_flight));
   }
   if (!shed) return false;
   if (cls == RequestClass::kDvr) {

@@ -57,9 +57,16 @@ class Shedder {
     Shedder* s_;
   };
   int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  // The node's alert thresholds from central against the last sampled load (the node's own
+  // alerts 80 and 81, M-2); false while central sets no threshold.
+  bool CpuAboveAlert() const;
+  bool NetworkAboveAlert() const;
   uint64_t shed(RequestClass cls) const;
 
  private:
+  // Outgoing load in % of the node's link; negative while its capacity is unknown.
+  double NetworkPercent() const;
+
   const ShedThresholds thresholds_;
   std::atomic<double> cpu_{0};
   std::atomic<uint64_t> out_kbit_{0};

@@ -7,6 +7,7 @@
 #include <future>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "tests/integration/media_harness.h"
 
@@ -108,12 +109,23 @@ TEST_CASE(
   CHECK(ts_edge.body == Http("GET", ingest.http, "/live/v1/" + ts_name).body);
   CHECK(Http("GET", edge.http, "/live/index.m3u8").body.find("v1/index.m3u8") != std::string::npos);
 
+  // The relay's own pace without viewers (it follows the playlists of v1 and a1), the
+  // yardstick for what viewers may add below.
+  const double paced_from = UpstreamRequests(edge);
+  const auto pace_start = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(2s);  // a rate needs time to pass; nothing to wait on
+  const double per_second =
+      (UpstreamRequests(edge) - paced_from) /
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - pace_start).count();
+  REQUIRE(per_second > 0);
+
   // 50 viewers ask for the hinted part at once (before it exists): all get the same bytes,
   // and the edge asks its upstream for it once, not 50 times.
   std::string hint = Hint(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body);
   REQUIRE(!hint.empty());
   double before = UpstreamRequests(edge);
   REQUIRE(before > 0);
+  const auto viewers_start = std::chrono::steady_clock::now();
   std::vector<std::future<HttpResult>> viewers;
   for (int i = 0; i < 50; ++i) {
     viewers.push_back(std::async(std::launch::async, [&] {
@@ -128,14 +140,16 @@ TEST_CASE(
     bodies.insert(r.body);
   }
   double after = UpstreamRequests(edge);
+  const double viewers_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - viewers_start).count();
   CHECK(ok == 50);
   CHECK(bodies.size() == 1);
   CHECK(*bodies.begin() == Http("GET", ingest.http, "/live/v1/" + hint).body);
-  // While the 50 waited, the relay made its usual requests for one part (a blocking reload
-  // and the part of each of v1 and a1, perhaps one more of each as the next part came out):
-  // a handful, whatever the number of viewers.
-  INFO("upstream requests during the 50 viewers' wait: " << after - before);
-  CHECK(after - before <= 12);
+  // While the 50 waited, the relay made its usual requests (its own pace over that time) and
+  // at most the hinted part of each rendition once more: nothing per viewer, no second copy.
+  INFO("upstream requests during the 50 viewers' wait: "
+       << after - before << " in " << viewers_s << " s, the relay's pace " << per_second << "/s");
+  CHECK(after - before <= per_second * viewers_s + 4);
 
   // L-10/S-20: a notification posted at the ingest reaches the edge's responses, playlists
   // included, as the ingest's header.
@@ -154,12 +168,21 @@ TEST_CASE(
 
   // S-20: out-of-range objects are answered at the edge from the template, not upstream.
   double quiet = UpstreamRequests(edge);
-  CHECK(Http("GET", edge.http, "/live/v1/" + std::to_string(msn + 50) + ".m4s").status == 404);
-  CHECK(Http("GET", edge.http, "/live/v1/" + std::to_string(msn - 500) + ".m4s").status == 410);
+  const auto rejected_start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 20; ++i) {
+    CHECK(Http("GET", edge.http, "/live/v1/" + std::to_string(msn + 50 + i) + ".m4s").status ==
+          404);
+    CHECK(Http("GET", edge.http, "/live/v1/" + std::to_string(msn - 500 - i) + ".m4s").status ==
+          410);
+  }
   double requests_for_rejected = UpstreamRequests(edge) - quiet;
-  // The relay keeps following the playlist meanwhile (about 4 requests a second per
-  // rendition); the rejected objects add nothing of their own.
-  CHECK(requests_for_rejected <= 12);
+  const double rejected_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - rejected_start).count();
+  // The relay keeps following the playlist meanwhile, at its pace; the 40 rejected objects
+  // add nothing of their own.
+  INFO("upstream requests while 40 objects were rejected: " << requests_for_rejected << " in "
+                                                            << rejected_s << " s");
+  CHECK(requests_for_rejected <= per_second * rejected_s + 2);
 }
 
 TEST_CASE(
@@ -221,6 +244,11 @@ TEST_CASE(
   CHECK(relays[0]["upstream"] != upstream);
   WARN("S-21 max stall behind the edge after kill -9 of its upstream "
        << upstream << ": " << result["max_stall_s"] << " s");
+  REQUIRE(result["max_stall_s"].is_number());
+  // S-21 asks for at most one part target (0.5 s) of delay; the edge is not there yet (about
+  // 2 s measured, hls.js seeking over a hole at the move: issue 28's note). This bound
+  // catches anything worse than today.
+  CHECK(result["max_stall_s"].get<double>() <= 2.5);
 }
 
 TEST_CASE("S-19 hls.js plays LL-HLS and HLS-TS through an edge that relays the stream") {

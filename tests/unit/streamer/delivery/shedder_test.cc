@@ -5,6 +5,7 @@
 
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
+#include "streamer/delivery/node_alerts.h"
 
 namespace meshwork::streamer {
 namespace {
@@ -80,6 +81,43 @@ TEST_CASE("L-16 the node's alert thresholds from central decide, network load in
   CHECK_FALSE(shedder.Shed(RequestClass::kLive));
   shedder.SetLoad(95, 0);
   CHECK(shedder.Shed(RequestClass::kDvr));
+}
+
+TEST_CASE("M-2 a node exports its own alerts as meshwork_alert_active while they hold") {
+  prometheus::Registry registry;
+  NodeAlerts alerts("edge-7", &registry);
+  Shedder shedder(ShedThresholds{});
+  v1::StreamerSettings settings;
+  settings.mutable_alert_thresholds()->mutable_cpu_percent_error()->set_value(80);
+  settings.mutable_alert_thresholds()->mutable_network_percent_error()->set_value(50);
+  settings.mutable_cdn()->mutable_network_bandwidth_kbit()->set_value(1000);
+  shedder.ApplySettings(settings);
+  auto text = [&] { return prometheus::TextSerializer().Serialize(registry.Collect()); };
+  shedder.SetLoad(90, 600);
+  alerts.Update({shedder.CpuAboveAlert(), shedder.NetworkAboveAlert(), false});
+  CHECK(alerts.Active() ==
+        std::map<int, std::string>{{80, "node-cpu-high"}, {81, "node-network-high"}});
+  CHECK(
+      text().find(R"(meshwork_alert_active{code="80",name="node-cpu-high",subject="edge-7"} 1)") !=
+      std::string::npos);
+  CHECK(text().find(
+            R"(meshwork_alert_active{code="81",name="node-network-high",subject="edge-7"} 1)") !=
+        std::string::npos);
+  // CPU back down, the disk fills: 80 clears (its series goes), 82 is raised.
+  shedder.SetLoad(20, 600);
+  alerts.Update({shedder.CpuAboveAlert(), shedder.NetworkAboveAlert(), true});
+  CHECK(alerts.Active() ==
+        std::map<int, std::string>{{81, "node-network-high"}, {82, "archive-disk-full"}});
+  CHECK(text().find(R"(code="80")") == std::string::npos);
+  CHECK(text().find(
+            R"(meshwork_alert_active{code="82",name="archive-disk-full",subject="edge-7"} 1)") !=
+        std::string::npos);
+  // Without thresholds from central there is nothing to judge CPU and network by.
+  shedder.ApplySettings(v1::StreamerSettings{});
+  shedder.SetLoad(100, 100'000);
+  alerts.Update({shedder.CpuAboveAlert(), shedder.NetworkAboveAlert(), false});
+  CHECK(alerts.Active().empty());
+  CHECK(text().find("meshwork_alert_active{") == std::string::npos);
 }
 
 TEST_CASE("L-16 a threshold of 0 is off") {
