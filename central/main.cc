@@ -97,7 +97,8 @@ ABSL_FLAG(int64_t, viewing_key_overlap_s, 6 * 3600 + 600,
           "a replaced viewing key is still accepted this long, in seconds (O-7; the 6 h pass "
           "lifetime plus the 240 s clock tolerance and a margin for the push)");
 ABSL_FLAG(int, ott_min_protocol_version, 1,
-          "OTT group members with an older protocol version are not eligible (O-4)");
+          "OTT group members with an older protocol version are not eligible (O-4); a group's "
+          "streams may raise it for their group with ott.min_protocol_version");
 
 namespace meshwork::central {
 namespace {

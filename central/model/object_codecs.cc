@@ -47,7 +47,8 @@ constexpr std::string_view kManagedMembers[] = {"masks", "next_mask_id", "versio
                                                 "range_versions"};
 constexpr std::string_view kTemplateMembers[] = {"availability_start", "segment_ms", "part_ms",
                                                  "retry_deadline_ms", "grace_ms"};
-constexpr std::string_view kOttMembers[] = {"enabled", "group", "backup", "stale_after_ms"};
+constexpr std::string_view kOttMembers[] = {"enabled", "group", "backup", "stale_after_ms",
+                                            "min_protocol_version"};
 constexpr size_t kMaxPipelines = 16;
 constexpr std::string_view kInputSchemes[] = {"publish://", "rtmp://", "udp://", "srt://",
                                               "http://"};
@@ -150,13 +151,15 @@ absl::Status ResolvePipelines(const json& body, json& out) {
   return absl::OkStatus();
 }
 
-// O-1, O-3a, O-15: {"enabled", "group", "backup", "stale_after_ms"}, every member present
-// (null where absent). A group name is required when enabled; it is not defaulted.
+// O-1, O-3a, O-4, O-15: {"enabled", "group", "backup", "stale_after_ms",
+// "min_protocol_version"}, every member present (null where absent). A group name is
+// required when enabled; it is not defaulted.
 absl::Status ResolveOtt(const json& body, json& out) {
   json resolved = {{"enabled", false},
                    {"group", nullptr},
                    {"backup", "can_replace"},
-                   {"stale_after_ms", nullptr}};
+                   {"stale_after_ms", nullptr},
+                   {"min_protocol_version", nullptr}};
   auto it = body.find("ott");
   if (it != body.end() && !it->is_null()) {
     if (!it->is_object()) return InvalidField("ott", "must be an object");
@@ -179,6 +182,9 @@ absl::Status ResolveOtt(const json& body, json& out) {
     }
     ASSIGN_OR_RETURN(auto stale, OptionalBoundedInt(*it, "stale_after_ms", "ott", 500, 60'000));
     if (stale) resolved["stale_after_ms"] = *stale;
+    ASSIGN_OR_RETURN(auto minimum,
+                     OptionalBoundedInt(*it, "min_protocol_version", "ott", 1, 1'000'000));
+    if (minimum) resolved["min_protocol_version"] = *minimum;
   }
   if (resolved["enabled"].get<bool>() && resolved["group"].is_null()) {
     return InvalidField("ott.group", "is required when ott.enabled is true");

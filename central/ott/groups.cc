@@ -157,6 +157,7 @@ struct Work {
   std::optional<TimelineFingerprint> fingerprint;
   int64_t segment_ms = 2000;
   std::string overload_reason;
+  uint32_t min_protocol_version = 1;  // the group's (O-4)
 };
 
 void AddUnique(std::vector<std::string>& list, const std::string& text) {
@@ -269,7 +270,8 @@ GroupStatus EvaluateGroup(const std::string& name, std::vector<Work> members,
         reasons.push_back(absl::StrCat(who, "overloaded (", w.overload_reason, ")"));
       if (!m.version_ok) {
         reasons.push_back(absl::StrCat(who, "protocol version ", m.protocol_version.value_or(0),
-                                       " is older than ", options.min_protocol_version));
+                                       " is older than the group's minimum ",
+                                       w.min_protocol_version));
       }
     }
     m.eligible = m.backup == "can_replace" && m.online && m.window_ok && m.same_timeline &&
@@ -380,6 +382,22 @@ GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nod
     for (const auto& key : AddressKeys(host, state.registration)) ++address_users[key];
   }
 
+  // O-4: a group's minimum protocol version is the highest its streams ask for
+  // (ott.min_protocol_version), central's --ott-min-protocol-version where none does.
+  std::map<std::string, uint32_t> group_minimum;
+  for (const auto& [stream_name, record] : config.streams) {
+    auto ott = record.object.find("ott");
+    if (ott == record.object.end() || !ott->is_object()) continue;
+    auto group_name = ott->find("group");
+    if (group_name == ott->end() || !group_name->is_string()) continue;
+    uint32_t& minimum =
+        group_minimum.try_emplace(group_name->get<std::string>(), options.min_protocol_version)
+            .first->second;
+    if (auto v = ott->find("min_protocol_version"); v != ott->end() && v->is_number_unsigned()) {
+      minimum = std::max(minimum, v->get<uint32_t>());
+    }
+  }
+
   std::map<std::string, std::vector<Work>> by_group;
   for (const auto& [stream_name, record] : config.streams) {
     const json& object = record.object;
@@ -394,6 +412,7 @@ GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nod
       const std::string node_id = placed.get<std::string>();
       Work w;
       w.segment_ms = segment_ms;
+      w.min_protocol_version = group_minimum[group_name->get<std::string>()];
       MemberStatus& m = w.status;
       m.stream = stream_name;
       m.node = node_id;
@@ -435,7 +454,7 @@ GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nod
       if (w.state && w.state->registered) {
         const v1::RegisterRequest& reg = w.state->registration;
         m.protocol_version = reg.protocol_version();
-        m.version_ok = reg.protocol_version() >= options.min_protocol_version;
+        m.version_ok = reg.protocol_version() >= w.min_protocol_version;
         const std::string host = EffectiveHostname(config, node_id, w.state);
         auto [http_port, https_port] = ViewerPorts(reg);
         if (!host.empty() && http_port != 0) {

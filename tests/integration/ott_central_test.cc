@@ -161,7 +161,8 @@ TEST_CASE("O-19 a stream with ott on two nodes forms a group listing both member
   INFO(put.body);
   REQUIRE(put.status == 201);
   CHECK(put.Json()["ott"] == nlohmann::json::parse(R"({"enabled": true, "group": "ch1",
-                                 "backup": "can_replace", "stale_after_ms": null})"));
+                                 "backup": "can_replace", "stale_after_ms": null,
+                                 "min_protocol_version": null})"));
   auto bad = Http("PUT", central.http, kApi + "/streams/ch2", R"({"ott": {"enabled": true}})");
   CHECK(bad.status == 400);
   CHECK(bad.Json()["error"]["field"] == "ott.group");

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <future>
+#include <map>
 #include <regex>
 #include <set>
 #include <thread>
@@ -133,12 +134,20 @@ TEST_CASE(
     }));
   }
   std::set<std::string> bodies;
+  std::map<int, int> statuses;
+  std::string last_error;
   int ok = 0;
   for (auto& v : viewers) {
     auto r = v.get();
     ok += r.status == 200;
+    ++statuses[r.status];
+    if (r.status != 200) last_error = r.body + r.error;
     bodies.insert(r.body);
   }
+  std::string status_text;
+  for (auto [status, n] : statuses)
+    status_text += std::to_string(status) + "×" + std::to_string(n) + " ";
+  INFO("hint " << hint << ", statuses: " << status_text << ", last error: " << last_error);
   double after = UpstreamRequests(edge);
   const double viewers_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - viewers_start).count();

@@ -24,7 +24,8 @@ TEST_CASE("O-1 a stream without ott is stored with ott resolved and disabled") {
   auto stream = ValidateStream(json::object(), "ch1");
   REQUIRE(stream.ok());
   CHECK((*stream)["ott"] == json::parse(R"({"enabled": false, "group": null,
-                                           "backup": "can_replace", "stale_after_ms": null})"));
+                                           "backup": "can_replace", "stale_after_ms": null,
+                                           "min_protocol_version": null})"));
   auto null_ott = ValidateStream(json::parse(R"({"ott": null})"), "ch1");
   REQUIRE(null_ott.ok());
   CHECK((*null_ott)["ott"] == (*stream)["ott"]);
@@ -35,7 +36,8 @@ TEST_CASE("O-1 an enabled ott member is stored with every member present") {
       ValidateStream(json::parse(R"({"ott": {"enabled": true, "group": "news.hd"}})"), "ch1");
   REQUIRE(stream.ok());
   CHECK((*stream)["ott"] == json::parse(R"({"enabled": true, "group": "news.hd",
-                                           "backup": "can_replace", "stale_after_ms": null})"));
+                                           "backup": "can_replace", "stale_after_ms": null,
+                                           "min_protocol_version": null})"));
   auto full = ValidateStream(json::parse(R"({"ott": {"enabled": true, "group": "g1",
       "backup": "not_offered", "stale_after_ms": 4000}})"),
                              "ch1");

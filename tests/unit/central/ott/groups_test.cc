@@ -128,6 +128,13 @@ TEST_CASE("O-15 every eligibility column turns a member ineligible") {
       {"protocol below the group minimum",
        [](ClusterConfig&, NodeStates&, GroupOptions& o) { o.min_protocol_version = 2; },
        [](const MemberStatus& m) { return m.version_ok; }},
+      {"protocol below the minimum one of the group's streams asks for (O-4)",
+       [](ClusterConfig& c, NodeStates& n, GroupOptions&) {
+         c.streams["ch1"].object["ott"]["min_protocol_version"] = 2u;
+         n["ingest-1"].registration.set_protocol_version(2);
+         n["ingest-3"].registration.set_protocol_version(2);
+       },
+       [](const MemberStatus& m) { return m.version_ok; }},
       {"offline",
        [](ClusterConfig&, NodeStates& n, GroupOptions&) { n["ingest-2"].online = false; },
        [](const MemberStatus& m) { return m.online; }},
