@@ -20,6 +20,10 @@ namespace {
 
 using Chunk = std::shared_ptr<const std::string>;
 
+// S-21: nodes on one timeline give a segment the same date-time from the stream's anchor
+// (S-5); a second leaves room for rounding and nothing for another timeline's segments.
+constexpr int64_t kSameTimelineToleranceMs = 1000;
+
 }  // namespace
 
 std::optional<std::pair<std::string, uint16_t>> SplitBaseUrl(std::string_view base) {
@@ -199,6 +203,11 @@ class Relay::StreamRelay {
     std::pair<int64_t, int> last_part{-1, -1};  // the last part published
     // Parts relayed of segments not yet complete, contiguous from part 0.
     std::map<int64_t, std::vector<Chunk>> parts;
+    // S-21: the program date-time of the segments relayed lately (msn → ms), the timeline a
+    // new upstream must share, and the upstream whose playlist was last relayed.
+    std::map<int64_t, int64_t> relayed_pdt;
+    std::string followed_base;
+    int other_timeline_in_row = 0;
   };
 
   int64_t StartOf(const Follow& f, const std::string& bytes) const {
@@ -301,6 +310,10 @@ class Relay::StreamRelay {
                     f.info);
       if (f.has_ts) ts_due.emplace_back(e.msn, timing);
       f.last_segment = e.msn;
+      if (e.program_date_time_ms != 0) {
+        f.relayed_pdt[e.msn] = e.program_date_time_ms;
+        while (f.relayed_pdt.size() > 32) f.relayed_pdt.erase(f.relayed_pdt.begin());
+      }
       f.parts.erase(f.parts.begin(), f.parts.upper_bound(e.msn));
     }
   }
@@ -336,6 +349,22 @@ class Relay::StreamRelay {
         if (!Connect()) Pause(std::chrono::milliseconds(200));
         continue;
       }
+      // S-21: a new upstream is followed only on the timeline relayed so far; one on another
+      // timeline is passed over while the others are tried (three in a row at most: when
+      // every upstream moved to a new timeline, the edge follows it).
+      if (!f.followed_base.empty() && base != f.followed_base &&
+          !SameTimeline(f.relayed_pdt, *playlist, kSameTimelineToleranceMs) &&
+          f.other_timeline_in_row < 3) {
+        ++f.other_timeline_in_row;
+        log::Warn("relay_upstream_other_timeline",
+                  {{"stream", stream_}, {"rendition", name}, {"upstream", base}});
+        wanted.reset();
+        NextUpstream(base);
+        if (!Connect()) Pause(std::chrono::milliseconds(200));
+        continue;
+      }
+      f.other_timeline_in_row = 0;
+      f.followed_base = base;
       Relay1(f, *playlist);
       wanted = playlist->hint;
     }

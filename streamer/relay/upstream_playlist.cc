@@ -189,4 +189,16 @@ std::vector<std::string> ParseMasterRenditions(std::string_view text) {
   return out;
 }
 
+bool SameTimeline(const std::map<int64_t, int64_t>& relayed_pdt,
+                  const UpstreamMediaPlaylist& playlist, int64_t tolerance_ms) {
+  for (auto e = playlist.entries.rbegin(); e != playlist.entries.rend(); ++e) {
+    if (e->part >= 0 || e->program_date_time_ms == 0) continue;
+    auto known = relayed_pdt.find(e->msn);
+    if (known == relayed_pdt.end()) continue;
+    const int64_t delta = e->program_date_time_ms - known->second;
+    return delta <= tolerance_ms && delta >= -tolerance_ms;
+  }
+  return true;
+}
+
 }  // namespace meshwork::streamer::relay

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,5 +44,14 @@ std::optional<UpstreamMediaPlaylist> ParseMediaPlaylist(std::string_view text);
 // The rendition names a master playlist references as `{name}/index.ll.m3u8` (variant
 // streams and EXT-X-MEDIA URIs), in order, without repeats.
 std::vector<std::string> ParseMasterRenditions(std::string_view text);
+
+// S-21: whether `playlist` follows the timeline an edge has been relaying, given the
+// program date-time of the segments it relayed (msn → ms). The same stream on the same
+// timeline (S-5) gives a segment the same msn and the same date-time on every node; a node
+// on another timeline (its own anchor, a source that restarted elsewhere) lists the same
+// msn at another time. Compared on the newest msn both know, within `tolerance_ms`; true when
+// they share no msn (nothing to tell them apart).
+bool SameTimeline(const std::map<int64_t, int64_t>& relayed_pdt,
+                  const UpstreamMediaPlaylist& playlist, int64_t tolerance_ms);
 
 }  // namespace meshwork::streamer::relay

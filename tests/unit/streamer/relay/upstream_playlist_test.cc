@@ -57,5 +57,26 @@ TEST_CASE("S-19 master renditions are single safe names, and other text is refus
   CHECK(p->entries.empty());
 }
 
+TEST_CASE("S-21 an upstream is on the edge's timeline when a segment both know has the same time") {
+  UpstreamMediaPlaylist same;
+  for (int64_t msn : {100, 101, 102}) {
+    same.entries.push_back({msn, 0, 500'000, 0, true, false});  // a part: not compared
+    same.entries.push_back({msn, -1, 2'000'000, 1'000'000 + msn * 2000, false, false});
+  }
+  std::map<int64_t, int64_t> relayed = {{99, 1'000'000 + 99 * 2000},
+                                        {100, 1'000'000 + 100 * 2000},
+                                        {101, 1'000'000 + 101 * 2000 + 300}};
+  CHECK(SameTimeline(relayed, same, 1000));  // 101 compared: 300 ms of rounding
+  // Another node's timeline: its msn 101 started 7 s later.
+  UpstreamMediaPlaylist other = same;
+  for (auto& e : other.entries) {
+    if (e.part < 0) e.program_date_time_ms += 7000;
+  }
+  CHECK_FALSE(SameTimeline(relayed, other, 1000));
+  // Nothing in common (the edge relayed older segments only): cannot tell, so accepted.
+  CHECK(SameTimeline({{10, 5}}, other, 1000));
+  CHECK(SameTimeline({}, other, 1000));
+}
+
 }  // namespace
 }  // namespace meshwork::streamer::relay
