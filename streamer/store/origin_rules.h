@@ -177,6 +177,16 @@ ReadDecision DecideRead(const OriginPolicy& policy, const RenditionMeta& meta, O
     if (origin_internal::BeyondNext(policy, key, now_ms, &ttl)) {
       d.verdict = ReadDecision::kNotYet;
       d.ttl_ms = ttl;
+      // The template says "not yet"; an object at the live edge (the newest published msn
+      // or the one after it) is looked for all the same: a source whose timeline moved since
+      // the template was derived (an edge's relayed stream after its source restarted)
+      // publishes objects the template places in the future, and a listed object must never
+      // be a 404. Further ahead, the template's answer stands without a lookup (P-5).
+      if (meta.newest_msn < 0 || key.msn > meta.newest_msn + 1) return d;
+      auto object = lookup();
+      if (!object) return d;
+      d = origin_internal::DecideFound(policy, meta, key, now_ms, object.get());
+      d.looked_up = true;
       return d;
     }
   }

@@ -261,7 +261,7 @@ TEST_CASE("C-10 a store cut off while etcd compacts its history reloads whole an
 }
 
 TEST_CASE(
-    "C-10 over TLS with client certificates the store works; a wrong CA or no certificate "
+    "C-10 over TLS with client certificates the store works, a wrong CA or no certificate "
     "is refused") {
   const std::string dir = MakeTempDir("etcd-tls");
   EtcdTls tls;

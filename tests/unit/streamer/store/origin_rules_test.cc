@@ -111,6 +111,30 @@ TEST_CASE("L-8 a future object gets 404 with a TTL ending at its due time, witho
   CHECK(d.ttl_ms == p.tmpl.Due(10, 2) - now);
 }
 
+TEST_CASE("L-8 a published object at the live edge is served even where the template says future") {
+  // An edge's relayed stream whose source restarted on a later timeline: its objects come
+  // ahead of the template the edge derived. What was published (and listed) is served; what
+  // lies further ahead is still a 404 decided without a lookup.
+  OriginPolicy p = Policy();
+  int64_t now = kStart + 20'123;              // by the template, msn 10 is being produced
+  RenditionMeta meta{0, 14, {{"eu-a", 14}}};  // but msn 14 is published already
+  StoredObject segment = Object({Made("eu-a")});
+  bool looked = false;
+  auto d = Decide(p, meta, {ObjectKey::kM4s, 14, -1}, now, &segment, &looked);
+  CHECK(d.verdict == ReadDecision::kServe);
+  CHECK(looked);
+  d = Decide(p, meta, {ObjectKey::kPart, 15, 1}, now, &segment);  // the open segment's part
+  CHECK(d.verdict == ReadDecision::kServe);
+  looked = false;
+  d = Decide(p, meta, {ObjectKey::kPart, 15, 3}, now, nullptr, &looked);  // not there yet
+  CHECK(d.verdict == ReadDecision::kNotYet);
+  CHECK(looked);
+  looked = false;
+  d = Decide(p, meta, {ObjectKey::kM4s, 17, -1}, now, nullptr, &looked);
+  CHECK(d.verdict == ReadDecision::kNotYet);
+  CHECK_FALSE(looked);
+}
+
 TEST_CASE("L-7 the next due object is held until its retry deadline") {
   OriginPolicy p = Policy();
   RenditionMeta meta{0, 9, {{"eu-a", 9}}};
