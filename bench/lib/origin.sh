@@ -19,19 +19,11 @@ cleanup() {
 trap cleanup EXIT
 
 die() { echo "error: $*" >&2; exit 1; }
+# shellcheck source=ready.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ready.sh"
 now_ms() { date +%s%3N; }
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-ready() {  # ready FILE KEY — waits (≤ 20 s) for the READY line in FILE; prints KEY's value
-  local line=""
-  for _ in $(seq 1 200); do
-    line=$(grep -m1 '^READY ' "$1" 2>/dev/null || true)
-    [ -n "$line" ] && break
-    sleep 0.1
-  done
-  [ -n "$line" ] || die "no READY line in $1; its log ends: $(tail -n5 "${1%.out}.log")"
-  echo "${line#READY }" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"
 }
 put() {  # put PATH FILE → HTTP status of the PUT on the publish listener
   curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'X-Pipeline: a' \

@@ -108,16 +108,8 @@ trap 'interrupted=1' INT TERM
 
 alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
 
-ready() {  # ready OUT_FILE KEY — waits (≤ 20 s) for the READY line; prints KEY's value
-  local line=""
-  for _ in $(seq 1 200); do
-    line=$(grep -m1 '^READY ' "$1" 2>/dev/null || true)
-    [ -n "$line" ] && break
-    sleep 0.1
-  done
-  [ -n "$line" ] || die "no READY line in $1; its log ends: $(tail -n5 "${1%.out}.log")"
-  echo "${line#READY }" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"
-}
+# shellcheck source=../lib/ready.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/ready.sh"
 
 # --- central and three streamers -------------------------------------------------------------
 (umask 077 && head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$work/api-token" &&

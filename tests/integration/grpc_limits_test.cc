@@ -43,6 +43,37 @@ long RssKiB(pid_t pid) {
   return -1;
 }
 
+// The peak resident memory of a process, sampled every 20 ms on a thread of its own from
+// construction until Stop() (or destruction).
+class PeakRss {
+ public:
+  explicit PeakRss(pid_t pid) : pid_(pid), peak_(RssKiB(pid)) {
+    thread_ = std::thread([this] {
+      do {
+        const long now = RssKiB(pid_);
+        absl::MutexLock lock(&mu_);
+        peak_ = std::max(peak_, now);
+      } while (!stop_.WaitForNotificationWithTimeout(absl::Milliseconds(20)));
+    });
+  }
+  ~PeakRss() { Stop(); }
+  void Stop() {
+    if (!stop_.HasBeenNotified()) stop_.Notify();
+    if (thread_.joinable()) thread_.join();
+  }
+  long peak() {
+    absl::MutexLock lock(&mu_);
+    return peak_;
+  }
+
+ private:
+  const pid_t pid_;
+  absl::Mutex mu_;
+  long peak_ ABSL_GUARDED_BY(mu_);
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
 // ---- a hostile HTTP/2 client: just enough framing to open gRPC streams, and it never
 // acknowledges the server's SETTINGS ----
 
@@ -275,21 +306,14 @@ TEST_CASE("R-3 10 000 gRPC streams from one client stay bounded", "[rss]") {
   Tally tally;
   std::vector<std::unique_ptr<RegisterCall>> registers;
   std::vector<std::unique_ptr<SessionCall>> sessions;
-  long peak = baseline;
-  absl::Notification stop_sampling;
-  std::thread sampler([&] {
-    do {
-      peak = std::max(peak, RssKiB(pid));
-    } while (!stop_sampling.WaitForNotificationWithTimeout(absl::Milliseconds(20)));
-  });
+  PeakRss sampler(pid);
   // Whatever happens below (a failed REQUIRE throws), no call outlives its storage.
   absl::Cleanup finish_calls = [&] {
     for (auto& call : registers) call->ctx.TryCancel();
     for (auto& session : sessions) session->Cancel();
     const int total = static_cast<int>(registers.size() + sessions.size());
     tally.Await([total](int done, int) { return done == total; }, absl::Seconds(60));
-    if (!stop_sampling.HasBeenNotified()) stop_sampling.Notify();
-    if (sampler.joinable()) sampler.join();
+    sampler.Stop();
   };
   registers.reserve(kChannels * kCallsPerChannel);
   sessions.reserve(kChannels * kCallsPerChannel);
@@ -345,8 +369,8 @@ TEST_CASE("R-3 10 000 gRPC streams from one client stay bounded", "[rss]") {
   for (auto it = held.rbegin(); it != held.rend(); ++it) (*it)->Cancel();
   REQUIRE(tally.Await([&](int done, int) { return done == kChannels * kCallsPerChannel; },
                       absl::Seconds(120)));
-  stop_sampling.Notify();
-  sampler.join();
+  sampler.Stop();
+  const long peak = sampler.peak();
   const long after = RssKiB(pid);
 
   // Every refused call was refused, every legitimate one served; the held ones were
@@ -395,17 +419,7 @@ TEST_CASE(
   REQUIRE(LegitRegister(central.grpc, 200, "edge-warm", &warm).ok());
   const long baseline = RssKiB(pid);
   REQUIRE(baseline > 0);
-  long peak = baseline;
-  absl::Notification stop_sampling;
-  std::thread sampler([&] {
-    do {
-      peak = std::max(peak, RssKiB(pid));
-    } while (!stop_sampling.WaitForNotificationWithTimeout(absl::Milliseconds(20)));
-  });
-  absl::Cleanup stop_sampler = [&] {
-    if (!stop_sampling.HasBeenNotified()) stop_sampling.Notify();
-    sampler.join();
-  };
+  PeakRss sampler(pid);
 
   // Four connections, each opening 10 000 Session streams without acknowledging SETTINGS.
   // Without the gate central grew by 470–590 MiB here (gRPC 1.51 compares new streams with
@@ -462,9 +476,8 @@ TEST_CASE(
   CHECK(ninth.AwaitGoaway(2000ms) == -1);
   idle.clear();
 
-  stop_sampling.Notify();
-  sampler.join();
-  std::move(stop_sampler).Cancel();
+  sampler.Stop();
+  const long peak = sampler.peak();
   // Central is alive and serves a legitimate node (from the same address, the idle
   // connections gone).
   meshwork::v1::RegisterResponse after;

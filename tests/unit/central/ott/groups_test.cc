@@ -49,7 +49,7 @@ TEST_CASE("O-15 three healthy members are all eligible and the group has backup"
   CHECK(snapshot.key_id == "k2");
 }
 
-TEST_CASE("O-15 every eligibility column turns a member ineligible") {
+TEST_CASE("O-4 O-15 every eligibility column turns a member ineligible") {
   struct Row {
     const char* name;
     std::function<void(ClusterConfig&, NodeStates&, GroupOptions&)> change;
