@@ -19,6 +19,7 @@
 #include "central/api/viewer_api.h"
 #include "central/cluster/anchor_keeper.h"
 #include "central/cluster/node_registry.h"
+#include "central/cluster/placer.h"
 #include "central/etcd/etcd_store.h"
 #include "central/etcd/leader_election.h"
 #include "central/model/config_service.h"
@@ -328,6 +329,17 @@ int Run() {
                               group_options, metrics.get());
   ott_service.set_leader_check([&leadership] { return leadership->IsLeader(); });
   ott_service.Start(std::chrono::milliseconds(1000));
+  // C-9: count placements, filled on every write of the stream and re-placed by the leader.
+  // Declared before every writer (pools, servers), so it outlives them all.
+  Placer placer(
+      config->get(), [&registry] { return registry.OttNodeStates(); }, RealClock::Get(),
+      metrics.get());
+  (*config)->SetStreamFiller(
+      [&placer](const ClusterConfig& current, const std::string& name, nlohmann::json& stream) {
+        placer.Fill(current, name, stream);
+      });
+  placer.set_leader_check([&leadership] { return leadership->IsLeader(); });
+  placer.Start(std::chrono::milliseconds(1000));
 
   boost::asio::thread_pool blocking_pool(2);
   // S-5: the streams' timeline anchors, from the nodes' reports (writes on the blocking pool,

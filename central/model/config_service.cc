@@ -174,8 +174,16 @@ absl::StatusOr<json> ConfigService::ValidateObject(ObjectKind kind, const json& 
       RETURN_IF_ERROR(CheckRouteOwnership(zone, current));
       return zone;
     }
-    case ObjectKind::kStream:
-      return ValidateStream(body, name);
+    case ObjectKind::kStream: {
+      ASSIGN_OR_RETURN(json stream, ValidateStream(body, name));
+      const json& zone = stream["placement"].value("zone", json());
+      if (zone.is_string() && !current.zones.contains(zone.get<std::string>())) {
+        return InvalidField("placement.zone",
+                            absl::StrCat("names no zone (\"", zone.get<std::string>(), "\")"));
+      }
+      if (stream_filler_) stream_filler_(current, name, stream);
+      return stream;
+    }
     case ObjectKind::kVod:
       return ValidateVod(body, name);
   }

@@ -124,6 +124,14 @@ class ConfigService {
       const std::function<std::optional<std::vector<ViewingKeyRecord>>(const ClusterConfig&)>&
           decide);
 
+  // C-9: called under the write lock with every stream about to be committed by PutObject,
+  // PatchObject or MutateObject (validated, its placement zone known) and the configuration
+  // it is written into; it may change the stream's placement.streamers (central/cluster/
+  // placer.h). It must not call back into this service. Set before writes start.
+  using StreamFiller = std::function<void(const ClusterConfig& current, const std::string& name,
+                                          nlohmann::json& stream)>;
+  void SetStreamFiller(StreamFiller filler) { stream_filler_ = std::move(filler); }
+
   // Registration of a node central has not seen: creates it with its reported hostname and
   // role. A known node is left as the operator configured it. Returns true when created.
   absl::StatusOr<bool> EnsureStreamer(const std::string& id, const std::string& hostname,
@@ -150,6 +158,7 @@ class ConfigService {
 
   Store* store_;
   absl::Mutex write_mu_;
+  StreamFiller stream_filler_;  // set before writes start, then only read
   Snapshot<ClusterConfig> snapshot_;
   std::vector<std::function<void(std::shared_ptr<const ClusterConfig>)>> listeners_
       ABSL_GUARDED_BY(write_mu_);

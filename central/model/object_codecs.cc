@@ -193,7 +193,56 @@ absl::Status ResolveOtt(const json& body, json& out) {
   return absl::OkStatus();
 }
 
-constexpr std::string_view kPlacementMembers[] = {"streamers"};
+constexpr std::string_view kPlacementMembers[] = {"streamers", "count", "zone", "replace_after_s",
+                                                  "bitrate_kbit"};
+
+// C-9: an explicit list ({"streamers"}), or a count central fills within a zone ({"count",
+// "zone", "replace_after_s", "bitrate_kbit", "streamers": the nodes chosen so far}).
+absl::Status ResolvePlacement(const json& body, json& out) {
+  auto it = body.find("placement");
+  if (it == body.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_object()) return InvalidField("placement", "must be an object");
+  RETURN_IF_ERROR(RejectUnknownMembers(*it, kPlacementMembers, "placement"));
+  json& placement = out["placement"];
+  if (auto list = it->find("streamers"); list != it->end() && !list->is_null()) {
+    if (!list->is_array()) return InvalidField("placement.streamers", "must be an array of ids");
+    std::set<std::string> seen;
+    for (size_t i = 0; i < list->size(); ++i) {
+      std::string field = absl::StrCat("placement.streamers[", i, "]");
+      const json& v = (*list)[i];
+      if (!v.is_string() || !IsValidName(v.get<std::string>())) {
+        return InvalidField(field, "must be a streamer id");
+      }
+      if (!seen.insert(v.get<std::string>()).second) return InvalidField(field, "is listed twice");
+      placement["streamers"].push_back(v);
+    }
+  }
+  ASSIGN_OR_RETURN(auto count,
+                   OptionalBoundedInt(*it, "count", "placement", 1, kMaxPlacementCount));
+  if (!count) {
+    for (std::string_view key : {"zone", "replace_after_s", "bitrate_kbit"}) {
+      auto member = it->find(std::string(key));
+      if (member != it->end() && !member->is_null()) {
+        return InvalidField(FieldPath("placement", key), "is only meaningful with placement.count");
+      }
+    }
+    return absl::OkStatus();
+  }
+  placement["count"] = *count;
+  placement["zone"] = nullptr;
+  if (auto zone = it->find("zone"); zone != it->end() && !zone->is_null()) {
+    if (!zone->is_string() || !IsValidName(zone->get<std::string>())) {
+      return InvalidField("placement.zone", "must be a zone name (or null: any zone)");
+    }
+    placement["zone"] = *zone;
+  }
+  ASSIGN_OR_RETURN(auto after, OptionalBoundedInt(*it, "replace_after_s", "placement", 1, 86'400));
+  placement["replace_after_s"] = after.value_or(kDefaultReplaceAfterS);
+  ASSIGN_OR_RETURN(auto bitrate,
+                   OptionalBoundedInt(*it, "bitrate_kbit", "placement", 0, 100'000'000));
+  placement["bitrate_kbit"] = bitrate ? json(*bitrate) : json(nullptr);
+  return absl::OkStatus();
+}
 constexpr std::string_view kVodMembers[] = {"name", "placements"};
 constexpr std::string_view kVodPlacementMembers[] = {"streamer", "revision", "available"};
 
@@ -310,23 +359,7 @@ absl::StatusOr<json> ValidateStream(const json& body, std::string_view name) {
     }
     out["cors"] = *c;
   }
-  auto it = body.find("placement");
-  if (it == body.end() || it->is_null()) return out;
-  if (!it->is_object()) return InvalidField("placement", "must be an object");
-  RETURN_IF_ERROR(RejectUnknownMembers(*it, kPlacementMembers, "placement"));
-  auto list = it->find("streamers");
-  if (list == it->end() || list->is_null()) return out;
-  if (!list->is_array()) return InvalidField("placement.streamers", "must be an array of ids");
-  std::set<std::string> seen;
-  for (size_t i = 0; i < list->size(); ++i) {
-    std::string field = absl::StrCat("placement.streamers[", i, "]");
-    const json& v = (*list)[i];
-    if (!v.is_string() || !IsValidName(v.get<std::string>())) {
-      return InvalidField(field, "must be a streamer id");
-    }
-    if (!seen.insert(v.get<std::string>()).second) return InvalidField(field, "is listed twice");
-    out["placement"]["streamers"].push_back(v);
-  }
+  RETURN_IF_ERROR(ResolvePlacement(body, out));  // C-9
   return out;
 }
 
@@ -389,6 +422,11 @@ json MergeStreamPatch(const json& stored, const json& patch) {
     }
   }
   merged.merge_patch(patch);
+  // C-9: a patch that ends a count placement ("count": null) ends its companions too.
+  if (auto p = merged.find("placement");
+      p != merged.end() && p->is_object() && p->value("count", json()).is_null()) {
+    for (const char* key : {"zone", "replace_after_s", "bitrate_kbit"}) p->erase(key);
+  }
   return merged;
 }
 

@@ -16,7 +16,9 @@ namespace meshwork::central {
 absl::StatusOr<nlohmann::json> ValidateZone(const nlohmann::json& body, std::string_view name);
 std::span<const std::string_view> ZoneMembers();
 
-// Streams: {"name", "placement": {"streamers": [id…]}, "inputs", "segment_ms", "part_ms",
+// Streams: {"name", "placement": {"streamers": [id…]} or (C-9) {"count": 1…64, "zone":
+//  name|null, "replace_after_s": 1…86400 (60), "bitrate_kbit": n|null, "streamers": [id…] the
+//  nodes central chose (placer.h)}, "inputs", "segment_ms", "part_ms",
 // "live_window", "input_timeout_ms", "cors",
 //  "template": {"availability_start": ms|null, "segment_ms", "part_ms", "retry_deadline_ms",
 //               "grace_ms"} (L-4, L-5, L-12; always fully resolved),
@@ -58,6 +60,8 @@ bool IsValidPipelineId(std::string_view id);
 bool IsValidRegion(std::string_view region);
 
 inline constexpr size_t kMaxStreamMasks = 100;
+inline constexpr int64_t kMaxPlacementCount = 64;     // C-9
+inline constexpr int64_t kDefaultReplaceAfterS = 60;  // C-9
 inline constexpr size_t kMaxRangeVersions = 100;
 
 // L-13: a mask body {"pipeline"?, "region"?, "from_msn"?, "to_msn"?} in canonical form (all

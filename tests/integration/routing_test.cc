@@ -157,6 +157,35 @@ TEST_CASE("Z-19 a report crossing a limit changes the next decision") {
   CHECK(Location(c.central, "/ch1/x.m3u8") == "http://edge-2.example.net:8082/ch1/x.m3u8");
 }
 
+TEST_CASE("C-9 a count placement is filled on PUT and a node dead for replace_after_s replaced") {
+  Cluster c;
+  for (auto [id, port] : {std::pair{"in-1", 8081}, {"in-2", 8082}, {"in-3", 8083}}) {
+    c.nodes.Add(Node(id, v1::ROLE_INGEST, port, 0));
+  }
+  REQUIRE(c.nodes.WaitRegistered(10s));
+  c.WaitOnline({"in-1", "in-2", "in-3"});
+  c.Put("/zones/z1", R"({"routes": ["10.1.0.0/16"]})");
+  c.Patch("/streamers/in-1", R"({"zone": "z1", "cdn": {"network_bandwidth_kbit": 300000}})");
+  c.Patch("/streamers/in-2", R"({"zone": "z1", "cdn": {"network_bandwidth_kbit": 200000}})");
+  c.Patch("/streamers/in-3", R"({"zone": "z1", "cdn": {"network_bandwidth_kbit": 100000}})");
+  auto put = Http("PUT", c.central.http, kApi + "/streams/ch1",
+                  R"({"placement": {"count": 2, "zone": "z1", "replace_after_s": 1}})");
+  REQUIRE(put.status == 201);
+  CHECK(put.Json()["placement"]["streamers"] == nlohmann::json({"in-1", "in-2"}));
+  auto bad = Http("PUT", c.central.http, kApi + "/streams/ch2",
+                  R"({"placement": {"count": 2, "zone": "elsewhere"}})");
+  CHECK(bad.status == 400);
+  CHECK(bad.Json()["error"]["field"] == "placement.zone");
+
+  c.nodes.Kill("in-1");
+  auto placed = [&] {
+    return Http("GET", c.central.http, kApi + "/streams/ch1").Json()["placement"]["streamers"];
+  };
+  // Offline after offline_after, then replaced one replace_after_s later (the leader's round
+  // is every second).
+  CHECK(Eventually([&] { return placed() == nlohmann::json({"in-2", "in-3"}); }, 8s));
+}
+
 TEST_CASE("Z-22 gRPC Routing.Route gives the redirect's decision") {
   Cluster c;
   c.nodes.Add(Node("edge-1", v1::ROLE_EDGE, 8081, 1, {"ch1"}));

@@ -69,6 +69,17 @@ TEST_CASE("O-1 invalid ott members are rejected naming the field") {
   CHECK(OttError(R"({"enabled": true, "group": "g", "stale_after_ms": null})") == "ok");
 }
 
+TEST_CASE("O-4 a stream's minimum protocol version outside 1…1000000 is rejected naming it") {
+  for (const char* bad : {"0", "-1", "1000001", "1.5", "\"2\"", "true", "[]"}) {
+    CAPTURE(bad);
+    CHECK(OttError(std::string(R"({"enabled": true, "group": "g", "min_protocol_version": )") +
+                   bad + "}") == "ott.min_protocol_version");
+  }
+  CHECK(OttError(R"({"enabled": true, "group": "g", "min_protocol_version": 1})") == "ok");
+  CHECK(OttError(R"({"enabled": true, "group": "g", "min_protocol_version": 1000000})") == "ok");
+  CHECK(OttError(R"({"enabled": true, "group": "g", "min_protocol_version": null})") == "ok");
+}
+
 TEST_CASE("O-1 a merge patch turns ott on for a stored stream") {
   auto stored = ValidateStream(json::object(), "ch1");
   REQUIRE(stored.ok());
