@@ -88,6 +88,14 @@ ABSL_FLAG(int, grpc_max_connection_idle_ms, 5 * 60 * 1000,
           "a gRPC connection without a call for this long is closed (a streamer's session "
           "keeps its connection busy)");
 ABSL_FLAG(int, http_threads, 2, "worker threads of the HTTP listener");
+ABSL_FLAG(std::string, http_delivery, "redirect",
+          "Z-23: how the HTTP listener delivers viewers: redirect (302 to the node) or proxy");
+ABSL_FLAG(std::string, https_delivery, "redirect",
+          "Z-23: how the HTTPS listener delivers viewers: redirect or proxy");
+ABSL_FLAG(int, proxy_timeout_ms, 15'000,
+          "Z-23: deadline of one proxied viewer request (covers LL-HLS blocking reloads)");
+ABSL_FLAG(int, proxy_max_in_flight, 1024,
+          "Z-23: proxied viewer requests at once; beyond it 503 + Retry-After");
 ABSL_FLAG(std::string, console_dir, "/usr/share/meshwork/console",
           "directory of the web console's files (M-7), served under /console/; at the default "
           "path a missing directory just means no console");
@@ -380,12 +388,31 @@ int Run() {
 
   // Every listener serves the same routes; the listener's scheme shapes redirects (T-6).
   AdminApi api(config->get(), &registry, &routing, &blocking_pool, &ott_service, api_tokens.get());
-  auto build_router = [&] {
+  ViewerProxyOptions proxy_options;
+  proxy_options.timeout =
+      std::chrono::milliseconds(std::max(1, absl::GetFlag(FLAGS_proxy_timeout_ms)));
+  proxy_options.max_in_flight = std::max(1, absl::GetFlag(FLAGS_proxy_max_in_flight));
+  ViewerProxy viewer_proxy(proxy_options, metrics.get());
+  auto delivery = [&](const std::string& flag, const char* name) -> absl::StatusOr<ViewerProxy*> {
+    if (flag == "redirect") return static_cast<ViewerProxy*>(nullptr);
+    if (flag == "proxy") return &viewer_proxy;
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " must be redirect or proxy, not \"", flag, "\""));
+  };
+  auto http_delivery = delivery(absl::GetFlag(FLAGS_http_delivery), "http-delivery");
+  auto https_delivery = delivery(absl::GetFlag(FLAGS_https_delivery), "https-delivery");
+  for (const auto* d : {&http_delivery, &https_delivery}) {
+    if (!d->ok()) {
+      log::Error("startup_failed", {{"error", d->status().ToString()}});
+      return 1;
+    }
+  }
+  auto build_router = [&](ViewerProxy* proxy) {
     http::Router router;
     api.AddRoutes(router);
     router.Add({http::Verb::get}, "/metrics", http::MetricsHandler(metrics.get()));
     AddConsoleRoutes(router, *console);
-    AddViewerRoutes(router, config->get(), &routing);
+    AddViewerRoutes(router, config->get(), &routing, proxy);
     return router;
   };
 
@@ -397,7 +424,7 @@ int Run() {
   options.registry = metrics.get();
   ConfigService* config_ptr = config->get();
   options.trusted_proxies = [config_ptr] { return config_ptr->Current()->trusted_set; };
-  auto http_server = http::Server::Start(options, build_router());
+  auto http_server = http::Server::Start(options, build_router(*http_delivery));
   if (!http_server.ok()) {
     log::Error("startup_failed", {{"error", http_server.status().ToString()}});
     return 1;
@@ -410,7 +437,7 @@ int Run() {
     tls_options.listen = https_listen;
     tls_options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
     tls_options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
-    auto started = http::Server::Start(std::move(tls_options), build_router());
+    auto started = http::Server::Start(std::move(tls_options), build_router(*https_delivery));
     if (!started.ok()) {
       log::Error("startup_failed", {{"error", started.status().ToString()}});
       return 1;

@@ -32,30 +32,47 @@ std::string WithQuery(std::string url, std::string_view query) {
   return url;
 }
 
+// Answers with the chosen node: a 302 to `path_and_query` there, or (Z-23) the node's own
+// answer through the proxy.
+void Deliver(RequestContext& ctx, const RouteNode& node, const std::string& path,
+             ViewerProxy* proxy, Responder r) {
+  if (!proxy) {
+    return r.Send(Redirect(
+        WithQuery(absl::StrCat(RoutingService::NodeUrl(node, ctx.scheme), path), ctx.query)));
+  }
+  auto endpoints = node.live ? node.live->endpoints() : nullptr;
+  if (!endpoints || endpoints->http_port == 0) {
+    return r.Send(Refusal(absl::UnavailableError(
+        absl::StrCat("node ", node.id, " has not reported its HTTP port yet"))));
+  }
+  proxy->Forward(ctx, node.hostname, static_cast<uint16_t>(endpoints->http_port),
+                 WithQuery(path, ctx.query), std::move(r));
+}
+
 }  // namespace
 
-void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService* routing) {
-  router.Add(
-      {http::Verb::get}, "/vod/{name...}", [config, routing](RequestContext& ctx, Responder r) {
-        // The asset is the longest configured prefix of the path.
-        std::string_view rest = ctx.params[0];
-        auto current = config->Current();
-        for (size_t end = rest.rfind('/'); end != std::string_view::npos && end > 0;
-             end = rest.rfind('/', end - 1)) {
-          std::string name(rest.substr(0, end));
-          auto it = current->vod.find(name);
-          if (it == current->vod.end()) continue;
-          auto snapshot = routing->snapshot();
-          auto node = routing->selector().ChooseVod(*snapshot, it->second.object, ctx.client);
-          if (!node.ok()) return r.Send(Refusal(node.status()));
-          std::string url =
-              absl::StrCat(RoutingService::NodeUrl(snapshot->nodes()[*node], ctx.scheme), "/vod/",
-                           std::string(rest));
-          return r.Send(Redirect(WithQuery(url, ctx.query)));
-        }
-        r.Send(Refusal(absl::NotFoundError("unknown VOD asset")));
-      });
-  router.Add({http::Verb::get}, "/{path...}", [routing](RequestContext& ctx, Responder r) {
+void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService* routing,
+                     ViewerProxy* proxy) {
+  router.Add({http::Verb::get}, "/vod/{name...}",
+             [config, routing, proxy](RequestContext& ctx, Responder r) {
+               // The asset is the longest configured prefix of the path.
+               std::string_view rest = ctx.params[0];
+               auto current = config->Current();
+               for (size_t end = rest.rfind('/'); end != std::string_view::npos && end > 0;
+                    end = rest.rfind('/', end - 1)) {
+                 std::string name(rest.substr(0, end));
+                 auto it = current->vod.find(name);
+                 if (it == current->vod.end()) continue;
+                 auto snapshot = routing->snapshot();
+                 auto node =
+                     routing->selector().ChooseVod(*snapshot, it->second.object, ctx.client);
+                 if (!node.ok()) return r.Send(Refusal(node.status()));
+                 return Deliver(ctx, snapshot->nodes()[*node],
+                                absl::StrCat("/vod/", std::string(rest)), proxy, std::move(r));
+               }
+               r.Send(Refusal(absl::NotFoundError("unknown VOD asset")));
+             });
+  router.Add({http::Verb::get}, "/{path...}", [routing, proxy](RequestContext& ctx, Responder r) {
     auto snapshot = routing->snapshot();
     auto split = routing->SplitStreamPath(*snapshot, ctx.path);
     if (!split) {
@@ -64,10 +81,8 @@ void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService
     }
     auto decision = routing->Route(*snapshot, split->first, ctx.client, RouteMode::kDecide);
     if (!decision.ok()) return r.Send(Refusal(decision.status()));
-    std::string url =
-        absl::StrCat(RoutingService::NodeUrl(snapshot->nodes()[decision->selected], ctx.scheme),
-                     "/", split->first, "/", split->second);
-    r.Send(Redirect(WithQuery(std::move(url), ctx.query)));
+    Deliver(ctx, snapshot->nodes()[decision->selected],
+            absl::StrCat("/", split->first, "/", split->second), proxy, std::move(r));
   });
 }
 

@@ -2,9 +2,11 @@
 // to the chosen node with the scheme of the listener the request came in on; 503 with
 // Retry-After when no node is eligible (or restricted mode cannot place the client); 404
 // for a stream unknown to the cluster. `GET /vod/{asset}/{path}` does the same for VOD
-// replicas (Z-24).
+// replicas (Z-24). With a ViewerProxy (Z-23, viewer_proxy.h) the same decision is delivered
+// by proxy instead of the 302.
 #pragma once
 
+#include "central/api/viewer_proxy.h"
 #include "central/model/config_service.h"
 #include "central/routing/routing_service.h"
 #include "common/http/router.h"
@@ -12,6 +14,8 @@
 namespace meshwork::central {
 
 // Adds the catch-all viewer routes; add them after every other route of the listener.
-void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService* routing);
+// `proxy` null: redirects (the default delivery); else it must outlive the router.
+void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService* routing,
+                     ViewerProxy* proxy = nullptr);
 
 }  // namespace meshwork::central

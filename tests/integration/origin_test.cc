@@ -3,6 +3,7 @@
 // from central, notifications, a broken upload, the object size limit.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -171,6 +172,65 @@ TEST_CASE("L-1 L-7 L-8 L-9 L-10 L-13 L-14 a published stream on a real origin") 
             .status == 304);
   // L-18: nothing here was slow.
   CHECK(MetricAt(node.http, "meshwork_slow_publish_total") == 0);
+}
+
+TEST_CASE("Z-23 a central listener with delivery: proxy answers with the node's own answer") {
+  auto dir = MakeTempDir("z23-proxy");
+  auto central = StartCentral(dir, "127.0.0.1:0", "127.0.0.1:0",
+                              {"--http-delivery=proxy", "--proxy-timeout-ms=3000"});
+  // Z-10: viewers are routed to edges and ingest nodes, never origins; an ingest node takes
+  // published objects too.
+  auto node = StartStreamer(central.grpc, "ingest-1", "ingest");
+  const int64_t start = NowMs() - 10'500;
+  nlohmann::json stream = {{"placement", {{"streamers", {"ingest-1"}}}},
+                           {"segment_ms", 2000},
+                           {"pipelines", {"a"}},
+                           {"template", {{"availability_start", start}}}};
+  REQUIRE(Http("PUT", central.http, kApi + "/streams/live", stream.dump()).status == 201);
+  REQUIRE(Eventually(
+      [&] { return PutObject(node, "/live/v1/init.mp4", "init-bytes", "a").status == 201; }, 10s));
+  REQUIRE(Eventually([&] { return IsOnline(central, "ingest-1"); }, 10s));
+  const std::string segment = "/live/v1/" + std::to_string((NowMs() - start) / 2000 - 1) + ".ts";
+  REQUIRE(PutObject(node, segment, "0123456789", "a").status == 201);
+
+  // The object: the node's status, body and fields, with Via, and no redirect.
+  auto direct = Http("GET", node.http, segment);
+  HttpResult proxied;
+  CHECK(Eventually(
+      [&] {
+        proxied = Http("GET", central.http, segment + "?t=1");
+        return proxied.status == 200;
+      },
+      5s));
+  INFO(proxied.status << " " << proxied.body);
+  CHECK(proxied.body == "0123456789");
+  CHECK(proxied.headers["ETag"] == direct.headers["ETag"]);
+  CHECK(proxied.headers["Cache-Control"] == direct.headers["Cache-Control"]);
+  CHECK(proxied.headers["Via"] == "1.1 meshwork-central");
+  CHECK(proxied.headers.count("Location") == 0);
+  // The viewer's Range and validators reach the node.
+  auto part = Http("GET", central.http, segment, "", {{"Range", "bytes=2-4"}});
+  CHECK(part.status == 206);
+  CHECK(part.body == "234");
+  CHECK(
+      Http("GET", central.http, segment, "", {{"If-None-Match", direct.headers["ETag"]}}).status ==
+      304);
+  // The node's refusals come through as they are: 404 with its TTL for a future object.
+  auto early =
+      Http("GET", central.http, "/live/v1/" + std::to_string((NowMs() - start) / 2000 + 3) + ".ts");
+  CHECK(early.status == 404);
+  CHECK_FALSE(early.headers["X-Cache-TTL-Ms"].empty());
+  // Central's own answers are unchanged: an unknown stream is central's 404.
+  CHECK(Http("GET", central.http, "/nosuch/index.m3u8").status == 404);
+  CHECK(MetricAt(central.http, "meshwork_central_proxied_total", "result=\"answered\"") >= 4);
+
+  // A node that stops answering: 502 (or 504) naming it, until central takes it offline.
+  node.process->Signal(SIGSTOP);
+  auto stuck = Http("GET", central.http, segment);
+  node.process->Signal(SIGCONT);
+  CHECK(stuck.status == 504);
+  CHECK(stuck.Json()["error"]["code"] == "gateway_timeout");
+  CHECK(MetricAt(central.http, "meshwork_central_proxied_total", "result=\"node_failed\"") == 1);
 }
 
 }  // namespace
