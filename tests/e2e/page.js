@@ -84,7 +84,7 @@
       default: {
         maxTimeToFirstByteMs: 2000,
         maxLoadTimeMs: 4000,
-        timeoutRetry: { maxNumRetry: 1, retryDelayMs: 0, maxRetryDelayMs: 0 },
+        timeoutRetry: { maxNumRetry: 0, retryDelayMs: 0, maxRetryDelayMs: 0 },
         errorRetry: { maxNumRetry: 1, retryDelayMs: 250, maxRetryDelayMs: 500 },
       },
     };

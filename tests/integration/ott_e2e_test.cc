@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/integration/black_hole.h"
 #include "tests/integration/media_harness.h"
 
 namespace meshwork::testing {
@@ -203,6 +204,33 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
         },
         5s));
   }
+}
+
+TEST_CASE("R-9 P-8 the node under an hls.js viewer black-holed: it moves to a backup, no stall") {
+  std::string why;
+  REQUIRE(EnterOwnNetwork(&why));  // before any process: they all live in the namespace
+  OttCluster k;
+  StartOttCluster(k);
+  REQUIRE(Eventually([&] { return !Watching(k.central, "node-a"); }, 15s));  // the probe lapsed
+  auto playing = std::async(std::launch::async, [&] {
+    return PlayInBrowser("http://" + k.a.http + "/ch1/index.m3u8", 24, "--ott --timeout-s 80");
+  });
+  REQUIRE(Eventually([&] { return Watching(k.central, "node-a"); }, 30s));
+  std::this_thread::sleep_for(6s);  // steady playback on A, as in the kill -9 case
+  // A's viewer listener goes silent: no reset, no refusal; its requests just never return.
+  // Central still sees A (the control channel is another port), so only the player can tell.
+  BlackHole(PortOf(k.a.http));
+  auto result = playing.get();
+  INFO(result.dump());
+  CHECK(result["ok"] == true);
+  for (const auto& e : result["errors"]) CHECK(e["fatal"] == false);
+  auto hosts = result["frag_hosts"];
+  REQUIRE(hosts.size() >= 2);
+  CHECK(hosts.front() == Host(k.a.http));
+  CHECK(hosts.back() != Host(k.a.http));
+  WARN("R-9 max stall after the serving node was black-holed: " << result["max_stall_s"] << " s");
+  REQUIRE(result["max_stall_s"].is_number());
+  CHECK(result["max_stall_s"].get<double>() <= 0.5);  // P-8 (a) with O-21 settings
 }
 
 // How much slower the binaries answer in this build: ASan's checks make 300 viewers' requests
