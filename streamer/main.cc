@@ -17,6 +17,7 @@
 #include "meshwork/v1/role_names.h"
 #include "streamer/agent/agent.h"
 #include "streamer/agent/host_sampler.h"
+#include "streamer/agent/route_client.h"
 #include "streamer/archive/recorder.h"
 #include "streamer/delivery/archive_routes.h"
 #include "streamer/delivery/load_report.h"
@@ -198,11 +199,23 @@ int Run() {
   // An edge relays archive requests for the streams it relays (D-3, S-19).
   relay::ArchiveProxy archive_proxy(relay::ArchiveProxyOptions{}, relay::UpstreamsFromAgent(&agent),
                                     RealClock::Get(), metrics.get());
-  ArchiveContext archive_context{&archive_index, &recorder,         &origin, &shedder,
-                                 &archive_disk,  &RealClock::Get(), &ott,    &relay,
-                                 &archive_proxy, &archive_files};
-  ViewerContext viewer_context{&origin, &streams, &sessions,        &origin_delivery,
-                               &ott,    &relay,   &archive_context, &shedder};
+  // Z-22: what this node cannot answer from its own view, central's Route answers.
+  RouteClient route_client([&agent] { return agent ? agent->CurrentCentral() : std::string(); },
+                           cluster_token->get(), std::chrono::milliseconds(500));
+  CentralRedirect central_redirect(
+      CentralRedirect::Options{}, node_id,
+      [&route_client](v1::RouteRequest request, CentralRedirect::Answer done) {
+        route_client.Route(std::move(request), std::move(done));
+      },
+      RealClock::Get(), metrics.get());
+  // Calls in flight answer through central_redirect: they end before it goes.
+  absl::Cleanup stop_routes = [&route_client] { route_client.Stop(); };
+  ArchiveContext archive_context{&archive_index, &recorder,        &origin,
+                                 &shedder,       &archive_disk,    &RealClock::Get(),
+                                 &ott,           &relay,           &archive_proxy,
+                                 &archive_files, &central_redirect};
+  ViewerContext viewer_context{&origin, &streams,         &sessions, &origin_delivery, &ott,
+                               &relay,  &archive_context, &shedder,  &central_redirect};
   // However Run() ends, the servers stop (threads joined) before anything above goes.
   absl::Cleanup stop_servers = [&] {
     for (http::Server* server : {viewer_server.get(), publish_server.get(), https_server.get()}) {

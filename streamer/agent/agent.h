@@ -66,6 +66,8 @@ class Agent {
   void Start();
   void Stop();
   bool connected() const { return connected_.load(); }
+  // The central the agent talks to now (C-10: one of --central's list); any thread.
+  std::string CurrentCentral() const { return Central(); }
   // S-19: central's upstreams for `stream` (Control/Upstreams), on a channel of its own with
   // the RPC deadline. Any thread; blocks for at most that deadline.
   absl::StatusOr<meshwork::v1::UpstreamsResponse> Upstreams(const std::string& stream) const;

@@ -242,6 +242,11 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
   auto resolved = Resolve(context, target.prefix, target.kind == ArchiveTarget::kPlaylist);
   // An MPD lists every rendition of the stream: its prefix is the stream, never a rendition.
   if (resolved && target.dash && !resolved->rendition.empty()) resolved.reset();
+  if (!resolved && context.central) {
+    // Z-22: no view of the stream here: central knows which node has it (D-5 applies there).
+    std::string_view below = ctx.path.substr(std::min(ctx.path.size(), 2 + target.prefix.size()));
+    return context.central->Redirect(ctx, target.prefix, std::string(below), std::move(r));
+  }
   if (!resolved) return r.Send(NotFound("no archive of this stream on this node", "*"));
   if (!archive::Records(resolved->config, target.proto)) {
     return r.Send(

@@ -22,6 +22,7 @@
 #include "streamer/archive/archive_index.h"
 #include "streamer/archive/archive_target.h"
 #include "streamer/archive/recorder.h"
+#include "streamer/delivery/central_redirect.h"
 #include "streamer/delivery/open_files.h"
 #include "streamer/delivery/shedder.h"
 #include "streamer/ott/ott_gate.h"
@@ -42,6 +43,8 @@ struct ArchiveContext {
   relay::Relay* relay = nullptr;         // may be null
   relay::ArchiveProxy* proxy = nullptr;  // may be null
   OpenFiles* files = nullptr;            // archived files kept open between requests; may be null
+  // Z-22: a stream this node has no view of: central's Route says where to go; may be null.
+  CentralRedirect* central = nullptr;
 };
 
 // Answers an archive request (`target` is not kNotArchive).

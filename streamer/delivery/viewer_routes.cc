@@ -372,6 +372,12 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
       }
     }
     auto target = Resolve(ctx.path, *context.streams);
+    if (!target && context.central) {
+      if (auto stream = CentralRedirect::EntryStream(ctx.path)) {
+        std::string file(ctx.path.substr(ctx.path.rfind('/') + 1));
+        return context.central->Redirect(ctx, *std::move(stream), std::move(file), std::move(r));
+      }
+    }
     if (!target) return r.Send(NotFound("no such stream or object on this node", "*"));
     if (context.relay && context.relay->Relays(target->stream)) {
       // S-19: a stream this edge relays; the first request starts the relay and waits for its

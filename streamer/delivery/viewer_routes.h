@@ -22,6 +22,7 @@
 
 #include "common/http/router.h"
 #include "common/time/clock.h"
+#include "streamer/delivery/central_redirect.h"
 #include "streamer/delivery/play_sessions.h"
 #include "streamer/packager/stream_manager.h"
 #include "streamer/store/origin_store.h"
@@ -50,6 +51,8 @@ struct ViewerContext {
   const ArchiveContext* archive = nullptr;
   // L-16: playlists and manifests are live reads, shed under pressure like live objects.
   Shedder* shedder = nullptr;
+  // Z-22: a live entry of a stream not placed here: central's Route says where to go.
+  CentralRedirect* central = nullptr;
 };
 
 // Adds the catch-all viewer routes; add them after every other route of the listener.

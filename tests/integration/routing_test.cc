@@ -212,6 +212,40 @@ TEST_CASE("Z-22 gRPC Routing.Route gives the redirect's decision") {
   CHECK(call("nope", &res).error_code() == grpc::StatusCode::NOT_FOUND);
 }
 
+TEST_CASE("Z-22 a streamer asks central's Route for a stream it does not hold and redirects") {
+  Cluster c;
+  c.nodes.Add(Node("edge-1", v1::ROLE_EDGE, 8081, 1, {"ch1"}));
+  REQUIRE(c.nodes.WaitRegistered(10s));
+  Streamer lone = StartStreamer(c.central.grpc, "ingest-9", "ingest");  // ch1 is not placed here
+  c.WaitOnline({"edge-1", "ingest-9"});
+  c.Put("/streams/ch1", R"({"placement": {"streamers": []}})");
+  // A live entry: 302 to the node central chose, the viewer's query kept.
+  auto opened = Http("GET", lone.http, "/ch1/index.m3u8?token=abc");
+  CHECK(opened.status == 302);
+  CHECK(opened.headers["Location"] == "http://edge-1.example.net:8081/ch1/index.m3u8?token=abc");
+  CHECK(Http("GET", lone.http, "/ch1/index.mpd").headers["Location"] ==
+        "http://edge-1.example.net:8081/ch1/index.mpd");
+  // An archive request for a stream this node neither records nor relays goes the same way.
+  CHECK(Http("GET", lone.http, "/ch1/index-1700000000-60.m3u8").headers["Location"] ==
+        "http://edge-1.example.net:8081/ch1/index-1700000000-60.m3u8");
+  // The second and third asks within a second were answered from the node's cache.
+  CHECK(MetricAt(lone.http, "meshwork_central_route_asks_total", "result=\"asked\"") == 1);
+  CHECK(MetricAt(lone.http, "meshwork_central_route_asks_total", "result=\"cached\"") == 2);
+  // Central does not know the stream: 404 as before. Not an entry: the node's own 404.
+  CHECK(Http("GET", lone.http, "/nope/index.m3u8").status == 404);
+  CHECK(Http("GET", lone.http, "/ch1/v1/12.ts").status == 404);
+  // No eligible node: 503 with Retry-After, once the cached answer has lapsed.
+  c.Patch("/streamers/edge-1", R"({"cdn": {"playback_session_limit": 0}})");
+  HttpResult refused;
+  CHECK(Eventually(
+      [&] {
+        refused = Http("GET", lone.http, "/ch1/index.m3u8");
+        return refused.status == 503;
+      },
+      3s));
+  CHECK_FALSE(refused.headers["Retry-After"].empty());
+}
+
 TEST_CASE("Z-2 Z-3 zone writes: bad CIDR names routes[i], a taken prefix is 409 naming its zone") {
   auto dir = MakeTempDir("zones");
   auto central = StartCentral(dir);
