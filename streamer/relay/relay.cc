@@ -1,6 +1,8 @@
 #include "streamer/relay/relay.h"
 
+#include <algorithm>
 #include <charconv>
+#include <map>
 #include <thread>
 
 #include "absl/cleanup/cleanup.h"
@@ -23,6 +25,8 @@ using Chunk = std::shared_ptr<const std::string>;
 // S-21: nodes on one timeline give a segment the same date-time from the stream's anchor
 // (S-5); a second leaves room for rounding and nothing for another timeline's segments.
 constexpr int64_t kSameTimelineToleranceMs = 1000;
+// S-21: how long a failed upstream is tried last.
+constexpr auto kFailedMemory = std::chrono::seconds(10);
 
 }  // namespace
 
@@ -115,6 +119,14 @@ class Relay::StreamRelay {
     }
     upstreams_ = std::move(*found);
     current_ = 0;
+    // S-21, R-9: an upstream that failed in the last kFailedMemory goes last. Central still
+    // lists a node whose viewer port is black-holed (its control channel is another port), and
+    // trying it first again would cost another deadline.
+    const auto now = relay_->clock_.Monotonic();
+    std::erase_if(failed_at_, [now](const auto& e) { return now - e.second > kFailedMemory; });
+    std::stable_partition(upstreams_.begin(), upstreams_.end(), [this](const UpstreamNode& u) {
+      return !failed_at_.contains(u.base_url);
+    });
     log::Info("relay_upstream", {{"stream", stream_}, {"node", upstreams_[0].node_id}});
     return true;
   }
@@ -125,6 +137,7 @@ class Relay::StreamRelay {
     absl::MutexLock lock(&mu_);
     if (current_ >= upstreams_.size() || upstreams_[current_].base_url != failed) return;
     if (relay_->failures_metric_) relay_->failures_metric_->Increment();
+    failed_at_[failed] = relay_->clock_.Monotonic();
     ++current_;
     if (current_ < upstreams_.size()) {
       log::Warn("relay_failover", {{"stream", stream_}, {"node", upstreams_[current_].node_id}});
@@ -253,6 +266,13 @@ class Relay::StreamRelay {
     return status.ok();
   }
 
+  // S-21: how long a part (or the blocking reload for the next one) may take before the
+  // upstream counts as failed: two part targets and a little.
+  static std::chrono::milliseconds PartDeadline(const Follow& f) {
+    int64_t part_ms = f.info && f.info->part_target_ms > 0 ? f.info->part_target_ms : 1000;
+    return std::chrono::milliseconds(2 * part_ms + 250);
+  }
+
   // Relays what `playlist` lists beyond what was relayed already.
   void Relay1(Follow& f, const UpstreamMediaPlaylist& playlist) {
     if (playlist.part_target_us > 0) f.info->part_target_ms = playlist.part_target_us / 1000;
@@ -279,8 +299,9 @@ class Relay::StreamRelay {
                                                     : ObjectKey{ObjectKey::kM4s, e.msn, -1});
       if (e.part >= 0) {
         if (std::make_pair(e.msn, e.part) <= f.last_part) continue;
-        auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name),
-                         relay_->options_.fetch_timeout);
+        // A listed part is complete upstream: it comes at once or the upstream is gone.
+        auto bytes =
+            Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name), PartDeadline(f));
         if (!bytes.ok()) return;
         auto timing = TimingOf(f, e, **bytes);
         if (!Publish(f.name, ObjectKey{ObjectKey::kPart, e.msn, e.part}, {*bytes}, timing, f.info)
@@ -337,8 +358,7 @@ class Relay::StreamRelay {
       auto timeout = relay_->options_.fetch_timeout;
       if (wanted) {
         absl::StrAppend(&target, "?_HLS_msn=", wanted->first, "&_HLS_part=", wanted->second);
-        int64_t part_ms = f.info->part_target_ms > 0 ? f.info->part_target_ms : 1000;
-        timeout = std::chrono::milliseconds(2 * part_ms + 250);
+        timeout = PartDeadline(f);
       }
       auto text = Get(f.client, target, timeout);
       std::optional<UpstreamMediaPlaylist> playlist;
@@ -380,6 +400,8 @@ class Relay::StreamRelay {
   absl::Mutex mu_;
   std::vector<UpstreamNode> upstreams_ ABSL_GUARDED_BY(mu_);
   size_t current_ ABSL_GUARDED_BY(mu_) = 0;
+  // When each upstream (base URL) last failed; forgotten after kFailedMemory.
+  std::map<std::string, std::chrono::steady_clock::time_point> failed_at_ ABSL_GUARDED_BY(mu_);
 };
 
 Relay::Relay(RelayOptions options, OriginStore* store, UpstreamsFn upstreams, const Clock& clock,

@@ -9,8 +9,10 @@
 // network). After `idle_timeout` without a request the relay stops.
 //
 // Upstreams come from central (UpstreamsFn, the Control/Upstreams RPC), best first; a
-// blocking reload that fails or makes no progress within two part targets moves the relay to
-// the next upstream at once (S-21), and central is asked again after the last.
+// blocking reload or a listed part that fails or does not come within two part targets (and
+// 250 ms) moves the relay to the next upstream at once (S-21), and central is asked again
+// after the last; an upstream that failed within the last 10 s is then tried last (R-9: a
+// black-holed node still looks online to central).
 //
 // Threads: Apply() on the agent thread, Touch()/Relays() on HTTP workers (a mutex guards the
 // stream map; the relay threads are started and joined outside it). Each relayed stream has

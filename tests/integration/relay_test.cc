@@ -4,12 +4,14 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
+#include <functional>
 #include <future>
 #include <map>
 #include <regex>
 #include <set>
 #include <thread>
 
+#include "tests/integration/black_hole.h"
 #include "tests/integration/media_harness.h"
 
 namespace meshwork::testing {
@@ -203,9 +205,10 @@ TEST_CASE(
   CHECK(requests_for_rejected <= per_second * rejected_s + 2);
 }
 
-TEST_CASE(
-    "S-21 the upstream killed under hls.js playing through an edge: the edge moves to the "
-    "other ingest node, no fatal error") {
+// Two ingest nodes with the same source, an edge relaying from one of them under an hls.js
+// LL-HLS viewer; `fail` then takes the edge's upstream away. Returns the player's result
+// after `fail`, having checked that the edge moved to the other node.
+nlohmann::json UpstreamFailsUnderPlayer(const std::function<void(Streamer& upstream)>& fail) {
   auto dir = MakeTempDir("relay-failover");
   auto central = StartCentral(dir);
   auto a = StartIngestWithStream(central, "ingest-a", "live");
@@ -250,9 +253,7 @@ TEST_CASE(
         return !s.empty() && *s.rbegin() >= started + 3;
       },
       20s));
-  Streamer& victim = upstream == "ingest-a" ? a : b;
-  victim.process->Signal(SIGKILL);
-  victim.process->Wait();
+  fail(upstream == "ingest-a" ? a : b);
   auto result = playing.get();
   INFO(result.dump());
   CHECK(result["ok"] == true);
@@ -260,13 +261,41 @@ TEST_CASE(
   auto relays = Http("GET", edge.http, "/status").Json()["relays"];
   REQUIRE(relays.size() == 1);
   CHECK(relays[0]["upstream"] != upstream);
-  WARN("S-21 max stall behind the edge after kill -9 of its upstream "
-       << upstream << ": " << result["max_stall_s"] << " s");
+  result["failed_upstream"] = upstream;
+  return result;
+}
+
+TEST_CASE(
+    "S-21 the upstream killed under hls.js playing through an edge: the edge moves to the "
+    "other ingest node, no fatal error") {
+  auto result = UpstreamFailsUnderPlayer([](Streamer& upstream) {
+    upstream.process->Signal(SIGKILL);
+    upstream.process->Wait();
+  });
+  INFO(result.dump());
+  WARN("S-21 max stall behind the edge after kill -9 of its upstream: " << result["max_stall_s"]
+                                                                        << " s");
   REQUIRE(result["max_stall_s"].is_number());
-  // S-21 asks for at most one part target (0.5 s) of delay; the edge is not there yet (about
-  // 2 s measured, hls.js seeking over a hole at the move: issue 28's note). This bound
-  // catches anything worse than today.
+  // S-21 asks for at most one part target (0.5 s) of delay; not met (issue 28's note: hls.js
+  // seeks over ~1.5 s holes in LL-HLS playback, with or without a move). This bound catches
+  // anything worse than today.
   CHECK(result["max_stall_s"].get<double>() <= 2.5);
+}
+
+TEST_CASE("R-9 S-21 the edge's upstream black-holed under hls.js: the edge moves on") {
+  std::string why;
+  INFO(why);
+  REQUIRE(EnterOwnNetwork(&why));  // before any process: they all live in the namespace
+  auto result = UpstreamFailsUnderPlayer([](Streamer& upstream) {
+    // Its viewer port drops packets: the edge's requests get no answer and no reset; central
+    // still lists the node (the control channel is another port).
+    BlackHole(PortOf(upstream.http));
+  });
+  INFO(result.dump());
+  WARN("R-9 max stall behind the edge after its upstream was black-holed: " << result["max_stall_s"]
+                                                                            << " s");
+  REQUIRE(result["max_stall_s"].is_number());
+  CHECK(result["max_stall_s"].get<double>() <= 2.5);  // as the kill -9 case
 }
 
 TEST_CASE("S-19 hls.js plays LL-HLS and HLS-TS through an edge that relays the stream") {
