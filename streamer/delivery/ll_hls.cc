@@ -173,14 +173,19 @@ std::string LowLatencyMediaPlaylist(
   }
   int64_t next_msn = segments.back()->msn + 1;
   int next_part = 0;
+  uint64_t hint_version = versioned ? versions(segments.back()->msn) : 1;
   if (window.open_msn >= 0 && !window.open_parts.empty()) {
     const uint64_t version = versioned ? versions(window.open_msn) : 1;
     m.open = hls::OpenSegment{window.open_program_date_time_ms,
                               Parts(window.open_msn, window.open_parts, version, versioned)};
     next_msn = window.open_msn;
     next_part = window.open_parts.back()->index + 1;
+    hint_version = version;
   }
-  m.preload_hint_uri = absl::StrCat(next_msn, ".", next_part, ".m4s");
+  // The hinted part's URI is the one it will be listed under (a player matches the two).
+  std::string hint = absl::StrCat(next_msn, ".", next_part, ".m4s");
+  if (versioned) absl::StrAppend(&hint, "?v=", std::max<uint64_t>(hint_version, 1));
+  m.preload_hint_uri = std::move(hint);
   for (const auto& other : others) {
     if (!other || other->info.name == info.name) continue;
     auto last = other->Last();

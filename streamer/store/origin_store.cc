@@ -422,6 +422,9 @@ std::function<uint64_t(int64_t msn)> ListedVersions(std::shared_ptr<const Origin
   return [view = std::move(view), r = std::move(r), ts](int64_t msn) -> uint64_t {
     if (!r) return 1;
     auto object = r->Find(ObjectKey{ts ? ObjectKey::kTs : ObjectKey::kM4s, msn, -1});
+    // The segment in progress has parts and no whole object yet: its first part speaks for
+    // it (the same pipeline and region, so the same masks and versions).
+    if (!object && !ts) object = r->Find(ObjectKey{ObjectKey::kPart, msn, 0});
     auto chosen = object ? ChooseCandidate(*view->policy, *object, msn) : nullptr;
     return chosen ? view->policy->VersionOf(*chosen, msn) : 0;
   };

@@ -178,7 +178,9 @@ class OriginStore {
 
 // The version each listed segment of `rendition` is served under (L-14), 0 where no
 // candidate of it may be served (masked, L-13): what media playlists mark as EXT-X-GAP.
-// `ts`: of the MPEG-TS form, else of the CMAF one. The result keeps `view` alive.
+// `ts`: of the MPEG-TS form, else of the CMAF one, where a segment still in progress takes
+// the version of its first part (a part once listed never turns from GAP to not-GAP: hls.js
+// keeps a part's GAP flag for good). The result keeps `view` alive.
 std::function<uint64_t(int64_t msn)> ListedVersions(std::shared_ptr<const OriginStreamView> view,
                                                     const std::string& rendition, bool ts);
 

@@ -259,6 +259,32 @@ TEST_CASE("L-13 a masked newest segment leaves the playlist and a masked older o
   CHECK(text.find("#EXT-X-MEDIA-SEQUENCE:1\n") != std::string::npos);  // window of 3: 1…3
 }
 
+TEST_CASE("L-13 L-14 S-12 a segment in progress is listed under its first part's version") {
+  // hls.js keeps a part's GAP flag for good: parts of the open segment listed as gaps (their
+  // whole object not there yet) were never loaded once the segment was complete — ~1.5 s
+  // holes in LL-HLS playback.
+  FakeClock clock;
+  OriginStore store({}, clock);
+  auto config = StreamObject(kFakeNowMs - 100'000);  // msn 50 in production
+  store.Apply(Configs({{"live/ch1", config}}));
+  for (int msn = 0; msn < 3; ++msn)
+    REQUIRE(store.Publish(Put("a", msn, "seg", ObjectKey::kM4s)).ok());
+  auto part = Put("a", 3, "part", ObjectKey::kPart);
+  part.key = {ObjectKey::kPart, 3, 0};
+  REQUIRE(store.Publish(std::move(part)).ok());
+  auto versions = ListedVersions(store.View("live/ch1"), "v1", /*ts=*/false);
+  CHECK(versions(2) == 1);
+  CHECK(versions(3) == 1);  // open: its part 0 speaks for it (was 0, a gap)
+  CHECK(versions(4) == 0);  // nothing of it yet
+  config["version"] = 2;
+  store.Apply(Configs({{"live/ch1", config}}));
+  CHECK(ListedVersions(store.View("live/ch1"), "v1", false)(3) == 2);
+  // A masked pipeline masks the open segment as well.
+  config["masks"] = {{{"id", "m1"}, {"pipeline", "a"}, {"from_msn", 3}}};
+  store.Apply(Configs({{"live/ch1", config}}));
+  CHECK(ListedVersions(store.View("live/ch1"), "v1", false)(3) == 0);
+}
+
 TEST_CASE("L-17 memory per stream stays within its window and byte bound") {
   FakeClock clock;
   OriginStore::Options options;
