@@ -206,7 +206,9 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
   }
 }
 
-TEST_CASE("R-9 P-8 the node under an hls.js viewer black-holed: it moves to a backup, no stall") {
+// Two slots, not three: 0.26 s measured with the R-8 soak running beside it.
+TEST_CASE("R-9 P-8 the node under an hls.js viewer black-holed: it moves to a backup, no stall",
+          "[2slots]") {
   std::string why;
   REQUIRE(EnterOwnNetwork(&why));  // before any process: they all live in the namespace
   OttCluster k;
