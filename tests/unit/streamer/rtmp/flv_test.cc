@@ -28,18 +28,18 @@ using media::Codec;
 std::string Hex(const char* hex) { return absl::HexStringToBytes(hex); }
 
 // libx264, High profile (0x64) level 1.3, 320x240.
-const std::string kSps = Hex("6764000dacd94141fb011000000300100000030320f1429960");
-const std::string kPps = Hex("68ebe3cb22c0");
+const std::string kAvcSps = Hex("6764000dacd94141fb011000000300100000030320f1429960");
+const std::string kAvcPps = Hex("68ebe3cb22c0");
 // libx265, Main profile, level 2 (general_level_idc 60), 320x240.
 const std::string kVps = Hex("40010c01ffff01600000030090000003000003003c959809");
 const std::string kHevcSps =
     Hex("42010101600000030090000003000003003ca00a080f165959a4932bc05a020000030002000003003210");
 const std::string kHevcPps = Hex("4401c172b46240");
 // Stand-in slices: the depacketizer looks at the NAL header only.
-const std::string kIdr = Hex("658880402ffe");    // H.264 type 5
-const std::string kNonIdr = Hex("419a2144");     // H.264 type 1
-const std::string kHevcIdr = Hex("2601af0c4e");  // HEVC type 19 (IDR_W_RADL)
-const std::string kHevcTrail = Hex("0201d01a");  // HEVC type 1 (TRAIL_R)
+const std::string kAvcIdr = Hex("658880402ffe");  // H.264 type 5
+const std::string kNonIdr = Hex("419a2144");      // H.264 type 1
+const std::string kHevcIdr = Hex("2601af0c4e");   // HEVC type 19 (IDR_W_RADL)
+const std::string kHevcTrail = Hex("0201d01a");   // HEVC type 1 (TRAIL_R)
 const std::string kStart("\0\0\0\1", 4);
 
 // AVCDecoderConfigurationRecord: version 1, profile, compatibility, level (from the SPS),
@@ -124,16 +124,16 @@ const std::string kAudHevc = kStart + Hex("460150");
 
 TEST_CASE("S-1 RTMP FLV: ParseDecoderConfig reads AVC and HEVC records and refuses broken ones") {
   DecoderConfig c;
-  REQUIRE(ParseDecoderConfig(Codec::kH264, Span(AvcRecord(kSps, kPps)), c).ok());
+  REQUIRE(ParseDecoderConfig(Codec::kH264, Span(AvcRecord(kAvcSps, kAvcPps)), c).ok());
   CHECK(c.nal_length_size == 4);
-  CHECK(c.parameter_sets == std::vector<std::string>{kSps, kPps});
-  REQUIRE(ParseDecoderConfig(Codec::kH264, Span(AvcRecord(kSps, kPps, 2)), c).ok());
+  CHECK(c.parameter_sets == std::vector<std::string>{kAvcSps, kAvcPps});
+  REQUIRE(ParseDecoderConfig(Codec::kH264, Span(AvcRecord(kAvcSps, kAvcPps, 2)), c).ok());
   CHECK(c.nal_length_size == 2);
   REQUIRE(ParseDecoderConfig(Codec::kHevc, Span(HevcRecord()), c).ok());
   CHECK(c.nal_length_size == 4);
   CHECK(c.parameter_sets == std::vector<std::string>{kVps, kHevcSps, kHevcPps});
 
-  const std::string avc = AvcRecord(kSps, kPps), hevc = HevcRecord();
+  const std::string avc = AvcRecord(kAvcSps, kAvcPps), hevc = HevcRecord();
   for (size_t n = 0; n < avc.size(); ++n) {
     CHECK(ParseDecoderConfig(Codec::kH264, Span(avc).first(n), c).code() ==
           absl::StatusCode::kInvalidArgument);
@@ -145,7 +145,8 @@ TEST_CASE("S-1 RTMP FLV: ParseDecoderConfig reads AVC and HEVC records and refus
   std::string v0 = avc;
   v0[0] = 0;
   CHECK(ParseDecoderConfig(Codec::kH264, Span(v0), c).code() == absl::StatusCode::kInvalidArgument);
-  const absl::Status three = ParseDecoderConfig(Codec::kH264, Span(AvcRecord(kSps, kPps, 3)), c);
+  const absl::Status three =
+      ParseDecoderConfig(Codec::kH264, Span(AvcRecord(kAvcSps, kAvcPps, 3)), c);
   CHECK(three.code() == absl::StatusCode::kInvalidArgument);
   CHECK(std::string(three.message()).find("NAL length size 3") != std::string::npos);
 }
@@ -153,7 +154,7 @@ TEST_CASE("S-1 RTMP FLV: ParseDecoderConfig reads AVC and HEVC records and refus
 TEST_CASE("S-1 RTMP FLV: an H.264 sequence header announces the video track once per change") {
   Capture cap;
   FlvDepacketizer d(cap.Sink());
-  const std::string header = Legacy(1, 0, 0, AvcRecord(kSps, kPps));
+  const std::string header = Legacy(1, 0, 0, AvcRecord(kAvcSps, kAvcPps));
   REQUIRE(d.OnVideo(0, Span(header)).ok());
   REQUIRE(cap.tracks.size() == 1);
   const auto& t = cap.tracks[0];
@@ -162,30 +163,30 @@ TEST_CASE("S-1 RTMP FLV: an H.264 sequence header announces the video track once
   CHECK(t.codec_string == "avc1.64000d");
   CHECK(t.width == 320);
   CHECK(t.height == 240);
-  CHECK(t.parameter_sets == std::vector<std::string>{kSps, kPps});
+  CHECK(t.parameter_sets == std::vector<std::string>{kAvcSps, kAvcPps});
   REQUIRE(d.OnVideo(40, Span(header)).ok());  // the same again: nothing new
   CHECK(cap.tracks.size() == 1);
   const std::string pps2 = Hex("68ebe3cb2c");
-  REQUIRE(d.OnVideo(80, Span(Legacy(1, 0, 0, AvcRecord(kSps, pps2)))).ok());
+  REQUIRE(d.OnVideo(80, Span(Legacy(1, 0, 0, AvcRecord(kAvcSps, pps2)))).ok());
   REQUIRE(cap.tracks.size() == 2);
-  CHECK(cap.tracks[1].parameter_sets == std::vector<std::string>{kSps, pps2});
+  CHECK(cap.tracks[1].parameter_sets == std::vector<std::string>{kAvcSps, pps2});
   CHECK(cap.frames.empty());
 }
 
 TEST_CASE("S-1 RTMP FLV: an H.264 key frame leaves as Annex B with AUD, SPS, PPS and the IDR") {
   Capture cap;
   FlvDepacketizer d(cap.Sink());
-  REQUIRE(d.OnVideo(0, Span(Legacy(1, 0, 0, AvcRecord(kSps, kPps)))).ok());
-  REQUIRE(d.OnVideo(0, Span(Legacy(1, 1, 0, LengthPrefixed({kIdr})))).ok());
+  REQUIRE(d.OnVideo(0, Span(Legacy(1, 0, 0, AvcRecord(kAvcSps, kAvcPps)))).ok());
+  REQUIRE(d.OnVideo(0, Span(Legacy(1, 1, 0, LengthPrefixed({kAvcIdr})))).ok());
   REQUIRE(d.OnVideo(40, Span(Legacy(2, 1, 0, LengthPrefixed({kNonIdr})))).ok());
   REQUIRE(cap.frames.size() == 2);
   const auto& key = cap.frames[0];
   CHECK(key.pid == kVideoPid);
   CHECK(key.codec == Codec::kH264);
   CHECK(key.keyframe);
-  CHECK(
-      absl::BytesToHexString(*key.data) ==
-      absl::BytesToHexString(Hex("0000000109f0") + kStart + kSps + kStart + kPps + kStart + kIdr));
+  CHECK(absl::BytesToHexString(*key.data) ==
+        absl::BytesToHexString(Hex("0000000109f0") + kStart + kAvcSps + kStart + kAvcPps + kStart +
+                               kAvcIdr));
   const auto& delta = cap.frames[1];
   CHECK_FALSE(delta.keyframe);
   CHECK(absl::BytesToHexString(*delta.data) == absl::BytesToHexString(kAud264 + kStart + kNonIdr));
@@ -195,19 +196,19 @@ TEST_CASE("S-1 RTMP FLV: an H.264 key frame leaves as Annex B with AUD, SPS, PPS
 TEST_CASE("S-1 RTMP FLV: in-band AUD and parameter sets are not repeated in a key frame") {
   Capture cap;
   FlvDepacketizer d(cap.Sink());
-  REQUIRE(d.OnVideo(0, Span(Legacy(1, 0, 0, AvcRecord(kSps, kPps, 2)))).ok());
-  const std::string body = LengthPrefixed({Hex("09f0"), kSps, kPps, "", kIdr}, 2);
+  REQUIRE(d.OnVideo(0, Span(Legacy(1, 0, 0, AvcRecord(kAvcSps, kAvcPps, 2)))).ok());
+  const std::string body = LengthPrefixed({Hex("09f0"), kAvcSps, kAvcPps, "", kAvcIdr}, 2);
   REQUIRE(d.OnVideo(0, Span(Legacy(1, 1, 0, body))).ok());
   REQUIRE(cap.frames.size() == 1);
   CHECK(absl::BytesToHexString(*cap.frames[0].data) ==
-        absl::BytesToHexString(kAud264 + kStart + kSps + kStart + kPps + kStart + kIdr));
+        absl::BytesToHexString(kAud264 + kStart + kAvcSps + kStart + kAvcPps + kStart + kAvcIdr));
 }
 
 TEST_CASE("S-5 RTMP timestamps: pts is (timestamp + composition offset) x 90, dts timestamp x 90") {
   Capture cap;
   FlvDepacketizer d(cap.Sink());
-  REQUIRE(d.OnVideo(1000, Span(Legacy(1, 0, 0, AvcRecord(kSps, kPps)))).ok());
-  REQUIRE(d.OnVideo(1000, Span(Legacy(1, 1, 80, LengthPrefixed({kIdr})))).ok());
+  REQUIRE(d.OnVideo(1000, Span(Legacy(1, 0, 0, AvcRecord(kAvcSps, kAvcPps)))).ok());
+  REQUIRE(d.OnVideo(1000, Span(Legacy(1, 1, 80, LengthPrefixed({kAvcIdr})))).ok());
   REQUIRE(d.OnVideo(1040, Span(Legacy(2, 1, -40, LengthPrefixed({kNonIdr})))).ok());
   REQUIRE(d.OnVideo(1080, Span(Legacy(2, 1, -0x800000, LengthPrefixed({kNonIdr})))).ok());
   REQUIRE(cap.frames.size() == 3);
@@ -221,11 +222,11 @@ TEST_CASE("S-5 RTMP timestamps: pts is (timestamp + composition offset) x 90, dt
 TEST_CASE("S-1 RTMP FLV: video and audio frames before their sequence header are dropped") {
   Capture cap;
   FlvDepacketizer d(cap.Sink());
-  CHECK(d.OnVideo(0, Span(Legacy(1, 1, 0, LengthPrefixed({kIdr})))).ok());
+  CHECK(d.OnVideo(0, Span(Legacy(1, 1, 0, LengthPrefixed({kAvcIdr})))).ok());
   CHECK(d.OnVideo(0, Span(Enhanced(1, 1, "hvc1", LengthPrefixed({kHevcIdr})))).ok());
   CHECK(d.OnAudio(0, Span(Hex("af01") + "raw")).ok());
   // An H.264 configuration does not make HEVC frames decodable.
-  REQUIRE(d.OnVideo(0, Span(Legacy(1, 0, 0, AvcRecord(kSps, kPps)))).ok());
+  REQUIRE(d.OnVideo(0, Span(Legacy(1, 0, 0, AvcRecord(kAvcSps, kAvcPps)))).ok());
   CHECK(d.OnVideo(0, Span(Enhanced(1, 3, "hvc1", LengthPrefixed({kHevcIdr})))).ok());
   CHECK(cap.frames.empty());
   CHECK(d.frames() == 0);
@@ -235,18 +236,18 @@ TEST_CASE(
     "S-1 RTMP FLV: malformed video bodies are InvalidArgument and other codecs Unimplemented") {
   Capture cap;
   FlvDepacketizer d(cap.Sink());
-  REQUIRE(d.OnVideo(0, Span(Legacy(1, 0, 0, AvcRecord(kSps, kPps)))).ok());
-  std::string overrun = LengthPrefixed({kIdr});
-  overrun[3] = static_cast<char>(kIdr.size() + 1);  // one byte past the message
+  REQUIRE(d.OnVideo(0, Span(Legacy(1, 0, 0, AvcRecord(kAvcSps, kAvcPps)))).ok());
+  std::string overrun = LengthPrefixed({kAvcIdr});
+  overrun[3] = static_cast<char>(kAvcIdr.size() + 1);  // one byte past the message
   const absl::Status s = d.OnVideo(0, Span(Legacy(1, 1, 0, overrun)));
   CHECK(s.code() == absl::StatusCode::kInvalidArgument);
   CHECK(std::string(s.message()).find("overruns") != std::string::npos);
-  const std::string cut = LengthPrefixed({kIdr}) + Hex("0000");  // half a length prefix
+  const std::string cut = LengthPrefixed({kAvcIdr}) + Hex("0000");  // half a length prefix
   CHECK(d.OnVideo(0, Span(Legacy(1, 1, 0, cut))).code() == absl::StatusCode::kInvalidArgument);
   CHECK(d.OnVideo(0, {}).code() == absl::StatusCode::kInvalidArgument);
   CHECK(d.OnVideo(0, Span(Hex("1701"))).code() == absl::StatusCode::kInvalidArgument);
   CHECK(d.OnVideo(0, Span(Legacy(1, 3, 0, ""))).code() == absl::StatusCode::kInvalidArgument);
-  CHECK(d.OnVideo(0, Span(Legacy(1, 0, 0, AvcRecord(kPps, kPps)))).code() ==
+  CHECK(d.OnVideo(0, Span(Legacy(1, 0, 0, AvcRecord(kAvcPps, kAvcPps)))).code() ==
         absl::StatusCode::kInvalidArgument);  // no SPS
   CHECK(d.OnVideo(0, Span(Legacy(1, 1, 0, "", 2))).code() ==
         absl::StatusCode::kUnimplemented);  // Sorenson H.263
@@ -312,10 +313,10 @@ TEST_CASE("S-1 RTMP FLV: an HEVC access unit is a key frame exactly when it has 
 TEST_CASE("S-1 RTMP FLV: Enhanced RTMP avc1 frames match the legacy H.264 form") {
   Capture legacy, enhanced;
   FlvDepacketizer a(legacy.Sink()), b(enhanced.Sink());
-  REQUIRE(a.OnVideo(0, Span(Legacy(1, 0, 0, AvcRecord(kSps, kPps)))).ok());
-  REQUIRE(a.OnVideo(0, Span(Legacy(1, 1, 33, LengthPrefixed({kIdr})))).ok());
-  REQUIRE(b.OnVideo(0, Span(Enhanced(1, 0, "avc1", AvcRecord(kSps, kPps)))).ok());
-  REQUIRE(b.OnVideo(0, Span(Enhanced(1, 1, "avc1", LengthPrefixed({kIdr}), 33))).ok());
+  REQUIRE(a.OnVideo(0, Span(Legacy(1, 0, 0, AvcRecord(kAvcSps, kAvcPps)))).ok());
+  REQUIRE(a.OnVideo(0, Span(Legacy(1, 1, 33, LengthPrefixed({kAvcIdr})))).ok());
+  REQUIRE(b.OnVideo(0, Span(Enhanced(1, 0, "avc1", AvcRecord(kAvcSps, kAvcPps)))).ok());
+  REQUIRE(b.OnVideo(0, Span(Enhanced(1, 1, "avc1", LengthPrefixed({kAvcIdr}), 33))).ok());
   REQUIRE(legacy.frames.size() == 1);
   REQUIRE(enhanced.frames.size() == 1);
   CHECK(*legacy.frames[0].data == *enhanced.frames[0].data);
@@ -459,8 +460,8 @@ TEST_CASE("S-5 RTMP timestamps: frame timestamps keep increasing across the 32-b
   Capture cap;
   FlvDepacketizer d(cap.Sink());
   REQUIRE(d.OnAudio(0xFFFFFFC0u, Span(kAscHeader)).ok());
-  REQUIRE(d.OnVideo(0xFFFFFFC0u, Span(Legacy(1, 0, 0, AvcRecord(kSps, kPps)))).ok());
-  REQUIRE(d.OnVideo(0xFFFFFFE0u, Span(Legacy(1, 1, 40, LengthPrefixed({kIdr})))).ok());
+  REQUIRE(d.OnVideo(0xFFFFFFC0u, Span(Legacy(1, 0, 0, AvcRecord(kAvcSps, kAvcPps)))).ok());
+  REQUIRE(d.OnVideo(0xFFFFFFE0u, Span(Legacy(1, 1, 40, LengthPrefixed({kAvcIdr})))).ok());
   REQUIRE(d.OnAudio(0x00000010u, Span(Hex("af01") + "a")).ok());
   REQUIRE(d.OnVideo(0x00000008u, Span(Legacy(2, 1, 0, LengthPrefixed({kNonIdr})))).ok());
   REQUIRE(cap.frames.size() == 3);
