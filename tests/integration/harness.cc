@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "common/http/client.h"
@@ -137,6 +138,14 @@ int FreePort(int type) {
   return ntohs(addr.sin_port);
 }
 
+namespace {
+std::mutex temp_dirs_mu;
+std::vector<std::string>& TempDirList() {
+  static auto* dirs = new std::vector<std::string>;
+  return *dirs;
+}
+}  // namespace
+
 std::string MakeTempDir(const std::string& tag) {
   static std::atomic<int> counter{0};
   auto base = std::filesystem::temp_directory_path() / "meshwork-tests";
@@ -144,7 +153,14 @@ std::string MakeTempDir(const std::string& tag) {
   auto dir = base / (tag + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  std::lock_guard<std::mutex> lock(temp_dirs_mu);
+  TempDirList().push_back(dir.string());
   return dir.string();
+}
+
+std::vector<std::string> TempDirsMade() {
+  std::lock_guard<std::mutex> lock(temp_dirs_mu);
+  return TempDirList();
 }
 
 nlohmann::json HttpResult::Json() const {

@@ -52,8 +52,11 @@ class Process {
 // or SOCK_DGRAM), for peers that cannot bind port 0 and report it.
 int FreePort(int type);
 
-// A fresh directory under the build's temp area.
+// A fresh directory under the build's temp area; removed when the test process ends with
+// every test passed (temp_cleanup.cc), kept otherwise.
 std::string MakeTempDir(const std::string& tag);
+// The directories MakeTempDir made in this process.
+std::vector<std::string> TempDirsMade();
 
 struct HttpResult {
   int status = 0;  // 0 when the request failed at the transport level
