@@ -15,6 +15,7 @@
 #include "common/process/process.h"
 #include "meshwork/v1/protocol.h"
 #include "meshwork/v1/role_names.h"
+#include "streamer/access/access_gate.h"
 #include "streamer/agent/agent.h"
 #include "streamer/agent/host_sampler.h"
 #include "streamer/agent/route_client.h"
@@ -171,7 +172,11 @@ int Run() {
   OttGate ott(node_id, &config, RealClock::Get(), metrics.get());
   // S-19: streams central marks for relay are fetched from the upstreams it names. Declared
   // after `agent` and the store: its threads stop before either goes.
-  relay::Relay relay(relay::RelayOptions{}, &origin, relay::UpstreamsFromAgent(&agent),
+  // internode reads present the cluster token, never a viewer's.
+  auto cluster_bearer = [tokens = cluster_token->get()] { return tokens->First(); };
+  relay::RelayOptions relay_options;
+  relay_options.cluster_token = cluster_bearer;
+  relay::Relay relay(relay_options, &origin, relay::UpstreamsFromAgent(&agent),
                      RealClock::Get(), metrics.get());
   // /status: the streams this node relays and where it publishes (S-19, S-23).
   auto shed_sampler = std::make_shared<HostSampler>();
@@ -197,7 +202,9 @@ int Run() {
   boost::asio::thread_pool archive_disk(2);
   OpenFiles archive_files;
   // An edge relays archive requests for the streams it relays (D-3, S-19).
-  relay::ArchiveProxy archive_proxy(relay::ArchiveProxyOptions{}, relay::UpstreamsFromAgent(&agent),
+  relay::ArchiveProxyOptions archive_proxy_options;
+  archive_proxy_options.cluster_token = cluster_bearer;
+  relay::ArchiveProxy archive_proxy(archive_proxy_options, relay::UpstreamsFromAgent(&agent),
                                     RealClock::Get(), metrics.get());
   // Z-22: what this node cannot answer from its own view, central's Route answers.
   RouteClient route_client([&agent] { return agent ? agent->CurrentCentral() : std::string(); },
@@ -214,8 +221,11 @@ int Run() {
                                  &shedder,       &archive_disk,    &RealClock::Get(),
                                  &ott,           &relay,           &archive_proxy,
                                  &archive_files, &central_redirect};
-  ViewerContext viewer_context{&origin, &streams,         &sessions, &origin_delivery, &ott,
-                               &relay,  &archive_context, &shedder,  &central_redirect};
+  // A-1…A-5: every viewer request of a protected stream is checked first.
+  AccessGate access_gate(&config, cluster_token->get(), RealClock::Get(), metrics.get());
+  ViewerContext viewer_context{&origin, &streams,         &sessions, &origin_delivery,
+                               &ott,    &relay,           &archive_context, &shedder,
+                               &central_redirect, &access_gate};
   // However Run() ends, the servers stop (threads joined) before anything above goes.
   absl::Cleanup stop_servers = [&] {
     for (http::Server* server : {viewer_server.get(), publish_server.get(), https_server.get()}) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "boost/asio/post.hpp"
+#include "central/model/access_keys.h"
 #include "central/model/json_fields.h"
 #include "central/model/object_codecs.h"
 #include "common/http/response.h"
@@ -88,6 +89,11 @@ bool IsBlank(std::string_view body) {
   return body.find_first_not_of(" \t\r\n") == std::string_view::npos;
 }
 
+// What the API shows of a stored object: an access key's secret never leaves central.
+json Shown(ObjectKind kind, const json& object) {
+  return kind == ObjectKind::kAccessKey ? AccessKeyPublicJson(object) : object;
+}
+
 }  // namespace
 
 json AdminApi::StreamerJson(const StreamerRecord& record) const {
@@ -105,7 +111,7 @@ void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collecti
     // central's change can replace the current one at any moment (C-10).
     const auto config = config_->Current();
     for (const auto& [name, record] : config->Objects(kind)) {
-      list.push_back(record.object);  // std::map: sorted by name (M-1)
+      list.push_back(Shown(kind, record.object));  // std::map: sorted by name (M-1)
     }
     r.Send(http::JsonResponse(http::Status::ok, {{collection, list}}));
   });
@@ -118,7 +124,7 @@ void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collecti
       return r.Send(http::ErrorResponse(
           absl::NotFoundError(absl::StrCat("\"", ctx.params[0], "\" does not exist"))));
     }
-    r.Send(http::JsonResponse(http::Status::ok, it->second.object));
+    r.Send(http::JsonResponse(http::Status::ok, Shown(kind, it->second.object)));
   });
   Add(router, {Verb::put}, item, [this, kind](RequestContext& ctx, Responder r) {
     auto body = ParseObjectBody(ctx.request.body());
@@ -127,7 +133,7 @@ void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collecti
       auto result = config_->PutObject(kind, name, body);
       if (!result.ok()) return http::ErrorResponse(result.status());
       return http::JsonResponse(result->created ? http::Status::created : http::Status::ok,
-                                result->object);
+                                Shown(kind, result->object));
     });
   });
   Add(router, {Verb::patch}, item, [this, kind](RequestContext& ctx, Responder r) {
@@ -136,7 +142,7 @@ void AdminApi::AddObjectRoutes(http::Router& router, const std::string& collecti
     OnPool(std::move(r), [this, kind, name = ctx.params[0], patch = std::move(*body)] {
       auto result = config_->PatchObject(kind, name, patch);
       if (!result.ok()) return http::ErrorResponse(result.status());
-      return http::JsonResponse(http::Status::ok, *result);
+      return http::JsonResponse(http::Status::ok, Shown(kind, *result));
     });
   });
   Add(router, {Verb::delete_}, item, [this, kind](RequestContext& ctx, Responder r) {
@@ -353,6 +359,7 @@ void AdminApi::AddRoutes(http::Router& router) {
   AddObjectRoutes(router, "zones", ObjectKind::kZone);
   AddObjectRoutes(router, "streams", ObjectKind::kStream);
   AddObjectRoutes(router, "vod", ObjectKind::kVod);
+  AddObjectRoutes(router, "access-keys", ObjectKind::kAccessKey);
   AddRouteQueries(router);
 
   Add(router, {Verb::get}, api + "/config", [this](RequestContext&, Responder r) {

@@ -1,6 +1,7 @@
 // The REST API under /central/api-v4/ (M-1): config (T-1…T-7), streamers, zones, streams
 // (with their masks and cache invalidation, L-13/L-14), VOD assets, the read-only route
-// queries (Z-21, Z-24), OTT groups, the viewing-key block and alerts (O-19, M-2). Reads answer
+// queries (Z-21, Z-24), OTT groups, the viewing-key block, alerts (O-19, M-2) and the viewer
+// token keys (A-4: `access-keys/{kid}`, shown as kid and algorithm only). Reads answer
 // from the snapshot on the HTTP worker; writes run on the blocking pool (they wait for the
 // synced store) and answer from there.
 //

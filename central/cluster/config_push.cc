@@ -46,6 +46,17 @@ v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config, const std::strin
       key->set_created_unix_ms(k.created_unix_ms);
     }
   }
+  if (full || config.access_keys_revision > since_revision) {
+    // every viewer token key; an empty list removes them all.
+    auto* keys = update.mutable_access_keys();
+    for (const auto& [kid, record] : config.access_keys) {
+      auto* key = keys->add_keys();
+      key->set_kid(kid);
+      key->set_alg(record.object.value("alg", ""));
+      key->set_secret(record.object.value("secret", ""));
+      key->set_public_key_pem(record.object.value("public_key_pem", ""));
+    }
+  }
   if (full) {
     *update.mutable_ott_groups() = ott_views ? *ott_views : v1::OttGroupViews();
   }
@@ -67,7 +78,7 @@ v1::ConfigUpdate OttViewsUpdate(uint64_t revision, const v1::OttGroupViews& view
 bool HasSections(const v1::ConfigUpdate& update) {
   return update.full() || update.has_trusted_proxies() || update.has_node() ||
          update.has_streams() || update.has_ott_groups() || update.has_viewing_keys() ||
-         update.has_masks() || update.has_cache_versions();
+         update.has_access_keys() || update.has_masks() || update.has_cache_versions();
 }
 
 bool IsEmptyUpdate(const v1::ConfigUpdate& update, uint64_t since_revision) {

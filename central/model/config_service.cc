@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "central/model/access_keys.h"
 #include "central/model/json_fields.h"
 #include "central/model/object_codecs.h"
 #include "central/model/streamer_codec.h"
@@ -70,6 +71,7 @@ const KindInfo& Info(ObjectKind kind) {
   static const KindInfo kZone{Kind::kZones, "zone", &ClusterConfig::zones};
   static const KindInfo kStream{Kind::kStreams, "stream", &ClusterConfig::streams};
   static const KindInfo kVod{Kind::kVod, "VOD asset", &ClusterConfig::vod};
+  static const KindInfo kAccessKey{Kind::kAccessKeys, "access key", &ClusterConfig::access_keys};
   switch (kind) {
     case ObjectKind::kZone:
       return kZone;
@@ -77,6 +79,8 @@ const KindInfo& Info(ObjectKind kind) {
       return kStream;
     case ObjectKind::kVod:
       return kVod;
+    case ObjectKind::kAccessKey:
+      return kAccessKey;
   }
   return kZone;
 }
@@ -89,6 +93,8 @@ std::span<const std::string_view> Members(ObjectKind kind) {
       return StreamMembers();
     case ObjectKind::kVod:
       return VodMembers();
+    case ObjectKind::kAccessKey:
+      return AccessKeyMembers();
   }
   return {};
 }
@@ -186,6 +192,8 @@ absl::StatusOr<json> ConfigService::ValidateObject(ObjectKind kind, const json& 
     }
     case ObjectKind::kVod:
       return ValidateVod(body, name);
+    case ObjectKind::kAccessKey:
+      return ValidateAccessKey(body, name);
   }
   return absl::InternalError("unknown kind");
 }
@@ -206,6 +214,7 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitObject
   }
   if (kind == ObjectKind::kZone) next->zones_revision = revision;
   if (kind == ObjectKind::kStream) next->streams_revision = revision;
+  if (kind == ObjectKind::kAccessKey) next->access_keys_revision = revision;
   log::Info(canonical ? "object_saved" : "object_deleted",
             {{"kind", info.noun}, {"name", name}, {"revision", next->revision}});
   Publish(next);
@@ -294,7 +303,8 @@ absl::StatusOr<std::shared_ptr<ClusterConfig>> ConfigService::ReadAll(Store* sto
     record.revision = env.first;
     config->streamers.emplace(id, std::move(record));
   }
-  for (ObjectKind kind : {ObjectKind::kZone, ObjectKind::kStream, ObjectKind::kVod}) {
+  for (ObjectKind kind :
+       {ObjectKind::kZone, ObjectKind::kStream, ObjectKind::kVod, ObjectKind::kAccessKey}) {
     const KindInfo& info = Info(kind);
     ASSIGN_OR_RETURN(auto objects, store->Scan(info.store_kind));
     for (auto& [name, text] : objects) {
@@ -312,6 +322,9 @@ absl::StatusOr<std::shared_ptr<ClusterConfig>> ConfigService::ReadAll(Store* sto
       }
       if (kind == ObjectKind::kStream) {
         config->streams_revision = std::max(config->streams_revision, env.first);
+      }
+      if (kind == ObjectKind::kAccessKey) {
+        config->access_keys_revision = std::max(config->access_keys_revision, env.first);
       }
     }
   }

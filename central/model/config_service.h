@@ -38,7 +38,9 @@ struct ObjectRecord {
 };
 using ObjectMap = std::map<std::string, ObjectRecord>;
 
-enum class ObjectKind { kZone, kStream, kVod };
+// kAccessKey: viewer token keys by kid (access_keys.h); their canonical form holds the
+// secret, so the API shows them through AccessKeyPublicJson only.
+enum class ObjectKind { kZone, kStream, kVod, kAccessKey };
 
 // O-7: a viewing key of the cluster. The secret is never logged nor shown by the API.
 struct ViewingKeyRecord {
@@ -63,8 +65,10 @@ struct ClusterConfig {
   ObjectMap zones;                                  // by name
   ObjectMap streams;                                // by name
   ObjectMap vod;                                    // by name
+  ObjectMap access_keys;                            // by kid
   uint64_t zones_revision = 0;                      // last change to any zone
   uint64_t streams_revision = 0;  // last change to any stream (placement included)
+  uint64_t access_keys_revision = 0;  // last change to the access key set (a deletion too)
   // O-7: the keys nodes must accept, the current one first, then older ones (newest first).
   std::vector<ViewingKeyRecord> viewing_keys;
   uint64_t viewing_keys_revision = 0;  // last change to the key set

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "central/model/access_config.h"
 #include "central/model/dvr_config.h"
 #include "central/model/json_fields.h"
 #include "central/model/publish_targets.h"
@@ -41,7 +42,8 @@ constexpr std::string_view kStreamMembers[] = {"name",
                                                "pipeline_tokens",
                                                "timeline_anchor",
                                                "publish",
-                                               "dvr"};
+                                               "dvr",
+                                               "access"};
 // Changed only by the server (L-13 masks, L-14 invalidation).
 constexpr std::string_view kManagedMembers[] = {"masks", "next_mask_id", "version",
                                                 "range_versions"};
@@ -350,6 +352,7 @@ absl::StatusOr<json> ValidateStream(const json& body, std::string_view name) {
   RETURN_IF_ERROR(ResolvePublishTokens(body, out));
   RETURN_IF_ERROR(ResolvePublishTargets(body, out));  // S-23
   RETURN_IF_ERROR(ResolveDvr(body, out));             // D-1
+  RETURN_IF_ERROR(ResolveAccess(body, out));
   RETURN_IF_ERROR(ResolveTimelineAnchor(body, out));  // S-5, server-managed
   out["cors"] = stream_defaults::kCors;
   if (auto c = body.find("cors"); c != body.end() && !c->is_null()) {

@@ -29,7 +29,8 @@ std::span<const std::string_view> ZoneMembers();
 //  server-managed (L-13, L-14): "masks": [{"id", "pipeline", "region", "from_msn", "to_msn"}…],
 //  "next_mask_id", "version", "range_versions": [{"from_msn", "to_msn", "pipeline", "region",
 //  "version"}…]}, and "timeline_anchor": {"t90k", "wall_ms"}|null (S-5, stream_anchor.h: any
-//  well-formed value is accepted from a client and replaced by the stored one).
+//  well-formed value is accepted from a client and replaced by the stored one), "dvr"
+//  (dvr_config.h) and "access" (A-1, access_config.h), each only when present.
 // The managed members are validated for shape here (so a stored object validates to itself);
 // whether a PUT/PATCH may carry them is CheckStreamManagedMembers' business.
 absl::StatusOr<nlohmann::json> ValidateStream(const nlohmann::json& body, std::string_view name);

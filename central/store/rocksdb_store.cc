@@ -27,6 +27,8 @@ std::string_view KindName(Kind kind) {
       return "masks";
     case Kind::kKeys:
       return "keys";
+    case Kind::kAccessKeys:
+      return "access_keys";
   }
   return "unknown";
 }

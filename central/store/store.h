@@ -28,10 +28,20 @@
 namespace meshwork::central {
 
 // The kinds of object central stores; each is a column family of its own.
-enum class Kind { kConfig, kStreamers, kZones, kStreams, kOttGroups, kVod, kMasks, kKeys };
+enum class Kind {
+  kConfig,
+  kStreamers,
+  kZones,
+  kStreams,
+  kOttGroups,
+  kVod,
+  kMasks,
+  kKeys,
+  kAccessKeys
+};
 inline constexpr Kind kAllKinds[] = {Kind::kConfig,  Kind::kStreamers, Kind::kZones,
                                      Kind::kStreams, Kind::kOttGroups, Kind::kVod,
-                                     Kind::kMasks,   Kind::kKeys};
+                                     Kind::kMasks,   Kind::kKeys,      Kind::kAccessKeys};
 std::string_view KindName(Kind kind);  // "config", "streamers", ...
 
 struct Mutation {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "common/crypto/base64url.h"
+#include "common/log/log.h"
+
 namespace meshwork::streamer {
 
 std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
@@ -77,6 +80,23 @@ std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
       next->viewing_keys.push_back(
           {k.id(), k.secret(), k.not_after_unix_ms(), k.created_unix_ms()});
     }
+  }
+  if (update.has_access_keys()) {
+    auto keys = std::make_shared<crypto::JwtKeySet>();
+    for (const auto& k : update.access_keys().keys()) {
+      absl::Status added = absl::InvalidArgumentError("unknown alg");
+      if (k.alg() == "HS256") {
+        auto secret = crypto::Base64UrlDecode(k.secret());
+        added = secret ? keys->AddHs256(k.kid(), std::move(*secret))
+                       : absl::InvalidArgumentError("the secret is not base64url");
+      } else if (k.alg() == "ES256") {
+        added = keys->AddEs256(k.kid(), k.public_key_pem());
+      }
+      if (!added.ok()) {
+        log::Warn("access_key_skipped", {{"kid", k.kid()}, {"error", std::string(added.message())}});
+      }
+    }
+    next->access_keys = std::move(keys);
   }
   return next;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/crypto/jwt.h"
 #include "common/net/cidr.h"
 #include "meshwork/v1/control.pb.h"
 #include "nlohmann/json.hpp"
@@ -54,11 +55,13 @@ struct NodeConfig {
   meshwork::v1::StreamerSettings settings;
   std::map<std::string, OttView> ott_groups;  // by group name
   std::vector<HeldKey> viewing_keys;
+  // the keys viewer tokens are checked with (replaced whole when central changes them).
+  std::shared_ptr<const crypto::JwtKeySet> access_keys = std::make_shared<const crypto::JwtKeySet>();
 };
 
 // The snapshot after applying `update` to `current`: a full update replaces everything, a
-// delta replaces only the sections it carries. Invalid CIDRs (which central never sends) are
-// skipped.
+// delta replaces only the sections it carries. Invalid CIDRs and access keys (which central
+// never sends) are skipped, a key with a warning.
 std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
                                               const meshwork::v1::ConfigUpdate& update);
 

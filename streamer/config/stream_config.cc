@@ -210,6 +210,39 @@ void ReadDvr(Reader& r, const json& object, StreamConfig& c) {
   c.dvr = std::move(out);
 }
 
+// A-1, fail closed: anything but a readable policy refuses the stream.
+void ReadAccess(Reader& r, const json& object, StreamConfig& c) {
+  const json* access = r.Find(object, "access", "");
+  if (!access) return;  // open
+  c.access.mode = AccessConfig::Mode::kRefuse;
+  if (!access->is_object()) return r.Note("", "access");
+  auto mode = r.String(*access, "mode", "access").value_or("open");
+  auto cidrs = [&](const char* key, net::CidrSet& out) {
+    const json* list = r.Find(*access, key, "access");
+    if (!list) return true;
+    std::vector<std::string> texts;
+    if (list->is_array()) {
+      for (const auto& t : *list) {
+        if (!t.is_string()) return false;
+        texts.push_back(t.get<std::string>());
+      }
+    }
+    auto parsed = net::CidrSet::Parse(texts, key);
+    if (!list->is_array() || !parsed.ok()) return false;
+    out = std::move(*parsed);
+    return true;
+  };
+  if (!cidrs("allow_cidrs", c.access.allow)) return r.Note("access", "allow_cidrs");
+  if (!cidrs("deny_cidrs", c.access.deny)) return r.Note("access", "deny_cidrs");
+  if (mode == "open") {
+    c.access.mode = AccessConfig::Mode::kOpen;
+  } else if (mode == "token") {
+    c.access.mode = AccessConfig::Mode::kToken;
+  } else {
+    r.Note("access", "mode");  // a mode this node does not know: refused
+  }
+}
+
 void ReadPublish(Reader& r, const json& object, StreamConfig& c) {
   c.publish_tokens = r.Strings(object, "publish_tokens");
   const json& by_pipeline = r.Object(object, "pipeline_tokens");
@@ -284,6 +317,7 @@ std::shared_ptr<const StreamConfig> ParseStreamConfig(const std::string& name,
   ReadOtt(r, o, *c);
   ReadDvr(r, o, *c);
   ReadPublish(r, o, *c);
+  ReadAccess(r, o, *c);
   if (!ignored.empty()) {
     // Central validates every member: this is a bug or tampering, never a viewer's input.
     log::Warn("stream_config_member_ignored",

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/net/cidr.h"
 #include "common/stream/defaults.h"
 #include "common/time/timeline_anchor.h"
 #include "nlohmann/json.hpp"
@@ -100,6 +101,19 @@ struct PublishTargetConfig {
   bool operator==(const PublishTargetConfig&) const = default;
 };
 
+// who may watch. A policy the node cannot read is kRefuse: the stream is refused to
+// every viewer rather than served open (fail closed).
+struct AccessConfig {
+  enum class Mode { kOpen, kToken, kRefuse };
+  Mode mode = Mode::kOpen;
+  net::CidrSet allow;  // when non-empty, only these client addresses
+  net::CidrSet deny;   // never these
+  bool open() const { return mode == Mode::kOpen && allow.empty() && deny.empty(); }
+  bool operator==(const AccessConfig& o) const {
+    return mode == o.mode && allow.cidrs() == o.allow.cidrs() && deny.cidrs() == o.deny.cidrs();
+  }
+};
+
 struct StreamConfig {
   std::string name;
 
@@ -131,6 +145,7 @@ struct StreamConfig {
   std::vector<std::string> publish_tokens;
   std::map<std::string, std::vector<std::string>> pipeline_tokens;
   std::vector<PublishTargetConfig> publish;  // S-23
+  AccessConfig access;
 
   // Whether the local packager's settings (inputs and timing) are those of `other`.
   bool SamePackaging(const StreamConfig& other) const;

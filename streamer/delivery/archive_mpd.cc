@@ -55,7 +55,8 @@ int64_t Ticks(int64_t ms, uint32_t timescale) {
   return static_cast<int64_t>(std::llround(static_cast<double>(ms) * timescale / 1000.0));
 }
 
-std::string SegmentList(const ArchiveMpdTrack& t, int64_t period_start_ms) {
+std::string SegmentList(const ArchiveMpdTrack& t, int64_t period_start_ms,
+                        const std::string& query) {
   const uint32_t ts = t.probe->timescale;
   const auto& first = t.segments.front();
   const int64_t base = static_cast<int64_t>(t.first_decode_time);
@@ -63,7 +64,7 @@ std::string SegmentList(const ArchiveMpdTrack& t, int64_t period_start_ms) {
   std::string out =
       absl::StrCat("          <SegmentList timescale=\"", ts, "\" presentationTimeOffset=\"", pto,
                    "\">\n", "            <Initialization sourceURL=\"", t.rendition, "/dvr-init-",
-                   t.init_ms, ".mp4\"/>\n", "            <SegmentTimeline>\n");
+                   t.init_ms, ".mp4", query, "\"/>\n", "            <SegmentTimeline>\n");
   std::string urls;
   for (size_t i = 0; i < t.segments.size(); ++i) {
     const auto& s = t.segments[i];
@@ -77,7 +78,7 @@ std::string SegmentList(const ArchiveMpdTrack& t, int64_t period_start_ms) {
     absl::StrAppend(&out, "              <S t=\"", start, "\" d=\"", std::max<int64_t>(1, duration),
                     "\"/>\n");
     absl::StrAppend(&urls, "            <SegmentURL media=\"", t.rendition, "/dvr-", s.start_ms,
-                    "-", s.duration_ms, ".m4s\"/>\n");
+                    "-", s.duration_ms, ".m4s", query, "\"/>\n");
   }
   absl::StrAppend(&out, "            </SegmentTimeline>\n", urls, "          </SegmentList>\n");
   return out;
@@ -165,7 +166,9 @@ std::optional<media::ProbedTrack> ProbeArchiveInit(const std::filesystem::path& 
       archive::TrackDir(root, track.stream, track.proto, track.rendition), *init));
 }
 
-std::string ArchiveMpd(const std::vector<ArchiveMpdPeriod>& periods) {
+std::string ArchiveMpd(const std::vector<ArchiveMpdPeriod>& periods,
+                       const std::string& uri_query) {
+  const std::string query = uri_query.empty() ? "" : mpd::XmlEscape("?" + uri_query);
   std::string body;
   // Periods follow each other in presentation time: a gap in the recording is skipped, as
   // an HLS player skips it at a discontinuity.
@@ -178,7 +181,7 @@ std::string ArchiveMpd(const std::vector<ArchiveMpdPeriod>& periods) {
       bool video = t.probe->info.is_video();
       sets[video ? 0 : 1] += mpd::Representation("        ", t.rendition, PeakBitrate(t.segments),
                                                  t.probe->info.codec_string, &t.probe->info,
-                                                 SegmentList(t, p.start_ms));
+                                                 SegmentList(t, p.start_ms, query));
     }
     if (sets[0].empty() && sets[1].empty()) continue;
     absl::StrAppend(&body, "  <Period id=\"p", p.start_ms, "\" start=\"",

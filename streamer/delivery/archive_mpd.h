@@ -52,7 +52,9 @@ void ProbeArchiveMpd(const std::filesystem::path& root, const std::string& strea
                      std::vector<ArchiveMpdPeriod>& periods);
 
 // The MPD; empty when no track of any period was probed.
-std::string ArchiveMpd(const std::vector<ArchiveMpdPeriod>& periods);
+// `uri_query` (A-3: a viewer's token) follows every init and segment URL.
+std::string ArchiveMpd(const std::vector<ArchiveMpdPeriod>& periods,
+                       const std::string& uri_query = "");
 
 // The init of `rendition` in force at `at_ms`, probed (for choosing the reference track).
 std::optional<media::ProbedTrack> ProbeArchiveInit(const std::filesystem::path& root,

@@ -98,13 +98,15 @@ void ServeFile(const ArchiveContext& context, http::RequestContext& ctx, std::st
 // D-3: the static MPD, built on the disk pool (it reads each track's init and the head of
 // the first segment of each period: ProbeArchiveMpd).
 void ServeMpd(const ArchiveContext& context, http::RequestContext& ctx, const Resolved& resolved,
-              int64_t from_ms, int64_t to_ms, int max_age, http::Responder responder) {
+              int64_t from_ms, int64_t to_ms, int max_age, const std::string& carry,
+              http::Responder responder) {
   http::Request request = ctx.request;
   auto token = context.shedder ? std::make_shared<Shedder::Token>(context.shedder) : nullptr;
   boost::asio::post(
       *context.disk,
       [index = context.index, root = resolved.config.root, stream = resolved.stream, from_ms, to_ms,
-       max_age, token, request = std::move(request), responder = std::move(responder)]() mutable {
+       max_age, token, carry, request = std::move(request),
+       responder = std::move(responder)]() mutable {
         auto renditions = index->Renditions(stream, Proto::kFmp4);
         std::string reference;  // the first video rendition, else the first
         for (const auto& rendition : renditions) {
@@ -122,7 +124,7 @@ void ServeMpd(const ArchiveContext& context, http::RequestContext& ctx, const Re
         }
         auto periods = PlanArchiveMpd(*index, stream, reference, others, from_ms, to_ms);
         ProbeArchiveMpd(root, stream, periods);
-        std::string body = ArchiveMpd(periods);
+        std::string body = ArchiveMpd(periods, carry);
         if (body.empty()) return responder.Send(NotFound("nothing recorded in that period", "*"));
         responder.Send(PlaylistResponse(request, std::move(body), max_age, "*", kMpdType));
       });
@@ -131,16 +133,17 @@ void ServeMpd(const ArchiveContext& context, http::RequestContext& ctx, const Re
 // The period's master playlist (ArchiveMasterPlaylist), built on the disk pool.
 void ServeMaster(const ArchiveContext& context, http::RequestContext& ctx, const Resolved& resolved,
                  const ArchiveTarget& target, int64_t to_ms, int max_age,
-                 http::Responder responder) {
+                 const std::string& carry, http::Responder responder) {
   std::map<std::string, std::shared_ptr<const RenditionWindow>> live;
   for (const auto& w : context.store->Windows(resolved.stream)) live[w->info.name] = w;
   http::Request request = ctx.request;
   auto token = context.shedder ? std::make_shared<Shedder::Token>(context.shedder) : nullptr;
   boost::asio::post(
       *context.disk, [index = context.index, root = resolved.config.root, stream = resolved.stream,
-                      live = std::move(live), target, to_ms, max_age, token,
+                      live = std::move(live), target, to_ms, max_age, token, carry,
                       request = std::move(request), responder = std::move(responder)]() mutable {
-        std::string body = ArchiveMasterPlaylist(*index, root, live, stream, target, to_ms);
+        std::string body =
+            ArchiveMasterPlaylist(*index, root, live, stream, target, to_ms, carry);
         if (body.empty()) return responder.Send(NotFound("nothing recorded in that period", "*"));
         responder.Send(PlaylistResponse(request, std::move(body), max_age, "*"));
       });
@@ -151,7 +154,8 @@ void ServeMaster(const ArchiveContext& context, http::RequestContext& ctx, const
 std::string ArchiveMasterPlaylist(
     const archive::ArchiveIndex& index, const std::filesystem::path& root,
     const std::map<std::string, std::shared_ptr<const RenditionWindow>>& live,
-    const std::string& stream, const ArchiveTarget& t, int64_t to_ms) {
+    const std::string& stream, const ArchiveTarget& t, int64_t to_ms,
+    const std::string& uri_query) {
   const std::string name = PeriodName(t);
   std::vector<CmafRendition> renditions;
   for (const auto& rendition : index.Renditions(stream, t.proto)) {
@@ -180,8 +184,9 @@ std::string ArchiveMasterPlaylist(
     }
     renditions.push_back(std::move(r));
   }
-  if (t.proto == Proto::kFmp4) return CmafMaster(renditions, 7, "");
+  if (t.proto == Proto::kFmp4) return CmafMaster(renditions, 7, uri_query);
   hls::Master master;  // MPEG-TS: each rendition carries its audio
+  master.uri_query = uri_query;
   for (auto& r : renditions) {
     r.variant.uri = r.uri;
     master.variants.push_back(std::move(r.variant));
@@ -190,7 +195,8 @@ std::string ArchiveMasterPlaylist(
 }
 
 std::string ArchiveMediaPlaylist(const archive::ArchiveIndex& index, const TrackKey& track,
-                                 int64_t from_ms, int64_t to_ms, bool vod) {
+                                 int64_t from_ms, int64_t to_ms, bool vod,
+                                 const std::string& uri_query) {
   auto segments = index.Range(track, from_ms, to_ms, kMaxPlaylistSegments);
   if (segments.empty()) return "";
   const bool cmaf = track.proto == Proto::kFmp4;
@@ -200,6 +206,7 @@ std::string ArchiveMediaPlaylist(const archive::ArchiveIndex& index, const Track
   for (const auto& s : segments) target_ms = std::max(target_ms, s.duration_ms);
   m.target_duration_s = static_cast<int>((target_ms + 999) / 1000);
   m.playlist_type = vod ? "VOD" : "EVENT";
+  m.uri_query = uri_query;
   m.endlist = vod;
   std::optional<int64_t> init;
   const archive::ArchivedSegment* previous = nullptr;
@@ -225,7 +232,7 @@ std::string ArchiveMediaPlaylist(const archive::ArchiveIndex& index, const Track
 }
 
 void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
-                  const ArchiveTarget& target, http::Responder r) {
+                  const ArchiveTarget& target, http::Responder r, const std::string& carry) {
   if (target.kind == ArchiveTarget::kBad) return r.Send(BadRequest(target.error));
   if (context.shedder && context.shedder->Shed(RequestClass::kDvr)) {  // D-7
     return r.Send(ShedResponse("the node is shedding archive reads", "*"));
@@ -284,13 +291,14 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
     // A VOD period that has ended is final; an event playlist changes with each segment.
     int max_age = vod && to_ms < now_ms ? 60 : 1;
     if (target.dash)
-      return ServeMpd(context, ctx, *resolved, target.from_ms, to_ms, max_age, std::move(r));
+      return ServeMpd(context, ctx, *resolved, target.from_ms, to_ms, max_age, carry,
+                      std::move(r));
     if (resolved->rendition.empty()) {
-      return ServeMaster(context, ctx, *resolved, target, to_ms, max_age, std::move(r));
+      return ServeMaster(context, ctx, *resolved, target, to_ms, max_age, carry, std::move(r));
     }
     std::string body = ArchiveMediaPlaylist(
         *context.index, TrackKey{resolved->stream, target.proto, resolved->rendition},
-        target.from_ms, to_ms, vod);
+        target.from_ms, to_ms, vod, carry);
     if (body.empty()) return r.Send(NotFound("nothing recorded in that period", "*"));
     return r.Send(PlaylistResponse(ctx.request, std::move(body), max_age, "*"));
   }

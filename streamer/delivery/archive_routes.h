@@ -48,14 +48,17 @@ struct ArchiveContext {
 };
 
 // Answers an archive request (`target` is not kNotArchive).
+// `carry` (A-3: "token=…" or empty) follows every URI its playlists and MPDs write.
 void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
-                  const archive::ArchiveTarget& target, http::Responder responder);
+                  const archive::ArchiveTarget& target, http::Responder responder,
+                  const std::string& carry = "");
 
 // The period's media playlist of one track (VOD when `vod`, else EVENT): one EXT-X-PROGRAM-
 // DATE-TIME per segment, EXT-X-DISCONTINUITY where the recording has a gap (D-4) or the init
 // changes, EXT-X-MAP for CMAF. Empty when nothing in the period is recorded.
 std::string ArchiveMediaPlaylist(const archive::ArchiveIndex& index, const archive::TrackKey& track,
-                                 int64_t from_ms, int64_t to_ms, bool vod);
+                                 int64_t from_ms, int64_t to_ms, bool vod,
+                                 const std::string& uri_query = "");
 
 // The period's master playlist (`target` a playlist of a stream, not of a rendition): one
 // variant per recorded rendition, BANDWIDTH the peak rate over the period. For CMAF the audio
@@ -66,6 +69,7 @@ std::string ArchiveMediaPlaylist(const archive::ArchiveIndex& index, const archi
 std::string ArchiveMasterPlaylist(
     const archive::ArchiveIndex& index, const std::filesystem::path& root,
     const std::map<std::string, std::shared_ptr<const RenditionWindow>>& live,
-    const std::string& stream, const archive::ArchiveTarget& target, int64_t to_ms);
+    const std::string& stream, const archive::ArchiveTarget& target, int64_t to_ms,
+    const std::string& uri_query = "");
 
 }  // namespace meshwork::streamer

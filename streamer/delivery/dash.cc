@@ -117,11 +117,13 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
   // only at its end: aim one segment plus a part behind the edge (three parts at least).
   const int64_t latency_ms = std::max(3 * part_ms, segment_ms + part_ms);
 
+  // A-3: a viewer's query follows both templates (XML-escaped, as any attribute).
+  const std::string query = options.uri_query.empty() ? "" : XmlEscape("?" + options.uri_query);
   auto segment_template = [&](const Timeline& t) {
     std::string out =
         absl::StrCat("<SegmentTemplate timescale=\"", kTimescale,
-                     "\" initialization=\"$RepresentationID$/init.mp4\" "
-                     "media=\"$RepresentationID$/$Number$.m4s\" startNumber=\"",
+                     "\" initialization=\"$RepresentationID$/init.mp4", query,
+                     "\" media=\"$RepresentationID$/$Number$.m4s", query, "\" startNumber=\"",
                      t.start_number, "\" duration=\"", segment_ticks,
                      "\" presentationTimeOffset=\"", std::max<int64_t>(0, t.pto), "\"");
     if (first_part_ms < segment_ms) {

@@ -15,6 +15,7 @@ namespace meshwork::streamer {
 struct DashOptions {
   std::string time_url = "/time";  // UTCTiming (urn:mpeg:dash:utc:http-iso:2014)
   int64_t now_unix_ms = 0;         // publishTime
+  std::string uri_query;           // appended to the init and media templates (A-3: a token)
 };
 
 // The MPD for a stream's renditions (Representations); empty when none has a segment.

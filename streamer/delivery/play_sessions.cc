@@ -4,7 +4,7 @@
 
 namespace meshwork::streamer {
 
-void PlaySessions::Touch(std::string_view stream, std::string_view protocol,
+bool PlaySessions::Touch(std::string_view stream, std::string_view protocol,
                          const net::IpAddress& client, std::string_view user_agent,
                          std::chrono::milliseconds active_window) {
   // A viewer is (client, stream, player): kept as a 64-bit hash, so a Touch allocates
@@ -18,12 +18,13 @@ void PlaySessions::Touch(std::string_view stream, std::string_view protocol,
   if (it != shard.viewers.end()) {
     it->second.expires = expires;
     if (!protocol.empty() && it->second.protocol != protocol) it->second.protocol = protocol;
-    return;
+    return false;
   }
-  if (protocol.empty()) return;
-  if (tracked_.load(std::memory_order_relaxed) >= kMaxTracked) return;
+  if (protocol.empty()) return false;
+  if (tracked_.load(std::memory_order_relaxed) >= kMaxTracked) return false;
   tracked_.fetch_add(1, std::memory_order_relaxed);
   shard.viewers.emplace(key, Entry{std::string(stream), std::string(protocol), expires});
+  return true;
 }
 
 PlaySessions::Counts PlaySessions::Count() {

@@ -28,7 +28,8 @@ class PlaySessions {
   explicit PlaySessions(const Clock& clock) : clock_(clock) {}
 
   // `protocol` empty: the request does not say (an object both CMAF protocols fetch).
-  void Touch(std::string_view stream, std::string_view protocol, const net::IpAddress& client,
+  // True when this made a new viewer (A-10 counts admissions per play session).
+  bool Touch(std::string_view stream, std::string_view protocol, const net::IpAddress& client,
              std::string_view user_agent, std::chrono::milliseconds active_window);
 
   struct Counts {

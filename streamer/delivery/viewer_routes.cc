@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/http/content.h"
 #include "common/http/response.h"
+#include "streamer/access/access_gate.h"
 #include "streamer/delivery/archive_routes.h"
 #include "streamer/delivery/dash.h"
 #include "streamer/delivery/ll_hls.h"
@@ -40,6 +41,7 @@ struct Target {
   int64_t msn = 0;
   int part = -1;
   std::shared_ptr<StreamPipeline> pipeline;
+  std::string carry;  // the query every URI written for this viewer carries
 };
 
 bool ParseMsn(std::string_view s, int64_t* msn) {
@@ -113,30 +115,48 @@ Waiters::TimePoint HoldDeadline(const OriginStore& store, int segment_ms) {
 // new policy serial, so a new rendering). LL-HLS rendition reports read the other renditions
 // too: a change there without a change here is at most one part stale, which rendition
 // reports tolerate.
+//
+// with `carried` the rendering puts kCarryMarker where a viewer's query goes
+// (hls::WithQuery), once per window like any other; FillCarry puts each viewer's query there.
 enum class MediaForm { kLowLatency, kLowLatencyDelta, kLive };
+constexpr char kCarryMarker[] = "\x01";  // never in a URI the writer prints otherwise
 std::shared_ptr<const RenditionWindow::Rendered> RenderedMedia(const OriginStore& store,
                                                                const std::string& stream,
                                                                const RenditionWindow& w,
-                                                               MediaForm form) {
+                                                               MediaForm form, bool carried) {
   auto view = store.View(stream);
   const uint64_t serial = view ? view->policy->serial : 0;
   const char* name = form == MediaForm::kLowLatency        ? "ll:"
                      : form == MediaForm::kLowLatencyDelta ? "ll-skip:"
                                                            : "live:";
-  std::string key = absl::StrCat(name, serial);
+  std::string key = absl::StrCat(name, carried ? "carry:" : "", serial);
   if (auto found = w.cache.Find(key)) return found;
+  const std::string query = carried ? kCarryMarker : "";
   std::string text;
   if (form == MediaForm::kLive) {
-    text = MediaPlaylist(w, ListedVersions(view, w.info.name, w.has_ts));
+    text = MediaPlaylist(w, ListedVersions(view, w.info.name, w.has_ts), query);
   } else {
     text = LowLatencyMediaPlaylist(w, store.Windows(stream), form == MediaForm::kLowLatencyDelta,
-                                   ListedVersions(view, w.info.name, /*ts=*/false));
+                                   ListedVersions(view, w.info.name, /*ts=*/false), query);
   }
   auto rendered = std::make_shared<RenditionWindow::Rendered>();
   auto plain = std::make_shared<const std::string>(std::move(text));
   rendered->gzip = std::make_shared<const std::string>(http::Gzip(*plain));
   rendered->plain = std::move(plain);
   return w.cache.Keep(key, std::move(rendered));
+}
+
+// A rendering made with kCarryMarker, with `carry` in place of each marker.
+std::string FillCarry(std::string_view text, std::string_view carry) {
+  std::string out;
+  out.reserve(text.size() + 16 * carry.size());
+  for (size_t at = 0;;) {
+    size_t marker = text.find(kCarryMarker[0], at);
+    out.append(text.substr(at, marker - at));
+    if (marker == std::string_view::npos) return out;
+    out.append(carry);
+    at = marker + 1;
+  }
 }
 
 void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
@@ -160,22 +180,29 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
                  accepts_gzip = http::AcceptsGzip(ctx.request)](Responder& out, bool blocking) {
     auto w = context.store->Window(target.stream, target.rendition);
     if (!w) return out.Send(NotFound("the stream was removed", cors));
-    auto rendered =
-        RenderedMedia(*context.store, target.stream, *w,
-                      request.skip ? MediaForm::kLowLatencyDelta : MediaForm::kLowLatency);
+    const bool carried = !target.carry.empty();
+    auto rendered = RenderedMedia(
+        *context.store, target.stream, *w,
+        request.skip ? MediaForm::kLowLatencyDelta : MediaForm::kLowLatency, carried);
     int age = blocking ? 6 * ((w->info.target_duration_ms + 999) / 1000)  // S-15
                        : std::max(0, w->info.target_duration_ms / 2000);
     http::Response res{http::Status::ok, 11};
     res.set(http::beast_http::field::content_type, kPlaylistType);
-    res.set(http::beast_http::field::cache_control, absl::StrCat("max-age=", age));
+    // A playlist holding a viewer's token is that viewer's alone.
+    res.set(http::beast_http::field::cache_control,
+            absl::StrCat(carried ? "private, " : "", "max-age=", age));
     res.set(http::beast_http::field::vary, "Accept-Encoding");
-    if (accepts_gzip) res.set(http::beast_http::field::content_encoding, "gzip");
+    if (accepts_gzip && !carried) res.set(http::beast_http::field::content_encoding, "gzip");
     if (auto view = context.store->View(target.stream); view && view->notifications) {
       res.set("X-Stream-Notifications", *view->notifications);  // L-10
     }
     http::AddCors(res, cors);
     http::SharedBuffers body;
-    body.Append(accepts_gzip ? rendered->gzip : rendered->plain);
+    if (carried) {
+      body.Append(std::make_shared<const std::string>(FillCarry(*rendered->plain, target.carry)));
+    } else {
+      body.Append(accepts_gzip ? rendered->gzip : rendered->plain);
+    }
     uint64_t size = body.size;
     out.SendBuffers(std::move(res), std::move(body), 0, size);
   };
@@ -368,7 +395,25 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
     if (context.archive) {
       auto archived = archive::ParseArchiveTarget(ctx.path);
       if (archived.kind != archive::ArchiveTarget::kNotArchive) {
-        return ServeArchive(*context.archive, ctx, archived, std::move(r));
+        std::string carry;
+        if (context.access && archived.kind != archive::ArchiveTarget::kBad) {
+          // archive reads of a protected stream need a token with `dvr`. The prefix
+          // is the stream or "stream/rendition"; a stream unknown here is checked where
+          // central's Route sends the viewer.
+          std::string stream = archived.prefix;
+          auto pipeline = context.streams->Find(stream);
+          if (!pipeline && stream.rfind('/') != std::string::npos) {
+            stream.resize(stream.rfind('/'));
+            pipeline = context.streams->Find(stream);
+          }
+          if (pipeline) {
+            const StreamConfig& settings = pipeline->config();
+            auto verdict = context.access->Check(ctx, stream, settings.access, true, settings.cors);
+            if (verdict.refusal) return r.Send(std::move(*verdict.refusal));
+            carry = std::move(verdict.carry);
+          }
+        }
+        return ServeArchive(*context.archive, ctx, archived, std::move(r), carry);
       }
     }
     auto target = Resolve(ctx.path, *context.streams);
@@ -379,6 +424,14 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
       }
     }
     if (!target) return r.Send(NotFound("no such stream or object on this node", "*"));
+    if (context.access) {
+      // every viewer request of a protected stream, before anything is served.
+      const StreamConfig& settings = target->pipeline->config();
+      auto verdict =
+          context.access->Check(ctx, target->stream, settings.access, false, settings.cors);
+      if (verdict.refusal) return r.Send(std::move(*verdict.refusal));
+      target->carry = std::move(verdict.carry);
+    }
     if (context.relay && context.relay->Relays(target->stream)) {
       // S-19: a stream this edge relays; the first request starts the relay and waits for its
       // first object (up to three target durations), then is answered like any other.
@@ -404,7 +457,11 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
     if (auto ua = ctx.request.find(http::beast_http::field::user_agent); ua != ctx.request.end()) {
       agent = ua->value();
     }
-    context.sessions->Touch(target->stream, ProtocolOf(target->kind), ctx.client, agent, active);
+    if (context.sessions->Touch(target->stream, ProtocolOf(target->kind), ctx.client, agent,
+                                active) &&
+        context.access) {
+      context.access->CountAdmitted(target->stream, settings.access);
+    }
     // An edge relaying the stream is not a member of its OTT group: no gate there (S-19).
     bool relayed = context.relay && context.relay->Relays(target->stream);
     OttSettings ott =
@@ -419,6 +476,7 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
         // O-3: a new viewer of a stream that is not working here goes to a member where it is.
         std::string_view path = ctx.path.substr(1 + target->stream.size() + 1);
         std::string location = context.ott->RedirectTarget(ctx, target->stream, ott, path);
+        if (!location.empty()) location = hls::WithQuery(location, target->carry);
         if (!location.empty()) {
           http::Response res{http::Status::found, 11};
           res.set(http::beast_http::field::location, location);
@@ -435,10 +493,16 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
     }
     // S-15: plain playlist responses live at most half a target duration.
     int playlist_age = std::max(0, settings.segment_ms / 2000);
-    auto playlist = [&](std::string body) {
-      http::Response res = PlaylistResponse(ctx.request, std::move(body), playlist_age, cors);
+    const std::string& carry = target->carry;
+    auto playlist = [&](std::string body, std::string_view type = kPlaylistType) {
+      http::Response res = PlaylistResponse(ctx.request, std::move(body), playlist_age, cors, type);
       if (auto view = context.store->View(target->stream); view && view->notifications) {
         res.set("X-Stream-Notifications", *view->notifications);  // L-10
+      }
+      // A playlist holding a viewer's token is that viewer's alone.
+      if (!carry.empty()) {
+        res.set(http::beast_http::field::cache_control,
+                absl::StrCat("private, max-age=", playlist_age));
       }
       return res;
     };
@@ -454,15 +518,15 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
           // O-6: a single-rendition OTT stream lists backup members for players that switch.
           body = context.ott
                      ->MasterWithBackups(ctx, target->stream, ott, TsVariant(*renditions[0]),
-                                         renditions[0]->info.name)
+                                         renditions[0]->info.name, carry)
                      .value_or("");
         }
         bool personal = !body.empty();
         if (body.empty()) {
           // A stream published as CMAF only: its renditions as the CMAF master lists them
           // (an audio group, S-16a), or plainly when their tracks are not known.
-          if (!any_ts) body = LowLatencyMasterPlaylist(renditions, /*low_latency=*/false);
-          if (body.empty()) body = MasterPlaylist(renditions);
+          if (!any_ts) body = LowLatencyMasterPlaylist(renditions, /*low_latency=*/false, carry);
+          if (body.empty()) body = MasterPlaylist(renditions, carry);
         }
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
         http::Response res = playlist(std::move(body));
@@ -481,21 +545,24 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
           // O-3a: a stale playlist would keep the player here; a 404 moves it to a backup.
           return r.Send(NotFound("the stream stopped on this node", cors));
         }
-        auto rendered = RenderedMedia(*context.store, target->stream, *window, MediaForm::kLive);
+        auto rendered = RenderedMedia(*context.store, target->stream, *window, MediaForm::kLive,
+                                      !carry.empty());
         if (rendered->plain->empty()) return r.Send(NotFound("no segment to list", cors));
-        return r.Send(playlist(*rendered->plain));
+        return r.Send(playlist(carry.empty() ? *rendered->plain : FillCarry(*rendered->plain, carry)));
       }
       case Target::kLlMaster: {
-        std::string body = LowLatencyMasterPlaylist(context.store->Windows(target->stream));
+        std::string body =
+            LowLatencyMasterPlaylist(context.store->Windows(target->stream), true, carry);
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
         return r.Send(playlist(std::move(body)));
       }
       case Target::kMpd: {
         DashOptions options;
         options.now_unix_ms = context.store->NowMs();
+        options.uri_query = carry;
         std::string body = DashManifest(context.store->Windows(target->stream), options);
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
-        return r.Send(PlaylistResponse(ctx.request, std::move(body), playlist_age, cors, kMpdType));
+        return r.Send(playlist(std::move(body), kMpdType));
       }
       case Target::kLlMedia:
         return ServeLowLatencyPlaylist(context, ctx, *target, std::move(r));

@@ -1,7 +1,8 @@
 // Viewer routes of every stream on this node, whatever its source (spec 03, first
 // paragraph: one store, one set of read rules): HLS with MPEG-TS segments (S-8, S-9), LL-HLS
-// (S-10…S-15), DASH (S-16), with OTT redundancy in front (O-3…O-16), sessions (S-18) and
-// CORS (S-22).
+// (S-10…S-15), DASH (S-16), with viewer access in front (A-1…A-5: every request of a
+// protected stream checked, the viewer's token carried into every URI written for it), OTT
+// redundancy (O-3…O-16), sessions (S-18) and CORS (S-22).
 //
 //   GET /{stream}/index.m3u8               master playlist (HLS-TS variants)
 //   GET /{stream}/{rendition}/index.m3u8   media playlist (.ts, or .m4s for a CMAF-only one)
@@ -33,6 +34,7 @@ namespace relay {
 class Relay;
 }
 
+class AccessGate;
 class OriginDelivery;
 class OttGate;
 struct ArchiveContext;
@@ -53,6 +55,9 @@ struct ViewerContext {
   Shedder* shedder = nullptr;
   // Z-22: a live entry of a stream not placed here: central's Route says where to go.
   CentralRedirect* central = nullptr;
+  // A-1…A-5: the access policy checked before anything of a stream is served; null: every
+  // stream open (tests of other features).
+  AccessGate* access = nullptr;
 };
 
 // Adds the catch-all viewer routes; add them after every other route of the listener.

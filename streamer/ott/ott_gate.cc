@@ -130,7 +130,8 @@ std::optional<std::string> OttGate::MasterWithBackups(const http::RequestContext
                                                       const std::string& stream,
                                                       const OttSettings& ott,
                                                       const hls::Variant& variant,
-                                                      const std::string& rendition) {
+                                                      const std::string& rendition,
+                                                      std::string_view uri_query) {
   if (!ott.enabled || ClassifyPlayer(UserAgent(ctx)) != PlayerClass::kSwitches) {
     return std::nullopt;
   }
@@ -152,10 +153,12 @@ std::optional<std::string> OttGate::MasterWithBackups(const http::RequestContext
     const Usable& p = peers[i];
     auto pass = Pass(*config, p.member->stream, ott.group);
     if (!pass) return std::nullopt;  // no viewing key yet: no backups
-    uris.push_back(
-        absl::StrCat(p.base, "/", p.member->stream, "/", rendition, "/index.m3u8?pass=", *pass));
+    uris.push_back(hls::WithQuery(
+        absl::StrCat(p.base, "/", p.member->stream, "/", rendition, "/index.m3u8?pass=", *pass),
+        uri_query));
   }
-  return streamer::MasterWithBackups(variant, rendition + "/index.m3u8", uris);
+  return streamer::MasterWithBackups(variant, hls::WithQuery(rendition + "/index.m3u8", uri_query),
+                                     uris);
 }
 
 bool OttGate::Overloaded(const NodeConfig& config, bool already_counted) {

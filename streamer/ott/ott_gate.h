@@ -57,11 +57,13 @@ class OttGate {
 
   // O-6: the master playlist listing this node's variant and up to two backups, or nullopt
   // when backups do not apply (not an OTT stream, no usable peer, a player that does not
-  // switch (O-20), several renditions).
+  // switch (O-20), several renditions). `uri_query` (A-3: the viewer's token) follows every
+  // variant URI.
   std::optional<std::string> MasterWithBackups(const http::RequestContext& ctx,
                                                const std::string& stream, const OttSettings& ott,
                                                const hls::Variant& variant,
-                                               const std::string& rendition);
+                                               const std::string& rendition,
+                                               std::string_view uri_query = {});
 
   // O-7, O-16: a request carrying `?pass=`. nullopt: admitted (counted as a backup session);
   // otherwise the answer to send (403 with the reason, 429 when overloaded).

@@ -173,6 +173,9 @@ std::shared_ptr<const ArchiveProxy::Answer> ArchiveProxy::FetchUpstream(const st
       request.target = target;
       request.timeout = options_.fetch_timeout;
       request.body_limit_bytes = options_.max_body_bytes;
+      if (options_.cluster_token) {
+        request.headers.emplace_back("Authorization", "Bearer " + options_.cluster_token());
+      }
       auto res = http::Fetch(request);
       if (!res.ok()) {
         log::Warn("edge_archive_fetch_failed", {{"stream", stream},

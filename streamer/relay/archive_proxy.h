@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -40,6 +41,8 @@ struct ArchiveProxyOptions {
   size_t max_waiters_per_fetch = 4096;
   std::chrono::milliseconds fetch_timeout{10000};
   int threads = 2;
+  // the cluster token upstream requests present (`Authorization: Bearer`); empty: none.
+  std::function<std::string()> cluster_token;
 };
 
 class ArchiveProxy {

@@ -165,6 +165,9 @@ class Relay::StreamRelay {
     request.target = target;
     request.timeout = timeout;
     request.body_limit_bytes = relay_->options_.max_object_bytes;
+    if (relay_->options_.cluster_token) {
+      request.headers.emplace_back("Authorization", "Bearer " + relay_->options_.cluster_token());
+    }
     relay_->requests_.fetch_add(1);
     if (relay_->requests_metric_) relay_->requests_metric_->Increment();
     auto res = client.Fetch(request);

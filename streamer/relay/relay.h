@@ -61,6 +61,9 @@ struct RelayOptions {
   // Deadline of a plain fetch (an object, a playlist without a blocking request).
   std::chrono::milliseconds fetch_timeout{5000};
   uint64_t max_object_bytes = 32 << 20;
+  // the cluster token every upstream request presents (`Authorization: Bearer`), so a
+  // protected stream's node serves the relay; empty: none (tests, an open cluster).
+  std::function<std::string()> cluster_token;
 };
 
 class Relay {

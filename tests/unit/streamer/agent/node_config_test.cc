@@ -126,5 +126,29 @@ TEST_CASE("T-4 invalid CIDRs in an update are skipped") {
   CHECK(next->trusted_proxies->Contains(Ip("192.0.2.7")));
 }
 
+TEST_CASE("A-4 access keys from central replace the node's key set; a bad one is skipped") {
+  auto initial = Initial();
+  CHECK(initial->access_keys->empty());
+  v1::ConfigUpdate delta;
+  delta.set_revision(4);
+  auto* hs = delta.mutable_access_keys()->add_keys();
+  hs->set_kid("k1");
+  hs->set_alg("HS256");
+  hs->set_secret("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY");  // 32 bytes
+  auto* bad = delta.mutable_access_keys()->add_keys();
+  bad->set_kid("k2");
+  bad->set_alg("none");
+  auto next = ApplyUpdate(*initial, delta);
+  CHECK(next->access_keys->size() == 1);
+  std::string token = crypto::SignJwtHs256(R"({"exp": 4000000000})", "k1",
+                                           "0123456789abcdef0123456789abcdef");
+  CHECK(crypto::VerifyJwt(token, *next->access_keys, 1'700'000'000).ok());
+  CHECK(next->trusted_proxies->Contains(Ip("10.1.2.3")));  // other sections kept
+  v1::ConfigUpdate none;
+  none.set_revision(5);
+  none.mutable_access_keys();  // every key retired
+  CHECK(ApplyUpdate(*next, none)->access_keys->empty());
+}
+
 }  // namespace
 }  // namespace meshwork::streamer

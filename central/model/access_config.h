@@ -1,0 +1,24 @@
+// A-1 (spec 09): a stream's viewer access policy, as the REST API accepts it:
+//
+//   "access": {"mode": "open" | "token", "allow_cidrs": [CIDR…], "deny_cidrs": [CIDR…],
+//              "max_sessions_per_login": null}
+//
+// `mode` "open" (the default) admits every viewer; "token" asks for a signed JWT.
+// `allow_cidrs` (when non-empty, only those addresses) and `deny_cidrs` (never those) apply
+// in every mode before anything else, to the client address after the trusted-proxy rules
+// (T-2); at most kMaxAccessCidrs each, stored canonical. Not built yet and refused with a
+// field-named 400 rather than accepted and ignored: "mode": "backend" and a non-null
+// `max_sessions_per_login`. Kept in canonical form only when present.
+#pragma once
+
+#include "absl/status/status.h"
+#include "nlohmann/json.hpp"
+
+namespace meshwork::central {
+
+inline constexpr size_t kMaxAccessCidrs = 1024;
+
+// Validates `body`'s "access" member and writes its canonical form into `out`.
+absl::Status ResolveAccess(const nlohmann::json& body, nlohmann::json& out);
+
+}  // namespace meshwork::central

@@ -1,0 +1,185 @@
+#include "streamer/access/access_gate.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/http/content.h"
+#include "common/http/response.h"
+#include "common/net/cidr.h"
+#include "common/status/absl_view.h"
+#include "nlohmann/json.hpp"
+
+namespace meshwork::streamer {
+
+namespace {
+
+using http::beast_http::field;
+
+std::string_view HeaderValue(const http::RequestContext& ctx, field name) {
+  auto it = ctx.request.find(name);
+  return it == ctx.request.end() ? std::string_view() : std::string_view(it->value());
+}
+
+// "Bearer <token>" (scheme case-insensitive, RFC 9110 §11.1); empty otherwise.
+std::string_view BearerToken(const http::RequestContext& ctx) {
+  std::string_view value = HeaderValue(ctx, field::authorization);
+  constexpr std::string_view kScheme = "bearer ";
+  if (value.size() <= kScheme.size() ||
+      !absl::EqualsIgnoreCase(AbslView(value.substr(0, kScheme.size())), AbslView(kScheme))) {
+    return {};
+  }
+  value.remove_prefix(kScheme.size());
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  return value;
+}
+
+// The value of the `meshwork_token` cookie (RFC 6265 §4.2.1 "name=value; name=value").
+std::string_view CookieToken(const http::RequestContext& ctx) {
+  std::string_view cookies = HeaderValue(ctx, field::cookie);
+  constexpr std::string_view kName = "meshwork_token=";
+  while (!cookies.empty()) {
+    size_t end = cookies.find(';');
+    std::string_view pair = cookies.substr(0, end);
+    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+    if (pair.substr(0, kName.size()) == kName) return pair.substr(kName.size());
+    if (end == std::string_view::npos) break;
+    cookies.remove_prefix(end + 1);
+  }
+  return {};
+}
+
+// Only the characters a compact JWT is made of may be copied into a URI.
+bool IsCompactToken(std::string_view token) {
+  if (token.empty() || token.size() > crypto::kMaxJwtBytes) return false;
+  for (char c : token) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string_view ModeName(const AccessConfig& access) {
+  switch (access.mode) {
+    case AccessConfig::Mode::kOpen:
+      return "open";
+    case AccessConfig::Mode::kToken:
+      return "token";
+    case AccessConfig::Mode::kRefuse:
+      return "refuse";
+  }
+  return "open";
+}
+
+}  // namespace
+
+AccessGate::AccessGate(const Snapshot<NodeConfig>* config, crypto::TokenFile* cluster_tokens,
+                       const Clock& clock, prometheus::Registry* registry, size_t cache_capacity)
+    : config_(config), cluster_tokens_(cluster_tokens), clock_(clock), verified_(cache_capacity) {
+  if (!registry) return;
+  admitted_ = &prometheus::BuildCounter()
+                   .Name("meshwork_play_admitted_total")
+                   .Help("Play sessions admitted (A-10), by stream and access mode")
+                   .Register(*registry);
+  denied_ = &prometheus::BuildCounter()
+                 .Name("meshwork_play_denied_total")
+                 .Help("Viewer requests refused by the access policy (A-10), by stream and reason")
+                 .Register(*registry);
+}
+
+prometheus::Counter& AccessGate::Counter(prometheus::Family<prometheus::Counter>* family,
+                                         const std::string& stream, const char* label,
+                                         std::string_view value) {
+  absl::MutexLock lock(&counters_mu_);
+  auto key = std::make_tuple(static_cast<const void*>(family), stream, std::string(value));
+  auto it = counters_.find(key);
+  if (it == counters_.end()) {
+    it = counters_
+             .emplace(key, &family->Add({{"stream", stream}, {label, std::string(value)}}))
+             .first;
+  }
+  return *it->second;
+}
+
+void AccessGate::CountAdmitted(const std::string& stream, const AccessConfig& access) {
+  if (admitted_) Counter(admitted_, stream, "mode", ModeName(access)).Increment();
+}
+
+AccessGate::Result AccessGate::Refuse(const std::string& stream, http::Status status,
+                                      std::string_view reason, std::string_view cors) {
+  if (denied_) Counter(denied_, stream, "reason", reason).Increment();
+  nlohmann::json body = {
+      {"error",
+       {{"status", static_cast<int>(status)},
+        {"code", status == http::Status::unauthorized ? "unauthenticated" : "permission_denied"},
+        {"reason", reason},
+        {"message", absl::StrCat("viewer access refused: ", AbslView(reason))}}}};
+  http::Response res = http::JsonResponse(status, body);
+  res.set(field::cache_control, "no-store");
+  if (status == http::Status::unauthorized) {
+    res.set(field::www_authenticate, "Bearer realm=\"meshwork\"");
+  }
+  http::AddCors(res, cors);
+  Result result;
+  result.refusal = std::move(res);
+  return result;
+}
+
+std::pair<std::optional<crypto::JwtClaims>, std::string> AccessGate::Verify(
+    std::string_view token) {
+  const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                            clock_.Now().time_since_epoch())
+                            .count();
+  auto keys = config_ ? config_->Get()->access_keys : nullptr;
+  {
+    absl::MutexLock lock(&keys_mu_);
+    if (keys != cached_keys_) {
+      verified_.Clear();
+      cached_keys_ = keys;
+    }
+  }
+  if (auto found = verified_.Find(token, now_s)) return {std::move(found), ""};
+  if (!keys) return {std::nullopt, "unknown_kid"};
+  auto claims = crypto::VerifyJwt(token, *keys, now_s);
+  if (!claims.ok()) return {std::nullopt, std::string(claims.status().message())};
+  verified_.Insert(token, *claims);
+  return {std::move(*claims), ""};
+}
+
+AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std::string& stream,
+                                     const AccessConfig& access, bool archive,
+                                     std::string_view cors) {
+  if (access.open()) return {};
+  std::string_view bearer = BearerToken(ctx);
+  if (!bearer.empty() && cluster_tokens_ && cluster_tokens_->Accepts(bearer)) return {};
+  if (access.mode == AccessConfig::Mode::kRefuse) {
+    return Refuse(stream, http::Status::forbidden, "policy_unreadable", cors);
+  }
+  if (access.deny.Contains(ctx.client) ||
+      (!access.allow.empty() && !access.allow.Contains(ctx.client))) {
+    return Refuse(stream, http::Status::forbidden, "address_denied", cors);
+  }
+  if (access.mode == AccessConfig::Mode::kOpen) return {};
+  std::optional<std::string> from_query = ctx.QueryParam("token");
+  std::string_view token = from_query ? std::string_view(*from_query) : bearer;
+  if (token.empty()) token = CookieToken(ctx);
+  if (token.empty()) return Refuse(stream, http::Status::unauthorized, "token_missing", cors);
+  auto [claims, reason] = Verify(token);
+  if (!claims) return Refuse(stream, http::Status::forbidden, reason, cors);
+  if (!crypto::JwtAllowsStream(*claims, stream)) {
+    return Refuse(stream, http::Status::forbidden, "stream", cors);
+  }
+  if (claims->ip) {
+    auto cidr = net::Cidr::Parse(*claims->ip);
+    if (!cidr.ok() || !cidr->Contains(ctx.client)) {
+      return Refuse(stream, http::Status::forbidden, "address", cors);
+    }
+  }
+  if (archive && !claims->dvr) return Refuse(stream, http::Status::forbidden, "dvr", cors);
+  Result result;
+  if (from_query && IsCompactToken(*from_query)) result.carry = absl::StrCat("token=", *from_query);
+  result.login = std::move(claims->sub);
+  return result;
+}
+
+}  // namespace meshwork::streamer
