@@ -1,6 +1,7 @@
 #include "central/api/viewer_api.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/http/content.h"
 #include "common/http/response.h"
 
 namespace meshwork::central {
@@ -11,10 +12,13 @@ using http::Responder;
 
 constexpr char kRetryAfterSeconds[] = "2";
 
+// Browser players (hls.js, dash.js) follow the redirect of a cross-origin request only when
+// it allows their origin; the node's own answer then applies the stream's CORS (S-22).
 http::Response Redirect(const std::string& location) {
   http::Response res = http::MakeResponse(http::Status::found, "", "text/plain");
   res.set(http::beast_http::field::location, location);
   res.set(http::beast_http::field::cache_control, "no-store");
+  http::AddCors(res, "*");
   return res;
 }
 
@@ -24,6 +28,7 @@ http::Response Refusal(const absl::Status& status) {
     res.set(http::beast_http::field::retry_after, kRetryAfterSeconds);
   }
   res.set(http::beast_http::field::cache_control, "no-store");
+  http::AddCors(res, "*");  // so that a browser player can read why
   return res;
 }
 

@@ -63,8 +63,7 @@ absl::Status ResolveAccess(const nlohmann::json& body, nlohmann::json& out) {
     access["mode"] = *m;
   }
   if (auto b = it->find("backend"); b != it->end() && !b->is_null()) {
-    return InvalidField("access.backend",
-                        "an auth backend (A-6) is not supported by this version");
+    return InvalidField("access.backend", "an auth backend (A-6) is not supported by this version");
   }
   if (auto s = it->find("max_sessions_per_login"); s != it->end() && !s->is_null()) {
     return InvalidField("access.max_sessions_per_login",

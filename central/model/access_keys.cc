@@ -32,8 +32,7 @@ bool IsValidKid(std::string_view kid) {
 
 std::span<const std::string_view> AccessKeyMembers() { return kKeyMembers; }
 
-absl::StatusOr<nlohmann::json> ValidateAccessKey(const nlohmann::json& body,
-                                                 std::string_view kid) {
+absl::StatusOr<nlohmann::json> ValidateAccessKey(const nlohmann::json& body, std::string_view kid) {
   if (!body.is_object()) return InvalidField("body", "must be a JSON object");
   RETURN_IF_ERROR(RejectUnknownMembers(body, kKeyMembers, ""));
   if (!IsValidKid(kid)) return InvalidField("kid", "must match [A-Za-z0-9._-]{1,64}");
@@ -56,18 +55,17 @@ absl::StatusOr<nlohmann::json> ValidateAccessKey(const nlohmann::json& body,
       bytes = crypto::Base64UrlDecode(secret->get<std::string>());
     }
     if (!bytes || bytes->size() < kMinSecretBytes || bytes->size() > kMaxSecretBytes) {
-      return InvalidField("secret",
-                          absl::StrCat("must be base64url of ", kMinSecretBytes, "…",
-                                       kMaxSecretBytes, " bytes"));
+      return InvalidField("secret", absl::StrCat("must be base64url of ", kMinSecretBytes, "…",
+                                                 kMaxSecretBytes, " bytes"));
     }
     out["secret"] = *secret;
     return out;
   }
-  if (has_secret) return InvalidField("secret", "is for HS256 keys; ES256 takes \"public_key_pem\"");
+  if (has_secret)
+    return InvalidField("secret", "is for HS256 keys; ES256 takes \"public_key_pem\"");
   if (!has_pem || !pem->is_string() || pem->get_ref<const std::string&>().size() > kMaxPemBytes) {
-    return InvalidField("public_key_pem",
-                        absl::StrCat("must be a PEM public key of at most ", kMaxPemBytes,
-                                     " bytes"));
+    return InvalidField("public_key_pem", absl::StrCat("must be a PEM public key of at most ",
+                                                       kMaxPemBytes, " bytes"));
   }
   crypto::JwtKeySet check;
   if (auto status = check.AddEs256(std::string(kid), pem->get<std::string>()); !status.ok()) {

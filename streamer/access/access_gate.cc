@@ -94,15 +94,43 @@ prometheus::Counter& AccessGate::Counter(prometheus::Family<prometheus::Counter>
   auto key = std::make_tuple(static_cast<const void*>(family), stream, std::string(value));
   auto it = counters_.find(key);
   if (it == counters_.end()) {
-    it = counters_
-             .emplace(key, &family->Add({{"stream", stream}, {label, std::string(value)}}))
+    it = counters_.emplace(key, &family->Add({{"stream", stream}, {label, std::string(value)}}))
              .first;
   }
   return *it->second;
 }
 
+void AccessGate::CountAdmitted(const std::string& stream) {
+  if (!admitted_ || !config_) return;
+  auto config = config_->Get();
+  if (auto it = config->streams.find(stream); it != config->streams.end()) {
+    CountAdmitted(stream, it->second->access);
+  }
+}
+
+AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std::string& stream,
+                                     bool archive, std::string_view cors) {
+  auto config = config_ ? config_->Get() : nullptr;
+  const StreamConfig* settings = nullptr;
+  if (config) {
+    if (auto it = config->streams.find(stream); it != config->streams.end()) {
+      settings = it->second.get();
+    }
+  }
+  if (!settings) {
+    if (Internode(ctx)) return {};
+    return Refuse(stream, http::Status::forbidden, "policy_unknown", cors);
+  }
+  return Check(ctx, stream, settings->access, archive, cors);
+}
+
 void AccessGate::CountAdmitted(const std::string& stream, const AccessConfig& access) {
   if (admitted_) Counter(admitted_, stream, "mode", ModeName(access)).Increment();
+}
+
+bool AccessGate::Internode(const http::RequestContext& ctx) {
+  std::string_view bearer = BearerToken(ctx);
+  return !bearer.empty() && cluster_tokens_ && cluster_tokens_->Accepts(bearer);
 }
 
 AccessGate::Result AccessGate::Refuse(const std::string& stream, http::Status status,
@@ -127,9 +155,8 @@ AccessGate::Result AccessGate::Refuse(const std::string& stream, http::Status st
 
 std::pair<std::optional<crypto::JwtClaims>, std::string> AccessGate::Verify(
     std::string_view token) {
-  const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
-                            clock_.Now().time_since_epoch())
-                            .count();
+  const int64_t now_s =
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
   auto keys = config_ ? config_->Get()->access_keys : nullptr;
   {
     absl::MutexLock lock(&keys_mu_);
@@ -150,8 +177,7 @@ AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std:
                                      const AccessConfig& access, bool archive,
                                      std::string_view cors) {
   if (access.open()) return {};
-  std::string_view bearer = BearerToken(ctx);
-  if (!bearer.empty() && cluster_tokens_ && cluster_tokens_->Accepts(bearer)) return {};
+  if (Internode(ctx)) return {};
   if (access.mode == AccessConfig::Mode::kRefuse) {
     return Refuse(stream, http::Status::forbidden, "policy_unreadable", cors);
   }
@@ -161,7 +187,7 @@ AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std:
   }
   if (access.mode == AccessConfig::Mode::kOpen) return {};
   std::optional<std::string> from_query = ctx.QueryParam("token");
-  std::string_view token = from_query ? std::string_view(*from_query) : bearer;
+  std::string_view token = from_query ? std::string_view(*from_query) : BearerToken(ctx);
   if (token.empty()) token = CookieToken(ctx);
   if (token.empty()) return Refuse(stream, http::Status::unauthorized, "token_missing", cors);
   auto [claims, reason] = Verify(token);

@@ -4,7 +4,8 @@
 //
 // Order: (1) a request carrying the cluster token (`Authorization: Bearer`, M-3) is a node
 // of the cluster (an edge's relay, archive proxy) and is admitted whatever the policy;
-// (2) a policy the node could not read refuses (403 `policy_unreadable`: fail closed);
+// (2) a policy the node could not read, or a stream it has no configuration of, refuses
+// (403 `policy_unreadable`, `policy_unknown`: fail closed);
 // (3) `deny_cidrs`, then `allow_cidrs` on the client address (after T-2): 403
 // `address_denied`; (4) in `token` mode the viewer token — `?token=`, else
 // `Authorization: Bearer`, else the `meshwork_token` cookie — missing: 401 `token_missing`;
@@ -60,16 +61,26 @@ class AccessGate {
     std::string carry;                      // "token=…" or empty
     std::string login;                      // the token's `sub`, when there is one
   };
-  // The verdict on a viewer request `ctx` for `stream` under `access`; `archive`: a D- read.
+  // The verdict on a viewer request `ctx` for `stream` under the policy of the node's current
+  // configuration (not a pipeline's copy: a policy changes without restarting packaging); a
+  // stream the configuration does not hold is refused (403 `policy_unknown`, fail closed).
+  // `archive`: a D- read.
+  Result Check(const http::RequestContext& ctx, const std::string& stream, bool archive,
+               std::string_view cors);
+  // The same under a given policy.
   Result Check(const http::RequestContext& ctx, const std::string& stream,
                const AccessConfig& access, bool archive, std::string_view cors);
 
-  // a new play session of `stream` was admitted (counted once per session).
+  // a new play session of `stream` was admitted (counted once per session) under the
+  // current policy.
+  void CountAdmitted(const std::string& stream);
   void CountAdmitted(const std::string& stream, const AccessConfig& access);
 
   size_t cached_tokens() const { return verified_.size(); }
 
  private:
+  // The request carries the cluster token (M-3): a node of the cluster.
+  bool Internode(const http::RequestContext& ctx);
   Result Refuse(const std::string& stream, http::Status status, std::string_view reason,
                 std::string_view cors);
   // The verified claims of `token` (cache, else the verifier); the refusal reason otherwise.

@@ -103,10 +103,9 @@ void ServeMpd(const ArchiveContext& context, http::RequestContext& ctx, const Re
   http::Request request = ctx.request;
   auto token = context.shedder ? std::make_shared<Shedder::Token>(context.shedder) : nullptr;
   boost::asio::post(
-      *context.disk,
-      [index = context.index, root = resolved.config.root, stream = resolved.stream, from_ms, to_ms,
-       max_age, token, carry, request = std::move(request),
-       responder = std::move(responder)]() mutable {
+      *context.disk, [index = context.index, root = resolved.config.root, stream = resolved.stream,
+                      from_ms, to_ms, max_age, token, carry, request = std::move(request),
+                      responder = std::move(responder)]() mutable {
         auto renditions = index->Renditions(stream, Proto::kFmp4);
         std::string reference;  // the first video rendition, else the first
         for (const auto& rendition : renditions) {
@@ -126,14 +125,15 @@ void ServeMpd(const ArchiveContext& context, http::RequestContext& ctx, const Re
         ProbeArchiveMpd(root, stream, periods);
         std::string body = ArchiveMpd(periods, carry);
         if (body.empty()) return responder.Send(NotFound("nothing recorded in that period", "*"));
-        responder.Send(PlaylistResponse(request, std::move(body), max_age, "*", kMpdType));
+        responder.Send(
+            PlaylistResponse(request, std::move(body), max_age, "*", kMpdType, !carry.empty()));
       });
 }
 
 // The period's master playlist (ArchiveMasterPlaylist), built on the disk pool.
 void ServeMaster(const ArchiveContext& context, http::RequestContext& ctx, const Resolved& resolved,
-                 const ArchiveTarget& target, int64_t to_ms, int max_age,
-                 const std::string& carry, http::Responder responder) {
+                 const ArchiveTarget& target, int64_t to_ms, int max_age, const std::string& carry,
+                 http::Responder responder) {
   std::map<std::string, std::shared_ptr<const RenditionWindow>> live;
   for (const auto& w : context.store->Windows(resolved.stream)) live[w->info.name] = w;
   http::Request request = ctx.request;
@@ -142,10 +142,10 @@ void ServeMaster(const ArchiveContext& context, http::RequestContext& ctx, const
       *context.disk, [index = context.index, root = resolved.config.root, stream = resolved.stream,
                       live = std::move(live), target, to_ms, max_age, token, carry,
                       request = std::move(request), responder = std::move(responder)]() mutable {
-        std::string body =
-            ArchiveMasterPlaylist(*index, root, live, stream, target, to_ms, carry);
+        std::string body = ArchiveMasterPlaylist(*index, root, live, stream, target, to_ms, carry);
         if (body.empty()) return responder.Send(NotFound("nothing recorded in that period", "*"));
-        responder.Send(PlaylistResponse(request, std::move(body), max_age, "*"));
+        responder.Send(PlaylistResponse(request, std::move(body), max_age, "*", kPlaylistType,
+                                        !carry.empty()));
       });
 }
 
@@ -291,8 +291,7 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
     // A VOD period that has ended is final; an event playlist changes with each segment.
     int max_age = vod && to_ms < now_ms ? 60 : 1;
     if (target.dash)
-      return ServeMpd(context, ctx, *resolved, target.from_ms, to_ms, max_age, carry,
-                      std::move(r));
+      return ServeMpd(context, ctx, *resolved, target.from_ms, to_ms, max_age, carry, std::move(r));
     if (resolved->rendition.empty()) {
       return ServeMaster(context, ctx, *resolved, target, to_ms, max_age, carry, std::move(r));
     }
@@ -300,7 +299,8 @@ void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,
         *context.index, TrackKey{resolved->stream, target.proto, resolved->rendition},
         target.from_ms, to_ms, vod, carry);
     if (body.empty()) return r.Send(NotFound("nothing recorded in that period", "*"));
-    return r.Send(PlaylistResponse(ctx.request, std::move(body), max_age, "*"));
+    return r.Send(PlaylistResponse(ctx.request, std::move(body), max_age, "*", kPlaylistType,
+                                   !carry.empty()));
   }
   TrackKey track{resolved->stream, target.proto, resolved->rendition};
   auto dir = archive::TrackDir(resolved->config.root, track.stream, track.proto, track.rendition);

@@ -31,10 +31,12 @@ http::Response ShedResponse(std::string_view message, std::string_view cors) {
 }
 
 http::Response PlaylistResponse(const http::Request& request, std::string body, int max_age,
-                                std::string_view cors, std::string_view content_type) {
+                                std::string_view cors, std::string_view content_type,
+                                bool personal) {
   http::Response res{http::Status::ok, 11};
   res.set(http::beast_http::field::content_type, content_type);
-  res.set(http::beast_http::field::cache_control, absl::StrCat("max-age=", max_age));
+  res.set(http::beast_http::field::cache_control,
+          absl::StrCat(personal ? "private, " : "", "max-age=", max_age));
   res.set(http::beast_http::field::vary, "Accept-Encoding");
   if (http::AcceptsGzip(request)) {
     res.set(http::beast_http::field::content_encoding, "gzip");

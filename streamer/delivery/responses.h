@@ -21,9 +21,11 @@ http::Response Unavailable(std::string_view message, std::string_view cors);
 // 503 for a read shed under pressure (L-16): `Cache-Control: max-age=5`, `Retry-After: 5`,
 // so caches and players come back later rather than at once.
 http::Response ShedResponse(std::string_view message, std::string_view cors);
-// A playlist or MPD (gzip when the client accepts it) cacheable for `max_age` seconds.
+// A playlist or MPD (gzip when the client accepts it) cacheable for `max_age` seconds;
+// `personal` (its URIs hold one viewer's token, A-3): `private`, never kept by shared caches.
 http::Response PlaylistResponse(const http::Request& request, std::string body, int max_age,
                                 std::string_view cors,
-                                std::string_view content_type = kPlaylistType);
+                                std::string_view content_type = kPlaylistType,
+                                bool personal = false);
 
 }  // namespace meshwork::streamer

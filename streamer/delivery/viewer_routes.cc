@@ -181,9 +181,9 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
     auto w = context.store->Window(target.stream, target.rendition);
     if (!w) return out.Send(NotFound("the stream was removed", cors));
     const bool carried = !target.carry.empty();
-    auto rendered = RenderedMedia(
-        *context.store, target.stream, *w,
-        request.skip ? MediaForm::kLowLatencyDelta : MediaForm::kLowLatency, carried);
+    auto rendered =
+        RenderedMedia(*context.store, target.stream, *w,
+                      request.skip ? MediaForm::kLowLatencyDelta : MediaForm::kLowLatency, carried);
     int age = blocking ? 6 * ((w->info.target_duration_ms + 999) / 1000)  // S-15
                        : std::max(0, w->info.target_duration_ms / 2000);
     http::Response res{http::Status::ok, 11};
@@ -407,8 +407,7 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
             pipeline = context.streams->Find(stream);
           }
           if (pipeline) {
-            const StreamConfig& settings = pipeline->config();
-            auto verdict = context.access->Check(ctx, stream, settings.access, true, settings.cors);
+            auto verdict = context.access->Check(ctx, stream, true, pipeline->config().cors);
             if (verdict.refusal) return r.Send(std::move(*verdict.refusal));
             carry = std::move(verdict.carry);
           }
@@ -426,9 +425,8 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
     if (!target) return r.Send(NotFound("no such stream or object on this node", "*"));
     if (context.access) {
       // every viewer request of a protected stream, before anything is served.
-      const StreamConfig& settings = target->pipeline->config();
       auto verdict =
-          context.access->Check(ctx, target->stream, settings.access, false, settings.cors);
+          context.access->Check(ctx, target->stream, false, target->pipeline->config().cors);
       if (verdict.refusal) return r.Send(std::move(*verdict.refusal));
       target->carry = std::move(verdict.carry);
     }
@@ -460,7 +458,7 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
     if (context.sessions->Touch(target->stream, ProtocolOf(target->kind), ctx.client, agent,
                                 active) &&
         context.access) {
-      context.access->CountAdmitted(target->stream, settings.access);
+      context.access->CountAdmitted(target->stream);
     }
     // An edge relaying the stream is not a member of its OTT group: no gate there (S-19).
     bool relayed = context.relay && context.relay->Relays(target->stream);
@@ -495,14 +493,10 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
     int playlist_age = std::max(0, settings.segment_ms / 2000);
     const std::string& carry = target->carry;
     auto playlist = [&](std::string body, std::string_view type = kPlaylistType) {
-      http::Response res = PlaylistResponse(ctx.request, std::move(body), playlist_age, cors, type);
+      http::Response res =
+          PlaylistResponse(ctx.request, std::move(body), playlist_age, cors, type, !carry.empty());
       if (auto view = context.store->View(target->stream); view && view->notifications) {
         res.set("X-Stream-Notifications", *view->notifications);  // L-10
-      }
-      // A playlist holding a viewer's token is that viewer's alone.
-      if (!carry.empty()) {
-        res.set(http::beast_http::field::cache_control,
-                absl::StrCat("private, max-age=", playlist_age));
       }
       return res;
     };
@@ -548,7 +542,8 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
         auto rendered = RenderedMedia(*context.store, target->stream, *window, MediaForm::kLive,
                                       !carry.empty());
         if (rendered->plain->empty()) return r.Send(NotFound("no segment to list", cors));
-        return r.Send(playlist(carry.empty() ? *rendered->plain : FillCarry(*rendered->plain, carry)));
+        return r.Send(
+            playlist(carry.empty() ? *rendered->plain : FillCarry(*rendered->plain, carry)));
       }
       case Target::kLlMaster: {
         std::string body =

@@ -60,7 +60,7 @@ TEST_CASE("A-1 a stream's access member: absent is open, CIDRs kept canonical") 
   CHECK((*open)["access"]["mode"] == "open");
 }
 
-TEST_CASE("A-1 a bad access member names its field; what is not built is refused, not ignored") {
+TEST_CASE("A-1 a bad access member names its field, what is not built is refused, not ignored") {
   CHECK(AccessError(R"("token")") == "access");
   CHECK(AccessError(R"({"mode": "closed"})") == "access.mode");
   CHECK(AccessError(R"({"mode": "backend"})") == "access.mode");

@@ -77,7 +77,7 @@ double CounterValue(prometheus::Registry& registry, const std::string& name,
   return 0;
 }
 
-TEST_CASE("A-1 an open stream admits everyone; deny_cidrs and allow_cidrs refuse first") {
+TEST_CASE("A-1 an open stream admits everyone, deny_cidrs and allow_cidrs refuse first") {
   Fixture f;
   AccessConfig open;
   auto r = f.Check(f.Request(), open);
@@ -99,8 +99,7 @@ TEST_CASE("A-1 an open stream admits everyone; deny_cidrs and allow_cidrs refuse
   // In token mode the address rules come before the token: a good token does not help.
   AccessConfig token = TokenMode();
   token.deny = fenced.deny;
-  CHECK(Fixture::Reason(f.Check(f.Request("token=" + Token(Claims())), token)) ==
-        "address_denied");
+  CHECK(Fixture::Reason(f.Check(f.Request("token=" + Token(Claims())), token)) == "address_denied");
 }
 
 TEST_CASE("A-1 a policy the node cannot read refuses the stream, never serves it open") {
@@ -115,14 +114,16 @@ TEST_CASE("A-1 a policy the node cannot read refuses the stream, never serves it
     CHECK(Fixture::Reason(r) == "policy_unreadable");
   }
   auto token = ParseStreamConfig(
-      "news", nlohmann::json::parse(R"({"access": {"mode": "token", "allow_cidrs": ["10.0.0.0/8"]}})"));
+      "news",
+      nlohmann::json::parse(R"({"access": {"mode": "token", "allow_cidrs": ["10.0.0.0/8"]}})"));
   CHECK(token->access.mode == Mode::kToken);
   CHECK(token->access.allow.size() == 1);
   CHECK(ParseStreamConfig("news", nlohmann::json::object())->access.open());
 }
 
-TEST_CASE("A-3 a token from the query, a Bearer header or the cookie is accepted; only the "
-          "query's is carried into URIs") {
+TEST_CASE(
+    "A-3 a token from the query, a Bearer header or the cookie is accepted, only the "
+    "query's is carried into URIs") {
   Fixture f;
   const std::string token = Token(Claims());
   auto missing = f.Check(f.Request(), TokenMode());
@@ -174,7 +175,8 @@ TEST_CASE("A-4 a token that does not fit is refused 403 with its reason") {
   CHECK(reason("not-a-token") == "malformed");
   // alg "none" ({"alg":"none","kid":"k1"}): without a signature it is not even a JWS, with one
   // the algorithm is refused.
-  const std::string none = "eyJhbGciOiJub25lIiwia2lkIjoiazEifQ." + crypto::Base64UrlEncode(Claims());
+  const std::string none =
+      "eyJhbGciOiJub25lIiwia2lkIjoiazEifQ." + crypto::Base64UrlEncode(Claims());
   CHECK(reason(none + ".") == "malformed");
   CHECK(reason(none + ".c2ln") == "algorithm");
   CHECK(reason(Token(R"({"sub":"alice"})")) == "no_exp");
@@ -223,6 +225,23 @@ TEST_CASE("A-10 refusals are counted by stream and reason, admissions by mode") 
   CHECK(CounterValue(f.registry, "meshwork_play_denied_total", "reason", "token_missing") == 2);
   CHECK(CounterValue(f.registry, "meshwork_play_denied_total", "reason", "expired") == 1);
   CHECK(CounterValue(f.registry, "meshwork_play_admitted_total", "mode", "token") == 1);
+}
+
+TEST_CASE(
+    "A-1 the policy comes from the node's current configuration: a stream it does not "
+    "hold is refused, a policy changed applies to the next request") {
+  Fixture f;
+  auto unknown = f.gate.Check(f.Request(), "news", false, "*");
+  CHECK(Fixture::Reason(unknown) == "policy_unknown");
+  auto node = std::make_shared<NodeConfig>(*f.config.Get());
+  node->streams["news"] = ParseStreamConfig("news", nlohmann::json::object());
+  f.config.Set(node);
+  CHECK_FALSE(f.gate.Check(f.Request(), "news", false, "*").refusal.has_value());
+  node = std::make_shared<NodeConfig>(*node);
+  node->streams["news"] =
+      ParseStreamConfig("news", nlohmann::json::parse(R"({"access": {"mode": "token"}})"));
+  f.config.Set(node);
+  CHECK(Fixture::Reason(f.gate.Check(f.Request(), "news", false, "*")) == "token_missing");
 }
 
 }  // namespace meshwork::streamer::access_gate_test

@@ -126,7 +126,7 @@ TEST_CASE("T-4 invalid CIDRs in an update are skipped") {
   CHECK(next->trusted_proxies->Contains(Ip("192.0.2.7")));
 }
 
-TEST_CASE("A-4 access keys from central replace the node's key set; a bad one is skipped") {
+TEST_CASE("A-4 access keys from central replace the node's key set, a bad one is skipped") {
   auto initial = Initial();
   CHECK(initial->access_keys->empty());
   v1::ConfigUpdate delta;
@@ -140,8 +140,8 @@ TEST_CASE("A-4 access keys from central replace the node's key set; a bad one is
   bad->set_alg("none");
   auto next = ApplyUpdate(*initial, delta);
   CHECK(next->access_keys->size() == 1);
-  std::string token = crypto::SignJwtHs256(R"({"exp": 4000000000})", "k1",
-                                           "0123456789abcdef0123456789abcdef");
+  std::string token =
+      crypto::SignJwtHs256(R"({"exp": 4000000000})", "k1", "0123456789abcdef0123456789abcdef");
   CHECK(crypto::VerifyJwt(token, *next->access_keys, 1'700'000'000).ok());
   CHECK(next->trusted_proxies->Contains(Ip("10.1.2.3")));  // other sections kept
   v1::ConfigUpdate none;

@@ -1,0 +1,270 @@
+// Viewer access (spec 09: A-1…A-5, A-10) with real processes: central, an ingest node
+// packaging an ffmpeg push of a token-protected stream, an edge relaying it; curl-like
+// requests, ffprobe following the URIs, hls.js and dash.js 5 in Chromium.
+#include <catch2/catch.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/crypto/jwt.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/media_harness.h"
+
+// A namespace of its own: integration tests compile in batches.
+namespace meshwork::testing::access_test {
+
+// base64url of the HS256 secret below.
+constexpr char kSecretB64[] = "bWVzaHdvcmstYWNjZXNzLXRlc3Qtc2VjcmV0LTMyYnl0ZXM";
+constexpr char kSecret[] = "meshwork-access-test-secret-32bytes";
+
+int64_t NowS() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A token for `claims` (JSON members after exp), valid for ten minutes unless exp is given.
+std::string Token(const std::string& claims = "", int64_t exp = 0, const std::string& kid = "k1") {
+  if (exp == 0) exp = NowS() + 600;
+  std::string payload = absl::StrCat(R"({"exp":)", exp, R"(,"sub":"alice")", claims, "}");
+  return crypto::SignJwtHs256(payload, kid, kSecret);
+}
+
+std::vector<std::pair<std::string, std::string>> ClusterBearer() {
+  return {{"Authorization", "Bearer " + ClusterToken()}};
+}
+
+// Every URI a playlist or MPD names: lines that are not tags, URI="…" attributes,
+// initialization="…", media="…" and sourceURL="…".
+std::vector<std::string> UrisOf(const std::string& text) {
+  std::vector<std::string> uris;
+  static const std::regex kAttr("(URI|initialization|media|sourceURL)=\"([^\"]+)\"");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kAttr);
+       it != std::sregex_iterator(); ++it) {
+    uris.push_back((*it)[2]);
+  }
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(at, end - at);
+    if (!line.empty() && line[0] != '#' && line[0] != '<' && line[0] != ' ') uris.push_back(line);
+    at = end + 1;
+  }
+  return uris;
+}
+
+// The reason member of a refusal's body.
+std::string ReasonOf(const HttpResult& r) {
+  auto body = r.Json();
+  return body.is_object() ? body["error"].value("reason", "") : "";
+}
+
+struct Cluster {
+  Central central;
+  Streamer ingest;
+  Streamer edge;
+  std::unique_ptr<Process> push;
+};
+
+// Central with key k1, stream "private" (token mode, recorded) on an ingest node fed by
+// ffmpeg, an edge, and stream "other" (token mode, no node); returns once the ingest lists a
+// segment.
+Cluster StartProtected(const std::string& tag) {
+  Cluster k;
+  auto dir = MakeTempDir(tag);
+  k.central = StartCentral(dir);
+  auto key = Http("PUT", k.central.http, kApi + "/access-keys/k1",
+                  nlohmann::json{{"alg", "HS256"}, {"secret", kSecretB64}}.dump());
+  INFO(key.body);
+  REQUIRE(key.status == 201);
+  k.ingest = StartIngestWithStream(k.central, "ingest-1", "private");
+  auto patch = Http(
+      "PATCH", k.central.http, kApi + "/streams/private",
+      nlohmann::json{{"access", {{"mode", "token"}}}, {"dvr", {{"root", dir + "/dvr"}}}}.dump());
+  INFO(patch.body);
+  REQUIRE(patch.status == 200);
+  REQUIRE(Http("PUT", k.central.http, kApi + "/streams/other", R"({"access": {"mode": "token"}})")
+              .status == 201);
+  k.edge = StartStreamer(k.central.grpc, "edge-1", "edge");
+  k.push = PushFile(SourceTs(60), k.ingest.publish, "private");
+  REQUIRE(Eventually(
+      [&] {
+        auto r = Http("GET", k.ingest.http, "/private/v1/index.ll.m3u8", "", ClusterBearer());
+        return r.status == 200 && r.body.find(".m4s") != std::string::npos;
+      },
+      20s));
+  // The node has the policy: a plain request is refused.
+  REQUIRE(Eventually(
+      [&] { return Http("GET", k.ingest.http, "/private/index.m3u8").status == 401; }, 10s));
+  return k;
+}
+
+// Fetches `target` on `address` and checks every URI it names carries `token`; returns them.
+std::vector<std::string> CheckCarried(const std::string& address, const std::string& target,
+                                      const std::string& token) {
+  auto r = Http("GET", address, target);
+  INFO(target << "\n" << r.body);
+  REQUIRE(r.status == 200);
+  CHECK(r.headers["Cache-Control"].find("private") == 0);
+  auto uris = UrisOf(r.body);
+  CHECK_FALSE(uris.empty());
+  for (const auto& uri : uris) {
+    INFO(uri);
+    CHECK(uri.find("token=" + token) != std::string::npos);
+  }
+  return uris;
+}
+
+TEST_CASE(
+    "A-2 A-3 A-4 a token-protected stream: 401 without a token, 403 with each reason, "
+    "and only ?token= on the first URL leads to every object") {
+  auto k = StartProtected("access-http");
+  const std::string node = k.ingest.http;
+  const std::string token = Token();
+
+  auto none = Http("GET", node, "/private/index.m3u8");
+  CHECK(none.status == 401);
+  CHECK(ReasonOf(none) == "token_missing");
+  CHECK(none.headers["WWW-Authenticate"].find("Bearer") == 0);
+  auto segment_none = Http("GET", node, "/private/v1/init.mp4");
+  CHECK(segment_none.status == 401);
+  struct Case {
+    std::string token;
+    std::string reason;
+  };
+  for (const Case& c : std::vector<Case>{
+           {Token("", NowS() - 120), "expired"},
+           {Token(R"(,"streams":["other"])"), "stream"},
+           {Token(R"(,"ip":"192.0.2.0/24")"), "address"},
+           {Token("", 0, "k9"), "unknown_kid"},
+           {crypto::SignJwtHs256(R"({"exp":4000000000})", "k1", "not the secret, 32 bytes long!!"),
+            "signature"}}) {
+    auto r = Http("GET", node, "/private/index.m3u8?token=" + c.token);
+    INFO(r.body);
+    CHECK(r.status == 403);
+    CHECK(ReasonOf(r) == c.reason);
+  }
+
+  // HLS-TS: master → media playlist → segment, each URI carrying the token.
+  auto variants = CheckCarried(node, "/private/index.m3u8?token=" + token, token);
+  auto media = CheckCarried(node, "/private/" + variants.front(), token);
+  auto segment = Http("GET", node, "/private/v1/" + media.back());
+  CHECK(segment.status == 200);
+  // LL-HLS: parts, the preload hint, rendition reports; a blocking reload too.
+  CheckCarried(node, "/private/index.ll.m3u8?token=" + token, token);
+  auto ll = CheckCarried(node, "/private/v1/index.ll.m3u8?token=" + token, token);
+  auto held = Http("GET", node, "/private/v1/index.ll.m3u8?_HLS_msn=0&token=" + token);
+  CHECK(held.status == 200);
+  // DASH: the templates carry it; the init it names is served.
+  auto mpd = CheckCarried(node, "/private/index.mpd?token=" + token, token);
+  std::string init = mpd.front();
+  init.replace(init.find("$RepresentationID$"), 18, "v1");
+  CHECK(Http("GET", node, "/private/" + init).status == 200);
+  // A Bearer header and the cookie are accepted; nothing is carried then.
+  auto bearer =
+      Http("GET", node, "/private/index.m3u8", "", {{"Authorization", "Bearer " + token}});
+  CHECK(bearer.status == 200);
+  CHECK(bearer.body.find("token=") == std::string::npos);
+  CHECK(Http("GET", node, "/private/index.m3u8", "", {{"Cookie", "meshwork_token=" + token}})
+            .status == 200);
+
+  // ffprobe follows the URIs it is given from the master alone.
+  auto [code, out] = RunCommand(
+      "ffprobe -v error -show_entries stream=codec_name -of csv=p=0 "
+      "'http://" +
+      node + "/private/index.m3u8?token=" + token + "' 2>&1");
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(out.find("h264") != std::string::npos);
+
+  // Central's redirect keeps the token; the archive needs `dvr`.
+  auto redirect = Http("GET", k.central.http, "/private/index.ll.m3u8?token=" + token);
+  CHECK(redirect.status == 302);
+  CHECK(redirect.headers["Location"].find("token=" + token) != std::string::npos);
+  const std::string period = absl::StrCat("/private/index-", NowS() - 30, "-now.m3u8?token=");
+  auto no_dvr = Http("GET", node, period + token);
+  CHECK(no_dvr.status == 403);
+  CHECK(ReasonOf(no_dvr) == "dvr");
+  const std::string dvr_token = Token(R"(,"dvr":true)");
+  auto archive = Http("GET", node, period + dvr_token);
+  CHECK(archive.status != 403);
+  if (archive.status == 200) CheckCarried(node, period + dvr_token, dvr_token);
+
+  // A-10: refusals by reason, admissions by mode.
+  CHECK(MetricAt(node, "meshwork_play_denied_total", "reason=\"expired\"") >= 1);
+  CHECK(MetricAt(node, "meshwork_play_denied_total", "reason=\"token_missing\"") >= 2);
+  CHECK(MetricAt(node, "meshwork_play_admitted_total", "mode=\"token\"") >= 1);
+  auto metrics = Http("GET", node, "/metrics").body;
+  CHECK(metrics.find(token) == std::string::npos);
+}
+
+TEST_CASE("A-2 an edge checks viewer tokens itself and relays with the cluster token") {
+  auto k = StartProtected("access-edge");
+  const std::string token = Token();
+  const double refused_before = MetricAt(k.ingest.http, "meshwork_play_denied_total");
+  CHECK(Http("GET", k.edge.http, "/private/index.ll.m3u8").status == 401);
+  CHECK(ReasonOf(Http("GET", k.edge.http,
+                      "/private/index.ll.m3u8?token=" + Token("", NowS() - 99))) == "expired");
+  auto playlist = Http("GET", k.edge.http, "/private/v1/index.ll.m3u8?token=" + token, "", {}, 15s);
+  INFO(playlist.body);
+  REQUIRE(playlist.status == 200);
+  CheckCarried(k.edge.http, "/private/v1/index.ll.m3u8?token=" + token, token);
+  CHECK(MetricAt(k.edge.http, "meshwork_play_denied_total", "reason=\"token_missing\"") >= 1);
+  // The ingest refused nothing the edge asked for: its relay presents the cluster token.
+  CHECK(MetricAt(k.ingest.http, "meshwork_play_denied_total") == refused_before);
+}
+
+TEST_CASE(
+    "A-4 access keys: the API never shows a secret, and a retired key stops its tokens "
+    "on the nodes without a restart") {
+  auto k = StartProtected("access-keys");
+  auto list = Http("GET", k.central.http, kApi + "/access-keys");
+  INFO(list.body);
+  REQUIRE(list.status == 200);
+  CHECK(list.Json()["access-keys"] == nlohmann::json::parse(R"([{"kid": "k1", "alg": "HS256"}])"));
+  CHECK(list.body.find(kSecretB64) == std::string::npos);
+  CHECK(Http("GET", k.central.http, kApi + "/access-keys/k1").body.find(kSecretB64) ==
+        std::string::npos);
+  auto bad = Http("PUT", k.central.http, kApi + "/access-keys/k2", R"({"alg": "none"})");
+  CHECK(bad.status == 400);
+  CHECK(bad.Json()["error"]["field"] == "alg");
+  CHECK(bad.body.find(kSecretB64) == std::string::npos);
+
+  const std::string token = Token();
+  const std::string target = "/private/index.m3u8?token=" + token;
+  CHECK(Http("GET", k.ingest.http, target).status == 200);
+  REQUIRE(Http("DELETE", k.central.http, kApi + "/access-keys/k1").status == 204);
+  CHECK(Eventually([&] { return ReasonOf(Http("GET", k.ingest.http, target)) == "unknown_kid"; },
+                   10s));
+  REQUIRE(Http("PUT", k.central.http, kApi + "/access-keys/k1",
+               nlohmann::json{{"alg", "HS256"}, {"secret", kSecretB64}}.dump())
+              .status == 201);
+  CHECK(Eventually([&] { return Http("GET", k.ingest.http, target).status == 200; }, 10s));
+  // The log of central and of the node never holds the secret.
+  for (const Process* p : {k.central.process.get(), k.ingest.process.get()}) {
+    auto [code, log] = RunCommand("cat '" + p->log_path() + "'");
+    CHECK(log.find(kSecretB64) == std::string::npos);
+    CHECK(log.find(token) == std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "A-3 hls.js (LL-HLS through central's redirect, HLS through an edge) and dash.js 5 "
+    "play a token-protected stream given only ?token= on the first URL",
+    "[2slots]") {
+  auto k = StartProtected("access-players");
+  const std::string token = Token();
+  auto ll = PlayInBrowser("http://" + k.central.http + "/private/index.ll.m3u8?token=" + token, 10,
+                          "--low-latency");
+  CheckPlayed(ll, 10);
+  auto edge = PlayInBrowser("http://" + k.edge.http + "/private/index.m3u8?token=" + token, 10);
+  CheckPlayed(edge, 10);
+  CheckPlayed(PlayDash("http://" + k.ingest.http + "/private/index.mpd?token=" + token, 10), 10);
+  // Without the token the player gets nothing.
+  auto refused = PlayInBrowser("http://" + k.ingest.http + "/private/index.m3u8", 5);
+  CHECK(refused["ok"] != true);
+}
+
+}  // namespace meshwork::testing::access_test
