@@ -360,6 +360,7 @@ void AdminApi::AddRoutes(http::Router& router) {
   AddObjectRoutes(router, "streams", ObjectKind::kStream);
   AddObjectRoutes(router, "vod", ObjectKind::kVod);
   AddObjectRoutes(router, "access-keys", ObjectKind::kAccessKey);
+  AddSessionRoutes(router);
   AddRouteQueries(router);
 
   Add(router, {Verb::get}, api + "/config", [this](RequestContext&, Responder r) {

@@ -1,7 +1,8 @@
 // The REST API under /central/api-v4/ (M-1): config (T-1…T-7), streamers, zones, streams
 // (with their masks and cache invalidation, L-13/L-14), VOD assets, the read-only route
 // queries (Z-21, Z-24), OTT groups, the viewing-key block, alerts (O-19, M-2) and the viewer
-// token keys (A-4: `access-keys/{kid}`, shown as kid and algorithm only). Reads answer
+// token keys (A-4: `access-keys/{kid}`, shown as kid and algorithm only), viewer sessions and
+// revoked logins. Reads answer
 // from the snapshot on the HTTP worker; writes run on the blocking pool (they wait for the
 // synced store) and answer from there.
 //
@@ -55,6 +56,9 @@ class AdminApi {
   void AddRouteQueries(http::Router& router);
   // O-19, M-2: ott-groups, ott-key (and its rotation), alerts.
   void AddOttRoutes(http::Router& router);
+  // A-9 (session_routes.cc): `sessions` from the nodes' reports, `sessions/revoke`,
+  // `sessions/revoked`, `sessions/revoke/{login}`.
+  void AddSessionRoutes(http::Router& router);
   // L-13/L-14: `/streams/{stream}/masks`, `…/masks/{id}` and `…/invalidate`. The router's
   // `{name...}` capture cannot be followed by a suffix, so the stream routes hand such paths
   // here (when they do not name a stream themselves). Returns false when `path` is not one.

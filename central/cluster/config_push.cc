@@ -57,6 +57,15 @@ v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config, const std::strin
       key->set_public_key_pem(record.object.value("public_key_pem", ""));
     }
   }
+  if (full || config.revocations_revision > since_revision) {
+    // every revoked login; an empty list clears them all.
+    auto* revoked = update.mutable_revoked_logins();
+    for (const auto& [login, record] : config.revocations) {
+      auto* out = revoked->add_logins();
+      out->set_login(login);
+      out->set_until_unix_s(record.object.value("until_unix_s", int64_t{0}));
+    }
+  }
   if (full) {
     *update.mutable_ott_groups() = ott_views ? *ott_views : v1::OttGroupViews();
   }
@@ -78,7 +87,8 @@ v1::ConfigUpdate OttViewsUpdate(uint64_t revision, const v1::OttGroupViews& view
 bool HasSections(const v1::ConfigUpdate& update) {
   return update.full() || update.has_trusted_proxies() || update.has_node() ||
          update.has_streams() || update.has_ott_groups() || update.has_viewing_keys() ||
-         update.has_access_keys() || update.has_masks() || update.has_cache_versions();
+         update.has_access_keys() || update.has_revoked_logins() || update.has_masks() ||
+         update.has_cache_versions();
 }
 
 bool IsEmptyUpdate(const v1::ConfigUpdate& update, uint64_t since_revision) {

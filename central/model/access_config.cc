@@ -65,9 +65,15 @@ absl::Status ResolveAccess(const nlohmann::json& body, nlohmann::json& out) {
   if (auto b = it->find("backend"); b != it->end() && !b->is_null()) {
     return InvalidField("access.backend", "an auth backend (A-6) is not supported by this version");
   }
+  access["max_sessions_per_login"] = nullptr;
   if (auto s = it->find("max_sessions_per_login"); s != it->end() && !s->is_null()) {
-    return InvalidField("access.max_sessions_per_login",
-                        "per-login session limits (A-8) are not supported by this version");
+    if (!s->is_number_integer() || s->get<int64_t>() < 1 ||
+        s->get<int64_t>() > kMaxSessionsPerLogin) {
+      return InvalidField(
+          "access.max_sessions_per_login",
+          absl::StrCat("must be null or an integer in [1, ", kMaxSessionsPerLogin, "]"));
+    }
+    access["max_sessions_per_login"] = *s;
   }
   ASSIGN_OR_RETURN(access["allow_cidrs"], CidrList(*it, "allow_cidrs"));
   ASSIGN_OR_RETURN(access["deny_cidrs"], CidrList(*it, "deny_cidrs"));

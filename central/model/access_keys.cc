@@ -14,6 +14,7 @@ namespace meshwork::central {
 namespace {
 
 constexpr std::string_view kKeyMembers[] = {"kid", "alg", "secret", "public_key_pem"};
+constexpr std::string_view kRevocationMembers[] = {"login", "until_unix_s"};
 constexpr size_t kMinSecretBytes = 32;  // RFC 7518 §3.2: at least the hash's size
 constexpr size_t kMaxSecretBytes = 512;
 constexpr size_t kMaxPemBytes = 4096;
@@ -73,6 +74,33 @@ absl::StatusOr<nlohmann::json> ValidateAccessKey(const nlohmann::json& body, std
   }
   out["public_key_pem"] = *pem;
   return out;
+}
+
+bool IsValidLogin(std::string_view login) {
+  if (login.empty() || login.size() > 256) return false;
+  for (unsigned char c : login) {
+    if (c < 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
+std::span<const std::string_view> RevocationMembers() { return kRevocationMembers; }
+
+absl::StatusOr<nlohmann::json> ValidateRevocation(const nlohmann::json& body,
+                                                  std::string_view login) {
+  if (!body.is_object()) return InvalidField("body", "must be a JSON object");
+  RETURN_IF_ERROR(RejectUnknownMembers(body, kRevocationMembers, ""));
+  if (!IsValidLogin(login)) {
+    return InvalidField("login", "must be 1…256 bytes without control characters");
+  }
+  if (auto l = body.find("login"); l != body.end() && *l != login) {
+    return InvalidField("login", "must equal the revoked login");
+  }
+  auto until = body.find("until_unix_s");
+  if (until == body.end() || !until->is_number_integer() || until->get<int64_t>() <= 0) {
+    return InvalidField("until_unix_s", "must be a Unix time in seconds");
+  }
+  return nlohmann::json{{"login", std::string(login)}, {"until_unix_s", *until}};
 }
 
 nlohmann::json AccessKeyPublicJson(const nlohmann::json& stored) {

@@ -28,4 +28,12 @@ std::span<const std::string_view> AccessKeyMembers();
 // What the API shows of a stored key: {"kid", "alg"}.
 nlohmann::json AccessKeyPublicJson(const nlohmann::json& stored);
 
+// a revoked login, {"login", "until_unix_s"}: every node refuses the login's requests
+// (403 `revoked`) until then, or until the revocation is deleted. A login is 1…256 bytes of
+// UTF-8 without control characters.
+bool IsValidLogin(std::string_view login);
+absl::StatusOr<nlohmann::json> ValidateRevocation(const nlohmann::json& body,
+                                                  std::string_view login);
+std::span<const std::string_view> RevocationMembers();
+
 }  // namespace meshwork::central

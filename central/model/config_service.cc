@@ -72,6 +72,7 @@ const KindInfo& Info(ObjectKind kind) {
   static const KindInfo kStream{Kind::kStreams, "stream", &ClusterConfig::streams};
   static const KindInfo kVod{Kind::kVod, "VOD asset", &ClusterConfig::vod};
   static const KindInfo kAccessKey{Kind::kAccessKeys, "access key", &ClusterConfig::access_keys};
+  static const KindInfo kRevocation{Kind::kRevocations, "revocation", &ClusterConfig::revocations};
   switch (kind) {
     case ObjectKind::kZone:
       return kZone;
@@ -81,6 +82,8 @@ const KindInfo& Info(ObjectKind kind) {
       return kVod;
     case ObjectKind::kAccessKey:
       return kAccessKey;
+    case ObjectKind::kRevocation:
+      return kRevocation;
   }
   return kZone;
 }
@@ -95,6 +98,8 @@ std::span<const std::string_view> Members(ObjectKind kind) {
       return VodMembers();
     case ObjectKind::kAccessKey:
       return AccessKeyMembers();
+    case ObjectKind::kRevocation:
+      return RevocationMembers();
   }
   return {};
 }
@@ -194,6 +199,8 @@ absl::StatusOr<json> ConfigService::ValidateObject(ObjectKind kind, const json& 
       return ValidateVod(body, name);
     case ObjectKind::kAccessKey:
       return ValidateAccessKey(body, name);
+    case ObjectKind::kRevocation:
+      return ValidateRevocation(body, name);
   }
   return absl::InternalError("unknown kind");
 }
@@ -215,6 +222,7 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitObject
   if (kind == ObjectKind::kZone) next->zones_revision = revision;
   if (kind == ObjectKind::kStream) next->streams_revision = revision;
   if (kind == ObjectKind::kAccessKey) next->access_keys_revision = revision;
+  if (kind == ObjectKind::kRevocation) next->revocations_revision = revision;
   log::Info(canonical ? "object_saved" : "object_deleted",
             {{"kind", info.noun}, {"name", name}, {"revision", next->revision}});
   Publish(next);
@@ -303,8 +311,8 @@ absl::StatusOr<std::shared_ptr<ClusterConfig>> ConfigService::ReadAll(Store* sto
     record.revision = env.first;
     config->streamers.emplace(id, std::move(record));
   }
-  for (ObjectKind kind :
-       {ObjectKind::kZone, ObjectKind::kStream, ObjectKind::kVod, ObjectKind::kAccessKey}) {
+  for (ObjectKind kind : {ObjectKind::kZone, ObjectKind::kStream, ObjectKind::kVod,
+                          ObjectKind::kAccessKey, ObjectKind::kRevocation}) {
     const KindInfo& info = Info(kind);
     ASSIGN_OR_RETURN(auto objects, store->Scan(info.store_kind));
     for (auto& [name, text] : objects) {
@@ -325,6 +333,9 @@ absl::StatusOr<std::shared_ptr<ClusterConfig>> ConfigService::ReadAll(Store* sto
       }
       if (kind == ObjectKind::kAccessKey) {
         config->access_keys_revision = std::max(config->access_keys_revision, env.first);
+      }
+      if (kind == ObjectKind::kRevocation) {
+        config->revocations_revision = std::max(config->revocations_revision, env.first);
       }
     }
   }

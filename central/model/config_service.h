@@ -40,7 +40,8 @@ using ObjectMap = std::map<std::string, ObjectRecord>;
 
 // kAccessKey: viewer token keys by kid (access_keys.h); their canonical form holds the
 // secret, so the API shows them through AccessKeyPublicJson only.
-enum class ObjectKind { kZone, kStream, kVod, kAccessKey };
+// kRevocation: a login every node refuses until `until_unix_s` (access_keys.h).
+enum class ObjectKind { kZone, kStream, kVod, kAccessKey, kRevocation };
 
 // O-7: a viewing key of the cluster. The secret is never logged nor shown by the API.
 struct ViewingKeyRecord {
@@ -66,9 +67,11 @@ struct ClusterConfig {
   ObjectMap streams;                                // by name
   ObjectMap vod;                                    // by name
   ObjectMap access_keys;                            // by kid
+  ObjectMap revocations;                            // by login
   uint64_t zones_revision = 0;                      // last change to any zone
-  uint64_t streams_revision = 0;  // last change to any stream (placement included)
+  uint64_t streams_revision = 0;      // last change to any stream (placement included)
   uint64_t access_keys_revision = 0;  // last change to the access key set (a deletion too)
+  uint64_t revocations_revision = 0;  // last change to the revoked logins
   // O-7: the keys nodes must accept, the current one first, then older ones (newest first).
   std::vector<ViewingKeyRecord> viewing_keys;
   uint64_t viewing_keys_revision = 0;  // last change to the key set

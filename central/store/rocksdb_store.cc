@@ -29,6 +29,8 @@ std::string_view KindName(Kind kind) {
       return "keys";
     case Kind::kAccessKeys:
       return "access_keys";
+    case Kind::kRevocations:
+      return "revocations";
   }
   return "unknown";
 }

@@ -37,11 +37,12 @@ enum class Kind {
   kVod,
   kMasks,
   kKeys,
-  kAccessKeys
+  kAccessKeys,
+  kRevocations
 };
-inline constexpr Kind kAllKinds[] = {Kind::kConfig,  Kind::kStreamers, Kind::kZones,
-                                     Kind::kStreams, Kind::kOttGroups, Kind::kVod,
-                                     Kind::kMasks,   Kind::kKeys,      Kind::kAccessKeys};
+inline constexpr Kind kAllKinds[] = {
+    Kind::kConfig, Kind::kStreamers, Kind::kZones, Kind::kStreams,    Kind::kOttGroups,
+    Kind::kVod,    Kind::kMasks,     Kind::kKeys,  Kind::kAccessKeys, Kind::kRevocations};
 std::string_view KindName(Kind kind);  // "config", "streamers", ...
 
 struct Mutation {

@@ -128,6 +128,15 @@ void AccessGate::CountAdmitted(const std::string& stream, const AccessConfig& ac
   if (admitted_) Counter(admitted_, stream, "mode", ModeName(access)).Increment();
 }
 
+bool AccessGate::Revoked(std::string_view login) const {
+  if (!config_) return false;
+  auto config = config_->Get();
+  auto it = config->revoked_logins.find(login);
+  return it != config->revoked_logins.end() &&
+         std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count() <
+             it->second;
+}
+
 bool AccessGate::Internode(const http::RequestContext& ctx) {
   std::string_view bearer = BearerToken(ctx);
   return !bearer.empty() && cluster_tokens_ && cluster_tokens_->Accepts(bearer);
@@ -151,6 +160,10 @@ AccessGate::Result AccessGate::Refuse(const std::string& stream, http::Status st
   Result result;
   result.refusal = std::move(res);
   return result;
+}
+
+http::Response AccessGate::SessionLimit(const std::string& stream, std::string_view cors) {
+  return std::move(*Refuse(stream, http::Status::forbidden, "session_limit", cors).refusal);
 }
 
 std::pair<std::optional<crypto::JwtClaims>, std::string> AccessGate::Verify(
@@ -202,9 +215,17 @@ AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std:
     }
   }
   if (archive && !claims->dvr) return Refuse(stream, http::Status::forbidden, "dvr", cors);
+  if (!claims->sub.empty() && Revoked(claims->sub)) {
+    return Refuse(stream, http::Status::forbidden, "revoked", cors);
+  }
   Result result;
   if (from_query && IsCompactToken(*from_query)) result.carry = absl::StrCat("token=", *from_query);
   result.login = std::move(claims->sub);
+  if (!result.login.empty()) {
+    result.max_sessions = claims->max_sessions && *claims->max_sessions > 0
+                              ? static_cast<uint64_t>(*claims->max_sessions)
+                              : access.max_sessions_per_login;
+  }
   return result;
 }
 

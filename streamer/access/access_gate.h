@@ -12,8 +12,9 @@
 // refused by the verifier (jwt.h reason codes: `malformed`, `algorithm`, `unknown_kid`,
 // `signature`, `no_exp`, `expired`, `not_yet_valid`, `claims`), or whose claims do not fit:
 // `stream` (not in `streams`), `address` (outside `ip`), `dvr` (an archive read without
-// `dvr: true`): 403 with that reason. Refusals carry the M-1 error body with a `reason`
-// member, `Cache-Control: no-store` and the stream's CORS origin.
+// `dvr: true`), `revoked` (central revoked the token's login, A-9): 403 with that reason. Refusals
+// carry the M-1 error body with a `reason` member, `Cache-Control: no-store` and the stream's CORS
+// origin.
 //
 // A token taken from the query is carried on: `Result::carry` is the query ("token=…") to
 // put on every URI the node writes for this viewer (hls::WithQuery), so players need no
@@ -60,6 +61,9 @@ class AccessGate {
     std::optional<http::Response> refusal;  // set: send it, serve nothing
     std::string carry;                      // "token=…" or empty
     std::string login;                      // the token's `sub`, when there is one
+    // the most active sessions `login` may hold on this node (the token's
+    // `max_sessions`, else the policy's `max_sessions_per_login`); 0: no limit.
+    uint64_t max_sessions = 0;
   };
   // The verdict on a viewer request `ctx` for `stream` under the policy of the node's current
   // configuration (not a pipeline's copy: a policy changes without restarting packaging); a
@@ -76,11 +80,16 @@ class AccessGate {
   void CountAdmitted(const std::string& stream);
   void CountAdmitted(const std::string& stream, const AccessConfig& access);
 
+  // the refusal of a new play session beyond its login's limit (403 `session_limit`).
+  http::Response SessionLimit(const std::string& stream, std::string_view cors);
+
   size_t cached_tokens() const { return verified_.size(); }
 
  private:
   // The request carries the cluster token (M-3): a node of the cluster.
   bool Internode(const http::RequestContext& ctx);
+  // central revoked `login` and the revocation has not ended.
+  bool Revoked(std::string_view login) const;
   Result Refuse(const std::string& stream, http::Status status, std::string_view reason,
                 std::string_view cors);
   // The verified claims of `token` (cache, else the verifier); the refusal reason otherwise.

@@ -93,10 +93,17 @@ std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
         added = keys->AddEs256(k.kid(), k.public_key_pem());
       }
       if (!added.ok()) {
-        log::Warn("access_key_skipped", {{"kid", k.kid()}, {"error", std::string(added.message())}});
+        log::Warn("access_key_skipped",
+                  {{"kid", k.kid()}, {"error", std::string(added.message())}});
       }
     }
     next->access_keys = std::move(keys);
+  }
+  if (update.has_revoked_logins()) {
+    next->revoked_logins.clear();
+    for (const auto& r : update.revoked_logins().logins()) {
+      next->revoked_logins[r.login()] = r.until_unix_s();
+    }
   }
   return next;
 }

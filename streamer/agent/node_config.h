@@ -56,7 +56,10 @@ struct NodeConfig {
   std::map<std::string, OttView> ott_groups;  // by group name
   std::vector<HeldKey> viewing_keys;
   // the keys viewer tokens are checked with (replaced whole when central changes them).
-  std::shared_ptr<const crypto::JwtKeySet> access_keys = std::make_shared<const crypto::JwtKeySet>();
+  std::shared_ptr<const crypto::JwtKeySet> access_keys =
+      std::make_shared<const crypto::JwtKeySet>();
+  // logins refused until a Unix time (seconds).
+  std::map<std::string, int64_t, std::less<>> revoked_logins;
 };
 
 // The snapshot after applying `update` to `current`: a full update replaces everything, a

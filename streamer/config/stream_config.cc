@@ -234,6 +234,12 @@ void ReadAccess(Reader& r, const json& object, StreamConfig& c) {
   };
   if (!cidrs("allow_cidrs", c.access.allow)) return r.Note("access", "allow_cidrs");
   if (!cidrs("deny_cidrs", c.access.deny)) return r.Note("access", "deny_cidrs");
+  if (const json* max = r.Find(*access, "max_sessions_per_login", "access")) {
+    if (!max->is_number_unsigned() || max->get<uint64_t>() == 0) {
+      return r.Note("access", "max_sessions_per_login");
+    }
+    c.access.max_sessions_per_login = max->get<uint64_t>();
+  }
   if (mode == "open") {
     c.access.mode = AccessConfig::Mode::kOpen;
   } else if (mode == "token") {

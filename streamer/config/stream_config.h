@@ -106,11 +106,13 @@ struct PublishTargetConfig {
 struct AccessConfig {
   enum class Mode { kOpen, kToken, kRefuse };
   Mode mode = Mode::kOpen;
-  net::CidrSet allow;  // when non-empty, only these client addresses
-  net::CidrSet deny;   // never these
+  net::CidrSet allow;                   // when non-empty, only these client addresses
+  net::CidrSet deny;                    // never these
+  uint64_t max_sessions_per_login = 0;  // A-8; 0: no limit
   bool open() const { return mode == Mode::kOpen && allow.empty() && deny.empty(); }
   bool operator==(const AccessConfig& o) const {
-    return mode == o.mode && allow.cidrs() == o.allow.cidrs() && deny.cidrs() == o.deny.cidrs();
+    return mode == o.mode && allow.cidrs() == o.allow.cidrs() && deny.cidrs() == o.deny.cidrs() &&
+           max_sessions_per_login == o.max_sessions_per_login;
   }
 };
 

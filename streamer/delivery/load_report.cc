@@ -25,6 +25,14 @@ void FillLoadReport(const LoadReportSources& s, v1::LoadReport& report) {
   const PlaySessions::Counts counts = s.sessions->Count();
   s.node_metrics->Update(counts, s.origin->waiting());
   report.set_play_sessions(counts.total);
+  for (const auto& session : counts.sessions) {
+    auto* out = report.add_login_sessions();
+    out->set_stream(session.stream);
+    out->set_login(session.login);
+    out->set_protocol(session.protocol);
+    out->set_client(session.client);
+    out->set_since_unix_ms(session.since_unix_ms);
+  }
   for (auto& stream : *report.mutable_streams()) {
     auto it = counts.by_stream.find(stream.name());
     stream.set_play_sessions(it == counts.by_stream.end() ? 0 : it->second);

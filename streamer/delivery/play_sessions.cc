@@ -1,30 +1,75 @@
 #include "streamer/delivery/play_sessions.h"
 
 #include "absl/hash/hash.h"
+#include "common/status/absl_view.h"
 
 namespace meshwork::streamer {
 
-bool PlaySessions::Touch(std::string_view stream, std::string_view protocol,
-                         const net::IpAddress& client, std::string_view user_agent,
-                         std::chrono::milliseconds active_window) {
+PlaySessions::Touched PlaySessions::Touch(std::string_view stream, std::string_view protocol,
+                                          const net::IpAddress& client, std::string_view user_agent,
+                                          std::chrono::milliseconds active_window, Login login) {
   // A viewer is (client, stream, player): kept as a 64-bit hash, so a Touch allocates
   // nothing unless the viewer is new or changes protocol. Two viewers colliding would count
   // as one.
-  uint64_t key = absl::HashOf(client, stream, user_agent.substr(0, 256));
-  auto expires = clock_.Monotonic() + active_window;
-  Shard& shard = shards_[key % kShards];
+  const uint64_t key = absl::HashOf(client, stream, user_agent.substr(0, 256));
+  const auto now = clock_.Monotonic();
+  const auto expires = now + active_window;
+  Shard& shard = ShardOf(key);
+  {
+    absl::MutexLock lock(&shard.mu);
+    auto it = shard.viewers.find(key);
+    if (it != shard.viewers.end()) {
+      it->second.expires = expires;
+      if (!protocol.empty() && it->second.protocol != protocol) it->second.protocol = protocol;
+      return Touched::kKnown;
+    }
+    if (protocol.empty()) return Touched::kKnown;
+    if (tracked_.load(std::memory_order_relaxed) >= kMaxTracked) return Touched::kKnown;
+  }
+  Entry entry{std::string(stream),
+              std::string(protocol),
+              expires,
+              std::string(login.name),
+              client,
+              std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now().time_since_epoch())
+                  .count()};
+  if (login.name.empty()) {
+    absl::MutexLock lock(&shard.mu);
+    if (!shard.viewers.emplace(key, std::move(entry)).second) return Touched::kKnown;
+    tracked_.fetch_add(1, std::memory_order_relaxed);
+    return Touched::kNew;
+  }
+  // admitted under its login only while the login is below its limit.
+  absl::MutexLock logins(&logins_mu_);
+  auto& keys = logins_[AbslView(login.name)];
+  if (login.max_sessions > 0 && PruneLocked(keys, now) >= login.max_sessions) {
+    if (keys.empty()) logins_.erase(AbslView(login.name));
+    return Touched::kOverLimit;
+  }
+  absl::MutexLock lock(&shard.mu);
+  if (!shard.viewers.emplace(key, std::move(entry)).second) return Touched::kKnown;
+  tracked_.fetch_add(1, std::memory_order_relaxed);
+  keys.push_back(key);
+  return Touched::kNew;
+}
+
+bool PlaySessions::Active(uint64_t key, std::chrono::steady_clock::time_point now) {
+  Shard& shard = ShardOf(key);
   absl::MutexLock lock(&shard.mu);
   auto it = shard.viewers.find(key);
-  if (it != shard.viewers.end()) {
-    it->second.expires = expires;
-    if (!protocol.empty() && it->second.protocol != protocol) it->second.protocol = protocol;
-    return false;
-  }
-  if (protocol.empty()) return false;
-  if (tracked_.load(std::memory_order_relaxed) >= kMaxTracked) return false;
-  tracked_.fetch_add(1, std::memory_order_relaxed);
-  shard.viewers.emplace(key, Entry{std::string(stream), std::string(protocol), expires});
-  return true;
+  return it != shard.viewers.end() && it->second.expires > now;
+}
+
+size_t PlaySessions::PruneLocked(std::vector<uint64_t>& keys,
+                                 std::chrono::steady_clock::time_point now) {
+  std::erase_if(keys, [&](uint64_t key) { return !Active(key, now); });
+  return keys.size();
+}
+
+size_t PlaySessions::SessionsOf(std::string_view login) {
+  absl::MutexLock logins(&logins_mu_);
+  auto it = logins_.find(AbslView(login));
+  return it == logins_.end() ? 0 : PruneLocked(it->second, clock_.Monotonic());
 }
 
 PlaySessions::Counts PlaySessions::Count() {
@@ -39,9 +84,23 @@ PlaySessions::Counts PlaySessions::Count() {
         tracked_.fetch_sub(1, std::memory_order_relaxed);
         continue;
       }
+      const Entry& e = it->second;
       ++counts.total;
-      ++counts.by_stream[it->second.stream];
-      ++counts.by_stream_protocol[{it->second.stream, it->second.protocol}];
+      ++counts.by_stream[e.stream];
+      ++counts.by_stream_protocol[{e.stream, e.protocol}];
+      if (!e.login.empty() && counts.sessions.size() < kMaxListedSessions) {
+        counts.sessions.push_back(
+            Session{e.stream, e.login, e.protocol, e.client.ToString(), e.since_unix_ms});
+      }
+      ++it;
+    }
+  }
+  // Logins whose viewers all expired go (each shard locked on its own, after the logins').
+  absl::MutexLock logins(&logins_mu_);
+  for (auto it = logins_.begin(); it != logins_.end();) {
+    if (PruneLocked(it->second, now) == 0) {
+      logins_.erase(it++);
+    } else {
       ++it;
     }
   }

@@ -42,6 +42,8 @@ struct Target {
   int part = -1;
   std::shared_ptr<StreamPipeline> pipeline;
   std::string carry;  // the query every URI written for this viewer carries
+  std::string login;  // the viewer's login, and the most sessions it may hold here
+  uint64_t max_sessions = 0;
 };
 
 bool ParseMsn(std::string_view s, int64_t* msn) {
@@ -429,6 +431,8 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
           context.access->Check(ctx, target->stream, false, target->pipeline->config().cors);
       if (verdict.refusal) return r.Send(std::move(*verdict.refusal));
       target->carry = std::move(verdict.carry);
+      target->login = std::move(verdict.login);
+      target->max_sessions = verdict.max_sessions;
     }
     if (context.relay && context.relay->Relays(target->stream)) {
       // S-19: a stream this edge relays; the first request starts the relay and waits for its
@@ -455,10 +459,15 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
     if (auto ua = ctx.request.find(http::beast_http::field::user_agent); ua != ctx.request.end()) {
       agent = ua->value();
     }
-    if (context.sessions->Touch(target->stream, ProtocolOf(target->kind), ctx.client, agent,
-                                active) &&
-        context.access) {
-      context.access->CountAdmitted(target->stream);
+    switch (context.sessions->Touch(target->stream, ProtocolOf(target->kind), ctx.client, agent,
+                                    active, {target->login, target->max_sessions})) {
+      case PlaySessions::Touched::kOverLimit:
+        return r.Send(context.access->SessionLimit(target->stream, cors));
+      case PlaySessions::Touched::kNew:
+        if (context.access) context.access->CountAdmitted(target->stream);
+        break;
+      case PlaySessions::Touched::kKnown:
+        break;
     }
     // An edge relaying the stream is not a member of its OTT group: no gate there (S-19).
     bool relayed = context.relay && context.relay->Relays(target->stream);

@@ -54,7 +54,8 @@ TEST_CASE("A-1 a stream's access member: absent is open, CIDRs kept canonical") 
       "ch1");
   REQUIRE(token.ok());
   CHECK((*token)["access"] == json::parse(R"({"mode": "token", "allow_cidrs": ["10.0.0.0/8"],
-                                              "deny_cidrs": ["2001:db8::/32"]})"));
+                                              "deny_cidrs": ["2001:db8::/32"],
+                                              "max_sessions_per_login": null})"));
   auto open = ValidateStream(json::parse(R"({"access": {}})"), "ch1");
   REQUIRE(open.ok());
   CHECK((*open)["access"]["mode"] == "open");
@@ -65,7 +66,10 @@ TEST_CASE("A-1 a bad access member names its field, what is not built is refused
   CHECK(AccessError(R"({"mode": "closed"})") == "access.mode");
   CHECK(AccessError(R"({"mode": "backend"})") == "access.mode");
   CHECK(AccessError(R"({"mode": "token", "backend": {"url": "http://a/"}})") == "access.backend");
-  CHECK(AccessError(R"({"mode": "token", "max_sessions_per_login": 2})") ==
+  CHECK(AccessError(R"({"mode": "token", "max_sessions_per_login": 2})") == "ok");
+  CHECK(AccessError(R"({"mode": "token", "max_sessions_per_login": 0})") ==
+        "access.max_sessions_per_login");
+  CHECK(AccessError(R"({"mode": "token", "max_sessions_per_login": "2"})") ==
         "access.max_sessions_per_login");
   CHECK(AccessError(R"({"mode": "token", "max_sessions_per_login": null})") == "ok");
   CHECK(AccessError(R"({"allow_cidrs": "10.0.0.0/8"})") == "access.allow_cidrs");
@@ -119,6 +123,25 @@ TEST_CASE("A-4 access keys go to every node with each change, an empty set inclu
   auto cleared = BuildConfigUpdate(config, "edge-1", 7);
   REQUIRE(cleared.has_access_keys());
   CHECK(cleared.access_keys().keys_size() == 0);
+}
+
+TEST_CASE("A-9 a revocation names a login and an end, and goes to every node") {
+  auto revoked = ValidateRevocation(json{{"until_unix_s", 1'800'000'000}}, "alice@example.com");
+  REQUIRE(revoked.ok());
+  CHECK(*revoked == json{{"login", "alice@example.com"}, {"until_unix_s", 1'800'000'000}});
+  CHECK(FieldOf(ValidateRevocation(json::object(), "alice").status()) == "until_unix_s");
+  CHECK(FieldOf(ValidateRevocation(json{{"until_unix_s", 5}}, "").status()) == "login");
+  CHECK(FieldOf(ValidateRevocation(json{{"until_unix_s", 5}}, "a\nb").status()) == "login");
+  ClusterConfig config;
+  config.revision = 3;
+  config.revocations["alice"] =
+      ObjectRecord{*ValidateRevocation(json{{"until_unix_s", 9}}, "alice"), 3};
+  config.revocations_revision = 3;
+  auto update = BuildConfigUpdate(config, "edge-1", 2);
+  REQUIRE(update.revoked_logins().logins_size() == 1);
+  CHECK(update.revoked_logins().logins(0).login() == "alice");
+  CHECK(update.revoked_logins().logins(0).until_unix_s() == 9);
+  CHECK_FALSE(BuildConfigUpdate(config, "edge-1", 3).has_revoked_logins());
 }
 
 }  // namespace meshwork::central::stream_access_test

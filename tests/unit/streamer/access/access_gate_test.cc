@@ -244,4 +244,31 @@ TEST_CASE(
   CHECK(Fixture::Reason(f.gate.Check(f.Request(), "news", false, "*")) == "token_missing");
 }
 
+TEST_CASE("A-8 the login and its session limit come from the token, else the policy") {
+  Fixture f;
+  AccessConfig limited = TokenMode();
+  limited.max_sessions_per_login = 3;
+  auto by_policy = f.Check(f.Request("token=" + Token(Claims())), limited);
+  CHECK(by_policy.login == "alice");
+  CHECK(by_policy.max_sessions == 3);
+  auto by_claim = f.Check(f.Request("token=" + Token(Claims(R"(,"max_sessions":1)"))), limited);
+  CHECK(by_claim.max_sessions == 1);
+  auto unlimited = f.Check(f.Request("token=" + Token(Claims())), TokenMode());
+  CHECK(unlimited.max_sessions == 0);
+  auto refusal = f.gate.SessionLimit("news", "*");
+  CHECK(refusal.result() == http::Status::forbidden);
+  CHECK(nlohmann::json::parse(refusal.body())["error"]["reason"] == "session_limit");
+}
+
+TEST_CASE("A-9 a revoked login is refused until its revocation ends") {
+  Fixture f;
+  const std::string token = Token(Claims());
+  auto node = std::make_shared<NodeConfig>(*f.config.Get());
+  node->revoked_logins["alice"] = kNow + 60;
+  f.config.Set(node);
+  CHECK(Fixture::Reason(f.Check(f.Request("token=" + token), TokenMode())) == "revoked");
+  f.clock.Advance(std::chrono::seconds(60));
+  CHECK_FALSE(f.Check(f.Request("token=" + token), TokenMode()).refusal.has_value());
+}
+
 }  // namespace meshwork::streamer::access_gate_test

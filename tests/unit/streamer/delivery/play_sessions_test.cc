@@ -91,5 +91,43 @@ TEST_CASE("S-18 viewers touched from many threads are all counted") {
   CHECK(sessions.Count().total == 2000);
 }
 
+TEST_CASE(
+    "A-8 a login holds at most its limit of active sessions on this node, and a "
+    "session ends two target durations after its last request") {
+  FakeClock clock;
+  PlaySessions sessions(clock);
+  using T = PlaySessions::Touched;
+  const PlayLogin alice{"alice", 2};
+  CHECK(sessions.Touch("ch1", "hls", Ip("10.0.0.1"), "hls.js", 4s, alice) == T::kNew);
+  CHECK(sessions.Touch("ch2", "dash", Ip("10.0.0.2"), "dash.js", 4s, alice) == T::kNew);
+  // The third session of the login is refused and not tracked; its known ones go on.
+  CHECK(sessions.Touch("ch1", "hls", Ip("10.0.0.3"), "hls.js", 4s, alice) == T::kOverLimit);
+  CHECK(sessions.Touch("ch1", "hls", Ip("10.0.0.1"), "hls.js", 4s, alice) == T::kKnown);
+  CHECK(sessions.Touch("ch1", "", Ip("10.0.0.3"), "hls.js", 4s, alice) == T::kKnown);
+  CHECK(sessions.SessionsOf("alice") == 2);
+  // Another login is counted apart.
+  CHECK(sessions.Touch("ch1", "hls", Ip("10.0.0.3"), "hls.js", 4s, {"bob", 2}) == T::kNew);
+  auto counts = sessions.Count();
+  CHECK(counts.total == 3);
+  REQUIRE(counts.sessions.size() == 3);
+  CHECK(counts.sessions[0].login.size() > 0);
+  // ch2's session ends when its window passes without a request: a new one may start.
+  clock.Advance(3s);
+  sessions.Touch("ch1", "hls", Ip("10.0.0.1"), "hls.js", 4s, alice);
+  clock.Advance(2s);
+  CHECK(sessions.SessionsOf("alice") == 1);
+  CHECK(sessions.Touch("ch1", "ll-hls", Ip("10.0.0.4"), "hls.js", 4s, alice) == T::kNew);
+  CHECK(sessions.Touch("ch1", "ll-hls", Ip("10.0.0.5"), "hls.js", 4s, alice) == T::kOverLimit);
+  // No limit: every session counted under the login.
+  for (int i = 0; i < 5; ++i) {
+    CHECK(sessions.Touch("ch1", "hls", Ip("10.0.1." + std::to_string(i)), "x", 4s, {"carol", 0}) ==
+          T::kNew);
+  }
+  CHECK(sessions.SessionsOf("carol") == 5);
+  clock.Advance(10s);
+  CHECK(sessions.Count().total == 0);
+  CHECK(sessions.SessionsOf("carol") == 0);
+}
+
 }  // namespace
 }  // namespace meshwork::streamer

@@ -1,0 +1,102 @@
+// viewer sessions as the nodes report them, and revoked logins.
+//
+//   GET    /central/api-v4/sessions?stream=&login=   {"sessions": [{"node", "stream", "login",
+//                                                     "protocol", "client", "since"}]} from
+//                                                     the online nodes' latest reports
+//   POST   /central/api-v4/sessions/revoke           {"login", "until_unix_s"?} (default: a
+//                                                     day from now, at most 30 days): every
+//                                                     node refuses the login (403 `revoked`)
+//   GET    /central/api-v4/sessions/revoked          {"revoked": [{"login", "until_unix_s",
+//                                                     "active"}]}
+//   DELETE /central/api-v4/sessions/revoke/{login}   clears a revocation
+#include "absl/strings/str_cat.h"
+#include "central/api/admin_api.h"
+#include "central/model/access_keys.h"
+#include "central/model/json_fields.h"
+#include "central/ott/rfc3339.h"
+#include "common/http/response.h"
+#include "common/status/status_map.h"
+
+namespace meshwork::central {
+
+namespace {
+
+using http::RequestContext;
+using http::Responder;
+using http::Verb;
+using nlohmann::json;
+
+constexpr int64_t kDefaultRevocationS = 86'400;
+constexpr int64_t kMaxRevocationS = 30 * 86'400;
+
+int64_t UnixSeconds(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::seconds>(clock.Now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+void AdminApi::AddSessionRoutes(http::Router& router) {
+  const std::string api = std::string(kApiPrefix) + "/sessions";
+  Add(router, {Verb::get}, api, [this](RequestContext& ctx, Responder r) {
+    const auto stream = ctx.QueryParam("stream");
+    const auto login = ctx.QueryParam("login");
+    json sessions = json::array();
+    for (const auto& [id, node] : registry_->OttNodeStates()) {
+      if (!node.online || !node.has_report) continue;
+      for (const auto& s : node.report.login_sessions()) {
+        if ((stream && s.stream() != *stream) || (login && s.login() != *login)) continue;
+        sessions.push_back({{"node", id},
+                            {"stream", s.stream()},
+                            {"login", s.login()},
+                            {"protocol", s.protocol()},
+                            {"client", s.client()},
+                            {"since", ott::Rfc3339Millis(s.since_unix_ms())}});
+      }
+    }
+    r.Send(http::JsonResponse(http::Status::ok, {{"sessions", sessions}}));
+  });
+  Add(router, {Verb::post}, api + "/revoke", [this](RequestContext& ctx, Responder r) {
+    auto body = ParseObjectBody(ctx.request.body());
+    if (!body.ok()) return r.Send(http::ErrorResponse(body.status()));
+    auto login = body->find("login");
+    if (login == body->end() || !login->is_string() || !IsValidLogin(login->get<std::string>())) {
+      return r.Send(http::ErrorResponse(
+          InvalidField("login", "must be 1…256 bytes without control characters")));
+    }
+    const int64_t now = UnixSeconds(registry_->clock());
+    if (!body->contains("until_unix_s")) (*body)["until_unix_s"] = now + kDefaultRevocationS;
+    const json& until = (*body)["until_unix_s"];
+    if (!until.is_number_integer() || until.get<int64_t>() <= now ||
+        until.get<int64_t>() > now + kMaxRevocationS) {
+      return r.Send(http::ErrorResponse(
+          InvalidField("until_unix_s", "must be a Unix time in seconds within the next 30 days")));
+    }
+    OnPool(std::move(r), [this, name = login->get<std::string>(), object = std::move(*body)] {
+      auto result = config_->PutObject(ObjectKind::kRevocation, name, object);
+      if (!result.ok()) return http::ErrorResponse(result.status());
+      return http::JsonResponse(result->created ? http::Status::created : http::Status::ok,
+                                result->object);
+    });
+  });
+  Add(router, {Verb::get}, api + "/revoked", [this](RequestContext&, Responder r) {
+    const int64_t now = UnixSeconds(registry_->clock());
+    json list = json::array();
+    const auto config = config_->Current();
+    for (const auto& [login, record] : config->revocations) {
+      json entry = record.object;
+      entry["active"] = now < record.object.value("until_unix_s", int64_t{0});
+      list.push_back(std::move(entry));
+    }
+    r.Send(http::JsonResponse(http::Status::ok, {{"revoked", list}}));
+  });
+  Add(router, {Verb::delete_}, api + "/revoke/{login...}",
+      [this](RequestContext& ctx, Responder r) {
+        OnPool(std::move(r), [this, login = ctx.params[0]] {
+          absl::Status status = config_->DeleteObject(ObjectKind::kRevocation, login);
+          if (!status.ok()) return http::ErrorResponse(status);
+          return http::MakeResponse(http::Status::no_content, "", "application/json");
+        });
+      });
+}
+
+}  // namespace meshwork::central
