@@ -3,6 +3,7 @@
 // requests, ffprobe following the URIs, hls.js and dash.js 5 in Chromium.
 #include <catch2/catch.hpp>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -265,6 +266,76 @@ TEST_CASE(
   // Without the token the player gets nothing.
   auto refused = PlayInBrowser("http://" + k.ingest.http + "/private/index.m3u8", 5);
   CHECK(refused["ok"] != true);
+}
+
+TEST_CASE("A-8 A-9 O-5 a login holds max_sessions on each node, its sessions are listed, and "
+          "a revoked login is refused on every node until the revocation is cleared") {
+  auto k = StartProtected("access-logins");
+  // A second node holding the stream (the seed's backup node): the limit counts per node.
+  auto second = StartIngestWithStream(k.central, "ingest-2", "private");
+  auto push = PushFile(SourceTs(60), second.publish, "private");
+  REQUIRE(Eventually(
+      [&] {
+        return Http("GET", second.http, "/private/v1/index.m3u8", "", ClusterBearer()).status ==
+               200;
+      },
+      20s));
+  const std::string token = Token(R"(,"max_sessions":2)");
+  const std::string target = "/private/index.m3u8?token=" + token;
+  for (const Streamer* node : {&k.ingest, &second}) {
+    INFO(node->http);
+    // Three players of the same login (three user agents: three sessions).
+    for (const char* agent : {"player-a", "player-b"}) {
+      CHECK(Http("GET", node->http, target, "", {{"User-Agent", agent}}).status == 200);
+    }
+    auto third = Http("GET", node->http, target, "", {{"User-Agent", "player-c"}});
+    CHECK(third.status == 403);
+    CHECK(ReasonOf(third) == "session_limit");
+    // A session already admitted goes on.
+    CHECK(Http("GET", node->http, target, "", {{"User-Agent", "player-a"}}).status == 200);
+    CHECK(MetricAt(node->http, "meshwork_play_denied_total", "reason=\"session_limit\"") == 1);
+  }
+  // A-9: central lists the four sessions from the nodes' reports.
+  CHECK(Eventually(
+      [&] {
+        auto list = Http("GET", k.central.http, kApi + "/sessions?stream=private&login=alice");
+        return list.status == 200 && list.Json()["sessions"].size() == 4;
+      },
+      10s));
+  auto list = Http("GET", k.central.http, kApi + "/sessions?login=alice").Json()["sessions"];
+  std::set<std::string> nodes;
+  for (const auto& s : list) {
+    nodes.insert(s["node"].get<std::string>());
+    CHECK(s["protocol"] == "hls");
+    CHECK(s["client"] == "127.0.0.1");
+  }
+  CHECK(nodes == std::set<std::string>{"ingest-1", "ingest-2"});
+  CHECK(Http("GET", k.central.http, kApi + "/sessions?login=bob").Json()["sessions"].empty());
+
+  auto bad = Http("POST", k.central.http, kApi + "/sessions/revoke", R"({"login": ""})");
+  CHECK(bad.status == 400);
+  CHECK(bad.Json()["error"]["field"] == "login");
+  auto revoke = Http("POST", k.central.http, kApi + "/sessions/revoke", R"({"login": "alice"})");
+  INFO(revoke.body);
+  REQUIRE(revoke.status == 201);
+  for (const Streamer* node : {&k.ingest, &second}) {
+    CHECK(Eventually(
+        [&] {
+          auto r = Http("GET", node->http, target, "", {{"User-Agent", "player-a"}});
+          return r.status == 403 && ReasonOf(r) == "revoked";
+        },
+        10s));
+  }
+  auto revoked = Http("GET", k.central.http, kApi + "/sessions/revoked").Json()["revoked"];
+  REQUIRE(revoked.size() == 1);
+  CHECK(revoked[0]["login"] == "alice");
+  CHECK(revoked[0]["active"] == true);
+  REQUIRE(Http("DELETE", k.central.http, kApi + "/sessions/revoke/alice").status == 204);
+  CHECK(Eventually(
+      [&] {
+        return Http("GET", k.ingest.http, target, "", {{"User-Agent", "player-a"}}).status == 200;
+      },
+      10s));
 }
 
 }  // namespace meshwork::testing::access_test
