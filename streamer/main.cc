@@ -71,6 +71,10 @@ ABSL_FLAG(uint64_t, max_buffered_upload_bytes, 256ull << 20,
           "Retry-After beyond it; R-3)");
 ABSL_FLAG(uint64_t, max_stream_bytes, 512ull << 20,
           "memory kept per published stream (the live window plus its tail)");
+ABSL_FLAG(int64_t, central_route_deadline_ms, 2000,
+          "deadline of a call to central's Route for a stream not held here (Z-22)");
+ABSL_FLAG(int64_t, central_route_cache_ms, 1000,
+          "how long central's Route answer for a stream is reused (Z-22)");
 ABSL_FLAG(double, shed_dvr_cpu, 90, "host CPU % above which DVR reads are shed (L-16; 0 = off)");
 ABSL_FLAG(double, shed_live_cpu, 0, "host CPU % above which live reads are shed too (0 = off)");
 ABSL_FLAG(int64_t, shed_dvr_in_flight, 5000,
@@ -176,8 +180,8 @@ int Run() {
   auto cluster_bearer = [tokens = cluster_token->get()] { return tokens->First(); };
   relay::RelayOptions relay_options;
   relay_options.cluster_token = cluster_bearer;
-  relay::Relay relay(relay_options, &origin, relay::UpstreamsFromAgent(&agent),
-                     RealClock::Get(), metrics.get());
+  relay::Relay relay(relay_options, &origin, relay::UpstreamsFromAgent(&agent), RealClock::Get(),
+                     metrics.get());
   // /status: the streams this node relays and where it publishes (S-19, S-23).
   auto shed_sampler = std::make_shared<HostSampler>();
   auto node_status = [&config, &origin_feed, &relay, &recorder, &streams, &sessions,
@@ -207,10 +211,14 @@ int Run() {
   relay::ArchiveProxy archive_proxy(archive_proxy_options, relay::UpstreamsFromAgent(&agent),
                                     RealClock::Get(), metrics.get());
   // Z-22: what this node cannot answer from its own view, central's Route answers.
-  RouteClient route_client([&agent] { return agent ? agent->CurrentCentral() : std::string(); },
-                           cluster_token->get(), std::chrono::milliseconds(500));
+  RouteClient route_client(
+      [&agent] { return agent ? agent->CurrentCentral() : std::string(); }, cluster_token->get(),
+      std::chrono::milliseconds(absl::GetFlag(FLAGS_central_route_deadline_ms)));
+  CentralRedirect::Options redirect_options;
+  redirect_options.cache_ttl =
+      std::chrono::milliseconds(absl::GetFlag(FLAGS_central_route_cache_ms));
   CentralRedirect central_redirect(
-      CentralRedirect::Options{}, node_id,
+      redirect_options, node_id,
       [&route_client](v1::RouteRequest request, CentralRedirect::Answer done) {
         route_client.Route(std::move(request), std::move(done));
       },
@@ -222,10 +230,13 @@ int Run() {
                                  &ott,           &relay,           &archive_proxy,
                                  &archive_files, &central_redirect};
   // A-1…A-5: every viewer request of a protected stream is checked first.
-  AccessGate access_gate(&config, cluster_token->get(), RealClock::Get(), metrics.get());
-  ViewerContext viewer_context{&origin, &streams,         &sessions, &origin_delivery,
-                               &ott,    &relay,           &archive_context, &shedder,
-                               &central_redirect, &access_gate};
+  AccessGate::Options access_options;
+  access_options.node = node_id;
+  AccessGate access_gate(&config, cluster_token->get(), RealClock::Get(), metrics.get(),
+                         std::move(access_options));
+  ViewerContext viewer_context{
+      &origin, &streams,         &sessions, &origin_delivery,  &ott,
+      &relay,  &archive_context, &shedder,  &central_redirect, &access_gate};
   // However Run() ends, the servers stop (threads joined) before anything above goes.
   absl::Cleanup stop_servers = [&] {
     for (http::Server* server : {viewer_server.get(), publish_server.get(), https_server.get()}) {

@@ -140,10 +140,12 @@ NGINX
   die "nginx did not start: $(tail -n3 "$work/nginx-error.log")"
 }
 
-# wrk_get URL → "req/s MiB/s non-2xx": wrk -t${WRK_THREADS:-1} -c${CONNECTIONS:-100}
-# -d${duration}s GETting URL over keep-alive; MiB/s from wrk's Transfer/sec (binary units).
+# wrk_get URL [WRK_ARGS...] → "req/s MiB/s non-2xx": wrk -t${WRK_THREADS:-1}
+# -c${CONNECTIONS:-100} -d${duration}s GETting URL over keep-alive (with WRK_ARGS, e.g. -H
+# "Authorization: …"); MiB/s from wrk's Transfer/sec (binary units).
 wrk_get() {
-  wrk -t"${WRK_THREADS:-1}" -c"${CONNECTIONS:-100}" -d"${duration}s" "$1" >"$work/wrk.txt" 2>&1 || true
+  wrk -t"${WRK_THREADS:-1}" -c"${CONNECTIONS:-100}" -d"${duration}s" "${@:2}" "$1" \
+    >"$work/wrk.txt" 2>&1 || true
   awk '
     /Requests\/sec/ { rps = $2 }
     /Transfer\/sec/ { v = $2; f = 1 / 1048576

@@ -65,6 +65,8 @@ std::string_view ModeName(const AccessConfig& access) {
       return "open";
     case AccessConfig::Mode::kToken:
       return "token";
+    case AccessConfig::Mode::kBackend:
+      return "backend";
     case AccessConfig::Mode::kRefuse:
       return "refuse";
   }
@@ -74,8 +76,13 @@ std::string_view ModeName(const AccessConfig& access) {
 }  // namespace
 
 AccessGate::AccessGate(const Snapshot<NodeConfig>* config, crypto::TokenFile* cluster_tokens,
-                       const Clock& clock, prometheus::Registry* registry, size_t cache_capacity)
-    : config_(config), cluster_tokens_(cluster_tokens), clock_(clock), verified_(cache_capacity) {
+                       const Clock& clock, prometheus::Registry* registry, Options options)
+    : config_(config),
+      cluster_tokens_(cluster_tokens),
+      clock_(clock),
+      node_(std::move(options.node)),
+      verified_(options.cache_capacity),
+      backend_(clock, std::move(options.backend), registry) {
   if (!registry) return;
   admitted_ = &prometheus::BuildCounter()
                    .Name("meshwork_play_admitted_total")
@@ -202,6 +209,25 @@ AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std:
   std::optional<std::string> from_query = ctx.QueryParam("token");
   std::string_view token = from_query ? std::string_view(*from_query) : BearerToken(ctx);
   if (token.empty()) token = CookieToken(ctx);
+  if (access.mode == AccessConfig::Mode::kBackend) {
+    Ask ask;
+    ask.backend = access.backend;
+    ask.archive = archive;
+    ask.policy_max_sessions = access.max_sessions_per_login;
+    ask.cors = std::string(cors);
+    if (from_query && IsCompactToken(*from_query)) ask.carry = absl::StrCat("token=", *from_query);
+    BackendQuery& q = ask.query;
+    q.stream = stream;
+    q.client = ctx.client.ToString();
+    q.user_agent = std::string(HeaderValue(ctx, field::user_agent).substr(0, 512));
+    q.referer = std::string(HeaderValue(ctx, field::referer).substr(0, 2048));
+    q.token = std::string(token.substr(0, crypto::kMaxJwtBytes));
+    q.node = node_;
+    q.session_id = AuthBackend::KeyOf(q).substr(0, 32);
+    Result result;
+    result.ask = std::move(ask);
+    return result;
+  }
   if (token.empty()) return Refuse(stream, http::Status::unauthorized, "token_missing", cors);
   auto [claims, reason] = Verify(token);
   if (!claims) return Refuse(stream, http::Status::forbidden, reason, cors);
@@ -225,6 +251,48 @@ AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std:
     result.max_sessions = claims->max_sessions && *claims->max_sessions > 0
                               ? static_cast<uint64_t>(*claims->max_sessions)
                               : access.max_sessions_per_login;
+  }
+  return result;
+}
+
+void AccessGate::Resolve(Ask ask, std::chrono::milliseconds active,
+                         boost::asio::any_io_executor executor, Continue then) {
+  auto shared = std::make_shared<const Ask>(std::move(ask));
+  backend_.Ask(shared->backend, shared->query, active, std::move(executor),
+               [this, shared, then = std::move(then)](const BackendAnswer& answer) {
+                 then(Verdict(*shared, answer));
+               });
+}
+
+AccessGate::Result AccessGate::Verdict(const Ask& ask, const BackendAnswer& answer) {
+  const std::string& stream = ask.query.stream;
+  switch (answer.verdict) {
+    case BackendAnswer::Verdict::kRefuse:
+      return Refuse(stream, http::Status::forbidden, answer.reason, ask.cors);
+    case BackendAnswer::Verdict::kBusy: {
+      Result busy = Refuse(stream, http::Status::service_unavailable, "backend_busy", ask.cors);
+      busy.refusal->set(field::retry_after, "1");
+      return busy;
+    }
+    case BackendAnswer::Verdict::kError:
+      if (!ask.backend.allow_on_error) {
+        return Refuse(stream, http::Status::forbidden, "backend_error", ask.cors);
+      }
+      break;
+    case BackendAnswer::Verdict::kAdmit:
+      if (ask.archive && !answer.dvr) {
+        return Refuse(stream, http::Status::forbidden, "dvr", ask.cors);
+      }
+      if (!answer.login.empty() && Revoked(answer.login)) {
+        return Refuse(stream, http::Status::forbidden, "revoked", ask.cors);
+      }
+      break;
+  }
+  Result result;
+  result.carry = ask.carry;
+  if (answer.verdict == BackendAnswer::Verdict::kAdmit && !answer.login.empty()) {
+    result.login = answer.login;
+    result.max_sessions = answer.max_sessions ? answer.max_sessions : ask.policy_max_sessions;
   }
   return result;
 }

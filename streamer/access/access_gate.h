@@ -21,6 +21,14 @@
 // configuration. Tokens from a header or cookie are not copied into URIs (the client sends
 // them again by itself).
 //
+// In `backend` mode Check does not decide: after the address rules it returns
+// `Result::ask`, and the route passes it to Resolve, which asks the node's AuthBackend (one call
+// per new session, kept answers, never blocking the worker) and hands the verdict to the
+// route's continuation on the request's executor: the backend's `reason` (403), `dvr` (archive
+// reads), `revoked` (its login, A-9), and on a timeout or a broken answer `on_error`: `deny`
+// (403 `backend_error`) or `allow`; over the node's call bound 503 `backend_busy` with
+// Retry-After. A `?token=` is carried on and passed to the backend as in `token` mode.
+//
 // Verified tokens are cached (VerifiedTokens, A-5) until they expire; a new key set from
 // central clears the cache. Tokens never appear in logs or metrics.
 // Thread-safe; Check never blocks beyond a signature check (tens of microseconds, once per
@@ -42,6 +50,7 @@
 #include "common/time/clock.h"
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
+#include "streamer/access/auth_backend.h"
 #include "streamer/access/verified_tokens.h"
 #include "streamer/agent/node_config.h"
 
@@ -51,12 +60,28 @@ class AccessGate {
  public:
   static constexpr size_t kDefaultCacheCapacity = 100'000;
 
+  struct Options {
+    size_t cache_capacity = kDefaultCacheCapacity;
+    std::string node;  // this node's id, told to auth backends
+    AuthBackend::Options backend;
+  };
   // `config` and `cluster_tokens` may be null (no keys: every token refused `unknown_kid`;
   // no cluster token: no internode bypass); `registry` may be null (no metrics).
   AccessGate(const Snapshot<NodeConfig>* config, crypto::TokenFile* cluster_tokens,
-             const Clock& clock, prometheus::Registry* registry,
-             size_t cache_capacity = kDefaultCacheCapacity);
+             const Clock& clock, prometheus::Registry* registry, Options options);
+  AccessGate(const Snapshot<NodeConfig>* config, crypto::TokenFile* cluster_tokens,
+             const Clock& clock, prometheus::Registry* registry)
+      : AccessGate(config, cluster_tokens, clock, registry, Options()) {}
 
+  // a request whose verdict is the auth backend's.
+  struct Ask {
+    AccessBackend backend;
+    BackendQuery query;  // the route sets `protocol`
+    std::string carry;
+    bool archive = false;
+    uint64_t policy_max_sessions = 0;
+    std::string cors;
+  };
   struct Result {
     std::optional<http::Response> refusal;  // set: send it, serve nothing
     std::string carry;                      // "token=…" or empty
@@ -64,7 +89,13 @@ class AccessGate {
     // the most active sessions `login` may hold on this node (the token's
     // `max_sessions`, else the policy's `max_sessions_per_login`); 0: no limit.
     uint64_t max_sessions = 0;
+    std::optional<Ask> ask;  // set: no verdict yet, pass it to Resolve
   };
+  using Continue = std::function<void(Result)>;
+  // asks the backend for `ask` and runs `then` once, on `executor`, with the verdict
+  // (never with another `ask`). `active`: the stream's session lifetime (S-18, A-7).
+  void Resolve(Ask ask, std::chrono::milliseconds active, boost::asio::any_io_executor executor,
+               Continue then);
   // The verdict on a viewer request `ctx` for `stream` under the policy of the node's current
   // configuration (not a pipeline's copy: a policy changes without restarting packaging); a
   // stream the configuration does not hold is refused (403 `policy_unknown`, fail closed).
@@ -84,6 +115,7 @@ class AccessGate {
   http::Response SessionLimit(const std::string& stream, std::string_view cors);
 
   size_t cached_tokens() const { return verified_.size(); }
+  AuthBackend& backend() { return backend_; }
 
  private:
   // The request carries the cluster token (M-3): a node of the cluster.
@@ -92,6 +124,8 @@ class AccessGate {
   bool Revoked(std::string_view login) const;
   Result Refuse(const std::string& stream, http::Status status, std::string_view reason,
                 std::string_view cors);
+  // The verdict for a backend's `answer` to `ask`.
+  Result Verdict(const Ask& ask, const BackendAnswer& answer);
   // The verified claims of `token` (cache, else the verifier); the refusal reason otherwise.
   std::pair<std::optional<crypto::JwtClaims>, std::string> Verify(std::string_view token);
   prometheus::Counter& Counter(prometheus::Family<prometheus::Counter>* family,
@@ -101,7 +135,9 @@ class AccessGate {
   const Snapshot<NodeConfig>* config_;
   crypto::TokenFile* cluster_tokens_;
   const Clock& clock_;
+  const std::string node_;
   VerifiedTokens verified_;
+  AuthBackend backend_;
   absl::Mutex keys_mu_;
   // The key set the cache was filled under; a different one (central's update) clears it.
   std::shared_ptr<const crypto::JwtKeySet> cached_keys_ ABSL_GUARDED_BY(keys_mu_);

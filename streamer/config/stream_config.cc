@@ -210,6 +210,43 @@ void ReadDvr(Reader& r, const json& object, StreamConfig& c) {
   c.dvr = std::move(out);
 }
 
+// the backend of a `backend` policy; false (noted) when it cannot be read.
+bool ReadBackend(Reader& r, const json& access, AccessBackend& out) {
+  const json* backend = r.Find(access, "backend", "access");
+  if (!backend || !backend->is_object()) {
+    r.Note("access", "backend");
+    return false;
+  }
+  auto text = r.String(*backend, "url", "access.backend");
+  auto url = text ? net::ParseHttpUrl(*text) : absl::InvalidArgumentError("missing");
+  if (!url.ok()) {
+    r.Note("access.backend", "url");
+    return false;
+  }
+  out.url = std::move(*url);
+  auto number = [&](const char* key, uint64_t fallback, uint64_t max) -> std::optional<uint64_t> {
+    const json* v = r.Find(*backend, key, "access.backend");
+    if (!v) return fallback;
+    if (!v->is_number_unsigned() || v->get<uint64_t>() == 0 || v->get<uint64_t>() > max) {
+      r.Note("access.backend", key);
+      return std::nullopt;
+    }
+    return v->get<uint64_t>();
+  };
+  auto timeout = number("timeout_ms", 2000, 30'000);
+  auto ttl = number("ttl_s", 60, 86'400);
+  if (!timeout || !ttl) return false;
+  out.timeout = std::chrono::milliseconds(*timeout);
+  out.ttl = std::chrono::seconds(*ttl);
+  auto on_error = r.String(*backend, "on_error", "access.backend").value_or("deny");
+  if (on_error != "deny" && on_error != "allow") {
+    r.Note("access.backend", "on_error");
+    return false;
+  }
+  out.allow_on_error = on_error == "allow";
+  return true;
+}
+
 // A-1, fail closed: anything but a readable policy refuses the stream.
 void ReadAccess(Reader& r, const json& object, StreamConfig& c) {
   const json* access = r.Find(object, "access", "");
@@ -244,6 +281,9 @@ void ReadAccess(Reader& r, const json& object, StreamConfig& c) {
     c.access.mode = AccessConfig::Mode::kOpen;
   } else if (mode == "token") {
     c.access.mode = AccessConfig::Mode::kToken;
+  } else if (mode == "backend") {
+    if (!ReadBackend(r, *access, c.access.backend)) return;
+    c.access.mode = AccessConfig::Mode::kBackend;
   } else {
     r.Note("access", "mode");  // a mode this node does not know: refused
   }

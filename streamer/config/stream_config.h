@@ -12,6 +12,7 @@
 // Plain values; ParseStreamConfig is pure apart from that log line. Thread-safe to share.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "common/net/cidr.h"
+#include "common/net/http_url.h"
 #include "common/stream/defaults.h"
 #include "common/time/timeline_anchor.h"
 #include "nlohmann/json.hpp"
@@ -101,18 +103,28 @@ struct PublishTargetConfig {
   bool operator==(const PublishTargetConfig&) const = default;
 };
 
+// the operator's HTTP service asked once per new play session.
+struct AccessBackend {
+  net::HttpUrl url;
+  std::chrono::milliseconds timeout{2000};
+  bool allow_on_error = false;   // `on_error`: a timeout or a 5xx admits (else refuses)
+  std::chrono::seconds ttl{60};  // an answer's lifetime when it names none
+  bool operator==(const AccessBackend&) const = default;
+};
+
 // who may watch. A policy the node cannot read is kRefuse: the stream is refused to
 // every viewer rather than served open (fail closed).
 struct AccessConfig {
-  enum class Mode { kOpen, kToken, kRefuse };
+  enum class Mode { kOpen, kToken, kBackend, kRefuse };
   Mode mode = Mode::kOpen;
   net::CidrSet allow;                   // when non-empty, only these client addresses
   net::CidrSet deny;                    // never these
   uint64_t max_sessions_per_login = 0;  // A-8; 0: no limit
+  AccessBackend backend;                // kBackend only
   bool open() const { return mode == Mode::kOpen && allow.empty() && deny.empty(); }
   bool operator==(const AccessConfig& o) const {
     return mode == o.mode && allow.cidrs() == o.allow.cidrs() && deny.cidrs() == o.deny.cidrs() &&
-           max_sessions_per_login == o.max_sessions_per_login;
+           max_sessions_per_login == o.max_sessions_per_login && backend == o.backend;
   }
 };
 

@@ -377,6 +377,32 @@ void HoldForRelay(const ViewerContext& context, RequestContext& ctx, const Targe
 void HoldForRelayUntil(const ViewerContext& context, RequestContext& ctx, const Target& target,
                        std::shared_ptr<Responder> responder, Waiters::TimePoint deadline);
 
+// S-18: how long a play session stays known after its last request.
+std::chrono::milliseconds SessionLifetime(const StreamConfig& settings) {
+  return std::chrono::milliseconds(2 * settings.segment_ms);
+}
+
+// what the access verdict tells the rest of the request.
+void Admit(Target& target, AccessGate::Result verdict) {
+  target.carry = std::move(verdict.carry);
+  target.login = std::move(verdict.login);
+  target.max_sessions = verdict.max_sessions;
+}
+
+// An admitted request of a stream this node serves or relays.
+void ServeAdmitted(const ViewerContext& context, RequestContext& ctx, const Target& target,
+                   Responder r) {
+  if (context.relay && context.relay->Relays(target.stream)) {
+    // S-19: a stream this edge relays; the first request starts the relay and waits for its
+    // first object (up to three target durations), then is answered like any other.
+    context.relay->Touch(target.stream);
+    if (context.store->Windows(target.stream).empty()) {
+      return HoldForRelay(context, ctx, target, std::move(r));
+    }
+  }
+  ServeViewerGet(context, ctx, target, std::move(r));
+}
+
 }  // namespace
 
 void AddViewerRoutes(http::Router& router, ViewerContext context) {
@@ -410,6 +436,17 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
           }
           if (pipeline) {
             auto verdict = context.access->Check(ctx, stream, true, pipeline->config().cors);
+            if (verdict.ask) {  // the backend decides, asynchronously
+              verdict.ask->query.protocol = "archive";
+              auto responder = std::make_shared<Responder>(std::move(r));
+              // `ctx` stays valid until the responder is used (types.h).
+              return context.access->Resolve(
+                  std::move(*verdict.ask), SessionLifetime(pipeline->config()), ctx.executor,
+                  [context, &ctx, archived, responder](AccessGate::Result v) {
+                    if (v.refusal) return responder->Send(std::move(*v.refusal));
+                    ServeArchive(*context.archive, ctx, archived, std::move(*responder), v.carry);
+                  });
+            }
             if (verdict.refusal) return r.Send(std::move(*verdict.refusal));
             carry = std::move(verdict.carry);
           }
@@ -429,20 +466,23 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
       // every viewer request of a protected stream, before anything is served.
       auto verdict =
           context.access->Check(ctx, target->stream, false, target->pipeline->config().cors);
-      if (verdict.refusal) return r.Send(std::move(*verdict.refusal));
-      target->carry = std::move(verdict.carry);
-      target->login = std::move(verdict.login);
-      target->max_sessions = verdict.max_sessions;
-    }
-    if (context.relay && context.relay->Relays(target->stream)) {
-      // S-19: a stream this edge relays; the first request starts the relay and waits for its
-      // first object (up to three target durations), then is answered like any other.
-      context.relay->Touch(target->stream);
-      if (context.store->Windows(target->stream).empty()) {
-        return HoldForRelay(context, ctx, *target, std::move(r));
+      if (verdict.ask) {  // the backend decides, asynchronously
+        verdict.ask->query.protocol = std::string(ProtocolOf(target->kind));
+        auto responder = std::make_shared<Responder>(std::move(r));
+        auto active = SessionLifetime(target->pipeline->config());
+        // `ctx` stays valid until the responder is used (types.h).
+        return context.access->Resolve(
+            std::move(*verdict.ask), active, ctx.executor,
+            [context, &ctx, target = *std::move(target), responder](AccessGate::Result v) mutable {
+              if (v.refusal) return responder->Send(std::move(*v.refusal));
+              Admit(target, std::move(v));
+              ServeAdmitted(context, ctx, target, std::move(*responder));
+            });
       }
+      if (verdict.refusal) return r.Send(std::move(*verdict.refusal));
+      Admit(*target, std::move(verdict));
     }
-    ServeViewerGet(context, ctx, *target, std::move(r));
+    ServeAdmitted(context, ctx, *target, std::move(r));
   });
 }
 
@@ -454,7 +494,7 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
     const Target* target = &target_ref;
     const StreamConfig& settings = target->pipeline->config();
     const std::string& cors = settings.cors;
-    auto active = std::chrono::milliseconds(2 * settings.segment_ms);  // S-18
+    auto active = SessionLifetime(settings);  // S-18
     std::string_view agent;
     if (auto ua = ctx.request.find(http::beast_http::field::user_agent); ua != ctx.request.end()) {
       agent = ua->value();

@@ -11,6 +11,7 @@
 #include "common/crypto/jwt.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/media_harness.h"
+#include "tests/test_paths.h"
 
 // A namespace of its own: integration tests compile in batches.
 namespace meshwork::testing::access_test {
@@ -268,8 +269,9 @@ TEST_CASE(
   CHECK(refused["ok"] != true);
 }
 
-TEST_CASE("A-8 A-9 O-5 a login holds max_sessions on each node, its sessions are listed, and "
-          "a revoked login is refused on every node until the revocation is cleared") {
+TEST_CASE(
+    "A-8 A-9 O-5 a login holds max_sessions on each node, its sessions are listed, and "
+    "a revoked login is refused on every node until the revocation is cleared") {
   auto k = StartProtected("access-logins");
   // A second node holding the stream (the seed's backup node): the limit counts per node.
   auto second = StartIngestWithStream(k.central, "ingest-2", "private");
@@ -315,9 +317,19 @@ TEST_CASE("A-8 A-9 O-5 a login holds max_sessions on each node, its sessions are
   auto bad = Http("POST", k.central.http, kApi + "/sessions/revoke", R"({"login": ""})");
   CHECK(bad.status == 400);
   CHECK(bad.Json()["error"]["field"] == "login");
-  auto revoke = Http("POST", k.central.http, kApi + "/sessions/revoke", R"({"login": "alice"})");
-  INFO(revoke.body);
-  REQUIRE(revoke.status == 201);
+  // The operator's commands: `meshctl sessions` and `meshctl revoke`.
+  auto meshctl = [&](const std::string& args) {
+    return RunCommand("MESHWORK_CENTRAL=" + k.central.http + " " + SourcePath("tools/meshctl") +
+                      " " + args + " 2>&1");
+  };
+  auto [listed, table] = meshctl("sessions --login alice");
+  INFO(table);
+  CHECK(listed == 0);
+  CHECK(table.find("ingest-2") != std::string::npos);
+  CHECK(table.find("alice") != std::string::npos);
+  auto [revoked_status, revoke] = meshctl("revoke alice");
+  INFO(revoke);
+  REQUIRE(revoked_status == 0);
   for (const Streamer* node : {&k.ingest, &second}) {
     CHECK(Eventually(
         [&] {
@@ -326,11 +338,15 @@ TEST_CASE("A-8 A-9 O-5 a login holds max_sessions on each node, its sessions are
         },
         10s));
   }
-  auto revoked = Http("GET", k.central.http, kApi + "/sessions/revoked").Json()["revoked"];
+  auto [list_status, list_json] = meshctl("--json revoke --list");
+  INFO(list_json);
+  REQUIRE(list_status == 0);
+  auto revoked = nlohmann::json::parse(list_json)["revoked"];
   REQUIRE(revoked.size() == 1);
   CHECK(revoked[0]["login"] == "alice");
   CHECK(revoked[0]["active"] == true);
-  REQUIRE(Http("DELETE", k.central.http, kApi + "/sessions/revoke/alice").status == 204);
+  REQUIRE(meshctl("revoke --clear alice").first == 0);
+  CHECK(Http("GET", k.central.http, kApi + "/sessions/revoked").Json()["revoked"].empty());
   CHECK(Eventually(
       [&] {
         return Http("GET", k.ingest.http, target, "", {{"User-Agent", "player-a"}}).status == 200;

@@ -101,8 +101,9 @@ TEST_CASE(
   REQUIRE(
       Eventually([&] { return Http("GET", ingest.http, "/demo/index.m3u8").status == 200; }, 30s));
   const std::string archive = "/demo/index-1796205600-60.m3u8";
-  // No threshold from central: the flag's 90 % host CPU, far above this test's load.
-  CHECK(Http("GET", ingest.http, archive).status != 503);
+  // No threshold from central: the flag's 90 % host CPU, above this test's load (other tests
+  // running beside it may pass it for a moment).
+  CHECK(Eventually([&] { return Http("GET", ingest.http, archive).status != 503; }, 20s));
   // The operator lowers the node's CPU alert threshold to 1 %: archive reads go first.
   auto patch = Http("PATCH", central.http, kApi + "/streamers/ingest-1",
                     R"({"alert_thresholds": {"cpu_percent_error": 1}})");

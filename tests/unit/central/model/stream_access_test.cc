@@ -55,17 +55,44 @@ TEST_CASE("A-1 a stream's access member: absent is open, CIDRs kept canonical") 
   REQUIRE(token.ok());
   CHECK((*token)["access"] == json::parse(R"({"mode": "token", "allow_cidrs": ["10.0.0.0/8"],
                                               "deny_cidrs": ["2001:db8::/32"],
-                                              "max_sessions_per_login": null})"));
+                                              "max_sessions_per_login": null,
+                                              "backend": null})"));
   auto open = ValidateStream(json::parse(R"({"access": {}})"), "ch1");
   REQUIRE(open.ok());
   CHECK((*open)["access"]["mode"] == "open");
 }
 
-TEST_CASE("A-1 a bad access member names its field, what is not built is refused, not ignored") {
+TEST_CASE("A-6 a backend policy: canonical with its defaults, each bad member named") {
+  auto backend = ValidateStream(
+      json::parse(
+          R"({"access": {"mode": "backend", "backend": {"url": "http://[::1]:8080/auth"}}})"),
+      "ch1");
+  REQUIRE(backend.ok());
+  CHECK((*backend)["access"]["backend"] == json::parse(R"({"url": "http://[::1]:8080/auth",
+      "timeout_ms": 2000, "ttl_s": 60, "on_error": "deny"})"));
+  CHECK(AccessError(R"({"mode": "backend"})") == "access.backend");
+  CHECK(AccessError(R"({"mode": "backend", "backend": {}})") == "access.backend.url");
+  CHECK(AccessError(R"({"mode": "backend", "backend": {"url": "https://a/"}})") ==
+        "access.backend.url");
+  CHECK(AccessError(R"({"mode": "backend", "backend": {"url": "http://u:p@a/"}})") ==
+        "access.backend.url");
+  CHECK(AccessError(R"({"mode": "backend", "backend": {"url": "http://a:0/"}})") ==
+        "access.backend.url");
+  CHECK(AccessError(R"({"mode": "backend", "backend": {"url": "http://a/", "timeout_ms": 0}})") ==
+        "access.backend.timeout_ms");
+  CHECK(AccessError(R"({"mode": "backend", "backend": {"url": "http://a/", "ttl_s": 86401}})") ==
+        "access.backend.ttl_s");
+  CHECK(AccessError(R"({"mode": "backend", "backend": {"url": "http://a/", "on_error": "x"}})") ==
+        "access.backend.on_error");
+  CHECK(AccessError(R"({"mode": "backend", "backend": {"url": "http://a/", "extra": 1}})") ==
+        "access.backend.extra");
+  CHECK(AccessError(R"({"mode": "backend", "backend": {"url": "http://a/", "on_error": "allow",
+                       "timeout_ms": 30000, "ttl_s": 1}})") == "ok");
+}
+
+TEST_CASE("A-1 a bad access member names its field, and is refused, not ignored") {
   CHECK(AccessError(R"("token")") == "access");
   CHECK(AccessError(R"({"mode": "closed"})") == "access.mode");
-  CHECK(AccessError(R"({"mode": "backend"})") == "access.mode");
-  CHECK(AccessError(R"({"mode": "token", "backend": {"url": "http://a/"}})") == "access.backend");
   CHECK(AccessError(R"({"mode": "token", "max_sessions_per_login": 2})") == "ok");
   CHECK(AccessError(R"({"mode": "token", "max_sessions_per_login": 0})") ==
         "access.max_sessions_per_login");
