@@ -1,8 +1,10 @@
 #include "central/api/admin_api.h"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "boost/asio/post.hpp"
 #include "central/model/access_keys.h"
@@ -280,6 +282,14 @@ absl::StatusOr<std::optional<net::IpAddress>> QueryClient(const RequestContext& 
   return std::optional<net::IpAddress>(ip->Unmapped());
 }
 
+// A token that may be copied into a URL as it is: a compact JWT's characters, bounded.
+bool IsUrlSafeToken(std::string_view token) {
+  if (token.empty() || token.size() > 8192) return false;
+  return std::all_of(token.begin(), token.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
 }  // namespace
 
 void AdminApi::AddRouteQueries(http::Router& router) {
@@ -299,6 +309,20 @@ void AdminApi::AddRouteQueries(http::Router& router) {
       return r.Send(std::move(res));
     }
     json body = routing_->DecisionJson(*snapshot, *decision, scheme);
+    // `?token=` (a viewer's token) gives every node a `play_url` carrying it.
+    if (auto token = ctx.QueryParam("token")) {
+      if (!IsUrlSafeToken(*token)) {
+        return r.Send(http::ErrorResponse(
+            InvalidField("token", "must be a compact JWT (letters, digits, '-', '_', '.')")));
+      }
+      const std::string tail = absl::StrCat("/", ctx.params[0], "/index.m3u8?token=", *token);
+      for (auto& zone : body["zones"]) {
+        for (auto& node : zone["nodes"]) node["play_url"] = node["url"].get<std::string>() + tail;
+      }
+      if (body.contains("selected")) {
+        body["selected"]["play_url"] = body["selected"]["url"].get<std::string>() + tail;
+      }
+    }
     body["stream"] = ctx.params[0];
     body["client"] = *client ? json((*client)->ToString()) : json();
     r.Send(http::JsonResponse(http::Status::ok, body));

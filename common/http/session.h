@@ -33,8 +33,8 @@ net::IpAddress ToIpAddress(const asio::ip::address& a);
 
 // Appends the HTTP/1.1 header of an answer to `out` with one allocation at most: the status
 // line, `head`'s fields except those the session owns (Content-Length, Transfer-Encoding,
-// Connection, Server, Date), then Server, `date`, Content-Length (chunked when none) and
-// `Connection: close` unless `keep`.
+// Connection, Server, Date), then Server, `date`, Content-Length (chunked when none; neither
+// for 1xx, 204 and 304, which have no body) and `Connection: close` unless `keep`.
 void AppendResponseHead(const beast_http::response_header<>& head, std::string_view date,
                         std::optional<uint64_t> content_length, bool keep, std::string& out);
 

@@ -59,11 +59,14 @@ void AppendResponseHead(const beast_http::response_header<>& head, std::string_v
   out += "Server: meshwork\r\nDate: ";
   out.append(date.data(), date.size());
   out += "\r\n";
-  if (content_length) {
+  // RFC 9112 §6.1, §6.3: 1xx, 204 and 304 answers carry neither framing field (they end at
+  // their header; a Transfer-Encoding there makes clients wait for a chunked body).
+  const bool bodiless = code < 200 || code == 204 || code == 304;
+  if (!bodiless && content_length) {
     out += "Content-Length: ";
     AppendDecimal(*content_length, out);
     out += "\r\n";
-  } else {
+  } else if (!bodiless) {
     out += "Transfer-Encoding: chunked\r\n";
   }
   if (!keep) out += "Connection: close\r\n";

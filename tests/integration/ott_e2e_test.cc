@@ -6,9 +6,11 @@
 #include <csignal>
 #include <future>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
+#include "common/crypto/jwt.h"
 #include "tests/integration/black_hole.h"
 #include "tests/integration/media_harness.h"
 
@@ -229,6 +231,86 @@ TEST_CASE("R-9 P-8 the node under an hls.js viewer black-holed: it moves to a ba
   // Central still sees A (the control channel is another port), so only the player can tell.
   BlackHole(PortOf(k.a.http));
   CheckMovedWithoutStall(playing.get(), k.a.http, "R-9 after the serving node was black-holed");
+}
+
+constexpr char kAccessSecretB64[] = "bWVzaHdvcmstb3R0LWFjY2Vzcy10ZXN0LXNlY3JldC0zMmI";
+constexpr char kAccessSecret[] = "meshwork-ott-access-test-secret-32b";
+
+// A token for stream ch1 and `login`, valid ten minutes.
+std::string OttToken(const std::string& login) {
+  auto exp = std::chrono::duration_cast<std::chrono::seconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count() +
+             600;
+  return crypto::SignJwtHs256(
+      nlohmann::json{{"exp", exp}, {"sub", login}, {"streams", {"ch1"}}}.dump(), "k1",
+      kAccessSecret);
+}
+
+// Protects stream ch1 of the OTT group (spec 09): HS256 key k1, `max_sessions_per_login` 2.
+void ProtectOttStream(OttCluster& k) {
+  REQUIRE(Http("PUT", k.central.http, "/central/api-v4/access-keys/k1",
+               nlohmann::json{{"alg", "HS256"}, {"secret", kAccessSecretB64}}.dump())
+              .status == 201);
+  auto patch = Http("PATCH", k.central.http, "/central/api-v4/streams/ch1",
+                    R"({"access": {"mode": "token", "max_sessions_per_login": 2}})");
+  INFO(patch.body);
+  REQUIRE(patch.status == 200);
+  for (const Streamer* node : {&k.a, &k.b, &k.c}) {
+    REQUIRE(
+        Eventually([&] { return Http("GET", node->http, "/ch1/index.m3u8").status == 401; }, 10s));
+  }
+}
+
+// The nodes central's session list shows `login` on.
+std::set<std::string> NodesOf(const Central& central, const std::string& login) {
+  std::set<std::string> nodes;
+  auto list = Http("GET", central.http, "/central/api-v4/sessions?stream=ch1&login=" + login);
+  if (list.status != 200) return nodes;
+  const auto body = list.Json();
+  for (const auto& s : body["sessions"]) nodes.insert(s["node"].get<std::string>());
+  return nodes;
+}
+
+TEST_CASE(
+    "O-5 A-8 a login holds max_sessions on each member of an OTT group, and a token-holding "
+    "hls.js viewer moves to a backup on kill -9, counted under its login there",
+    "[2slots]") {
+  OttCluster k;
+  StartOttCluster(k);
+  ProtectOttStream(k);
+  const std::string family = OttToken("family-3");
+  // O-5: two sessions of one login on each of B and C, the third refused on each.
+  for (const Streamer* node : {&k.b, &k.c}) {
+    INFO(node->http);
+    for (const char* agent : {"tv", "phone"}) {
+      CHECK(Http("GET", node->http, "/ch1/index.m3u8?token=" + family, "", {{"User-Agent", agent}})
+                .status == 200);
+    }
+    auto third =
+        Http("GET", node->http, "/ch1/index.m3u8?token=" + family, "", {{"User-Agent", "tablet"}});
+    CHECK(third.status == 403);
+    CHECK(third.Json()["error"]["reason"] == "session_limit");
+  }
+  // The token's login plays from A, which is killed under it.
+  const std::string token = OttToken("subscriber-7");
+  REQUIRE(Eventually([&] { return !Watching(k.central, "node-a"); }, 15s));
+  auto playing = std::async(std::launch::async, [&] {
+    return PlayInBrowser("http://" + k.a.http + "/ch1/index.m3u8?token=" + token, 24,
+                         "--ott --timeout-s 80");
+  });
+  REQUIRE(Eventually([&] { return NodesOf(k.central, "subscriber-7").count("node-a") == 1; }, 30s));
+  std::this_thread::sleep_for(6s);  // steady playback on A
+  k.a.process->Signal(SIGKILL);
+  k.a.process->Wait();
+  // On the backup, the viewer is counted under its login (A-8).
+  CHECK(Eventually(
+      [&] {
+        auto nodes = NodesOf(k.central, "subscriber-7");
+        return nodes.count("node-b") + nodes.count("node-c") == 1;
+      },
+      15s));
+  CheckMovedWithoutStall(playing.get(), k.a.http, "O-5 after kill -9 under a token holder");
 }
 
 // How much slower the binaries answer in this build: ASan's checks make 300 viewers' requests

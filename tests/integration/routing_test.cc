@@ -101,6 +101,20 @@ TEST_CASE("Z-9 Z-21 restricted mode: routes by the client's zone, refuses unmatc
   CHECK(j["zones"][0]["nodes"][1]["id"] == "edge-o2a");
   CHECK(j["zones"][1]["name"] == "office-1");
   CHECK(route.body.find("127.0.0.1") == std::string::npos);  // no private addresses (Z-21)
+  // A-2: a viewer's token given to the route query is carried in every node's play URL.
+  auto carried = Http("GET", c.central.http, kApi + "/routes/ch1?client=10.20.1.1&token=aa.bb.cc");
+  REQUIRE(carried.status == 200);
+  auto with_token = carried.Json();
+  CHECK(with_token["selected"]["play_url"] ==
+        "http://edge-o2b.example.net:8083/ch1/index.m3u8?token=aa.bb.cc");
+  for (const auto& zone : with_token["zones"]) {
+    for (const auto& node : zone["nodes"]) {
+      CHECK(node["play_url"].get<std::string>().ends_with("/ch1/index.m3u8?token=aa.bb.cc"));
+    }
+  }
+  auto bad_token = Http("GET", c.central.http, kApi + "/routes/ch1?client=10.20.1.1&token=a%22b");
+  CHECK(bad_token.status == 400);
+  CHECK(bad_token.Json()["error"]["field"] == "token");
 
   // The viewer's own address comes from the connection (127.0.0.1 here): no route → 503.
   CHECK(Location(c.central, "/ch1/index.m3u8") == "503");

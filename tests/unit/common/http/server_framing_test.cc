@@ -62,7 +62,9 @@ Router FramingRouter() {
   return router;
 }
 
-TEST_CASE("RFC 9110 204 and 304 answers end at their header, whatever body a handler gave") {
+TEST_CASE(
+    "RFC 9110 204 and 304 answers end at their header without framing fields, whatever body a "
+    "handler gave") {
   auto server = StartServer(SmallOptions(), FramingRouter());
   for (const char* code : {"204", "304"}) {
     INFO(code);
@@ -73,6 +75,8 @@ TEST_CASE("RFC 9110 204 and 304 answers end at their header, whatever body a han
     // Two answers, each only a header: the body never reaches the wire.
     CHECK(raw.find("dropped") == std::string::npos);
     CHECK(raw.find("Content-Length") == std::string::npos);
+    // Nor a Transfer-Encoding: a client would wait for a chunked body (RFC 9112 §6.1).
+    CHECK(raw.find("Transfer-Encoding") == std::string::npos);
     size_t first = raw.find(std::string("HTTP/1.1 ") + code);
     REQUIRE(first == 0);
     size_t second = raw.find(std::string("HTTP/1.1 ") + code, 1);
