@@ -135,6 +135,31 @@ async function ottScreen() {
   view().innerHTML = html;
 }
 
+// A-9: active play sessions that carry a login, grouped by stream and login, and the logins
+// central has revoked.
+async function sessionsScreen() {
+  const [{ sessions }, { revoked }] = await Promise.all([api('/sessions'), api('/sessions/revoked')]);
+  const groups = new Map();
+  for (const s of sessions) {
+    const key = `${s.stream}\u0000${s.login}`;
+    if (!groups.has(key)) groups.set(key, { stream: s.stream, login: s.login, nodes: new Map(), protocols: new Set() });
+    const g = groups.get(key);
+    g.nodes.set(s.node, (g.nodes.get(s.node) || 0) + 1);
+    g.protocols.add(s.protocol);
+  }
+  const rows = [...groups.values()].sort((a, b) => (a.stream + a.login).localeCompare(b.stream + b.login))
+    .map((g) => [esc(g.stream), esc(g.login), esc([...g.nodes.values()].reduce((a, b) => a + b, 0)),
+      [...g.nodes].map(([node, n]) => `${esc(node)}: ${esc(n)}`).join('<br>'), cell([...g.protocols])]);
+  let html = '<h1>Sessions</h1>' + (rows.length
+    ? table(['Stream', 'Login', 'Sessions', 'Per node', 'Protocols'], rows)
+    : '<p class="muted">No active session with a login.</p>');
+  html += '<h2>Revoked logins</h2>' + (revoked.length
+    ? table(['Login', 'Until', 'Active'], revoked.map((r) => [esc(r.login),
+      esc(new Date(r.until_unix_s * 1000).toISOString()), badge(r.active, 'yes', 'ended')]))
+    : '<p class="muted">None.</p>');
+  view().innerHTML = html;
+}
+
 async function alertsScreen() {
   const { alerts } = await api('/alerts');
   view().innerHTML = '<h1>Alerts</h1>' + table(['Code', 'Name', 'Subject', 'Since', 'Reason'],
@@ -248,6 +273,7 @@ const SCREENS = {
   zones: zonesScreen,
   streams: streamsScreen,
   ott: ottScreen,
+  sessions: sessionsScreen,
   alerts: alertsScreen,
 };
 

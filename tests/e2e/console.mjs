@@ -6,8 +6,10 @@
 //
 //   node tests/e2e/console.mjs --central http://HOST:PORT --token T --stream NAME
 //        --nodes id=pid,id=pid --zone NAME [--group OTT_GROUP] [--play-seconds N]
-//        [--screenshots DIR]
+//        [--screenshots DIR] [--login NAME] [--revoked NAME]
 //
+// With --login, the Sessions screen must show that login's sessions; with --revoked, that login
+// among the revoked ones.
 // With --group, the Reserves screen must show that group with every node as a member and a
 // problem, and the alerts screen alerts 70 (no backup) and 78 (member problem) for it.
 //
@@ -32,6 +34,8 @@ const { values: opts } = parseArgs({
     group: { type: 'string', default: '' },
     'play-seconds': { type: 'string', default: '10' },
     screenshots: { type: 'string', default: '' },
+    login: { type: 'string', default: '' },
+    revoked: { type: 'string', default: '' },
   },
 });
 const result = { ok: false, failures: [], console_errors: [], screens: {} };
@@ -112,6 +116,8 @@ async function run() {
       ott: (t) => t.startsWith('Reserves') && (!opts.group || (t.includes(opts.group) &&
         Object.keys(pids).every((id) => t.includes(id)) && t.includes('Problems:') &&
         t.includes('Viewing key'))),
+      sessions: (t) => t.startsWith('Sessions') && (!opts.login || t.includes(opts.login)) &&
+        (!opts.revoked || t.split('Revoked logins')[1].includes(opts.revoked)),
       alerts: (t) => t.startsWith('Alerts') && (!opts.group ||
         ['reserve-ott-no-backup', 'reserve-ott-member-problem'].every((n) => t.includes(n))),
     };

@@ -181,6 +181,19 @@ TEST_CASE(
   CHECK(code == 0);
   CHECK(out.find("h264") != std::string::npos);
 
+  // The same over HTTP/2 (h2c): refused without the token, carried with it.
+  for (const auto& [target, expect] :
+       {std::pair<std::string, std::string>{"/private/index.m3u8", "401"},
+        std::pair<std::string, std::string>{"/private/index.m3u8?token=" + token, "200"}}) {
+    auto [h2_code, h2_out] =
+        RunCommand("curl -s --http2-prior-knowledge -w '\\n%{http_version} %{http_code}' 'http://" +
+                   node + target + "'");
+    INFO(h2_out);
+    CHECK(h2_code == 0);
+    CHECK(h2_out.ends_with("2 " + expect));
+    if (expect == "200") CHECK(h2_out.find("?token=" + token) != std::string::npos);
+  }
+
   // Central's redirect keeps the token; the archive needs `dvr`.
   auto redirect = Http("GET", k.central.http, "/private/index.ll.m3u8?token=" + token);
   CHECK(redirect.status == 302);

@@ -2,10 +2,14 @@
 // (admin token on), two streamers and an ffmpeg source: login, every screen, the player page
 // playing through central's redirect, and the serving node shown offline after kill -9.
 // Screenshots of each screen go to the test's temporary directory (printed), not the repo.
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <string>
+#include <thread>
 
+#include "absl/cleanup/cleanup.h"
+#include "common/crypto/jwt.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/harness.h"
 #include "tests/integration/media_harness.h"
@@ -61,13 +65,48 @@ TEST_CASE("M-7 the console logs in, shows the cluster, plays a stream and sees i
   REQUIRE(Eventually([&] { return Http("GET", ingest.http, "/demo/index.ll.m3u8").status == 200; },
                      20s));
 
+  // A-9: a token-protected stream with one login watching it, and a revoked login, for the
+  // Sessions screen. The viewer reloads every second while the console runs (a session ends
+  // two target durations after its last request).
+  constexpr char kSecretB64[] = "bWVzaHdvcmstY29uc29sZS10ZXN0LXNlY3JldC0zMmJ5dGVz";
+  REQUIRE(Api(central, "PUT", "/access-keys/k1",
+              nlohmann::json{{"alg", "HS256"}, {"secret", kSecretB64}}.dump())
+              .status == 201);
+  REQUIRE(Api(central, "PUT", "/streams/members",
+              R"({"placement": {"streamers": ["ingest-1"]}, "inputs": ["publish://"],
+                  "access": {"mode": "token"}})")
+              .status == 201);
+  REQUIRE(Api(central, "POST", "/sessions/revoke", R"({"login": "mallory"})").status == 201);
+  auto members_push = PushFile(SourceTs(60), ingest.publish, "members");
+  const std::string member_token = crypto::SignJwtHs256(
+      nlohmann::json{{"exp", std::chrono::duration_cast<std::chrono::seconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                     .count() +
+                                 600},
+                     {"sub", "member-42"}}
+          .dump(),
+      "k1", "meshwork-console-test-secret-32bytes");
+  const std::string member_url = "/members/index.m3u8?token=" + member_token;
+  REQUIRE(Eventually([&] { return Http("GET", ingest.http, member_url).status == 200; }, 20s));
+  std::atomic<bool> watching{true};
+  std::thread member([&] {
+    while (watching) {
+      Http("GET", ingest.http, member_url, "", {{"User-Agent", "member-player"}});
+      std::this_thread::sleep_for(1s);
+    }
+  });
+  absl::Cleanup stop_member = [&] {
+    watching = false;
+    member.join();
+  };
+
   const std::string shots = dir + "/screenshots";
   auto [rc, out] = RunCommand(
       "node " + SourcePath("tests/e2e/console.mjs") + " --central http://" + central.http +
       " --token " + kConsoleToken +
       " --stream demo --zone local --group reserve --play-seconds 10 --nodes ingest-1=" +
       std::to_string(ingest.process->pid()) + ",edge-1=" + std::to_string(edge.process->pid()) +
-      " --screenshots " + shots + " 2>" + dir + "/console.log");
+      " --login member-42 --revoked mallory --screenshots " + shots + " 2>" + dir + "/console.log");
   nlohmann::json result;
   if (auto at = out.find("RESULT "); at != std::string::npos) {
     result = nlohmann::json::parse(out.substr(at + 7), nullptr, false);
