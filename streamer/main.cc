@@ -8,6 +8,7 @@
 #include "absl/flags/usage.h"
 #include "boost/asio/thread_pool.hpp"
 #include "common/crypto/token_file.h"
+#include "common/http/client.h"
 #include "common/http/server.h"
 #include "common/http/server_flags.h"
 #include "common/http/tls.h"
@@ -71,6 +72,8 @@ ABSL_FLAG(uint64_t, max_buffered_upload_bytes, 256ull << 20,
           "Retry-After beyond it; R-3)");
 ABSL_FLAG(uint64_t, max_stream_bytes, 512ull << 20,
           "memory kept per published stream (the live window plus its tail)");
+ABSL_FLAG(std::string, access_backend_ca_file, "",
+          "PEM CA certificates trusted for https:// auth backends besides the system's (A-6)");
 ABSL_FLAG(int64_t, central_route_deadline_ms, 2000,
           "deadline of a call to central's Route for a stream not held here (Z-22)");
 ABSL_FLAG(int64_t, central_route_cache_ms, 1000,
@@ -112,6 +115,11 @@ int Run() {
   auto cluster_token = crypto::TokenFile::Open(cluster_token_path, RealClock::Get());
   if (!cluster_token.ok()) {
     log::Error("startup_failed", {{"error", cluster_token.status().ToString()}});
+    return 2;
+  }
+  auto backend_tls = http::ClientTlsContext(absl::GetFlag(FLAGS_access_backend_ca_file));
+  if (!backend_tls.ok()) {
+    log::Error("startup_failed", {{"error", std::string(backend_tls.status().message())}});
     return 2;
   }
   BlockShutdownAndReloadSignals();
@@ -232,6 +240,7 @@ int Run() {
   // A-1…A-5: every viewer request of a protected stream is checked first.
   AccessGate::Options access_options;
   access_options.node = node_id;
+  access_options.backend.tls = *std::move(backend_tls);
   AccessGate access_gate(&config, cluster_token->get(), RealClock::Get(), metrics.get(),
                          std::move(access_options));
   ViewerContext viewer_context{

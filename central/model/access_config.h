@@ -7,15 +7,14 @@
 //
 // `mode` "open" (the default) admits every viewer; "token" asks for a signed JWT;
 // "backend" asks the operator's HTTP service once per new play session (A-6: `backend` is
-// required then; `url` http:// only — https:// is refused as not supported by this version;
-// `timeout_ms` 1…kMaxBackendTimeoutMs; `on_error` "deny" or "allow"; `ttl_s`
-// 1…kMaxBackendTtlS, the default lifetime of an answer).
-// `allow_cidrs` (when non-empty, only those addresses) and `deny_cidrs` (never those) apply
-// in every mode before anything else, to the client address after the trusted-proxy rules
-// (T-2); at most kMaxAccessCidrs each, stored canonical. `max_sessions_per_login` (A-8:
-// 1…kMaxSessionsPerLogin, or null for no limit) bounds the active play sessions of one login
-// on each node (a token's `max_sessions` claim overrides it). Kept in canonical form (every
-// default written out) only when present.
+// required then; `url` http:// or https:// (net::ParseHttpUrl); `timeout_ms`
+// 1…kMaxBackendTimeoutMs; `on_error` "deny" or "allow"; `ttl_s` 1…kMaxBackendTtlS, the default
+// lifetime of an answer). `allow_cidrs` (when non-empty, only those addresses) and `deny_cidrs`
+// (never those) apply in every mode before anything else, to the client address after the
+// trusted-proxy rules (T-2); at most kMaxAccessCidrs each, stored canonical.
+// `max_sessions_per_login` (A-8: 1…kMaxSessionsPerLogin, or null for no limit) bounds the active
+// play sessions of one login on each node (a token's `max_sessions` claim overrides it). Kept in
+// canonical form (every default written out) only when present.
 #pragma once
 
 #include "absl/status/status.h"

@@ -5,7 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "boost/asio.hpp"
+#include "boost/asio/ssl.hpp"
 #include "boost/beast/core.hpp"
+#include "boost/beast/ssl.hpp"
+#include "common/net/ip_address.h"
 
 namespace meshwork::http {
 
@@ -44,51 +47,85 @@ absl::Status TransportError(const ClientRequest& request, const char* step, beas
   return absl::UnavailableError(what);
 }
 
-class Exchange : public std::enable_shared_from_this<Exchange> {
+// One request on a fresh connection. `Stream` is beast::tcp_stream (plain) or an
+// ssl_stream over one (HTTPS: a handshake after the connect, a TLS shutdown not awaited).
+template <typename Stream>
+class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
  public:
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
   Exchange(asio::any_io_executor executor, ClientRequest request, FetchCallback done)
       : resolver_(executor),
-        stream_(executor),
+        stream_(MakeStream(executor, request)),
         request_(std::move(request)),
         done_(std::move(done)) {}
 
   void Start() {
     out_ = BuildRequest(request_);
-    stream_.expires_after(request_.timeout);
+    if constexpr (kTls) {
+      // SNI for names (not for addresses, RFC 6066 §3), and the certificate checked for it.
+      const std::string host = ResolverHost(request_.host);
+      if (!net::IpAddress::Parse(host).ok() &&
+          !SSL_set_tlsext_host_name(stream_.native_handle(), host.c_str())) {
+        return Fail(absl::UnavailableError(absl::StrCat("TLS name ", request_.host)));
+      }
+      stream_.set_verify_mode(asio::ssl::verify_peer);
+      stream_.set_verify_callback(asio::ssl::host_name_verification(host));
+    }
+    Lowest().expires_after(request_.timeout);
     resolver_.async_resolve(
         ResolverHost(request_.host), std::to_string(request_.port),
-        [self = shared_from_this()](beast::error_code ec, tcp::resolver::results_type results) {
+        [self = this->shared_from_this()](beast::error_code ec,
+                                          tcp::resolver::results_type results) {
           if (ec)
             return self->Fail(absl::UnavailableError(
                 absl::StrCat("resolve ", self->request_.host, ": ", ec.message())));
-          self->stream_.async_connect(results, [self](beast::error_code ec, const tcp::endpoint&) {
+          self->Lowest().async_connect(results, [self](beast::error_code ec, const tcp::endpoint&) {
             if (ec) return self->Fail(self->Transport("connect", ec));
-            beast_http::async_write(
-                self->stream_, self->out_, [self](beast::error_code ec, size_t) {
-                  if (ec) return self->Fail(self->Transport("write", ec));
-                  self->parser_.body_limit(self->request_.body_limit_bytes);
-                  if (self->request_.method == Verb::head) self->parser_.skip(true);
-                  beast_http::async_read(self->stream_, self->buffer_, self->parser_,
-                                         [self](beast::error_code ec, size_t) {
-                                           if (ec) return self->Fail(self->Transport("read", ec));
-                                           beast::error_code ignored;
-                                           self->stream_.socket().shutdown(
-                                               tcp::socket::shutdown_both, ignored);
-                                           self->done_(self->parser_.release());
-                                         });
-                });
+            if constexpr (kTls) {
+              self->stream_.async_handshake(asio::ssl::stream_base::client,
+                                            [self](beast::error_code ec) {
+                                              if (ec) return self->Fail(self->Transport("TLS", ec));
+                                              self->Send();
+                                            });
+            } else {
+              self->Send();
+            }
           });
         });
   }
 
  private:
+  static Stream MakeStream(asio::any_io_executor executor, const ClientRequest& request) {
+    if constexpr (kTls) {
+      return Stream(executor, *request.tls);
+    } else {
+      return Stream(executor);
+    }
+  }
+  beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream_); }
+  void Send() {
+    beast_http::async_write(
+        stream_, out_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+          if (ec) return self->Fail(self->Transport("write", ec));
+          self->parser_.body_limit(self->request_.body_limit_bytes);
+          if (self->request_.method == Verb::head) self->parser_.skip(true);
+          beast_http::async_read(
+              self->stream_, self->buffer_, self->parser_, [self](beast::error_code ec, size_t) {
+                if (ec) return self->Fail(self->Transport("read", ec));
+                beast::error_code ignored;
+                self->Lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+                self->done_(self->parser_.release());
+              });
+        });
+  }
   absl::Status Transport(const char* step, beast::error_code ec) {
     return TransportError(request_, step, ec);
   }
   void Fail(absl::Status status) { done_(std::move(status)); }
 
   tcp::resolver resolver_;
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   ClientRequest request_;
   FetchCallback done_;
@@ -98,8 +135,32 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
 }  // namespace
 
+absl::StatusOr<std::shared_ptr<asio::ssl::context>> ClientTlsContext(const std::string& ca_file) {
+  auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+  context->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                       asio::ssl::context::no_tlsv1_1);
+  beast::error_code ec;
+  context->set_default_verify_paths(ec);  // no system store: only ca_file is trusted
+  if (!ca_file.empty()) {
+    context->load_verify_file(ca_file, ec);
+    if (ec) {
+      return absl::InvalidArgumentError(absl::StrCat("CA file ", ca_file, ": ", ec.message()));
+    }
+  }
+  return context;
+}
+
 void AsyncFetch(asio::any_io_executor executor, ClientRequest request, FetchCallback done) {
-  std::make_shared<Exchange>(std::move(executor), std::move(request), std::move(done))->Start();
+  if (request.tls) {
+    using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+    std::make_shared<Exchange<TlsStream>>(std::move(executor), std::move(request), std::move(done))
+        ->Start();
+    return;
+  }
+  std::make_shared<Exchange<beast::tcp_stream>>(std::move(executor), std::move(request),
+                                                std::move(done))
+      ->Start();
 }
 
 absl::StatusOr<Response> Fetch(ClientRequest request) {

@@ -1,7 +1,9 @@
 // A small HTTP/1.1 client on Beast: a deadline on the whole exchange, a bound on the
 // response body. Hosts are numeric addresses or names resolved by the system resolver.
-// AsyncFetch/Fetch use one connection per request; KeepAliveClient keeps one open for a
-// thread's sequential requests.
+// AsyncFetch/Fetch use one connection per request, over TLS when the request carries a client
+// context (ClientTlsContext: the peer's certificate verified against the system's CAs and an
+// optional CA file, its name or address checked, SNI sent for names); KeepAliveClient keeps one
+// plain connection open for a thread's sequential requests.
 #pragma once
 
 #include <chrono>
@@ -13,7 +15,17 @@
 #include "boost/asio/any_io_executor.hpp"
 #include "common/http/types.h"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace meshwork::http {
+
+// A TLS client context that verifies servers against the system's CA store and, when
+// `ca_file` is not empty, the certificates in that PEM file too. InvalidArgument when the file
+// cannot be read.
+absl::StatusOr<std::shared_ptr<boost::asio::ssl::context>> ClientTlsContext(
+    const std::string& ca_file);
 
 struct ClientRequest {
   std::string host;  // "127.0.0.1" or "[::1]" or a name
@@ -24,6 +36,8 @@ struct ClientRequest {
   std::string body;
   std::chrono::milliseconds timeout{5000};
   uint64_t body_limit_bytes = 64 * 1024 * 1024;
+  // Set: HTTPS with this context (AsyncFetch and Fetch only; KeepAliveClient is plain).
+  std::shared_ptr<boost::asio::ssl::context> tls;
 };
 
 using FetchCallback = std::function<void(absl::StatusOr<Response>)>;

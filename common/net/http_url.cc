@@ -20,12 +20,19 @@ absl::Status Invalid(std::string_view why) { return absl::InvalidArgumentError(s
 absl::StatusOr<HttpUrl> ParseHttpUrl(std::string_view url) {
   if (url.size() > kMaxHttpUrlBytes) return Invalid("must be at most 2048 bytes");
   constexpr std::string_view kHttp = "http://";
-  if (url.substr(0, 8) == "https://") return Invalid("https:// is not supported by this version");
-  if (url.substr(0, kHttp.size()) != kHttp) return Invalid("must start with http://");
-  url.remove_prefix(kHttp.size());
+  constexpr std::string_view kHttps = "https://";
+  HttpUrl out;
+  if (url.substr(0, kHttps.size()) == kHttps) {
+    out.tls = true;
+    out.port = 443;
+    url.remove_prefix(kHttps.size());
+  } else if (url.substr(0, kHttp.size()) == kHttp) {
+    url.remove_prefix(kHttp.size());
+  } else {
+    return Invalid("must start with http:// or https://");
+  }
   size_t slash = url.find_first_of("/?");
   std::string_view authority = url.substr(0, slash);
-  HttpUrl out;
   if (slash != std::string_view::npos) {
     out.target = std::string(url.substr(slash));
     if (out.target.front() == '?') out.target.insert(0, "/");

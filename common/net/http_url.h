@@ -1,13 +1,13 @@
-// An `http://` URL a node calls out to (the auth backend, A-6), parsed strictly so that central
-// refuses with a field-named 400 what a node could not call, and a node never guesses.
+// An `http://` or `https://` URL a node calls out to (the auth backend, A-6), parsed strictly
+// so that central refuses with a field-named 400 what a node could not call, and a node never
+// guesses.
 //
-//   http://host[:port][/path[?query]]
+//   http[s]://host[:port][/path[?query]]
 //
 // `host`: an IPv4 dotted quad, a bracketed IPv6 address or a DNS name (letters, digits, '-'
-// and '.', at most 253 characters). `port` 1…65535, default 80. The path and query (default
-// "/") are kept as given: printable ASCII without spaces, no fragment. No user information
-// (credentials belong in headers, not URLs). At most kMaxHttpUrlBytes. `https://` is refused
-// as not supported (the caller names the field).
+// and '.', at most 253 characters). `port` 1…65535, default 80 (443 for https). The path and
+// query (default "/") are kept as given: printable ASCII without spaces, no fragment. No user
+// information (credentials belong in headers, not URLs). At most kMaxHttpUrlBytes.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,7 @@ struct HttpUrl {
   std::string host;  // as written, IPv6 with its brackets ("[::1]")
   uint16_t port = 80;
   std::string target = "/";  // path and query, as sent in the request line
+  bool tls = false;          // https://
   bool operator==(const HttpUrl&) const = default;
 };
 

@@ -31,6 +31,9 @@ bool Fresh(const auto& kept, Steady::time_point now) {
 AuthBackend::AuthBackend(const Clock& clock, Options options, prometheus::Registry* registry)
     : clock_(clock), options_(std::move(options)) {
   if (!options_.caller) options_.caller = http::AsyncFetch;
+  if (!options_.tls) {
+    if (auto tls = http::ClientTlsContext(""); tls.ok()) options_.tls = *std::move(tls);
+  }
   if (!registry) return;
   latency_ = &prometheus::BuildHistogram()
                   .Name("meshwork_access_backend_seconds")
@@ -122,6 +125,7 @@ void AuthBackend::Ask(const AccessBackend& backend, const BackendQuery& query,
   request.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
   request.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   request.timeout = backend.timeout;
+  if (backend.url.tls) request.tls = options_.tls;
   request.body_limit_bytes = kMaxBackendAnswerBytes;
   const std::chrono::seconds ttl = backend.ttl;
   options_.caller(executor, std::move(request),

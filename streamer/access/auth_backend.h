@@ -13,8 +13,9 @@
 // Bounds: at most `max_in_flight` calls at a time on the node and `max_cached` kept answers
 // (expired ones dropped when full; beyond, answers are delivered but not kept). An asker over
 // either call bound gets Verdict::kBusy (the route answers 503 + Retry-After). A call's deadline
-// is the policy's `timeout_ms`; a timeout, a connection failure or an answer outside the
-// protocol is Verdict::kError (the gate applies `on_error`).
+// is the policy's `timeout_ms`; a timeout, a connection failure (an https:// backend whose
+// certificate does not verify included) or an answer outside the protocol is Verdict::kError
+// (the gate applies `on_error`).
 //
 // Metrics: meshwork_access_backend_seconds (histogram of call latency),
 // meshwork_access_backend_calls_total{result=admit|refuse|error|timeout},
@@ -70,6 +71,8 @@ class AuthBackend {
     size_t max_in_flight = kDefaultMaxInFlight;
     size_t max_cached = kDefaultMaxCached;
     Caller caller;  // empty: http::AsyncFetch
+    // For https:// backends; null: http::ClientTlsContext("") (the system's CAs).
+    std::shared_ptr<boost::asio::ssl::context> tls;
   };
 
   AuthBackend(const Clock& clock, Options options, prometheus::Registry* registry);

@@ -10,10 +10,12 @@ POST /auth with the node's JSON. The viewer's token decides the answer:
 Every answer waits --delay seconds first (answers that take time, so that concurrent first
 requests of a session overlap). GET /calls returns {"session_id": number of calls}, and
 {"max_in_flight": n} the most calls it held at once.
-Binds 127.0.0.1 port 0 and prints `READY {"port": N}` on stdout.
+With --tls CERT KEY it answers over HTTPS. Binds 127.0.0.1 port 0 and prints
+`READY {"port": N}` on stdout.
 """
 import argparse
 import json
+import ssl
 import sys
 import threading
 import time
@@ -79,8 +81,13 @@ class Server(ThreadingHTTPServer):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     args = parser.parse_args()
     server = Server(("127.0.0.1", 0), Handler)
+    if args.tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*args.tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     server.delay = args.delay
     print("READY " + json.dumps({"port": server.server_address[1]}), flush=True)
     server.serve_forever()

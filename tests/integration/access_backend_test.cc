@@ -33,23 +33,26 @@ struct Backend {
   nlohmann::json Calls() const { return Http("GET", address, "/calls").Json(); }
 };
 
-Backend StartBackend(const std::string& dir, double delay_s) {
+// `tls`: {certificate, key} for HTTPS, or empty.
+Backend StartBackend(const std::string& dir, double delay_s,
+                     const std::vector<std::string>& tls = {}) {
   Backend b;
-  b.process = Process::Start({"/usr/bin/python3", SourcePath("tests/e2e/auth_backend.py"),
-                              "--delay", absl::StrCat(delay_s)},
-                             dir + "/backend.log");
+  std::vector<std::string> argv = {"/usr/bin/python3", SourcePath("tests/e2e/auth_backend.py"),
+                                   "--delay", absl::StrCat(delay_s)};
+  if (!tls.empty()) argv.insert(argv.end(), {"--tls", tls[0], tls[1]});
+  b.process = Process::Start(argv, dir + "/backend.log");
   b.address = absl::StrCat("127.0.0.1:", b.process->WaitReady()["port"].get<int>());
   return b;
 }
 
-// The stream's access policy asking `backend` (timeout 1.5 s; every answer takes 0.5 s).
-std::string Policy(const Backend& backend, const std::string& on_error) {
-  return nlohmann::json{{"access",
-                         {{"mode", "backend"},
-                          {"backend",
-                           {{"url", "http://" + backend.address + "/auth"},
-                            {"timeout_ms", 1500},
-                            {"on_error", on_error}}}}}}
+// The stream's access policy asking `backend` (timeout 1.5 s; every answer takes 0.5 s) at
+// `url` (default http://ADDRESS/auth).
+std::string Policy(const Backend& backend, const std::string& on_error, std::string url = "") {
+  if (url.empty()) url = "http://" + backend.address + "/auth";
+  return nlohmann::json{
+      {"access",
+       {{"mode", "backend"},
+        {"backend", {{"url", url}, {"timeout_ms", 1500}, {"on_error", on_error}}}}}}
       .dump();
 }
 
@@ -180,6 +183,54 @@ TEST_CASE(
   CHECK(median < 0.25);
   CHECK(MetricAt(node, "meshwork_access_backend_calls_total", "result=\"admit\"") >= 1000);
   CHECK(MetricAt(node, "meshwork_access_backend_calls_total", "result=\"timeout\"") >= 1);
+}
+
+TEST_CASE(
+    "A-6 an https:// backend is called over TLS with its certificate verified: a name the "
+    "certificate does not hold is a backend error") {
+  const std::string dir = MakeTempDir("access-backend-tls");
+  // A self-signed certificate for 127.0.0.1 only, which the node trusts by its CA file.
+  auto [made, out] = RunCommand(
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=backend -addext "
+      "subjectAltName=IP:127.0.0.1 -keyout '" +
+      dir + "/key.pem' -out '" + dir + "/cert.pem' 2>&1");
+  INFO(out);
+  REQUIRE(made == 0);
+  Backend backend = StartBackend(dir, 0, {dir + "/cert.pem", dir + "/key.pem"});
+  Central central = StartCentral(dir + "/db");
+  Streamer ingest = StartIngestWithStream(central, "ingest-1", "private", {"publish://"},
+                                          {"--access_backend_ca_file=" + dir + "/cert.pem"});
+  const std::string port = backend.address.substr(backend.address.rfind(':') + 1);
+  REQUIRE(Http("PATCH", central.http, kApi + "/streams/private",
+               Policy(backend, "deny", "https://127.0.0.1:" + port + "/auth"))
+              .status == 200);
+  auto push = PushFile(SourceTs(60), ingest.publish, "private");
+  REQUIRE(Eventually(
+      [&] {
+        return Http("GET", ingest.http, "/private/v1/index.m3u8", "", ClusterBearer()).status ==
+               200;
+      },
+      30s));
+  // Over TLS: the backend's refusal reason and its admission both reach the viewer.
+  CHECK(Eventually(
+      [&] {
+        return ReasonOf(Http("GET", ingest.http, "/private/index.m3u8?token=deny")) ==
+               "not_subscribed";
+      },
+      10s));
+  CHECK(Http("GET", ingest.http, "/private/index.m3u8?token=allow-tls").status == 200);
+  // The same backend by a name its certificate does not hold: refused as a backend error.
+  REQUIRE(Http("PATCH", central.http, kApi + "/streams/private",
+               Policy(backend, "deny", "https://localhost:" + port + "/auth"))
+              .status == 200);
+  CHECK(Eventually(
+      [&] {
+        return ReasonOf(Http("GET", ingest.http, "/private/index.m3u8?token=allow-other")) ==
+               "backend_error";
+      },
+      10s));
+  CHECK(MetricAt(ingest.http, "meshwork_access_backend_calls_total", "result=\"admit\"") >= 1);
+  CHECK(MetricAt(ingest.http, "meshwork_access_backend_calls_total", "result=\"error\"") >= 1);
 }
 
 }  // namespace meshwork::testing::access_backend_test

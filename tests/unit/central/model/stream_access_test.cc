@@ -72,7 +72,8 @@ TEST_CASE("A-6 a backend policy: canonical with its defaults, each bad member na
       "timeout_ms": 2000, "ttl_s": 60, "on_error": "deny"})"));
   CHECK(AccessError(R"({"mode": "backend"})") == "access.backend");
   CHECK(AccessError(R"({"mode": "backend", "backend": {}})") == "access.backend.url");
-  CHECK(AccessError(R"({"mode": "backend", "backend": {"url": "https://a/"}})") ==
+  CHECK(AccessError(R"({"mode": "backend", "backend": {"url": "https://a/"}})") == "ok");
+  CHECK(AccessError(R"({"mode": "backend", "backend": {"url": "ftp://a/"}})") ==
         "access.backend.url");
   CHECK(AccessError(R"({"mode": "backend", "backend": {"url": "http://u:p@a/"}})") ==
         "access.backend.url");

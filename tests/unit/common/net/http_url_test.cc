@@ -19,6 +19,12 @@ TEST_CASE("A-6 http URLs: host, port and target, IPv6 bracketed, defaults 80 and
   CHECK(full->host == "[::1]");
   CHECK(full->port == 8080);
   CHECK(full->target == "/v1/check?site=a");
+  CHECK_FALSE(full->tls);
+  auto secure = ParseHttpUrl("https://auth.example.net/check");
+  REQUIRE(secure.ok());
+  CHECK(secure->tls);
+  CHECK(secure->port == 443);
+  CHECK(secure->target == "/check");
   auto query = ParseHttpUrl("http://127.0.0.1:9?x=1");
   REQUIRE(query.ok());
   CHECK(query->target == "/?x=1");
@@ -28,7 +34,7 @@ TEST_CASE("A-6 http URLs: what a node could not call is refused") {
   for (const std::string& bad :
        std::vector<std::string>{"",
                                 "auth.example.net/x",
-                                "https://a/",
+                                "https://",
                                 "ftp://a/",
                                 "http://",
                                 "http:///x",
