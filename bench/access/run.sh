@@ -67,8 +67,8 @@ done
   die "the protected stream is not refused without a token"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://$viewer/prot/v1/index.m3u8?token=$token")" = 200 ] ||
   die "the protected stream refuses the token"
-curl -fsS "http://$viewer/prot/v1/index.m3u8?token=$token" | grep -q "ts?token=$token" ||
-  die "the protected playlist does not carry the token"
+curl -fsS "http://$viewer/prot/v1/index.m3u8?token=$token" >"$work/prot.m3u8"
+grep -q "token=$token" "$work/prot.m3u8" || die "the protected playlist does not carry the token: $(head -c 600 "$work/prot.m3u8")"
 
 mkdir -p "$www/open/v1"
 curl -fsS -o "$www/open/v1/index.m3u8" "http://$viewer/open/v1/index.m3u8"

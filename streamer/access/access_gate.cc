@@ -1,5 +1,7 @@
 #include "streamer/access/access_gate.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -125,27 +127,25 @@ AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std:
     }
   }
   if (!settings) {
-    if (Internode(ctx)) return {};
+    if (Internode(BearerToken(ctx))) return {};
     return Refuse(stream, http::Status::forbidden, "policy_unknown", cors);
   }
-  return Check(ctx, stream, settings->access, archive, cors);
+  return CheckUnder(ctx, stream, settings->access, archive, cors, config.get());
 }
 
 void AccessGate::CountAdmitted(const std::string& stream, const AccessConfig& access) {
   if (admitted_) Counter(admitted_, stream, "mode", ModeName(access)).Increment();
 }
 
-bool AccessGate::Revoked(std::string_view login) const {
-  if (!config_) return false;
-  auto config = config_->Get();
-  auto it = config->revoked_logins.find(login);
-  return it != config->revoked_logins.end() &&
+bool AccessGate::Revoked(std::string_view login, const NodeConfig* node) const {
+  if (!node) return false;
+  auto it = node->revoked_logins.find(login);
+  return it != node->revoked_logins.end() &&
          std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count() <
              it->second;
 }
 
-bool AccessGate::Internode(const http::RequestContext& ctx) {
-  std::string_view bearer = BearerToken(ctx);
+bool AccessGate::Internode(std::string_view bearer) {
   return !bearer.empty() && cluster_tokens_ && cluster_tokens_->Accepts(bearer);
 }
 
@@ -173,41 +173,79 @@ http::Response AccessGate::SessionLimit(const std::string& stream, std::string_v
   return std::move(*Refuse(stream, http::Status::forbidden, "session_limit", cors).refusal);
 }
 
-std::pair<std::optional<crypto::JwtClaims>, std::string> AccessGate::Verify(
-    std::string_view token) {
+std::pair<std::shared_ptr<const crypto::JwtClaims>, std::string> AccessGate::Verify(
+    std::string_view token, const NodeConfig* node) {
   const int64_t now_s =
       std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
-  auto keys = config_ ? config_->Get()->access_keys : nullptr;
-  {
+  const std::shared_ptr<const crypto::JwtKeySet> no_keys;
+  const auto& keys = node ? node->access_keys : no_keys;
+  // The cache holds tokens verified under cached_keys_; another key set empties it. The lock is
+  // taken only when the set changed (cached_keys_ keeps the old set alive, so its address
+  // cannot be reused by a new one while it is compared).
+  if (keys.get() != cached_keys_raw_.load(std::memory_order_acquire)) {
     absl::MutexLock lock(&keys_mu_);
     if (keys != cached_keys_) {
       verified_.Clear();
       cached_keys_ = keys;
+      cached_keys_raw_.store(keys.get(), std::memory_order_release);
     }
   }
-  if (auto found = verified_.Find(token, now_s)) return {std::move(found), ""};
-  if (!keys) return {std::nullopt, "unknown_kid"};
+  // A player's requests on one worker repeat one token: the thread's last verified token is
+  // answered without the digest and the cache's lock. The memo holds its key set, so a set that
+  // replaced it (a rotation) cannot share its address.
+  struct Memo {
+    std::shared_ptr<const crypto::JwtKeySet> keys;
+    std::string token;
+    std::shared_ptr<const crypto::JwtClaims> claims;
+  };
+  thread_local Memo memo;
+  if (memo.claims && memo.keys == keys && memo.token == token &&
+      memo.claims->exp + crypto::kJwtSkewSeconds > now_s) {
+    return {memo.claims, ""};
+  }
+  auto remember = [&](std::shared_ptr<const crypto::JwtClaims> claims) {
+    if (token.size() <= 4096) memo = Memo{keys, std::string(token), claims};
+    return claims;
+  };
+  if (auto found = verified_.Find(token, now_s)) return {remember(std::move(found)), ""};
+  if (!keys) return {nullptr, "unknown_kid"};
   auto claims = crypto::VerifyJwt(token, *keys, now_s);
-  if (!claims.ok()) return {std::nullopt, std::string(claims.status().message())};
+  if (!claims.ok()) return {nullptr, std::string(claims.status().message())};
   verified_.Insert(token, *claims);
-  return {std::move(*claims), ""};
+  return {remember(std::make_shared<const crypto::JwtClaims>(*std::move(claims))), ""};
 }
 
 AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std::string& stream,
                                      const AccessConfig& access, bool archive,
                                      std::string_view cors) {
+  auto config = config_ ? config_->Get() : nullptr;
+  return CheckUnder(ctx, stream, access, archive, cors, config.get());
+}
+
+AccessGate::Result AccessGate::CheckUnder(const http::RequestContext& ctx,
+                                          const std::string& stream, const AccessConfig& access,
+                                          bool archive, std::string_view cors,
+                                          const NodeConfig* node) {
   if (access.open()) return {};
-  if (Internode(ctx)) return {};
+  const std::string_view bearer = BearerToken(ctx);
+  // A bearer shaped as a compact JWT is a viewer's token: the cluster-token check (an HMAC
+  // under a lock) is put off until the request would be refused.
+  const bool viewer_bearer = std::count(bearer.begin(), bearer.end(), '.') == 2;
+  if (!bearer.empty() && !viewer_bearer && Internode(bearer)) return {};
+  auto refuse = [&](http::Status status, std::string_view reason) -> Result {
+    if (viewer_bearer && Internode(bearer)) return {};
+    return Refuse(stream, status, reason, cors);
+  };
   if (access.mode == AccessConfig::Mode::kRefuse) {
-    return Refuse(stream, http::Status::forbidden, "policy_unreadable", cors);
+    return refuse(http::Status::forbidden, "policy_unreadable");
   }
   if (access.deny.Contains(ctx.client) ||
       (!access.allow.empty() && !access.allow.Contains(ctx.client))) {
-    return Refuse(stream, http::Status::forbidden, "address_denied", cors);
+    return refuse(http::Status::forbidden, "address_denied");
   }
   if (access.mode == AccessConfig::Mode::kOpen) return {};
   std::optional<std::string> from_query = ctx.QueryParam("token");
-  std::string_view token = from_query ? std::string_view(*from_query) : BearerToken(ctx);
+  std::string_view token = from_query ? std::string_view(*from_query) : bearer;
   if (token.empty()) token = CookieToken(ctx);
   if (access.mode == AccessConfig::Mode::kBackend) {
     Ask ask;
@@ -228,25 +266,23 @@ AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std:
     result.ask = std::move(ask);
     return result;
   }
-  if (token.empty()) return Refuse(stream, http::Status::unauthorized, "token_missing", cors);
-  auto [claims, reason] = Verify(token);
-  if (!claims) return Refuse(stream, http::Status::forbidden, reason, cors);
-  if (!crypto::JwtAllowsStream(*claims, stream)) {
-    return Refuse(stream, http::Status::forbidden, "stream", cors);
-  }
+  if (token.empty()) return refuse(http::Status::unauthorized, "token_missing");
+  auto [claims, reason] = Verify(token, node);
+  if (!claims) return refuse(http::Status::forbidden, reason);
+  if (!crypto::JwtAllowsStream(*claims, stream)) return refuse(http::Status::forbidden, "stream");
   if (claims->ip) {
     auto cidr = net::Cidr::Parse(*claims->ip);
     if (!cidr.ok() || !cidr->Contains(ctx.client)) {
-      return Refuse(stream, http::Status::forbidden, "address", cors);
+      return refuse(http::Status::forbidden, "address");
     }
   }
-  if (archive && !claims->dvr) return Refuse(stream, http::Status::forbidden, "dvr", cors);
-  if (!claims->sub.empty() && Revoked(claims->sub)) {
-    return Refuse(stream, http::Status::forbidden, "revoked", cors);
+  if (archive && !claims->dvr) return refuse(http::Status::forbidden, "dvr");
+  if (!claims->sub.empty() && Revoked(claims->sub, node)) {
+    return refuse(http::Status::forbidden, "revoked");
   }
   Result result;
   if (from_query && IsCompactToken(*from_query)) result.carry = absl::StrCat("token=", *from_query);
-  result.login = std::move(claims->sub);
+  result.login = claims->sub;
   if (!result.login.empty()) {
     result.max_sessions = claims->max_sessions && *claims->max_sessions > 0
                               ? static_cast<uint64_t>(*claims->max_sessions)
@@ -283,7 +319,8 @@ AccessGate::Result AccessGate::Verdict(const Ask& ask, const BackendAnswer& answ
       if (ask.archive && !answer.dvr) {
         return Refuse(stream, http::Status::forbidden, "dvr", ask.cors);
       }
-      if (!answer.login.empty() && Revoked(answer.login)) {
+      if (!answer.login.empty() &&
+          Revoked(answer.login, config_ ? config_->Get().get() : nullptr)) {
         return Refuse(stream, http::Status::forbidden, "revoked", ask.cors);
       }
       break;

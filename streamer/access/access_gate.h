@@ -3,7 +3,9 @@
 // h2 alike, as both run the same routes).
 //
 // Order: (1) a request carrying the cluster token (`Authorization: Bearer`, M-3) is a node
-// of the cluster (an edge's relay, archive proxy) and is admitted whatever the policy;
+// of the cluster (an edge's relay, archive proxy) and is admitted whatever the policy (a bearer
+// shaped as a JWT is checked as a viewer's token first, and as the cluster token only before a
+// refusal, which keeps the HMAC of the cluster-token check off viewers' requests);
 // (2) a policy the node could not read, or a stream it has no configuration of, refuses
 // (403 `policy_unreadable`, `policy_unknown`: fail closed);
 // (3) `deny_cidrs`, then `allow_cidrs` on the client address (after T-2): 403
@@ -35,6 +37,7 @@
 // token).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -118,16 +121,22 @@ class AccessGate {
   AuthBackend& backend() { return backend_; }
 
  private:
-  // The request carries the cluster token (M-3): a node of the cluster.
-  bool Internode(const http::RequestContext& ctx);
-  // central revoked `login` and the revocation has not ended.
-  bool Revoked(std::string_view login) const;
+  // Check under `node`, the configuration snapshot taken once for the request (may be null).
+  Result CheckUnder(const http::RequestContext& ctx, const std::string& stream,
+                    const AccessConfig& access, bool archive, std::string_view cors,
+                    const NodeConfig* node);
+  // `bearer` is the cluster token (M-3): a node of the cluster.
+  bool Internode(std::string_view bearer);
+  // `node` holds a revocation of `login` that has not ended.
+  bool Revoked(std::string_view login, const NodeConfig* node) const;
   Result Refuse(const std::string& stream, http::Status status, std::string_view reason,
                 std::string_view cors);
   // The verdict for a backend's `answer` to `ask`.
   Result Verdict(const Ask& ask, const BackendAnswer& answer);
-  // The verified claims of `token` (cache, else the verifier); the refusal reason otherwise.
-  std::pair<std::optional<crypto::JwtClaims>, std::string> Verify(std::string_view token);
+  // The verified claims of `token` under `node`'s keys (cache, else the verifier); the refusal
+  // reason otherwise.
+  std::pair<std::shared_ptr<const crypto::JwtClaims>, std::string> Verify(std::string_view token,
+                                                                          const NodeConfig* node);
   prometheus::Counter& Counter(prometheus::Family<prometheus::Counter>* family,
                                const std::string& stream, const char* label,
                                std::string_view value);
@@ -141,6 +150,7 @@ class AccessGate {
   absl::Mutex keys_mu_;
   // The key set the cache was filled under; a different one (central's update) clears it.
   std::shared_ptr<const crypto::JwtKeySet> cached_keys_ ABSL_GUARDED_BY(keys_mu_);
+  std::atomic<const crypto::JwtKeySet*> cached_keys_raw_{nullptr};  // cached_keys_.get()
   prometheus::Family<prometheus::Counter>* admitted_ = nullptr;
   prometheus::Family<prometheus::Counter>* denied_ = nullptr;
   absl::Mutex counters_mu_;

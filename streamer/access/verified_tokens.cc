@@ -14,15 +14,16 @@ std::string Digest(std::string_view token) {
 
 }  // namespace
 
-std::optional<crypto::JwtClaims> VerifiedTokens::Find(std::string_view token, int64_t now_unix_s) {
+std::shared_ptr<const crypto::JwtClaims> VerifiedTokens::Find(std::string_view token,
+                                                              int64_t now_unix_s) {
   const std::string digest = Digest(token);
   absl::MutexLock lock(&mu_);
   auto it = by_digest_.find(digest);
-  if (it == by_digest_.end()) return std::nullopt;
-  if (it->second->claims.exp + crypto::kJwtSkewSeconds <= now_unix_s) {
+  if (it == by_digest_.end()) return nullptr;
+  if (it->second->claims->exp + crypto::kJwtSkewSeconds <= now_unix_s) {
     lru_.erase(it->second);
     by_digest_.erase(it);
-    return std::nullopt;
+    return nullptr;
   }
   lru_.splice(lru_.begin(), lru_, it->second);
   ++hits_;
@@ -33,11 +34,11 @@ void VerifiedTokens::Insert(std::string_view token, const crypto::JwtClaims& cla
   std::string digest = Digest(token);
   absl::MutexLock lock(&mu_);
   if (auto it = by_digest_.find(digest); it != by_digest_.end()) {
-    it->second->claims = claims;
+    it->second->claims = std::make_shared<const crypto::JwtClaims>(claims);
     lru_.splice(lru_.begin(), lru_, it->second);
     return;
   }
-  lru_.push_front(Entry{digest, claims});
+  lru_.push_front(Entry{digest, std::make_shared<const crypto::JwtClaims>(claims)});
   by_digest_[std::move(digest)] = lru_.begin();
   while (lru_.size() > capacity_) {
     by_digest_.erase(lru_.back().digest);

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,8 +26,9 @@ class VerifiedTokens {
  public:
   explicit VerifiedTokens(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
 
-  // The claims of `token` if it was verified before and has not expired at `now_unix_s`.
-  std::optional<crypto::JwtClaims> Find(std::string_view token, int64_t now_unix_s);
+  // The claims of `token` if it was verified before and has not expired at `now_unix_s` (shared,
+  // not copied: a lookup allocates nothing); null otherwise.
+  std::shared_ptr<const crypto::JwtClaims> Find(std::string_view token, int64_t now_unix_s);
   // Keeps the claims of a token VerifyJwt accepted.
   void Insert(std::string_view token, const crypto::JwtClaims& claims);
   // Forgets every token (the key set changed).
@@ -38,7 +40,7 @@ class VerifiedTokens {
  private:
   struct Entry {
     std::string digest;
-    crypto::JwtClaims claims;
+    std::shared_ptr<const crypto::JwtClaims> claims;
   };
   const size_t capacity_;
   mutable absl::Mutex mu_;
