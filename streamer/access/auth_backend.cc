@@ -174,6 +174,10 @@ void AuthBackend::Finish(const std::string& key, BackendAnswer answer,
 void AuthBackend::KeepLocked(const std::string& key, Kept kept) {
   const auto now = kept.last_used;
   if (kept_.size() >= options_.max_cached) {
+    // A full cache is swept at most once a second (a sweep reads every entry); in between,
+    // new answers are delivered without being kept.
+    if (now - last_sweep_ < std::chrono::seconds(1)) return;
+    last_sweep_ = now;
     std::erase_if(kept_, [now](const auto& entry) { return !Fresh(entry.second, now); });
     if (kept_.size() >= options_.max_cached) return;
   }

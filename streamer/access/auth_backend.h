@@ -11,7 +11,8 @@
 // kRefusalTtl at most, so a viewer whose rights change waits seconds, not a minute.
 //
 // Bounds: at most `max_in_flight` calls at a time on the node and `max_cached` kept answers
-// (expired ones dropped when full; beyond, answers are delivered but not kept). An asker over
+// (expired ones dropped when full, at most once a second; beyond, answers are delivered but not
+// kept). An asker over
 // either call bound gets Verdict::kBusy (the route answers 503 + Retry-After). A call's deadline
 // is the policy's `timeout_ms`; a timeout, a connection failure (an https:// backend whose
 // certificate does not verify included) or an answer outside the protocol is Verdict::kError
@@ -113,6 +114,7 @@ class AuthBackend {
   mutable absl::Mutex mu_;
   std::unordered_map<std::string, Kept> kept_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, std::vector<Waiter>> calls_ ABSL_GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point last_sweep_ ABSL_GUARDED_BY(mu_);
   prometheus::Histogram* latency_ = nullptr;
   prometheus::Family<prometheus::Counter>* calls_total_ = nullptr;
   prometheus::Counter* busy_ = nullptr;

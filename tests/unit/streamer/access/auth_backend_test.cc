@@ -199,6 +199,41 @@ TEST_CASE("A-6 calls in flight are bounded per node: beyond, kBusy without a cal
   CHECK(busy == 1);
 }
 
+TEST_CASE("A-6 kept answers are bounded: a full cache keeps no more until a sweep frees room") {
+  FakeClock clock;
+  FakeBackend fake;
+  boost::asio::io_context io;
+  AuthBackend::Options options;
+  options.max_cached = 2;
+  options.caller = fake.Caller();
+  AuthBackend backend(clock, options, nullptr);
+  auto ask = [&](const char* token) {
+    backend.Ask(Policy(1s), Query(token), 2s, io.get_executor(), [](const BackendAnswer&) {});
+    if (!fake.calls.empty() && fake.calls.back().done) {
+      auto done = std::move(fake.calls.back().done);
+      fake.calls.back().done = nullptr;
+      done(FakeBackend::Answer(http::Status::ok, ""));
+    }
+    io.restart();
+    io.run();
+  };
+  ask("a");
+  ask("b");
+  ask("c");  // the cache is full of fresh answers: c is answered, not kept
+  CHECK(backend.cached() == 2);
+  ask("c");
+  CHECK(fake.calls.size() == 4);
+  ask("a");  // still kept
+  CHECK(fake.calls.size() == 4);
+  // a and b lapse (ttl 1 s, sessions idle beyond 2 s): the next answer sweeps them out.
+  clock.Advance(5s);
+  ask("c");
+  CHECK(fake.calls.size() == 5);
+  CHECK(backend.cached() == 1);
+  ask("c");
+  CHECK(fake.calls.size() == 5);
+}
+
 TEST_CASE("A-6 the session key never holds the token in clear") {
   auto key = AuthBackend::KeyOf(Query("secret-token-value"));
   CHECK(key.size() == 64);
