@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "central/model/json_fields.h"
+#include "common/auth/login.h"
 #include "common/crypto/base64url.h"
 #include "common/crypto/jwt.h"
 #include "common/status/status_macros.h"
@@ -76,13 +77,7 @@ absl::StatusOr<nlohmann::json> ValidateAccessKey(const nlohmann::json& body, std
   return out;
 }
 
-bool IsValidLogin(std::string_view login) {
-  if (login.empty() || login.size() > 256) return false;
-  for (unsigned char c : login) {
-    if (c < 0x20 || c == 0x7f) return false;
-  }
-  return true;
-}
+bool IsValidLogin(std::string_view login) { return auth::IsValidLogin(login); }
 
 std::span<const std::string_view> RevocationMembers() { return kRevocationMembers; }
 

@@ -1,5 +1,6 @@
 #include "streamer/access/backend_answer.h"
 
+#include "common/auth/login.h"
 #include "common/json/bounded_json.h"
 #include "nlohmann/json.hpp"
 
@@ -11,14 +12,6 @@ bool IsReasonCode(std::string_view reason) {
   if (reason.empty() || reason.size() > 64) return false;
   for (char c : reason) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  }
-  return true;
-}
-
-bool IsLogin(std::string_view login) {
-  if (login.empty() || login.size() > 256) return false;
-  for (unsigned char c : login) {
-    if (c < 0x20 || c == 0x7f) return false;
   }
   return true;
 }
@@ -76,7 +69,8 @@ BackendAnswer ParseBackendAnswer(int status, std::string_view body) {
   auto json = ParseBoundedJson(body, "answer", 8);
   if (!json.ok() || !json->is_object()) return Error("malformed");
   if (auto l = json->find("login"); l != json->end() && !l->is_null()) {
-    if (!l->is_string() || !IsLogin(l->get_ref<const std::string&>())) return Error("login");
+    if (!l->is_string() || !auth::IsValidLogin(l->get_ref<const std::string&>()))
+      return Error("login");
     answer.login = l->get<std::string>();
   }
   bool ok = true;

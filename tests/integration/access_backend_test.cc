@@ -33,6 +33,15 @@ struct Backend {
   nlohmann::json Calls() const { return Http("GET", address, "/calls").Json(); }
 };
 
+// Returns once `node` serves stream "private"'s media playlist to the cluster.
+void WaitPackaging(const Streamer& node) {
+  REQUIRE(Eventually(
+      [&] {
+        return Http("GET", node.http, "/private/v1/index.m3u8", "", ClusterBearer()).status == 200;
+      },
+      30s));
+}
+
 // `tls`: {certificate, key} for HTTPS, or empty.
 Backend StartBackend(const std::string& dir, double delay_s,
                      const std::vector<std::string>& tls = {}) {
@@ -69,12 +78,7 @@ TEST_CASE(
   INFO(patch.body);
   REQUIRE(patch.status == 200);
   auto push = PushFile(SourceTs(60), ingest.publish, "private");
-  REQUIRE(Eventually(
-      [&] {
-        return Http("GET", ingest.http, "/private/v1/index.m3u8", "", ClusterBearer()).status ==
-               200;
-      },
-      30s));
+  WaitPackaging(ingest);
   const std::string node = ingest.http;
   REQUIRE(Eventually(
       [&] { return ReasonOf(Http("GET", node, "/private/index.m3u8?token=deny")) != ""; }, 10s));
@@ -205,12 +209,7 @@ TEST_CASE(
                Policy(backend, "deny", "https://127.0.0.1:" + port + "/auth"))
               .status == 200);
   auto push = PushFile(SourceTs(60), ingest.publish, "private");
-  REQUIRE(Eventually(
-      [&] {
-        return Http("GET", ingest.http, "/private/v1/index.m3u8", "", ClusterBearer()).status ==
-               200;
-      },
-      30s));
+  WaitPackaging(ingest);
   // Over TLS: the backend's refusal reason and its admission both reach the viewer.
   CHECK(Eventually(
       [&] {
