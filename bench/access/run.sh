@@ -5,12 +5,15 @@
 # from files beside them for reference:
 #
 #   media playlist (~1 KiB, 13 segments)   open  GET /open/v1/index.m3u8
-#                                          token GET /prot/v1/index.m3u8?token=T (the node
-#                                                verifies T — cached after the first request —
-#                                                and writes it into every URI of the answer)
+#                                          sid   GET /prot/v1/index.m3u8?sid=S, the URI the
+#                                                master given ?token=T names (what a player
+#                                                reloads): S stands for T on this node (A-3),
+#                                                and the node writes it into every URI
+#                                          token GET /prot/v1/index.m3u8?token=T (T verified
+#                                                — cached after the first request —, S written)
 #                                          bearer the same with Authorization: Bearer T (no
 #                                                rewriting)
-#   1 MiB segment                          open / token (?token=T) / bearer
+#   1 MiB segment                          open / sid / token (?token=T) / bearer
 #
 # Load: wrk -t${WRK_THREADS:-1} -c${CONNECTIONS:-100} -dDURATION (default 10 s) per case and
 # server, keep-alive; THREADS (default 2) streamer HTTP threads / nginx workers. Bar: every
@@ -67,8 +70,12 @@ done
   die "the protected stream is not refused without a token"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://$viewer/prot/v1/index.m3u8?token=$token")" = 200 ] ||
   die "the protected stream refuses the token"
-curl -fsS "http://$viewer/prot/v1/index.m3u8?token=$token" >"$work/prot.m3u8"
-grep -q "token=$token" "$work/prot.m3u8" || die "the protected playlist does not carry the token: $(head -c 600 "$work/prot.m3u8")"
+# What a player does: the master given ?token= names the media playlist with the node's id.
+sid=$(curl -fsS "http://$viewer/prot/index.m3u8?token=$token" | grep -o 'sid=[A-Za-z0-9_-]*' | head -1)
+[ -n "$sid" ] || die "the protected master playlist carries no session id"
+curl -fsS "http://$viewer/prot/v1/index.m3u8?$sid" >"$work/prot.m3u8"
+[ "$(grep -c "[?&]$sid" "$work/prot.m3u8")" -ge "$window" ] ||
+  die "the protected playlist does not carry the id into every URI: $(head -c 600 "$work/prot.m3u8")"
 
 mkdir -p "$www/open/v1"
 curl -fsS -o "$www/open/v1/index.m3u8" "http://$viewer/open/v1/index.m3u8"
@@ -88,6 +95,7 @@ measure() {  # measure NAME PATH MODE URL [WRK_ARGS...]
 for c in "media playlist|v1/index.m3u8" "1 MiB segment|$seg"; do
   name="${c%%|*}"; p="${c#*|}"
   measure "$name" "$p" open "http://$viewer/open/$p"
+  measure "$name" "$p" sid "http://$viewer/prot/$p?$sid"
   measure "$name" "$p" token "http://$viewer/prot/$p?token=$token"
   measure "$name" "$p" bearer "http://$viewer/prot/$p" "${bearer[@]}"
   measure "$name" "$p" nginx "http://127.0.0.1:$nginx_port/open/$p"
@@ -105,15 +113,15 @@ fails = 0
 print(f"{'case':<16} {'mode':<7} {'req/s':>9} {'MiB/s':>8} {'non-2xx':>7} {'÷ open':>7} {'bar':>6}")
 for name, modes in by.items():
     base = modes["open"][0]
-    for mode in ("open", "token", "bearer", "nginx"):
+    for mode in ("open", "sid", "token", "bearer", "nginx"):
         rps, mbs, bad = modes[mode]
         ratio = rps / base if base else 0
         verdict = ""
-        if mode in ("token", "bearer"):
+        if mode in ("sid", "token", "bearer"):
             ok = ratio >= 0.95 and bad == 0
             fails += not ok
             verdict = "PASS" if ok else "FAIL"
         print(f"{name:<16} {mode:<7} {rps:>9.0f} {mbs:>8.1f} {bad:>7} {ratio:>7.2f}"
               f" {'≥0.95' if verdict else '':>6} {verdict}")
-print(f"{4 - fails} of 4 protected cases pass")
+print(f"{6 - fails} of 6 protected cases pass")
 PY

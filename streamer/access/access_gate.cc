@@ -84,6 +84,7 @@ AccessGate::AccessGate(const Snapshot<NodeConfig>* config, crypto::TokenFile* cl
       clock_(clock),
       node_(std::move(options.node)),
       verified_(options.cache_capacity),
+      ids_(options.cache_capacity),
       backend_(clock, std::move(options.backend), registry) {
   if (!registry) return;
   admitted_ = &prometheus::BuildCounter()
@@ -140,9 +141,7 @@ void AccessGate::CountAdmitted(const std::string& stream, const AccessConfig& ac
 bool AccessGate::Revoked(std::string_view login, const NodeConfig* node) const {
   if (!node) return false;
   auto it = node->revoked_logins.find(login);
-  return it != node->revoked_logins.end() &&
-         std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count() <
-             it->second;
+  return it != node->revoked_logins.end() && NowSeconds() < it->second;
 }
 
 bool AccessGate::Internode(std::string_view bearer) {
@@ -173,10 +172,13 @@ http::Response AccessGate::SessionLimit(const std::string& stream, std::string_v
   return std::move(*Refuse(stream, http::Status::forbidden, "session_limit", cors).refusal);
 }
 
+int64_t AccessGate::NowSeconds() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
+}
+
 std::pair<std::shared_ptr<const crypto::JwtClaims>, std::string> AccessGate::Verify(
     std::string_view token, const NodeConfig* node) {
-  const int64_t now_s =
-      std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
+  const int64_t now_s = NowSeconds();
   const std::shared_ptr<const crypto::JwtKeySet> no_keys;
   const auto& keys = node ? node->access_keys : no_keys;
   // The cache holds tokens verified under cached_keys_; another key set empties it. The lock is
@@ -245,15 +247,18 @@ AccessGate::Result AccessGate::CheckUnder(const http::RequestContext& ctx,
   }
   if (access.mode == AccessConfig::Mode::kOpen) return {};
   std::optional<std::string> from_query = ctx.QueryParam("token");
-  std::string_view token = from_query ? std::string_view(*from_query) : bearer;
-  if (token.empty()) token = CookieToken(ctx);
   if (access.mode == AccessConfig::Mode::kBackend) {
+    std::string_view token = from_query ? std::string_view(*from_query) : bearer;
+    if (token.empty()) token = CookieToken(ctx);
     Ask ask;
     ask.backend = access.backend;
     ask.archive = archive;
     ask.policy_max_sessions = access.max_sessions_per_login;
     ask.cors = std::string(cors);
-    if (from_query && IsCompactToken(*from_query)) ask.carry = absl::StrCat("token=", *from_query);
+    if (from_query && IsCompactToken(*from_query)) {
+      ask.carry = absl::StrCat("token=", *from_query);
+      ask.carry_token = ask.carry;
+    }
     BackendQuery& q = ask.query;
     q.stream = stream;
     q.client = ctx.client.ToString();
@@ -266,6 +271,18 @@ AccessGate::Result AccessGate::CheckUnder(const http::RequestContext& ctx,
     result.ask = std::move(ask);
     return result;
   }
+  // `?sid=` is the short id this node wrote for a token (SessionIds); it stands for it.
+  std::shared_ptr<const std::string> from_id;
+  if (!from_query) {
+    if (auto sid = ctx.QueryParam("sid")) {
+      from_id = ids_.Find(*sid);
+      if (!from_id) return refuse(http::Status::forbidden, "session_unknown");
+    }
+  }
+  std::string_view token = from_query ? std::string_view(*from_query)
+                           : from_id  ? std::string_view(*from_id)
+                                      : bearer;
+  if (token.empty()) token = CookieToken(ctx);
   if (token.empty()) return refuse(http::Status::unauthorized, "token_missing");
   auto [claims, reason] = Verify(token, node);
   if (!claims) return refuse(http::Status::forbidden, reason);
@@ -281,7 +298,13 @@ AccessGate::Result AccessGate::CheckUnder(const http::RequestContext& ctx,
     return refuse(http::Status::forbidden, "revoked");
   }
   Result result;
-  if (from_query && IsCompactToken(*from_query)) result.carry = absl::StrCat("token=", *from_query);
+  if ((from_query || from_id) && IsCompactToken(token)) {
+    // This node's URIs carry the short id (the token when the id table is full); URIs to other
+    // nodes the token itself.
+    result.carry_token = absl::StrCat("token=", AbslView(token));
+    std::string id = ids_.Issue(token, claims->exp + crypto::kJwtSkewSeconds, NowSeconds());
+    result.carry = id.empty() ? result.carry_token : absl::StrCat("sid=", id);
+  }
   result.login = claims->sub;
   if (!result.login.empty()) {
     result.max_sessions = claims->max_sessions && *claims->max_sessions > 0
@@ -327,6 +350,7 @@ AccessGate::Result AccessGate::Verdict(const Ask& ask, const BackendAnswer& answ
   }
   Result result;
   result.carry = ask.carry;
+  result.carry_token = ask.carry_token;
   if (answer.verdict == BackendAnswer::Verdict::kAdmit && !answer.login.empty()) {
     result.login = answer.login;
     result.max_sessions = answer.max_sessions ? answer.max_sessions : ask.policy_max_sessions;

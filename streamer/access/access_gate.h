@@ -18,10 +18,13 @@
 // carry the M-1 error body with a `reason` member, `Cache-Control: no-store` and the stream's CORS
 // origin.
 //
-// A token taken from the query is carried on: `Result::carry` is the query ("token=…") to
-// put on every URI the node writes for this viewer (hls::WithQuery), so players need no
-// configuration. Tokens from a header or cookie are not copied into URIs (the client sends
-// them again by itself).
+// A token taken from the query is carried on, so players need no configuration:
+// `Result::carry` is the query to put on every URI the node writes for this viewer
+// (hls::WithQuery) — `sid=<id>`, a 16-character id standing for the token on this node
+// (SessionIds: a playlist of a dozen URIs stays small, P-17) — and `Result::carry_token`
+// ("token=…") the one for URIs that lead to another node. `?sid=` is accepted as the token
+// it stands for; an id this node does not know: 403 `session_unknown`. Tokens from a header
+// or cookie are not copied into URIs (the client sends them again by itself).
 //
 // In `backend` mode Check does not decide: after the address rules it returns
 // `Result::ask`, and the route passes it to Resolve, which asks the node's AuthBackend (one call
@@ -54,6 +57,7 @@
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
 #include "streamer/access/auth_backend.h"
+#include "streamer/access/session_ids.h"
 #include "streamer/access/verified_tokens.h"
 #include "streamer/agent/node_config.h"
 
@@ -81,14 +85,20 @@ class AccessGate {
     AccessBackend backend;
     BackendQuery query;  // the route sets `protocol`
     std::string carry;
+    std::string carry_token;
     bool archive = false;
     uint64_t policy_max_sessions = 0;
     std::string cors;
   };
   struct Result {
     std::optional<http::Response> refusal;  // set: send it, serve nothing
-    std::string carry;                      // "token=…" or empty
-    std::string login;                      // the token's `sub`, when there is one
+    // the query this node's URIs for the viewer carry ("sid=…", SessionIds; "token=…"
+    // in backend mode or when the id table is full), and the one URIs to other nodes carry
+    // ("token=…": O-6 backups, O-3 redirects); both empty when the token did not come in
+    // the query.
+    std::string carry;
+    std::string carry_token;
+    std::string login;  // the token's `sub`, when there is one
     // the most active sessions `login` may hold on this node (the token's
     // `max_sessions`, else the policy's `max_sessions_per_login`); 0: no limit.
     uint64_t max_sessions = 0;
@@ -118,6 +128,7 @@ class AccessGate {
   http::Response SessionLimit(const std::string& stream, std::string_view cors);
 
   size_t cached_tokens() const { return verified_.size(); }
+  size_t session_ids() const { return ids_.size(); }
   AuthBackend& backend() { return backend_; }
 
  private:
@@ -125,6 +136,7 @@ class AccessGate {
   Result CheckUnder(const http::RequestContext& ctx, const std::string& stream,
                     const AccessConfig& access, bool archive, std::string_view cors,
                     const NodeConfig* node);
+  int64_t NowSeconds() const;
   // `bearer` is the cluster token (M-3): a node of the cluster.
   bool Internode(std::string_view bearer);
   // `node` holds a revocation of `login` that has not ended.
@@ -146,6 +158,7 @@ class AccessGate {
   const Clock& clock_;
   const std::string node_;
   VerifiedTokens verified_;
+  SessionIds ids_;
   AuthBackend backend_;
   absl::Mutex keys_mu_;
   // The key set the cache was filled under; a different one (central's update) clears it.

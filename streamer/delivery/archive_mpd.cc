@@ -19,8 +19,6 @@ using archive::Proto;
 using archive::TrackKey;
 
 constexpr size_t kMaxSegments = 100'000;
-// A hole longer than this in the reference track starts a new period (D-4).
-constexpr int64_t kGapToleranceMs = 500;
 constexpr size_t kMaxInitBytes = 1 << 20;
 // The first moof of a recorded segment (a CMAF chunk's header) fits well inside this.
 constexpr size_t kMaxFragmentHeadBytes = 256 << 10;
@@ -72,7 +70,7 @@ std::string SegmentList(const ArchiveMpdTrack& t, int64_t period_start_ms,
     int64_t duration = Ticks(s.duration_ms, ts);
     // Back to back with the next: end exactly where it starts (no one-tick holes).
     if (i + 1 < t.segments.size() &&
-        std::llabs(t.segments[i + 1].start_ms - s.end_ms()) <= kGapToleranceMs) {
+        std::llabs(t.segments[i + 1].start_ms - s.end_ms()) <= kArchiveGapToleranceMs) {
       duration = base + Ticks(t.segments[i + 1].start_ms - first.start_ms, ts) - start;
     }
     absl::StrAppend(&out, "              <S t=\"", start, "\" d=\"", std::max<int64_t>(1, duration),
@@ -107,7 +105,7 @@ std::vector<ArchiveMpdPeriod> PlanArchiveMpd(const archive::ArchiveIndex& index,
     auto wanted = index.InitFor(ref, s.start_ms);
     if (!wanted) continue;  // a CMAF segment without its init cannot be played
     if (periods.empty() || wanted != init ||
-        std::llabs(s.start_ms - periods.back().end_ms) > kGapToleranceMs) {
+        std::llabs(s.start_ms - periods.back().end_ms) > kArchiveGapToleranceMs) {
       ArchiveMpdPeriod p;
       p.start_ms = s.start_ms;
       p.tracks.push_back(ArchiveMpdTrack{.rendition = reference, .init_ms = *wanted});
@@ -166,8 +164,7 @@ std::optional<media::ProbedTrack> ProbeArchiveInit(const std::filesystem::path& 
       archive::TrackDir(root, track.stream, track.proto, track.rendition), *init));
 }
 
-std::string ArchiveMpd(const std::vector<ArchiveMpdPeriod>& periods,
-                       const std::string& uri_query) {
+std::string ArchiveMpd(const std::vector<ArchiveMpdPeriod>& periods, const std::string& uri_query) {
   const std::string query = uri_query.empty() ? "" : mpd::XmlEscape("?" + uri_query);
   std::string body;
   // Periods follow each other in presentation time: a gap in the recording is skipped, as

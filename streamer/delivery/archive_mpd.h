@@ -25,6 +25,10 @@
 
 namespace meshwork::streamer {
 
+// A hole longer than this between two recorded segments is a gap (D-4): a discontinuity in
+// an archive playlist, a new period in an archive MPD.
+inline constexpr int64_t kArchiveGapToleranceMs = 500;
+
 struct ArchiveMpdTrack {
   std::string rendition;
   int64_t init_ms = 0;  // dvr-init-{init_ms}.mp4, in force at the first segment

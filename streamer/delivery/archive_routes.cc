@@ -24,8 +24,6 @@ using archive::Proto;
 using archive::TrackKey;
 
 constexpr size_t kMaxPlaylistSegments = 100'000;
-// A hole longer than this between two recorded segments is a gap (D-4): a discontinuity.
-constexpr int64_t kGapToleranceMs = 500;
 
 http::Response BadRequest(std::string_view message) {
   return http::ErrorResponse(http::Status::bad_request, "bad_archive_request", message);
@@ -212,7 +210,8 @@ std::string ArchiveMediaPlaylist(const archive::ArchiveIndex& index, const Track
   const archive::ArchivedSegment* previous = nullptr;
   for (const auto& s : segments) {
     hls::SegmentLine line;
-    line.discontinuity = previous && std::llabs(s.start_ms - previous->end_ms()) > kGapToleranceMs;
+    line.discontinuity =
+        previous && std::llabs(s.start_ms - previous->end_ms()) > kArchiveGapToleranceMs;
     if (cmaf) {
       auto wanted = index.InitFor(track, s.start_ms);
       if (wanted != init) {

@@ -9,6 +9,7 @@
 #include "streamer/delivery/archive_routes.h"
 #include "streamer/delivery/dash.h"
 #include "streamer/delivery/ll_hls.h"
+#include "streamer/delivery/media_bodies.h"
 #include "streamer/delivery/origin_routes.h"
 #include "streamer/delivery/playlists.h"
 #include "streamer/delivery/responses.h"
@@ -41,8 +42,9 @@ struct Target {
   int64_t msn = 0;
   int part = -1;
   std::shared_ptr<StreamPipeline> pipeline;
-  std::string carry;  // the query every URI written for this viewer carries
-  std::string login;  // the viewer's login, and the most sessions it may hold here
+  std::string carry;        // the query every URI written for this viewer carries
+  std::string carry_token;  // the same for URIs that lead to another node
+  std::string login;        // the viewer's login, and the most sessions it may hold here
   uint64_t max_sessions = 0;
 };
 
@@ -112,55 +114,6 @@ Waiters::TimePoint HoldDeadline(const OriginStore& store, int segment_ms) {
   return store.clock().Monotonic() + std::chrono::milliseconds(3 * segment_ms);
 }
 
-// A media playlist of the window, rendered once per window, form and policy (P-4: a publish
-// that releases thousands of held requests renders once; a change of masks or versions is a
-// new policy serial, so a new rendering). LL-HLS rendition reports read the other renditions
-// too: a change there without a change here is at most one part stale, which rendition
-// reports tolerate.
-//
-// with `carried` the rendering puts kCarryMarker where a viewer's query goes
-// (hls::WithQuery), once per window like any other; FillCarry puts each viewer's query there.
-enum class MediaForm { kLowLatency, kLowLatencyDelta, kLive };
-constexpr char kCarryMarker[] = "\x01";  // never in a URI the writer prints otherwise
-std::shared_ptr<const RenditionWindow::Rendered> RenderedMedia(const OriginStore& store,
-                                                               const std::string& stream,
-                                                               const RenditionWindow& w,
-                                                               MediaForm form, bool carried) {
-  auto view = store.View(stream);
-  const uint64_t serial = view ? view->policy->serial : 0;
-  const char* name = form == MediaForm::kLowLatency        ? "ll:"
-                     : form == MediaForm::kLowLatencyDelta ? "ll-skip:"
-                                                           : "live:";
-  std::string key = absl::StrCat(name, carried ? "carry:" : "", serial);
-  if (auto found = w.cache.Find(key)) return found;
-  const std::string query = carried ? kCarryMarker : "";
-  std::string text;
-  if (form == MediaForm::kLive) {
-    text = MediaPlaylist(w, ListedVersions(view, w.info.name, w.has_ts), query);
-  } else {
-    text = LowLatencyMediaPlaylist(w, store.Windows(stream), form == MediaForm::kLowLatencyDelta,
-                                   ListedVersions(view, w.info.name, /*ts=*/false), query);
-  }
-  auto rendered = std::make_shared<RenditionWindow::Rendered>();
-  auto plain = std::make_shared<const std::string>(std::move(text));
-  rendered->gzip = std::make_shared<const std::string>(http::Gzip(*plain));
-  rendered->plain = std::move(plain);
-  return w.cache.Keep(key, std::move(rendered));
-}
-
-// A rendering made with kCarryMarker, with `carry` in place of each marker.
-std::string FillCarry(std::string_view text, std::string_view carry) {
-  std::string out;
-  out.reserve(text.size() + 16 * carry.size());
-  for (size_t at = 0;;) {
-    size_t marker = text.find(kCarryMarker[0], at);
-    out.append(text.substr(at, marker - at));
-    if (marker == std::string_view::npos) return out;
-    out.append(carry);
-    at = marker + 1;
-  }
-}
-
 void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
                              const Target& target, Responder r) {
   const StreamConfig& settings = target.pipeline->config();
@@ -188,25 +141,9 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
                       request.skip ? MediaForm::kLowLatencyDelta : MediaForm::kLowLatency, carried);
     int age = blocking ? 6 * ((w->info.target_duration_ms + 999) / 1000)  // S-15
                        : std::max(0, w->info.target_duration_ms / 2000);
-    http::Response res{http::Status::ok, 11};
-    res.set(http::beast_http::field::content_type, kPlaylistType);
-    // A playlist holding a viewer's token is that viewer's alone.
-    res.set(http::beast_http::field::cache_control,
-            absl::StrCat(carried ? "private, " : "", "max-age=", age));
-    res.set(http::beast_http::field::vary, "Accept-Encoding");
-    if (accepts_gzip && !carried) res.set(http::beast_http::field::content_encoding, "gzip");
-    if (auto view = context.store->View(target.stream); view && view->notifications) {
-      res.set("X-Stream-Notifications", *view->notifications);  // L-10
-    }
-    http::AddCors(res, cors);
-    http::SharedBuffers body;
-    if (carried) {
-      body.Append(std::make_shared<const std::string>(FillCarry(*rendered->plain, target.carry)));
-    } else {
-      body.Append(accepts_gzip ? rendered->gzip : rendered->plain);
-    }
-    uint64_t size = body.size;
-    out.SendBuffers(std::move(res), std::move(body), 0, size);
+    auto view = context.store->View(target.stream);
+    SendMediaPlaylist(out, *rendered, target.carry, accepts_gzip, age, cors,
+                      view ? view->notifications.get() : nullptr);
   };
   if (!request->msn) return answer(r, false);
   auto last = window->Last();
@@ -385,6 +322,7 @@ std::chrono::milliseconds SessionLifetime(const StreamConfig& settings) {
 // what the access verdict tells the rest of the request.
 void Admit(Target& target, AccessGate::Result verdict) {
   target.carry = std::move(verdict.carry);
+  target.carry_token = std::move(verdict.carry_token);
   target.login = std::move(verdict.login);
   target.max_sessions = verdict.max_sessions;
 }
@@ -523,7 +461,7 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
         // O-3: a new viewer of a stream that is not working here goes to a member where it is.
         std::string_view path = ctx.path.substr(1 + target->stream.size() + 1);
         std::string location = context.ott->RedirectTarget(ctx, target->stream, ott, path);
-        if (!location.empty()) location = hls::WithQuery(location, target->carry);
+        if (!location.empty()) location = hls::WithQuery(location, target->carry_token);
         if (!location.empty()) {
           http::Response res{http::Status::found, 11};
           res.set(http::beast_http::field::location, location);
@@ -561,7 +499,7 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
           // O-6: a single-rendition OTT stream lists backup members for players that switch.
           body = context.ott
                      ->MasterWithBackups(ctx, target->stream, ott, TsVariant(*renditions[0]),
-                                         renditions[0]->info.name, carry)
+                                         renditions[0]->info.name, target->carry_token)
                      .value_or("");
         }
         bool personal = !body.empty();
@@ -591,8 +529,9 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
         auto rendered = RenderedMedia(*context.store, target->stream, *window, MediaForm::kLive,
                                       !carry.empty());
         if (rendered->plain->empty()) return r.Send(NotFound("no segment to list", cors));
-        return r.Send(
-            playlist(carry.empty() ? *rendered->plain : FillCarry(*rendered->plain, carry)));
+        auto view = context.store->View(target->stream);
+        return SendMediaPlaylist(r, *rendered, carry, http::AcceptsGzip(ctx.request), playlist_age,
+                                 cors, view ? view->notifications.get() : nullptr);
       }
       case Target::kLlMaster: {
         std::string body =

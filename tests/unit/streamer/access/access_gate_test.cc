@@ -135,7 +135,9 @@ TEST_CASE(
 
   auto by_query = f.Check(f.Request("v=2&token=" + token), TokenMode());
   CHECK_FALSE(by_query.refusal.has_value());
-  CHECK(by_query.carry == "token=" + token);
+  CHECK(by_query.carry.rfind("sid=", 0) == 0);  // this node's URIs: the short id
+  CHECK(by_query.carry.size() == 4 + SessionIds::kIdChars);
+  CHECK(by_query.carry_token == "token=" + token);  // other nodes' URIs: the token itself
   CHECK(by_query.login == "alice");
 
   auto header = f.Request();
@@ -143,6 +145,7 @@ TEST_CASE(
   auto by_header = f.Check(header, TokenMode());
   CHECK_FALSE(by_header.refusal.has_value());
   CHECK(by_header.carry.empty());
+  CHECK(by_header.carry_token.empty());
 
   auto cookie = f.Request();
   cookie.request.set(http::beast_http::field::cookie, "theme=dark; meshwork_token=" + token);
@@ -269,6 +272,71 @@ TEST_CASE("A-9 a revoked login is refused until its revocation ends") {
   CHECK(Fixture::Reason(f.Check(f.Request("token=" + token), TokenMode())) == "revoked");
   f.clock.Advance(std::chrono::seconds(60));
   CHECK_FALSE(f.Check(f.Request("token=" + token), TokenMode()).refusal.has_value());
+}
+
+TEST_CASE("A-3 the short session id stands for its token on the node that wrote it, only there") {
+  Fixture f;
+  const std::string token = Token(Claims(R"(,"max_sessions":3,"streams":["news"])"));
+  auto first = f.Check(f.Request("token=" + token), TokenMode());
+  REQUIRE_FALSE(first.refusal.has_value());
+  // The same token always gets the same id here; the id is no part of the token.
+  CHECK(f.Check(f.Request("token=" + token), TokenMode()).carry == first.carry);
+  CHECK(token.find(first.carry.substr(4)) == std::string::npos);
+  auto by_id = f.Check(f.Request(first.carry), TokenMode());
+  REQUIRE_FALSE(by_id.refusal.has_value());
+  CHECK(by_id.carry == first.carry);
+  CHECK(by_id.carry_token == "token=" + token);
+  CHECK(by_id.login == "alice");
+  CHECK(by_id.max_sessions == 3);
+  CHECK(f.gate.session_ids() == 1);
+
+  // An id another node wrote, a made-up one, a malformed one: refused, never served open.
+  Fixture other;
+  auto elsewhere = other.Check(other.Request(first.carry), TokenMode());
+  CHECK(elsewhere.refusal->result() == http::Status::forbidden);
+  CHECK(Fixture::Reason(elsewhere) == "session_unknown");
+  CHECK(Fixture::Reason(f.Check(f.Request("sid=AAAAAAAAAAAAAAAA"), TokenMode())) ==
+        "session_unknown");
+  CHECK(Fixture::Reason(f.Check(f.Request("sid=" + token), TokenMode())) == "session_unknown");
+
+  // The id is checked as its token is: the stream, the archive claim, revocation, expiry.
+  CHECK(Fixture::Reason(f.Check(f.Request(first.carry), TokenMode(), "sport")) == "stream");
+  CHECK(Fixture::Reason(f.Check(f.Request(first.carry), TokenMode(), "news", true)) == "dvr");
+  auto node = std::make_shared<NodeConfig>(*f.config.Get());
+  node->revoked_logins["alice"] = kNow + 60;
+  f.config.Set(node);
+  CHECK(Fixture::Reason(f.Check(f.Request(first.carry), TokenMode())) == "revoked");
+  f.clock.Advance(std::chrono::seconds(600 + crypto::kJwtSkewSeconds));
+  CHECK(Fixture::Reason(f.Check(f.Request(first.carry), TokenMode())) == "expired");
+}
+
+TEST_CASE("A-3 session ids are bounded: a full table carries the token itself, evicts nothing") {
+  SessionIds ids(2);
+  std::string a = ids.Issue("token-a", kNow + 10, kNow);
+  std::string b = ids.Issue("token-b", kNow + 100, kNow);
+  CHECK(a.size() == SessionIds::kIdChars);
+  CHECK(a != b);
+  CHECK(ids.Issue("token-c", kNow + 100, kNow).empty());
+  CHECK(*ids.Find(a) == "token-a");
+  CHECK(*ids.Find(b) == "token-b");
+  // Past token-a's expiry its id is swept and token-c gets room.
+  std::string c = ids.Issue("token-c", kNow + 100, kNow + 11);
+  CHECK(c.size() == SessionIds::kIdChars);
+  CHECK(ids.Find(a) == nullptr);
+  CHECK(*ids.Find(c) == "token-c");
+  CHECK(ids.size() == 2);
+
+  // A gate whose table is full writes the token into URIs.
+  Fixture f;
+  AccessGate small(&f.config, nullptr, f.clock, nullptr, AccessGate::Options{1, "n", {}});
+  auto check = [&](const std::string& token) {
+    return small.Check(f.Request("token=" + token), "news", TokenMode(), false, "*");
+  };
+  CHECK(check(Token(Claims())).carry.rfind("sid=", 0) == 0);
+  const std::string second = Token(Claims(R"(,"dvr":true)"));
+  auto full = check(second);
+  CHECK_FALSE(full.refusal.has_value());
+  CHECK(full.carry == "token=" + second);
 }
 
 }  // namespace meshwork::streamer::access_gate_test
