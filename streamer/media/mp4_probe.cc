@@ -7,71 +7,15 @@
 #include <cstdio>
 #include <string>
 
+#include "streamer/media/mp4_reader.h"
+
 namespace meshwork::media {
 namespace {
 
-// A bounded big-endian reader over one box's payload.
-class Reader {
- public:
-  explicit Reader(std::string_view data) : data_(data) {}
-  bool Has(size_t n) const { return data_.size() - pos_ >= n; }
-  size_t remaining() const { return data_.size() - pos_; }
-  void Skip(size_t n) { pos_ = Has(n) ? pos_ + n : data_.size(); }
-  uint64_t Uint(size_t bytes) {
-    if (!Has(bytes)) {
-      pos_ = data_.size();
-      ok_ = false;
-      return 0;
-    }
-    uint64_t v = 0;
-    for (size_t i = 0; i < bytes; ++i) v = (v << 8) | static_cast<uint8_t>(data_[pos_ + i]);
-    pos_ += bytes;
-    return v;
-  }
-  std::string_view Rest() const { return data_.substr(pos_); }
-  bool ok() const { return ok_; }
-
- private:
-  std::string_view data_;
-  size_t pos_ = 0;
-  bool ok_ = true;
-};
-
-struct Box {
-  std::string_view type;     // four characters
-  std::string_view payload;  // after the header
-};
-
-// The boxes directly inside `data`, in order; stops at the first malformed header.
-std::vector<Box> Children(std::string_view data) {
-  std::vector<Box> out;
-  size_t pos = 0;
-  while (data.size() - pos >= 8 && out.size() < 1024) {
-    Reader r(data.substr(pos));
-    uint64_t size = r.Uint(4);
-    std::string_view type = data.substr(pos + 4, 4);
-    size_t header = 8;
-    if (size == 1) {
-      if (data.size() - pos < 16) break;
-      r.Skip(4);
-      size = r.Uint(8);
-      header = 16;
-    } else if (size == 0) {
-      size = data.size() - pos;  // to the end
-    }
-    if (size < header || size > data.size() - pos) break;
-    out.push_back({type, data.substr(pos + header, size - header)});
-    pos += size;
-  }
-  return out;
-}
-
-std::optional<std::string_view> Child(std::string_view data, std::string_view type) {
-  for (const Box& b : Children(data)) {
-    if (b.type == type) return b.payload;
-  }
-  return std::nullopt;
-}
+using mp4_reader::Box;
+using mp4_reader::Child;
+using mp4_reader::Children;
+using mp4_reader::Reader;
 
 std::string Hex2(uint64_t v) {
   char buf[8];
@@ -120,9 +64,9 @@ std::string HevcCodec(std::string_view fourcc, std::string_view hvcc) {
   return s;
 }
 
-// The AAC object type in an esds payload (ES_Descriptor → DecoderConfigDescriptor →
-// DecoderSpecificInfo), 0 when not found.
-int AacObjectType(std::string_view esds) {
+// The AudioSpecificConfig in an esds payload (ES_Descriptor → DecoderConfigDescriptor →
+// DecoderSpecificInfo); empty when not found.
+std::string_view AudioSpecificConfig(std::string_view esds) {
   Reader r(esds);
   r.Skip(4);  // version, flags
   // Descriptors: tag, then a length in up to four 7-bit groups.
@@ -138,28 +82,68 @@ int AacObjectType(std::string_view esds) {
   };
   uint64_t tag = 0;
   descriptor(&tag);
-  if (tag != 0x03) return 0;
+  if (tag != 0x03) return {};
   r.Skip(2);  // ES_ID
   uint64_t flags = r.Uint(1);
   if (flags & 0x80) r.Skip(2);          // dependsOn_ES_ID
   if (flags & 0x40) r.Skip(r.Uint(1));  // URL
   if (flags & 0x20) r.Skip(2);          // OCR_ES_Id
   descriptor(&tag);
-  if (tag != 0x04) return 0;
+  if (tag != 0x04) return {};
   uint64_t object_type = r.Uint(1);
-  if (object_type != 0x40 && object_type != 0x66 && object_type != 0x67) return 0;
+  if (object_type != 0x40 && object_type != 0x66 && object_type != 0x67) return {};
   r.Skip(12);  // stream type, buffer size, bitrates
-  descriptor(&tag);
-  if (tag != 0x05 || !r.ok()) return 0;
-  uint64_t first = r.Uint(1);
-  if (!r.ok()) return 0;
+  size_t length = descriptor(&tag);
+  if (tag != 0x05 || !r.ok() || length == 0) return {};
+  return r.Rest().substr(0, length);
+}
+
+// The AAC object type an AudioSpecificConfig names, 0 when it is too short.
+int AacObjectType(std::string_view asc) {
+  if (asc.empty()) return 0;
+  uint64_t first = static_cast<uint8_t>(asc[0]);
   int aot = static_cast<int>(first >> 3);
   if (aot == 31) {
-    uint64_t second = r.Uint(1);
-    if (!r.ok()) return 0;
-    aot = 32 + static_cast<int>(((first & 7) << 3) | (second >> 5));
+    if (asc.size() < 2) return 0;
+    aot = 32 + static_cast<int>(((first & 7) << 3) | (static_cast<uint8_t>(asc[1]) >> 5));
   }
   return aot;
+}
+
+// The parameter sets (SPS, PPS) of an avcC payload, without start codes.
+std::vector<std::string> AvcParameterSets(std::string_view avcc) {
+  std::vector<std::string> out;
+  Reader r(avcc);
+  r.Skip(5);  // version, profile, compatibility, level, length size
+  for (int kind = 0; kind < 2 && r.ok(); ++kind) {
+    uint64_t count = r.Uint(1) & (kind == 0 ? 0x1f : 0xff);
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t n = r.Uint(2);
+      if (!r.ok() || !r.Has(n)) return out;
+      out.emplace_back(r.Rest().substr(0, n));
+      r.Skip(n);
+    }
+  }
+  return out;
+}
+
+// The parameter sets (VPS, SPS, PPS, …) of an hvcC payload, without start codes.
+std::vector<std::string> HevcParameterSets(std::string_view hvcc) {
+  std::vector<std::string> out;
+  Reader r(hvcc);
+  r.Skip(22);
+  uint64_t arrays = r.Uint(1);
+  for (uint64_t a = 0; a < arrays && r.ok(); ++a) {
+    r.Skip(1);  // completeness, type
+    uint64_t count = r.Uint(2);
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t n = r.Uint(2);
+      if (!r.ok() || !r.Has(n)) return out;
+      out.emplace_back(r.Rest().substr(0, n));
+      r.Skip(n);
+    }
+  }
+  return out;
 }
 
 std::optional<ProbedTrack> ProbeTrack(std::string_view trak) {
@@ -202,10 +186,16 @@ std::optional<ProbedTrack> ProbeTrack(std::string_view trak) {
     std::string_view children = entry.payload.size() > 78 ? entry.payload.substr(78) : "";
     if (entry.type == "avc1" || entry.type == "avc3") {
       t.info.codec = Codec::kH264;
-      if (auto avcc = Child(children, "avcC")) t.info.codec_string = AvcCodec(entry.type, *avcc);
+      if (auto avcc = Child(children, "avcC")) {
+        t.info.codec_string = AvcCodec(entry.type, *avcc);
+        t.info.parameter_sets = AvcParameterSets(*avcc);
+      }
     } else if (entry.type == "hvc1" || entry.type == "hev1") {
       t.info.codec = Codec::kHevc;
-      if (auto hvcc = Child(children, "hvcC")) t.info.codec_string = HevcCodec(entry.type, *hvcc);
+      if (auto hvcc = Child(children, "hvcC")) {
+        t.info.codec_string = HevcCodec(entry.type, *hvcc);
+        t.info.parameter_sets = HevcParameterSets(*hvcc);
+      }
     }
   } else {
     // AudioSampleEntry: 6 reserved, data_reference_index, 8 reserved, channelcount,
@@ -218,8 +208,10 @@ std::optional<ProbedTrack> ProbeTrack(std::string_view trak) {
     if (entry.type == "mp4a") {
       t.info.codec = Codec::kAac;
       std::string_view children = entry.payload.size() > 28 ? entry.payload.substr(28) : "";
-      int aot = 0;
-      if (auto esds = Child(children, "esds")) aot = AacObjectType(*esds);
+      if (auto esds = Child(children, "esds")) {
+        t.info.audio_specific_config = std::string(AudioSpecificConfig(*esds));
+      }
+      int aot = AacObjectType(t.info.audio_specific_config);
       t.info.aac_object_type = aot;
       t.info.codec_string = "mp4a.40." + std::to_string(aot > 0 ? aot : 2);
     }

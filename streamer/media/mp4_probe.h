@@ -19,7 +19,9 @@ namespace meshwork::media {
 
 // One track of an init segment.
 struct ProbedTrack {
-  TrackInfo info;          // codec, codec_string, width/height or sample_rate/channels
+  // codec, codec_string, width/height or sample_rate/channels, parameter sets (avcC, hvcC)
+  // or the AudioSpecificConfig (esds)
+  TrackInfo info;
   uint32_t track_id = 0;   // tkhd
   uint32_t timescale = 0;  // mdhd: ticks per second of the track's timeline
 };

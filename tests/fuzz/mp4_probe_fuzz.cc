@@ -1,13 +1,17 @@
-// Fuzzes the fMP4 probe (L-1: init segments and fragments packagers publish): any input is
-// read within its bounds, and what comes out is plausible.
+// Fuzzes the fMP4 probe (L-1: init segments and fragments packagers publish) and the fragment
+// demuxer (S-25: the fragments an edge receives from upstream): any input is read within its
+// bounds, and what comes out is plausible.
 //
 // Properties (a violation traps): codec strings are short and start with a known four
-// characters when set; a track is video or audio; the probe is deterministic.
+// characters when set; a track is video or audio; the probe is deterministic; the demuxer
+// returns frames or an error, never both, at most kMaxDemuxedSamples, each with data and
+// video keyframes led by the parameter sets.
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "streamer/media/fmp4_demuxer.h"
 #include "streamer/media/mp4_probe.h"
 
 namespace {
@@ -36,5 +40,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto again = ProbeFragmentStart(in);
   Check(start.has_value() == again.has_value());
   if (start) Check(start->base_media_decode_time == again->base_media_decode_time);
+
+  // The input as fragments of a video track (id 1) and an audio track (id 2).
+  ProbedTrack video;
+  video.track_id = 1;
+  video.timescale = 90000;
+  video.info.codec = Codec::kH264;
+  video.info.parameter_sets = {"\x67\x42", "\x68\xce"};
+  ProbedTrack audio;
+  audio.track_id = 2;
+  audio.timescale = 48000;
+  audio.info.codec = Codec::kAac;
+  audio.info.audio_specific_config = "\x11\x90";
+  for (const ProbedTrack* track : {&video, &audio}) {
+    auto d = DemuxFragments(in, *track);
+    Check(d.error.empty() != d.frames.empty());
+    Check(d.frames.size() <= kMaxDemuxedSamples);
+    for (const Frame& f : d.frames) {
+      Check(f.data != nullptr && !f.data->empty());
+      if (track == &video && f.keyframe) Check(f.data->compare(0, 6, "\0\0\0\1\x67\x42", 6) == 0);
+    }
+  }
   return 0;
 }
