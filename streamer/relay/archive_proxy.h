@@ -14,8 +14,8 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>

@@ -5,7 +5,6 @@
 #include <map>
 #include <thread>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -14,6 +13,7 @@
 #include "common/json/bounded_json.h"
 #include "common/log/log.h"
 #include "streamer/media/mp4_probe.h"
+#include "streamer/relay/ts_maker.h"
 #include "streamer/relay/upstream_playlist.h"
 
 namespace meshwork::streamer::relay {
@@ -96,7 +96,14 @@ class Relay::StreamRelay {
         NextUpstream(base);
         continue;
       }
-      for (const auto& name : ParseMasterRenditions(**master)) {
+      auto names = ParseMasterRenditions(**master);
+      // S-25: the audio rendition ("a1") is muxed into each video rendition's MPEG-TS here.
+      std::string audio;
+      for (const auto& name : names) {
+        if (name.starts_with("a")) audio = name;
+      }
+      ts_maker_ = std::make_unique<TsMaker>(audio, relay_->ts_counters_);
+      for (const auto& name : names) {
         renditions.emplace_back([this, name] { FollowRendition(name); });
       }
       if (renditions.empty()) Pause(std::chrono::milliseconds(500));
@@ -259,9 +266,10 @@ class Relay::StreamRelay {
       f.info->target_duration_ms = view->policy->tmpl.segment_ms;
       f.info->live_window = view->policy->live_window;
     }
-    // HLS-TS viewers need the MPEG-TS form, which only video renditions have (S-16a): an
-    // audio rendition's TS objects are never published (asking would wait for a 410).
-    f.has_ts = f.info->cmaf_video() &&
+    // HLS-TS viewers need the MPEG-TS form, which video renditions (and an audio-only
+    // source's) have (S-16a): an audio rendition's TS objects are never published. The form
+    // is made here from the CMAF segments (S-25, TsMaker), not fetched.
+    f.has_ts = (f.info->cmaf_video() || !ts_maker_->has_audio_rendition()) &&
                Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/index.m3u8"),
                    relay_->options_.fetch_timeout)
                    .ok();
@@ -283,18 +291,6 @@ class Relay::StreamRelay {
     for (const auto& e : playlist.entries) {
       if (e.part >= 0) ++listed_parts[e.msn];
     }
-    // Segments completed by this playlist whose MPEG-TS form is still to fetch: fetched
-    // after the playlist's new parts, so a part never waits behind a whole TS segment.
-    std::vector<std::pair<int64_t, std::shared_ptr<const MediaTiming>>> ts_due;
-    absl::Cleanup fetch_ts = [&] {
-      for (const auto& [msn, timing] : ts_due) {
-        if (!Running()) return;
-        ObjectKey key{ObjectKey::kTs, msn, -1};
-        auto ts = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),
-                      relay_->options_.fetch_timeout);
-        if (ts.ok()) (void)Publish(f.name, key, {*ts}, timing, f.info);
-      }
-    };
     for (const auto& e : playlist.entries) {
       if (!Running()) return;
       if (e.msn <= f.last_segment) continue;
@@ -330,9 +326,14 @@ class Relay::StreamRelay {
         chunks = {*bytes};
       }
       auto timing = TimingOf(f, e, *chunks.front());
-      (void)Publish(f.name, ObjectKey{ObjectKey::kM4s, e.msn, -1}, std::move(chunks), timing,
-                    f.info);
-      if (f.has_ts) ts_due.emplace_back(e.msn, timing);
+      (void)Publish(f.name, ObjectKey{ObjectKey::kM4s, e.msn, -1}, chunks, timing, f.info);
+      // S-25: the MPEG-TS form made from the CMAF segments (this one, or a video segment that
+      // waited for this audio).
+      for (auto& made :
+           ts_maker_->Offer({f.name, e.msn, std::move(chunks), timing, f.info}, f.has_ts)) {
+        (void)Publish(made.rendition, ObjectKey{ObjectKey::kTs, made.msn, -1}, {made.ts},
+                      made.timing, made.info);
+      }
       f.last_segment = e.msn;
       if (e.program_date_time_ms != 0) {
         f.relayed_pdt[e.msn] = e.program_date_time_ms;
@@ -395,6 +396,8 @@ class Relay::StreamRelay {
 
   Relay* relay_;
   const std::string stream_;
+  // Set by Run() before the rendition threads start; read by them.
+  std::unique_ptr<TsMaker> ts_maker_;
   std::atomic<bool> stop_{false};
   absl::Notification stopping_;
   std::atomic<bool> finished_{false};
@@ -426,6 +429,15 @@ Relay::Relay(RelayOptions options, OriginStore* store, UpstreamsFn upstreams, co
                             .Help("Times a relay gave up on an upstream (S-21)")
                             .Register(*metrics)
                             .Add({});
+    auto& made = prometheus::BuildCounter()
+                     .Name("meshwork_relay_ts_made_total")
+                     .Help(
+                         "MPEG-TS segments an edge made from relayed CMAF segments (S-25), by "
+                         "result: ok, without_audio (its audio did not come), failed")
+                     .Register(*metrics);
+    ts_counters_.ok = &made.Add({{"result", "ok"}});
+    ts_counters_.without_audio = &made.Add({{"result", "without_audio"}});
+    ts_counters_.failed = &made.Add({{"result", "failed"}});
   }
 }
 

@@ -38,6 +38,7 @@
 #include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
+#include "streamer/relay/ts_maker.h"
 #include "streamer/store/origin_store.h"
 
 namespace meshwork::streamer::relay {
@@ -96,6 +97,7 @@ class Relay {
   prometheus::Counter* requests_metric_ = nullptr;
   prometheus::Counter* bytes_metric_ = nullptr;
   prometheus::Counter* failures_metric_ = nullptr;
+  TsMaker::Counters ts_counters_;
 
   mutable absl::Mutex mu_;
   std::set<std::string> relayed_ ABSL_GUARDED_BY(mu_);

@@ -4,11 +4,13 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "tests/integration/black_hole.h"
@@ -34,6 +36,60 @@ std::string Hint(const std::string& playlist) {
   std::smatch m;
   if (std::regex_search(playlist, m, std::regex("PRELOAD-HINT:TYPE=PART,URI=\"([^\"]+)\""))) {
     return m[1];
+  }
+  return "";
+}
+
+// ffprobe's view of an MPEG-TS segment written to `path`.
+struct TsProbe {
+  std::string codecs;  // "h264,aac"
+  double start = -1;   // the earliest stream's start (s)
+  double video_start = -1;
+  double duration = -1;
+  bool key_first = false;  // the first video frame is a keyframe
+  std::string errors;      // what ffmpeg says decoding it
+  std::string text;
+};
+TsProbe ProbeTs(const std::string& path, const std::string& bytes) {
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+  }
+  TsProbe p;
+  auto [rc, streams] = RunCommand(
+      "ffprobe -v error -show_entries stream=codec_name,start_time:format=start_time,duration "
+      "-of json " +
+      path);
+  p.text = streams;
+  auto j = nlohmann::json::parse(streams, nullptr, false);
+  if (j.is_discarded()) return p;
+  for (const auto& s : j["streams"]) {
+    std::string codec = s.value("codec_name", "");
+    p.codecs += (p.codecs.empty() ? "" : ",") + codec;
+    if (codec == "h264") p.video_start = std::stod(s.value("start_time", "-1"));
+  }
+  p.start = std::stod(j["format"].value("start_time", "-1"));
+  p.duration = std::stod(j["format"].value("duration", "-1"));
+  auto [krc, key] = RunCommand(
+      "ffprobe -v error -select_streams v:0 -read_intervals %+#1 "
+      "-show_entries frame=key_frame -of csv=p=0 " +
+      path);
+  p.key_first = key.starts_with("1");
+  p.errors = RunCommand("ffmpeg -hide_banner -v error -i " + path + " -f null - 2>&1").second;
+  return p;
+}
+
+// The lines of `playlist` that describe segment `msn` (its EXTINF, PDT and URI), as text.
+std::string EntryOf(const std::string& playlist, const std::string& msn) {
+  std::istringstream in(playlist);
+  std::string line, pending, out;
+  while (std::getline(in, line)) {
+    if (line.starts_with("#EXTINF") || line.starts_with("#EXT-X-PROGRAM-DATE-TIME")) {
+      pending += line + "\n";
+    } else if (!line.empty() && line[0] != '#') {
+      if (line.starts_with(msn + ".ts")) return pending + line;
+      pending.clear();
+    }
   }
   return "";
 }
@@ -101,15 +157,33 @@ TEST_CASE(
   CHECK(Http("GET", edge.http, "/live/v1/init.mp4").body ==
         Http("GET", ingest.http, "/live/v1/init.mp4").body);
 
-  // The MPEG-TS form is relayed too, for HLS-TS viewers.
+  // S-25: the MPEG-TS form is made at the edge from the CMAF segments (v1's video, a1's
+  // audio), never fetched: the same msn as the ingest's with the same EXTINF, PDT and first
+  // PTS, h264 + aac, a keyframe first, decoding cleanly (bytes may differ).
   auto ts_list = Http("GET", edge.http, "/live/v1/index.m3u8").body;
   INFO("edge v1/index.m3u8: " << ts_list);
   std::smatch ts_match;
   REQUIRE(std::regex_search(ts_list, ts_match, std::regex("\n(\\d+)\\.ts(\\?v=\\d+)?\n")));
-  std::string ts_name = std::string(ts_match[1]) + ".ts";
-  auto ts_edge = Http("GET", edge.http, "/live/v1/" + ts_name);
+  const std::string ts_msn = ts_match[1];
+  auto ts_edge = Http("GET", edge.http, "/live/v1/" + ts_msn + ".ts");
+  auto ts_ingest = Http("GET", ingest.http, "/live/v1/" + ts_msn + ".ts");
   REQUIRE(ts_edge.status == 200);
-  CHECK(ts_edge.body == Http("GET", ingest.http, "/live/v1/" + ts_name).body);
+  REQUIRE(ts_ingest.status == 200);
+  const std::string dir = MakeTempDir("relay-ts");
+  auto made = ProbeTs(dir + "/edge.ts", ts_edge.body);
+  auto packaged = ProbeTs(dir + "/ingest.ts", ts_ingest.body);
+  INFO("edge: " << made.text << "\ningest: " << packaged.text);
+  CHECK(made.codecs == "h264,aac");
+  CHECK(made.codecs == packaged.codecs);
+  CHECK(made.key_first);
+  CHECK(made.errors.empty());
+  CHECK(std::abs(made.start - packaged.start) < 0.0001);
+  CHECK(std::abs(made.video_start - packaged.video_start) < 0.0001);
+  CHECK(std::abs(made.duration - packaged.duration) < 0.05);
+  CHECK(EntryOf(ts_list, ts_msn) ==
+        EntryOf(Http("GET", ingest.http, "/live/v1/index.m3u8").body, ts_msn));
+  CHECK(MetricAt(edge.http, "meshwork_relay_ts_made_total", "result=\"ok\"") >= 1);
+  CHECK(MetricAt(edge.http, "meshwork_relay_ts_made_total", "result=\"failed\"") == 0);
   CHECK(Http("GET", edge.http, "/live/index.m3u8").body.find("v1/index.m3u8") != std::string::npos);
 
   // The relay's own pace without viewers (it follows the playlists of v1 and a1), the
