@@ -311,6 +311,9 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
 // the relay's first complete segment.
 void HoldForRelay(const ViewerContext& context, RequestContext& ctx, const Target& target,
                   Responder r);
+// The first rendition `target` needs that has no segment here yet: its own, or for a master
+// every rendition the relay follows (v1 until it knows them); nullopt when none.
+std::optional<std::string> ColdRendition(const ViewerContext& context, const Target& target);
 void HoldForRelayUntil(const ViewerContext& context, RequestContext& ctx, const Target& target,
                        std::shared_ptr<Responder> responder, Waiters::TimePoint deadline);
 
@@ -331,12 +334,11 @@ void Admit(Target& target, AccessGate::Result verdict) {
 void ServeAdmitted(const ViewerContext& context, RequestContext& ctx, const Target& target,
                    Responder r) {
   if (context.relay && context.relay->Relays(target.stream)) {
-    // S-19: a stream this edge relays; the first request starts the relay and waits for its
-    // first object (up to three target durations), then is answered like any other.
+    // S-19, issue 30 "cold start held": a stream this edge relays; the first request starts
+    // the relay, and a request whose renditions have no segment here yet waits for them (up
+    // to three target durations) instead of a 404, then is answered like any other.
     context.relay->Touch(target.stream);
-    if (context.store->Windows(target.stream).empty()) {
-      return HoldForRelay(context, ctx, target, std::move(r));
-    }
+    if (ColdRendition(context, target)) return HoldForRelay(context, ctx, target, std::move(r));
   }
   ServeViewerGet(context, ctx, target, std::move(r));
 }
@@ -579,22 +581,42 @@ void HoldForRelay(const ViewerContext& context, RequestContext& ctx, const Targe
                     HoldDeadline(*context.store, target.pipeline->config().segment_ms));
 }
 
+std::optional<std::string> ColdRendition(const ViewerContext& context, const Target& target) {
+  std::vector<std::string> needed{target.rendition};
+  if (target.rendition.empty()) {
+    needed = context.relay->Renditions(target.stream);
+    if (needed.empty()) needed = {"v1"};
+  }
+  for (const auto& name : needed) {
+    auto w = context.store->Window(target.stream, name);
+    if (!w || w->segments.empty()) return name;
+  }
+  return std::nullopt;
+}
+
 void HoldForRelayUntil(const ViewerContext& context, RequestContext& ctx, const Target& target,
                        std::shared_ptr<Responder> responder, Waiters::TimePoint deadline) {
-  std::string rendition = target.rendition.empty() ? "v1" : target.rendition;
+  auto cold = ColdRendition(context, target);
+  if (!cold) return ServeViewerGet(context, ctx, target, std::move(*responder));
   std::string cors = target.pipeline->config().cors;
+  // The rendition's first complete segment: the one whose parts are arriving, else anything.
+  Position wanted{0, 0};
+  if (auto w = context.store->Window(target.stream, *cold)) {
+    if (auto last = w->Last()) wanted = Position{last->part < 0 ? last->msn + 1 : last->msn, -1};
+  }
   auto status = context.store->WaitPosition(
-      target.stream, rendition, Position{0, 0}, ctx.executor, deadline,
+      target.stream, *cold, wanted, ctx.executor, deadline,
       // `ctx` stays valid until the responder is used (types.h).
-      [context, &ctx, target, responder, cors, rendition, deadline](Waiters::Outcome outcome) {
-        if (outcome != Waiters::Outcome::kPublished) {
+      [context, &ctx, target, responder, cors, deadline](Waiters::Outcome outcome) {
+        if (outcome == Waiters::Outcome::kPublished) {
+          // Parts come before their segment, and a master waits for every rendition.
+          return HoldForRelayUntil(context, ctx, target, responder, deadline);
+        }
+        // The deadline: what is here is answered (a master of the renditions that came);
+        // nothing at all is a 503.
+        if (context.store->Windows(target.stream).empty()) {
           return responder->Send(
               Unavailable("the relay has no upstream for this stream yet", cors));
-        }
-        // Parts come before their segment: playlists need one complete segment.
-        auto w = context.store->Window(target.stream, rendition);
-        if (!w || w->segments.empty()) {
-          return HoldForRelayUntil(context, ctx, target, responder, deadline);
         }
         ServeViewerGet(context, ctx, target, std::move(*responder));
       });

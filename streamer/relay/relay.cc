@@ -67,6 +67,12 @@ class Relay::StreamRelay {
     return current_ < upstreams_.size() ? upstreams_[current_].node_id : "";
   }
 
+  // The renditions the upstream's master named (empty until it was read).
+  std::vector<std::string> Renditions() {
+    absl::MutexLock lock(&mu_);
+    return renditions_;
+  }
+
   void Touch() { last_touch_ns_.store(relay_->clock_.Monotonic().time_since_epoch().count()); }
   bool finished() const { return finished_.load(); }
 
@@ -97,6 +103,10 @@ class Relay::StreamRelay {
         continue;
       }
       auto names = ParseMasterRenditions(**master);
+      {
+        absl::MutexLock lock(&mu_);
+        renditions_ = names;
+      }
       // S-25: the audio rendition ("a1") is muxed into each video rendition's MPEG-TS here.
       std::string audio;
       for (const auto& name : names) {
@@ -405,6 +415,7 @@ class Relay::StreamRelay {
   std::thread control_;
   absl::Mutex mu_;
   std::vector<UpstreamNode> upstreams_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> renditions_ ABSL_GUARDED_BY(mu_);
   size_t current_ ABSL_GUARDED_BY(mu_) = 0;
   // When each upstream (base URL) last failed; forgotten after kFailedMemory.
   std::map<std::string, std::chrono::steady_clock::time_point> failed_at_ ABSL_GUARDED_BY(mu_);
@@ -481,6 +492,17 @@ nlohmann::json Relay::Status() const {
                    {"upstream", upstream.empty() ? nlohmann::json() : nlohmann::json(upstream)}});
   }
   return out;
+}
+
+std::vector<std::string> Relay::Renditions(const std::string& stream) const {
+  std::shared_ptr<StreamRelay> relay;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = running_.find(stream);
+    if (it == running_.end() || !it->second) return {};
+    relay = it->second;
+  }
+  return relay->Renditions();
 }
 
 bool Relay::Relays(const std::string& stream) const {

@@ -77,6 +77,9 @@ class Relay {
   // The streams central marked for relay on this node; relays of others stop.
   void Apply(const std::set<std::string>& relayed);
   bool Relays(const std::string& stream) const;
+  // The renditions the running relay of `stream` follows (its upstream's master); empty
+  // before the relay read it.
+  std::vector<std::string> Renditions(const std::string& stream) const;
   // A viewer asked for `stream`: starts its relay if it is not running, keeps it alive.
   void Touch(const std::string& stream);
 

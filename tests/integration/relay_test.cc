@@ -133,11 +133,23 @@ TEST_CASE(
   auto& ingest = k.ingest;
   auto& edge = k.edge;
 
-  // The first request starts the relay and is held until its first segment is in (up to
-  // three target durations; a slow machine may need a second ask).
-  auto first = Http("GET", edge.http, "/live/v1/index.ll.m3u8", "", {}, 10s);
-  INFO("first answer: " << first.status << " " << first.body);
-  CHECK((first.status == 200 || first.status == 503));
+  // Cold start held (issue 30): the first viewers' requests — masters, each rendition's
+  // playlist and init, at once — start the relay and are held until what each needs is in
+  // (up to three target durations), never answered 404.
+  std::vector<std::future<HttpResult>> cold;
+  for (const char* path : {"/live/index.ll.m3u8", "/live/index.m3u8", "/live/v1/index.ll.m3u8",
+                           "/live/a1/index.ll.m3u8", "/live/v1/index.m3u8", "/live/v1/init.mp4",
+                           "/live/a1/init.mp4", "/live/index.mpd"}) {
+    cold.push_back(std::async(std::launch::async,
+                              [&, path] { return Http("GET", edge.http, path, "", {}, 10s); }));
+  }
+  for (auto& c : cold) {
+    auto r = c.get();
+    INFO("cold answer: " << r.status << " " << r.body.substr(0, 300));
+    CHECK(r.status == 200);
+  }
+  // The master held for every rendition lists them all.
+  CHECK(Http("GET", edge.http, "/live/index.ll.m3u8").body.find("a1/") != std::string::npos);
   REQUIRE(Eventually([&] { return Http("GET", edge.http, "/live/v1/index.ll.m3u8").status == 200; },
                      20s));
   REQUIRE(Eventually(
