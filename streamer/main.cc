@@ -13,6 +13,7 @@
 #include "common/http/server_flags.h"
 #include "common/http/tls.h"
 #include "common/log/log.h"
+#include "common/net/http_url.h"
 #include "common/process/process.h"
 #include "meshwork/v1/protocol.h"
 #include "meshwork/v1/role_names.h"
@@ -63,6 +64,9 @@ ABSL_FLAG(std::string, rtmps_listen, "",
           "ADDR:PORT of an RTMPS ingest listener (needs --tls-cert and --tls-key)");
 ABSL_FLAG(std::string, rtmp_app, "live", "the RTMP application name publishers connect to");
 ABSL_FLAG(int, public_port, 0, "public port of the viewer listener when port-forwarded");
+ABSL_FLAG(std::string, internal_address, "",
+          "host (name or address, no port) other nodes reach this one at for relay, publish "
+          "feeds and archive reads; empty: the public hostname. Viewers' URLs never use it");
 ABSL_FLAG(int, http_threads, 2, "worker threads of the viewer listener");
 ABSL_FLAG(int, publish_threads, 1, "worker threads of the publish listener");
 ABSL_FLAG(uint64_t, max_object_bytes, 64ull << 20,
@@ -120,6 +124,13 @@ int Run() {
   auto backend_tls = http::ClientTlsContext(absl::GetFlag(FLAGS_access_backend_ca_file));
   if (!backend_tls.ok()) {
     log::Error("startup_failed", {{"error", std::string(backend_tls.status().message())}});
+    return 2;
+  }
+  const std::string internal_address = absl::GetFlag(FLAGS_internal_address);
+  if (!internal_address.empty() && !net::IsHostName(internal_address)) {
+    log::Error("startup_failed", {{"error",
+                                   "--internal_address must be a host name or an IP "
+                                   "address, without a port"}});
     return 2;
   }
   BlockShutdownAndReloadSignals();
@@ -347,6 +358,7 @@ int Run() {
   reg.set_role(role);
   reg.set_hostname(identity.hostname);
   reg.set_public_port(absl::GetFlag(FLAGS_public_port));
+  reg.set_internal_address(internal_address);
   auto bound_host = http::SplitHostPort(viewer_server->bound_address());
   if (bound_host.ok()) reg.add_addresses(bound_host->first);
   auto* l = reg.add_listeners();

@@ -20,6 +20,8 @@ struct NodeEndpoints {
   uint32_t https_port = 0;    // 0: no https listener
   uint32_t public_port = 0;   // --public-port override, 0: none
   uint32_t publish_port = 0;  // the publish listener (S-23), 0: none
+  // The host internode URLs use (--internal_address), empty: the node's hostname.
+  std::string internal_host;
 };
 
 class LiveNode {

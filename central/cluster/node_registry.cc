@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "central/model/streamer_codec.h"
 #include "common/log/log.h"
+#include "common/net/http_url.h"
 #include "meshwork/v1/report_json.h"
 
 namespace meshwork::central {
@@ -70,6 +71,12 @@ void NodeRegistry::RegisteredLocked(Node& node, const v1::RegisterRequest& reque
   node.registered = true;
   NodeEndpoints endpoints;
   endpoints.public_port = request.public_port();
+  // Untrusted like every registration field: a host name or address only, else ignored.
+  if (net::IsHostName(request.internal_address())) {
+    endpoints.internal_host = request.internal_address();
+  } else if (!request.internal_address().empty()) {
+    log::Warn("internal_address_ignored", {{"node", request.node_id()}});
+  }
   for (const auto& l : request.listeners()) {
     if (l.name() == "publish") {
       if (l.scheme() == "http" && endpoints.publish_port == 0) endpoints.publish_port = l.port();

@@ -115,13 +115,35 @@ std::string RoutingService::NodeUrl(const RouteNode& node, std::string_view sche
   return url;
 }
 
+namespace {
+
+// The host other nodes reach `node` at: its internal address, else its hostname; bracketed
+// when it is an IPv6 address.
+std::string InternalHost(const RouteNode& node) {
+  std::string host = node.hostname;
+  if (node.live && !node.live->endpoints()->internal_host.empty()) {
+    host = node.live->endpoints()->internal_host;
+  }
+  auto ip = net::IpAddress::Parse(host);
+  if (ip.ok() && !ip->is_v4()) host = absl::StrCat("[", host, "]");
+  return host;
+}
+
+}  // namespace
+
+std::string RoutingService::InternalUrl(const RouteNode& node) {
+  auto endpoints = node.live ? node.live->endpoints() : nullptr;
+  if (!endpoints || endpoints->internal_host.empty() || endpoints->http_port == 0) {
+    return NodeUrl(node, "http");
+  }
+  // The listener's own port: a public port forward (--public_port) is for viewers.
+  return absl::StrCat("http://", InternalHost(node), ":", endpoints->http_port);
+}
+
 std::string RoutingService::PublishUrl(const RouteNode& node) {
   uint32_t port = node.live ? node.live->endpoints()->publish_port : 0;
   if (port == 0) return "";
-  std::string host = node.hostname;
-  auto ip = net::IpAddress::Parse(host);
-  if (ip.ok() && !ip->is_v4()) host = absl::StrCat("[", host, "]");
-  return absl::StrCat("http://", host, ":", port);
+  return absl::StrCat("http://", InternalHost(node), ":", port);
 }
 
 nlohmann::json RoutingService::DecisionJson(const RoutingSnapshot& snapshot,

@@ -37,6 +37,10 @@ class RoutingService {
 
   // C-1: {scheme}://{hostname}[:{port}], the port left out when it is the scheme's default.
   static std::string NodeUrl(const RouteNode& node, std::string_view scheme);
+  // The viewer listener's URL for other nodes (relay upstreams, archive proxy, D-5): the
+  // node's internal address and its listener's own port when it announced one, else
+  // NodeUrl(node, "http").
+  static std::string InternalUrl(const RouteNode& node);
   // S-23: http://{hostname}:{publish port}; empty when the node has no publish listener.
   static std::string PublishUrl(const RouteNode& node);
 

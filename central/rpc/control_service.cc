@@ -271,7 +271,7 @@ grpc::ServerUnaryReactor* ControlService::Upstreams(grpc::CallbackServerContext*
        routing_->Upstreams(*snapshot, request->stream(), request->node_id())) {
     auto* u = response->add_upstreams();
     u->set_node_id(node->id);
-    u->set_base_url(RoutingService::NodeUrl(*node, "http"));
+    u->set_base_url(RoutingService::InternalUrl(*node));
     if (node->zone >= 0) u->set_zone(snapshot->zones()[node->zone].name);
   }
   reactor->Finish(grpc::Status::OK);
@@ -301,7 +301,7 @@ grpc::ServerUnaryReactor* ControlService::Nodes(grpc::CallbackServerContext* con
     const RouteNode& node = snapshot->nodes()[index];
     auto* out = response->add_nodes();
     out->set_node_id(node.id);
-    out->set_base_url(RoutingService::NodeUrl(node, "http"));
+    out->set_base_url(RoutingService::InternalUrl(node));
     out->set_publish_url(RoutingService::PublishUrl(node));
     out->set_online(node.live && node.live->Online(now, registry_->offline_after()));
   }

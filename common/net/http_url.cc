@@ -83,4 +83,13 @@ absl::StatusOr<HttpUrl> ParseHttpUrl(std::string_view url) {
   return out;
 }
 
+bool IsHostName(std::string_view host) {
+  if (host.empty() || host.size() > 253) return false;
+  if (IpAddress::Parse(host).ok()) return true;
+  for (char c : host) {
+    if (!IsNameChar(c)) return false;
+  }
+  return host.front() != '-' && host.front() != '.';
+}
+
 }  // namespace meshwork::net

@@ -32,4 +32,7 @@ struct HttpUrl {
 // form above.
 absl::StatusOr<HttpUrl> ParseHttpUrl(std::string_view url);
 
+// `host` alone (no port, no brackets) is an IPv4 or IPv6 address or a DNS name as above.
+bool IsHostName(std::string_view host);
+
 }  // namespace meshwork::net

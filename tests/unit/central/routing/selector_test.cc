@@ -10,6 +10,7 @@
 #include "central/model/streamer_proto.h"
 #include "central/routing/routing_service.h"
 #include "central/routing/routing_snapshot.h"
+#include "common/net/http_url.h"
 #include "common/time/clock.h"
 
 namespace meshwork::central {
@@ -471,12 +472,39 @@ TEST_CASE("C-1 node URLs leave out the scheme's default port") {
   CHECK(RoutingService::NodeUrl(node, "http") == "http://edge-1.example.net:8080");
   live->SetEndpoints({80, 443, 0});
   CHECK(RoutingService::NodeUrl(node, "http") == "http://edge-1.example.net");
-  CHECK(RoutingService::NodeUrl(node, "https") == "https://edge-1.example.net");
   live->SetEndpoints({8080, 8443, 9000});
   CHECK(RoutingService::NodeUrl(node, "https") == "https://edge-1.example.net:9000");
   node.hostname = "2001:db8::7";
   live->SetEndpoints({80, 0, 0});
   CHECK(RoutingService::NodeUrl(node, "http") == "http://[2001:db8::7]");
+}
+
+TEST_CASE("S-25 internode URLs use the node's internal address, viewers' URLs never do") {
+  RouteNode node;
+  node.hostname = "edge-1.example.net";
+  auto live = std::make_shared<LiveNode>();
+  node.live = live;
+  NodeEndpoints endpoints{8080, 8443, 80, 9000};
+  live->SetEndpoints(endpoints);
+  // No internal address: the public URL, the publish listener on the hostname.
+  CHECK(RoutingService::InternalUrl(node) == "http://edge-1.example.net");
+  CHECK(RoutingService::PublishUrl(node) == "http://edge-1.example.net:9000");
+  endpoints.internal_host = "10.0.3.7";
+  live->SetEndpoints(endpoints);
+  // The listener's own port: the public port forward is for viewers.
+  CHECK(RoutingService::InternalUrl(node) == "http://10.0.3.7:8080");
+  CHECK(RoutingService::PublishUrl(node) == "http://10.0.3.7:9000");
+  CHECK(RoutingService::NodeUrl(node, "http") == "http://edge-1.example.net");
+  endpoints.internal_host = "fd00::3";
+  live->SetEndpoints(endpoints);
+  CHECK(RoutingService::InternalUrl(node) == "http://[fd00::3]:8080");
+  CHECK(net::IsHostName("edge-1.internal"));
+  CHECK(net::IsHostName("fd00::3"));
+  CHECK_FALSE(net::IsHostName(""));
+  CHECK_FALSE(net::IsHostName("10.0.0.1:80"));
+  CHECK_FALSE(net::IsHostName("evil/path"));
+  CHECK_FALSE(net::IsHostName("-x"));
+  CHECK_FALSE(net::IsHostName(std::string(254, 'a')));
 }
 
 }  // namespace
