@@ -93,8 +93,43 @@ std::vector<const RouteNode*> RoutingService::Upstreams(const RoutingSnapshot& s
     return a.second->id < b.second->id;
   });
   std::vector<const RouteNode*> out;
+  if (int edge = snapshot.NodeIndex(edge_id);
+      edge >= 0 && snapshot.nodes()[edge].role == v1::ROLE_EDGE) {
+    int parent = ParentEdge(snapshot, stream, snapshot.nodes()[edge].zone, [&](const RouteNode& n) {
+      return n.live && n.live->Online(now, registry_->offline_after());
+    });
+    if (parent >= 0 && parent != edge) out.push_back(&snapshot.nodes()[parent]);
+  }
   for (const auto& [r, node] : found) out.push_back(node);
   return out;
+}
+
+int RoutingService::ParentEdge(const RoutingSnapshot& snapshot, std::string_view stream, int zone,
+                               const std::function<bool(const RouteNode&)>& eligible) {
+  if (zone < 0 || zone >= std::ssize(snapshot.zones())) return -1;
+  // FNV-1a 64: stable across processes and builds (every central must agree).
+  auto weight = [stream](std::string_view id) {
+    uint64_t h = 14695981039346656037ull;
+    auto mix = [&h](std::string_view s) {
+      for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    };
+    mix(stream);
+    mix(std::string_view("\0", 1));
+    mix(id);
+    return h;
+  };
+  int best = -1;
+  uint64_t best_weight = 0;
+  for (int index : snapshot.zones()[zone].nodes) {
+    const RouteNode& node = snapshot.nodes()[index];
+    if (node.role != v1::ROLE_EDGE || !eligible(node)) continue;
+    uint64_t w = weight(node.id);
+    if (best < 0 || w > best_weight) {
+      best = index;
+      best_weight = w;
+    }
+  }
+  return best;
 }
 
 std::string RoutingService::NodeUrl(const RouteNode& node, std::string_view scheme) {

@@ -3,6 +3,7 @@
 // into node URLs and the JSON of Z-21. Thread-safe; decisions never block.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,9 +57,19 @@ class RoutingService {
   // S-19: the nodes `edge_id` may relay `stream` from, best first: ingest and origin nodes
   // that are online and report the stream working, those in the edge's zone chain first (in
   // chain order), then the rest; within a zone origins before ingest nodes, then by node id.
-  // Empty when none.
+  // S-26: an edge of a zone that is not the stream's parent edge there (ParentEdge) has the
+  // parent first: one edge per zone pulls from outside, its siblings from it. The parent's own
+  // list holds no edge, so relay chains are one level deep and never loop. Empty when none.
   std::vector<const RouteNode*> Upstreams(const RoutingSnapshot& snapshot, std::string_view stream,
                                           const std::string& edge_id) const;
+
+  // S-26: the edge of `zone` that pulls `stream` into the zone for its siblings: among the
+  // zone's edges for which `eligible` holds, the one with the highest FNV-1a hash of
+  // (stream, node id) — rendezvous hashing: every central names the same edge without
+  // talking to the others, streams spread over a zone's edges, and an edge that fails moves
+  // only its own streams to the next. -1 when the zone has no eligible edge.
+  static int ParentEdge(const RoutingSnapshot& snapshot, std::string_view stream, int zone,
+                        const std::function<bool(const RouteNode&)>& eligible);
 
   const Selector& selector() const { return selector_; }
   NodeRegistry& registry() const { return *registry_; }

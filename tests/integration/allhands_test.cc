@@ -68,6 +68,8 @@ TEST_CASE(
   auto origin = StartStreamer(central.grpc, "origin-1", "origin");
   auto edge1 = StartStreamer(central.grpc, "edge-1", "edge");
   auto edge2 = StartStreamer(central.grpc, "edge-2", "edge");
+  // S-26: a second edge in office-1; one of the two is the stream's parent there.
+  auto edge1b = StartStreamer(central.grpc, "edge-1b", "edge");
   admin("PUT", "zones/dc", R"({"routes": []})");
   admin("PUT", "zones/office-1", R"({"routes": ["10.1.0.0/16"], "fallback_zone": "dc"})");
   admin("PUT", "zones/office-2", R"({"routes": ["10.2.0.0/16"], "fallback_zone": "dc"})");
@@ -75,6 +77,7 @@ TEST_CASE(
   admin("PATCH", "streamers/origin-1", R"({"zone": "dc"})");
   admin("PATCH", "streamers/edge-1", R"({"zone": "office-1"})");
   admin("PATCH", "streamers/edge-2", R"({"zone": "office-2"})");
+  admin("PATCH", "streamers/edge-1b", R"({"zone": "office-1"})");
   admin("PUT", "streams/allhands",
         R"({"placement": {"streamers": ["ingest-1"]}, "inputs": ["publish://"],
             "publish": [{"to": "origin-1", "pipeline": "main"}]})");
@@ -98,7 +101,8 @@ TEST_CASE(
             Http("GET", central.http, "/central/api-v4/routes/allhands?client=10.1.0.7").Json();
         auto r2 =
             Http("GET", central.http, "/central/api-v4/routes/allhands?client=10.2.0.7").Json();
-        return r1["selected"]["id"] == "edge-1" && r2["selected"]["id"] == "edge-2";
+        return (r1["selected"]["id"] == "edge-1" || r1["selected"]["id"] == "edge-1b") &&
+               r2["selected"]["id"] == "edge-2";
       },
       10s));
 
@@ -106,15 +110,36 @@ TEST_CASE(
   REQUIRE(Eventually(
       [&] {
         return Http("GET", edge1.http, "/allhands/v1/index.ll.m3u8").status == 200 &&
+               Http("GET", edge1b.http, "/allhands/v1/index.ll.m3u8").status == 200 &&
                Http("GET", edge2.http, "/allhands/v1/index.ll.m3u8").status == 200;
       },
       20s));
+  // S-26: of office-1's two edges one relays from outside the office and the other from it.
+  std::string upstream_1, upstream_1b;
+  REQUIRE(Eventually(
+      [&] {
+        auto of = [](const Streamer& e) {
+          auto relays = Http("GET", e.http, "/status").Json()["relays"];
+          return relays.is_array() && !relays.empty() && relays[0]["upstream"].is_string()
+                     ? relays[0]["upstream"].get<std::string>()
+                     : std::string();
+        };
+        upstream_1 = of(edge1);
+        upstream_1b = of(edge1b);
+        return upstream_1 == "edge-1b" || upstream_1b == "edge-1";
+      },
+      20s));
+  INFO("edge-1 relays from " << upstream_1 << ", edge-1b from " << upstream_1b);
+  const bool parent_is_1 = upstream_1b == "edge-1";
+  CHECK((parent_is_1 ? upstream_1 : upstream_1b).rfind("edge", 0) != 0);
   double origin_before = SentBytes(origin);
   double published_before = ReceivedPublishBytes(origin);
   auto upstream_bytes = [](const Streamer& edge) {
     return MetricAt(edge.http, "meshwork_relay_upstream_bytes_total");
   };
-  double edge1_before = upstream_bytes(edge1), edge2_before = upstream_bytes(edge2);
+  // The bytes entering office-1 are what its parent edge takes from outside.
+  const Streamer& parent1 = parent_is_1 ? edge1 : edge1b;
+  double edge1_before = upstream_bytes(parent1), edge2_before = upstream_bytes(edge2);
   const int seconds = 20;
   const auto measured_from = std::chrono::steady_clock::now();
   auto office1 =
@@ -134,7 +159,7 @@ TEST_CASE(
   // One copy of every object of the stream, as the ingest node published it to the origin
   // (both forms; parts and whole segments).
   double published = ReceivedPublishBytes(origin) - published_before;
-  double edge1_in = upstream_bytes(edge1) - edge1_before;
+  double edge1_in = upstream_bytes(parent1) - edge1_before;
   double edge2_in = upstream_bytes(edge2) - edge2_before;
   INFO("office-1: " << v1.dump() << "\noffice-2: " << v2.dump() << "\nhls.js: " << played.dump());
   CHECK(v1["errors"] == 0);
@@ -159,9 +184,10 @@ TEST_CASE(
   // sent about what the two edges took.
   const double copy = OneCopyBytesPerSecond(origin) * measured_s;
   std::printf(
-      "P-16 S-25 bytes entering each office per copy of the stream: edge-1 %.2f, "
-      "edge-2 %.2f (one copy: %.1f MiB in %.1f s)\n",
-      edge1_in / copy, edge2_in / copy, copy / 1048576, measured_s);
+      "P-16 S-25 S-26 bytes entering each office per copy of the stream: office-1 (two edges, "
+      "parent %s) %.2f, office-2 %.2f (one copy: %.1f MiB in %.1f s)\n",
+      parent_is_1 ? "edge-1" : "edge-1b", edge1_in / copy, edge2_in / copy, copy / 1048576,
+      measured_s);
   CHECK(edge1_in <= 1.05 * copy);
   CHECK(edge2_in <= 1.05 * copy);
   CHECK(origin_sent < 1.5 * (edge1_in + edge2_in) + 1e6);

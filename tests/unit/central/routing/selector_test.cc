@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <set>
 
 #include "central/model/object_codecs.h"
 #include "central/model/streamer_codec.h"
@@ -477,6 +478,42 @@ TEST_CASE("C-1 node URLs leave out the scheme's default port") {
   node.hostname = "2001:db8::7";
   live->SetEndpoints({80, 0, 0});
   CHECK(RoutingService::NodeUrl(node, "http") == "http://[2001:db8::7]");
+}
+
+TEST_CASE(
+    "S-26 one parent edge per stream and zone: the same on every call, spread, next on failure") {
+  World w;
+  w.Zone("office-1", {"10.10.0.0/16"}).Zone("office-2", {"10.20.0.0/16"});
+  for (const char* id : {"e1", "e2", "e3"}) w.Node(id, "edge", "office-1");
+  w.Node("f1", "edge", "office-2").Node("o1", "origin", "office-1");
+  const RoutingSnapshot& snap = w.snapshot();
+  auto zone = [&](const std::string& id) { return snap.nodes()[snap.NodeIndex(id)].zone; };
+  auto all = [](const RouteNode&) { return true; };
+  auto id_of = [&](int index) { return index < 0 ? std::string("none") : snap.nodes()[index].id; };
+  std::set<std::string> parents;
+  for (int i = 0; i < 24; ++i) {
+    const std::string stream = "ch" + std::to_string(i);
+    int parent = RoutingService::ParentEdge(snap, stream, zone("e1"), all);
+    INFO(stream);
+    REQUIRE(parent >= 0);
+    // An edge of the zone, never the origin nor another zone's edge; the same every time.
+    CHECK(snap.nodes()[parent].role == v1::ROLE_EDGE);
+    CHECK(snap.nodes()[parent].zone == zone("e1"));
+    CHECK(RoutingService::ParentEdge(snap, stream, zone("e1"), all) == parent);
+    parents.insert(id_of(parent));
+    // The parent failed: another edge of the zone, and only this stream's choice moves.
+    int next = RoutingService::ParentEdge(snap, stream, zone("e1"), [&](const RouteNode& n) {
+      return n.id != snap.nodes()[parent].id;
+    });
+    CHECK(next >= 0);
+    CHECK(next != parent);
+    CHECK(snap.nodes()[next].zone == zone("e1"));
+  }
+  CHECK(parents.size() == 3);  // 24 streams spread over the three edges
+  CHECK(id_of(RoutingService::ParentEdge(snap, "ch1", zone("f1"), all)) == "f1");
+  CHECK(RoutingService::ParentEdge(snap, "ch1", zone("e1"),
+                                   [](const RouteNode&) { return false; }) == -1);
+  CHECK(RoutingService::ParentEdge(snap, "ch1", -1, all) == -1);
 }
 
 TEST_CASE("S-25 internode URLs use the node's internal address, viewers' URLs never do") {
