@@ -408,7 +408,8 @@ TEST_CASE(
 
 TEST_CASE(
     "S-26 parent edge killed under hls.js on its sibling, which pulls from outside, no fatal "
-    "error") {
+    "error",
+    "[alone]") {
   auto result = UpstreamFailsUnderPlayer(
       [](Streamer& parent) {
         parent.process->Signal(SIGKILL);
