@@ -188,8 +188,13 @@ TEST_CASE(
       "parent %s) %.2f, office-2 %.2f (one copy: %.1f MiB in %.1f s)\n",
       parent_is_1 ? "edge-1" : "edge-1b", edge1_in / copy, edge2_in / copy, copy / 1048576,
       measured_s);
-  CHECK(edge1_in <= 1.05 * copy);
-  CHECK(edge2_in <= 1.05 * copy);
+  // The counters move a part at a time (v1's and a1's 0.5 s parts and their blocking
+  // reloads): each of the two snapshots may fall on either side of one, so the bound allows
+  // one part of each rendition per snapshot beyond 1.05 copies (the figure printed above is
+  // the plain ratio).
+  const double snapshot_slack = 2 * 0.5 * OneCopyBytesPerSecond(origin);
+  CHECK(edge1_in <= 1.05 * copy + snapshot_slack);
+  CHECK(edge2_in <= 1.05 * copy + snapshot_slack);
   CHECK(origin_sent < 1.5 * (edge1_in + edge2_in) + 1e6);
   CHECK(origin_sent > 0.5 * (edge1_in + edge2_in));
 }
