@@ -110,6 +110,17 @@ int AacObjectType(std::string_view asc) {
   return aot;
 }
 
+// `count` NAL units, each after its 16-bit length, appended to `out`; false when truncated.
+bool ReadNalUnits(Reader& r, uint64_t count, std::vector<std::string>& out) {
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t n = r.Uint(2);
+    if (!r.ok() || !r.Has(n)) return false;
+    out.emplace_back(r.Rest().substr(0, n));
+    r.Skip(n);
+  }
+  return true;
+}
+
 // The parameter sets (SPS, PPS) of an avcC payload, without start codes.
 std::vector<std::string> AvcParameterSets(std::string_view avcc) {
   std::vector<std::string> out;
@@ -117,12 +128,7 @@ std::vector<std::string> AvcParameterSets(std::string_view avcc) {
   r.Skip(5);  // version, profile, compatibility, level, length size
   for (int kind = 0; kind < 2 && r.ok(); ++kind) {
     uint64_t count = r.Uint(1) & (kind == 0 ? 0x1f : 0xff);
-    for (uint64_t i = 0; i < count; ++i) {
-      uint64_t n = r.Uint(2);
-      if (!r.ok() || !r.Has(n)) return out;
-      out.emplace_back(r.Rest().substr(0, n));
-      r.Skip(n);
-    }
+    if (!ReadNalUnits(r, count, out)) return out;
   }
   return out;
 }
@@ -136,12 +142,7 @@ std::vector<std::string> HevcParameterSets(std::string_view hvcc) {
   for (uint64_t a = 0; a < arrays && r.ok(); ++a) {
     r.Skip(1);  // completeness, type
     uint64_t count = r.Uint(2);
-    for (uint64_t i = 0; i < count; ++i) {
-      uint64_t n = r.Uint(2);
-      if (!r.ok() || !r.Has(n)) return out;
-      out.emplace_back(r.Rest().substr(0, n));
-      r.Skip(n);
-    }
+    if (!ReadNalUnits(r, count, out)) return out;
   }
   return out;
 }
