@@ -189,6 +189,9 @@ int Run() {
   OriginOptions delivery_options;
   delivery_options.max_object_bytes = absl::GetFlag(FLAGS_max_object_bytes);
   PublishAuth publish_auth(&config);
+  // P-13: objects a relay is receiving, shared with the viewers meanwhile.
+  InFlightObjects in_flight;
+  delivery_options.in_flight = &in_flight;
   OriginDelivery origin_delivery(delivery_options, &origin, &streams, &shedder, &publish_auth,
                                  metrics.get());
 
@@ -199,6 +202,7 @@ int Run() {
   auto cluster_bearer = [tokens = cluster_token->get()] { return tokens->First(); };
   relay::RelayOptions relay_options;
   relay_options.cluster_token = cluster_bearer;
+  relay_options.in_flight = &in_flight;
   relay::Relay relay(relay_options, &origin, relay::UpstreamsFromAgent(&agent), RealClock::Get(),
                      metrics.get());
   // /status: the streams this node relays and where it publishes (S-19, S-23).

@@ -188,15 +188,38 @@ class KeepAliveClient::Impl {
     parser.body_limit(request.body_limit_bytes);
     if (request.method == Verb::head) parser.skip(true);  // the answer's length, no body
     tcp::resolver resolver(io_);                          // lives until io_.run() returns
+    // With on_body: the answer read piece by piece, each new stretch of a 200's body handed
+    // on as soon as it is in.
+    size_t delivered = 0;
+    std::function<void()> read_pieces = [&] {
+      beast_http::async_read_some(*stream_, buffer_, parser, [&](beast::error_code ec, size_t) {
+        if (ec) {
+          failed = TransportError(request, "read", ec);
+          return;
+        }
+        if (parser.is_header_done() && parser.get().result() == Status::ok) {
+          const std::string& body = parser.get().body();
+          if (body.size() > delivered) {
+            request.on_body(std::string_view(body).substr(delivered));
+            delivered = body.size();
+          }
+        }
+        if (!parser.is_done()) read_pieces();
+      });
+    };
     auto read_answer = [&] {
       beast_http::async_write(*stream_, out, [&](beast::error_code ec, size_t) {
         if (ec) {
           failed = TransportError(request, "write", ec);
           return;
         }
-        beast_http::async_read(*stream_, buffer_, parser, [&](beast::error_code ec, size_t) {
-          if (ec) failed = TransportError(request, "read", ec);
-        });
+        if (!request.on_body) {
+          beast_http::async_read(*stream_, buffer_, parser, [&](beast::error_code ec, size_t) {
+            if (ec) failed = TransportError(request, "read", ec);
+          });
+          return;
+        }
+        read_pieces();
       });
     };
     if (stream_) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "boost/asio/any_io_executor.hpp"
@@ -38,6 +39,10 @@ struct ClientRequest {
   uint64_t body_limit_bytes = 64 * 1024 * 1024;
   // Set: HTTPS with this context (AsyncFetch and Fetch only; KeepAliveClient is plain).
   std::shared_ptr<boost::asio::ssl::context> tls;
+  // KeepAliveClient only: called on the fetching thread with each piece of a 200 answer's body
+  // as it arrives (the whole body is still returned at the end); a relay shares an object
+  // still in flight this way. A request that delivered a piece is never retried.
+  std::function<void(std::string_view piece)> on_body;
 };
 
 using FetchCallback = std::function<void(absl::StatusOr<Response>)>;

@@ -355,4 +355,11 @@ void H2Connection::StreamData(int32_t id, std::shared_ptr<const std::string> chu
   nghttp2_session_resume_data(session_, id);
 }
 
+void H2Connection::ResetStream(int32_t id) {
+  auto it = streams_.find(id);
+  if (it == streams_.end() || it->second->ended) return;
+  it->second->ended = true;
+  nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, NGHTTP2_INTERNAL_ERROR);
+}
+
 }  // namespace meshwork::http

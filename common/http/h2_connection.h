@@ -98,6 +98,8 @@ class H2Connection {
   // A body produced over time: the header now, then chunks; a null chunk ends the stream.
   void StartStream(int32_t id, Response header);
   void StreamData(int32_t id, std::shared_ptr<const std::string> chunk);
+  // Ends stream `id` with RST_STREAM INTERNAL_ERROR (a body that cannot be completed).
+  void ResetStream(int32_t id);
   // False once the stream is gone (reset by the client, or finished).
   bool StreamOpen(int32_t id) const;
 

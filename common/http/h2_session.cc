@@ -67,6 +67,11 @@ class StreamWriter final : public ChunkedWriter {
     if (finished_.exchange(true)) return;
     asio::dispatch(session_->executor(), [s = session_, id = id_] { s->StreamData(id, nullptr); });
   }
+  void Abort() override {
+    if (finished_.exchange(true)) return;
+    asio::dispatch(session_->executor(),
+                   [s = session_, id = id_] { s->StreamData(id, AbortChunk()); });
+  }
   // Approximate, as for HTTP/1.1: true once the stream is gone (client reset, connection
   // closed); read from the handler's thread.
   bool closed() const override { return session_->broken.load(); }
@@ -297,9 +302,13 @@ void H2Session<Stream>::StartStream(int32_t id, Response header) {
 
 template <typename Stream>
 void H2Session<Stream>::StreamData(int32_t id, std::shared_ptr<const std::string> chunk) {
-  if (!chunk) pending_.erase(id);
+  if (!chunk || chunk == AbortChunk()) pending_.erase(id);
   if (closed_) return;
-  h2_.StreamData(id, std::move(chunk));
+  if (chunk == AbortChunk()) {
+    h2_.ResetStream(id);
+  } else {
+    h2_.StreamData(id, std::move(chunk));
+  }
   Flush();
 }
 

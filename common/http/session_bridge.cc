@@ -110,6 +110,12 @@ void Responder::Sink::CompleteBuffers(Response header, SharedBuffers body, uint6
   Complete(std::move(header));
 }
 
+const std::shared_ptr<const std::string>& AbortChunk() {
+  static const auto* const kMarker =
+      new std::shared_ptr<const std::string>(std::make_shared<const std::string>("abort"));
+  return *kMarker;
+}
+
 namespace server_internal {
 
 std::shared_ptr<ChunkedWriter> SessionSink::StartChunked(Response header) {
@@ -155,6 +161,12 @@ void SessionChunkedWriter::Finish() {
   if (finished_.exchange(true)) return;
   auto session = session_;
   asio::dispatch(session->executor(), [session] { session->QueueChunk(nullptr); });
+}
+
+void SessionChunkedWriter::Abort() {
+  if (finished_.exchange(true)) return;
+  auto session = session_;
+  asio::dispatch(session->executor(), [session] { session->QueueChunk(AbortChunk()); });
 }
 
 void SessionBodyReader::Read(ChunkFn on_chunk) {

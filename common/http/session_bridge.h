@@ -40,6 +40,7 @@ class SessionChunkedWriter final : public ChunkedWriter {
   // ChunkedWriter
   void Write(std::shared_ptr<const std::string> data) override;
   void Finish() override;
+  void Abort() override;
   bool closed() const override { return session_->broken.load(); }
 
  private:

@@ -289,6 +289,12 @@ void Session<Stream>::PumpChunks() {
   chunks_.pop_front();
   chunk_writing_ = true;
   auto self = Self();
+  if (data == AbortChunk()) {  // broken upstream: no last chunk, the client sees a cut
+    chunk_writing_ = false;
+    broken.store(true);
+    chunks_.clear();
+    return Close();
+  }
   if (!data) {  // the end
     SendAll(beast_http::make_chunk_last(), [self](beast::error_code ec, size_t n) {
       self->server_->AddBytesOut(n);

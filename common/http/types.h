@@ -57,14 +57,20 @@ struct RequestContext {
 // still being produced (the DASH segment in progress, S-16). Thread-safe: calls hop onto the
 // connection's worker and are written in order. Finish() ends the response; a writer dropped
 // without it finishes too. After the connection breaks, writes are dropped and closed()
-// turns true, so the producer can stop.
+// turns true, so the producer can stop. Abort() ends it as broken instead — HTTP/1.1 closes
+// the connection after what was queued, without the last chunk; h2 resets the stream — so a
+// client never takes a body cut short (an upstream that failed mid-object) for a whole one.
 class ChunkedWriter {
  public:
   virtual ~ChunkedWriter() = default;
   virtual void Write(std::shared_ptr<const std::string> data) = 0;
   virtual void Finish() = 0;
+  virtual void Abort() = 0;
   virtual bool closed() const = 0;
 };
+
+// The chunk a writer queues for Abort() (compared by address; never sent).
+const std::shared_ptr<const std::string>& AbortChunk();
 
 // A body kept as a list of shared chunks (media objects stored in 256 KiB pieces), sent by
 // Responder::SendBuffers straight from the chunks without joining them. `size` is the sum of

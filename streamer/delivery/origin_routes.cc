@@ -15,6 +15,7 @@
 #include "common/status/status_map.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
+#include "streamer/delivery/in_flight_answer.h"
 #include "streamer/delivery/publish_request.h"
 #include "streamer/delivery/push_route.h"
 #include "streamer/delivery/responses.h"
@@ -110,12 +111,12 @@ struct OriginDelivery::Metrics {
                                  "result",
                                  {"created", "replaced", "refused", "unauthorized", "bad_request",
                                   "broken", "too_large", "over_budget"});
-    reads = metrics::LabeledCounters(prometheus::BuildCounter()
-                                         .Name("meshwork_origin_reads_total")
-                                         .Help("Reads of published objects, by answer")
-                                         .Register(*registry),
-                                     "answer",
-                                     {"served", "held", "not_yet", "gone", "missing", "shed"});
+    reads = metrics::LabeledCounters(
+        prometheus::BuildCounter()
+            .Name("meshwork_origin_reads_total")
+            .Help("Reads of published objects, by answer")
+            .Register(*registry),
+        "answer", {"served", "in_flight", "held", "not_yet", "gone", "missing", "shed"});
   }
   void Publish(std::string_view result) { publishes.Increment(result); }
   void Read(std::string_view answer) { reads.Increment(answer); }
@@ -406,6 +407,23 @@ void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
       return r->Send(ShedResponse("the node is shedding load", policy.cors));
     }
     token = std::make_shared<Shedder::Token>(shedder_);
+  }
+  if (options_.in_flight && d.verdict != ReadDecision::kServe && d.verdict != ReadDecision::kGone &&
+      hops < kMaxHoldHops && ctx->request.method() == http::Verb::get &&
+      !Header(ctx->request, "Range")) {
+    // P-13: still arriving from upstream: sent as it comes rather than held until complete
+    // (a whole GET; a range or HEAD waits for the store's copy).
+    if (auto object = options_.in_flight->Find(stream, rendition, key)) {
+      metrics_->Read("in_flight");
+      http::Response header{http::Status::ok, 11};
+      header.set(field::field::cache_control, kImmutable);
+      header.set(field::field::content_type, ContentType(key));
+      http::AddCors(header, policy.cors);
+      return AnswerInFlight(std::move(object), r, ctx->executor, std::move(header),
+                            [this, ctx, r, stream, rendition, key, hops, token] {
+                              Answer(ctx, r, stream, rendition, key, hops + 1, token);
+                            });
+    }
   }
   if (d.verdict == ReadDecision::kHold && hops >= kMaxHoldHops) {
     d.verdict = d.candidate ? ReadDecision::kServe : ReadDecision::kMissing;

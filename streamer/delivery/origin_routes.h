@@ -22,6 +22,7 @@
 #include "streamer/delivery/publish_auth.h"
 #include "streamer/delivery/shedder.h"
 #include "streamer/packager/stream_manager.h"
+#include "streamer/store/in_flight.h"
 #include "streamer/store/origin_store.h"
 
 namespace meshwork::streamer {
@@ -31,6 +32,9 @@ struct OriginOptions {
   size_t chunk_bytes = 256 * 1024;       // L-17
   size_t max_notification_bytes = 4096;  // the header it travels in is bounded too
   int64_t slow_publish_ms = 500;         // L-18
+  // P-13: objects an edge's relay is receiving; a read the store cannot serve yet is answered
+  // from there as the bytes arrive. Null: none (a node that relays nothing). Outlives this.
+  InFlightObjects* in_flight = nullptr;
 };
 
 class OriginDelivery {

@@ -172,8 +172,11 @@ class Relay::StreamRelay {
   }
 
   // One upstream request on `client` (the calling thread's kept-alive connection).
+  // An answer other than 200 is FailedPrecondition (the upstream is there; transport failures
+  // and deadlines are Unavailable and DeadlineExceeded). `on_body`: see ClientRequest.
   absl::StatusOr<Chunk> Get(http::KeepAliveClient& client, const std::string& target,
-                            std::chrono::milliseconds timeout) {
+                            std::chrono::milliseconds timeout,
+                            std::function<void(std::string_view)> on_body = nullptr) {
     auto base = SplitBaseUrl(Base());
     if (!base) return absl::UnavailableError("no upstream");
     http::ClientRequest request;
@@ -182,6 +185,7 @@ class Relay::StreamRelay {
     request.target = target;
     request.timeout = timeout;
     request.body_limit_bytes = relay_->options_.max_object_bytes;
+    request.on_body = std::move(on_body);
     if (relay_->options_.cluster_token) {
       request.headers.emplace_back("Authorization", "Bearer " + relay_->options_.cluster_token());
     }
@@ -190,7 +194,7 @@ class Relay::StreamRelay {
     auto res = client.Fetch(request);
     if (!res.ok()) return res.status();
     if (res->result() != http::Status::ok) {
-      return absl::UnavailableError(absl::StrCat("upstream answered ", res->result_int()));
+      return absl::FailedPreconditionError(absl::StrCat("upstream answered ", res->result_int()));
     }
     if (relay_->bytes_metric_) relay_->bytes_metric_->Increment(res->body().size());
     if (auto n = res->find("X-Stream-Notifications"); n != res->end()) {
@@ -225,6 +229,34 @@ class Relay::StreamRelay {
     return relay_->store_->Publish(std::move(request)).status();
   }
 
+  // P-13: a part fetched on the upstream's preload hint, registered in InFlightObjects from
+  // before its first byte until the store has it (or the relay moves on): ended on destruction.
+  class Hinted {
+   public:
+    Hinted(InFlightObjects* registry, std::string stream, std::string rendition, ObjectKey key,
+           std::shared_ptr<GrowingObject> object)
+        : registry_(registry),
+          stream_(std::move(stream)),
+          rendition_(std::move(rendition)),
+          key_(key),
+          object_(std::move(object)) {}
+    ~Hinted() {
+      object_->Fail();  // a no-op once complete
+      registry_->End(stream_, rendition_, key_, object_);
+    }
+    Hinted(const Hinted&) = delete;
+    Hinted& operator=(const Hinted&) = delete;
+    ObjectKey key() const { return key_; }
+    GrowingObject& object() { return *object_; }
+    Chunk bytes;  // the whole part once fetched
+
+   private:
+    InFlightObjects* registry_;
+    std::string stream_, rendition_;
+    ObjectKey key_;
+    std::shared_ptr<GrowingObject> object_;
+  };
+
   // The state of one rendition's relay.
   struct Follow {
     std::string name;
@@ -241,6 +273,7 @@ class Relay::StreamRelay {
     std::map<int64_t, int64_t> relayed_pdt;
     std::string followed_base;
     int other_timeline_in_row = 0;
+    std::unique_ptr<Hinted> hinted;  // the hinted part fetched ahead of its listing
   };
 
   int64_t StartOf(const Follow& f, const std::string& bytes) const {
@@ -308,9 +341,14 @@ class Relay::StreamRelay {
                                                     : ObjectKey{ObjectKey::kM4s, e.msn, -1});
       if (e.part >= 0) {
         if (std::make_pair(e.msn, e.part) <= f.last_part) continue;
-        // A listed part is complete upstream: it comes at once or the upstream is gone.
-        auto bytes =
-            Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name), PartDeadline(f));
+        // A listed part is complete upstream: it comes at once or the upstream is gone (the
+        // one fetched on the hint is here already).
+        ObjectKey key{ObjectKey::kPart, e.msn, e.part};
+        std::unique_ptr<Hinted> hinted;
+        if (f.hinted && f.hinted->key() == key) hinted = std::move(f.hinted);
+        auto bytes = hinted ? absl::StatusOr<Chunk>(hinted->bytes)
+                            : Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name),
+                                  PartDeadline(f));
         if (!bytes.ok()) return;
         auto timing = TimingOf(f, e, **bytes);
         if (!Publish(f.name, ObjectKey{ObjectKey::kPart, e.msn, e.part}, {*bytes}, timing, f.info)
@@ -400,8 +438,35 @@ class Relay::StreamRelay {
       f.other_timeline_in_row = 0;
       f.followed_base = base;
       Relay1(f, *playlist);
+      f.hinted.reset();  // listed and published by now, or not coming: the store decides
       wanted = playlist->hint;
+      if (wanted && !FetchHinted(f, *wanted)) {
+        wanted.reset();
+        NextUpstream(base);
+        if (!Connect()) Pause(std::chrono::milliseconds(200));
+      }
     }
+  }
+
+  // P-13: the part the upstream's preload hint names, asked for while the upstream makes it
+  // (it holds the request until the part is out, L-7) and shared with the viewers asking for
+  // it here as its bytes arrive; kept in `f.hinted` until the next playlist lists it with its
+  // timing. False when the upstream failed (gone or stalled: S-21 moves on); an answer such
+  // as 404 leaves it to the blocking reload.
+  bool FetchHinted(Follow& f, std::pair<int64_t, int> hint) {
+    InFlightObjects* registry = relay_->options_.in_flight;
+    ObjectKey key{ObjectKey::kPart, hint.first, hint.second};
+    if (!registry || std::make_pair(key.msn, key.part) <= f.last_part) return true;
+    auto object = registry->Begin(stream_, f.name, key);
+    if (!object) return true;  // the registry is full: the part is fetched once listed
+    auto hinted = std::make_unique<Hinted>(registry, stream_, f.name, key, object);
+    auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),
+                     PartDeadline(f), [&](std::string_view piece) { object->Append(piece); });
+    if (!bytes.ok()) return absl::IsFailedPrecondition(bytes.status());
+    object->Complete();
+    hinted->bytes = *bytes;
+    f.hinted = std::move(hinted);
+    return true;
   }
 
   Relay* relay_;

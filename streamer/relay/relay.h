@@ -39,6 +39,7 @@
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
 #include "streamer/relay/ts_maker.h"
+#include "streamer/store/in_flight.h"
 #include "streamer/store/origin_store.h"
 
 namespace meshwork::streamer::relay {
@@ -65,6 +66,9 @@ struct RelayOptions {
   // the cluster token every upstream request presents (`Authorization: Bearer`), so a
   // protected stream's node serves the relay; empty: none (tests, an open cluster).
   std::function<std::string()> cluster_token;
+  // P-13: where the part an upstream's preload hint names is shared while it arrives (the
+  // viewer routes read it); null: hinted parts are fetched once listed, as a whole.
+  InFlightObjects* in_flight = nullptr;
 };
 
 class Relay {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 
 namespace meshwork::testing {
 namespace {
@@ -26,10 +27,15 @@ int ConnectLoopback(int port) {
 
 }  // namespace
 
-TcpProxy::TcpProxy(const std::string& target) {
+TcpProxy::TcpProxy(const std::string& target) : TcpProxy() { SetTarget(target); }
+
+void TcpProxy::SetTarget(const std::string& target) {
   const size_t colon = target.rfind(':');
   REQUIRE(colon != std::string::npos);
   target_port_ = std::stoi(target.substr(colon + 1));
+}
+
+TcpProxy::TcpProxy() {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   REQUIRE(listen_fd_ >= 0);
   sockaddr_in addr{};
@@ -72,7 +78,7 @@ void TcpProxy::AcceptLoop() {
     int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) continue;
     ++accepted_;
-    int upstream = cut_ ? -1 : ConnectLoopback(target_port_);
+    int upstream = cut_ || target_port_ == 0 ? -1 : ConnectLoopback(target_port_);
     absl::MutexLock lock(&mu_);
     if (upstream < 0 || cut_) {
       ::close(client);
@@ -87,6 +93,8 @@ void TcpProxy::AcceptLoop() {
 void TcpProxy::Pump(int client, int upstream) {
   char buf[16384];
   pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
+  auto paced_from = std::chrono::steady_clock::now();
+  double paced_bytes = 0;
   while (!stopping_) {
     int n = ::poll(fds, 2, 50);
     if (n < 0) break;
@@ -94,7 +102,9 @@ void TcpProxy::Pump(int client, int upstream) {
     bool done = false;
     for (int i = 0; i < 2 && !done; ++i) {
       if (fds[i].revents == 0) continue;
-      ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      const double pace = pace_;  // read per piece: a test may slow the link mid-connection
+      const bool paced = pace > 0 && i == 1;
+      ssize_t got = ::read(fds[i].fd, buf, paced ? 4096 : sizeof buf);
       if (got <= 0) {
         done = true;
         break;
@@ -107,6 +117,19 @@ void TcpProxy::Pump(int client, int upstream) {
           break;
         }
         off += put;
+      }
+      if (paced && !done) {
+        // The simulated link's timing (not a wait for an event): the next piece leaves when
+        // the bytes so far fit the pace; an idle spell banks no credit for a later burst.
+        auto now = std::chrono::steady_clock::now();
+        if (now - paced_from > std::chrono::duration<double>(paced_bytes / pace + 0.05)) {
+          paced_from = now;
+          paced_bytes = 0;
+        }
+        paced_bytes += static_cast<double>(got);
+        std::this_thread::sleep_until(
+            paced_from + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(paced_bytes / pace)));
       }
     }
     if (done) break;

@@ -2,7 +2,9 @@
 // network partition between one process and another without touching either. While cut, it
 // closes every forwarded connection and closes each new one as soon as it is accepted (the
 // peer sees a reset or EOF, as after a link failure), so clients go into their reconnect
-// backoff. Restore() forwards again.
+// backoff. Restore() forwards again. PaceAnswers() makes it a slow link (P-13): what the
+// target sends back crosses in pieces of at most 4 KiB at a set rate, so an object takes a
+// measurable time to cross; requests still cross at once.
 //
 // Threads: one acceptor thread, plus one thread per forwarded connection that copies both
 // directions with poll(). All are joined by the destructor.
@@ -22,11 +24,18 @@ class TcpProxy {
  public:
   // Forwards 127.0.0.1:<port()> to `target` ("127.0.0.1:PORT").
   explicit TcpProxy(const std::string& target);
+  // Listening now, forwarding once SetTarget names the target (connections before are closed):
+  // a node can announce the proxy's port before the proxy knows the node's.
+  TcpProxy();
+  void SetTarget(const std::string& target);
+  // The target's answers cross at `bytes_per_second` from the next connection on (0: at once).
+  void PaceAnswers(double bytes_per_second) { pace_ = bytes_per_second; }
   ~TcpProxy();
   TcpProxy(const TcpProxy&) = delete;
   TcpProxy& operator=(const TcpProxy&) = delete;
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
   void Cut();      // close all connections now and refuse new ones until Restore()
   void Restore();  // forward new connections again
   int accepted() const { return accepted_.load(); }
@@ -35,7 +44,8 @@ class TcpProxy {
   void AcceptLoop();
   void Pump(int client, int upstream);
 
-  int target_port_ = 0;
+  std::atomic<int> target_port_{0};
+  std::atomic<double> pace_{0};
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};

@@ -167,6 +167,28 @@ TEST_CASE(
   CHECK(server.TakeOutput().empty());
 }
 
+TEST_CASE("P-13 a streamed answer that cannot be completed ends with RST_STREAM, not END_STREAM") {
+  std::vector<Received> received;
+  H2Connection server({}, [&](int32_t id, Request r) { received.push_back({id, std::move(r)}); });
+  server.Start();
+  Client client;
+  int32_t id = client.Get("/live/v1/6.3.m4s");
+  REQUIRE(Pump(client, server));
+  REQUIRE(received.size() == 1);
+  server.StartStream(id, Response{beast_http::status::ok, 11});
+  server.StreamData(id, std::make_shared<const std::string>("first half"));
+  REQUIRE(Pump(client, server));
+  CHECK(client.answers[id].body == "first half");
+  CHECK_FALSE(client.answers[id].closed);
+  server.ResetStream(id);
+  server.StreamData(id, std::make_shared<const std::string>("never sent"));
+  REQUIRE(Pump(client, server));
+  CHECK(client.answers[id].closed);
+  CHECK(client.answers[id].error == NGHTTP2_INTERNAL_ERROR);
+  CHECK(client.answers[id].body == "first half");
+  CHECK(server.open_streams() == 0);
+}
+
 TEST_CASE("P-15 a body of several chunks leaves as views of those chunks, byte for byte") {
   std::vector<Received> received;
   H2Connection server({}, [&](int32_t id, Request r) { received.push_back({id, std::move(r)}); });

@@ -1,0 +1,117 @@
+// P-13 (objects in flight): an edge shares a part with its viewers while the part is still
+// crossing from its upstream. The ingest node's only address for the edge is a slow link (a
+// TcpProxy pacing the ingest's answers), so a part takes a quarter of a second to cross; a
+// viewer asking the edge for the part its playlist hints receives the first bytes as they
+// come, the last ones when the link delivers them — not everything at once at the end.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "tests/integration/media_harness.h"
+#include "tests/integration/tcp_proxy.h"
+
+namespace meshwork::testing::in_flight_test {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string PartHint(const std::string& playlist) {
+  static const std::regex kHint("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"([^\"]+)\"");
+  std::smatch m;
+  return std::regex_search(playlist, m, kHint) ? m[1].str() : "";
+}
+
+// The size of the newest part the playlist lists (0: none).
+size_t NewestPartBytes(const Streamer& node, const std::string& playlist) {
+  static const std::regex kPart("#EXT-X-PART:[^\n]*URI=\"([^\"]+)\"");
+  std::string last;
+  for (auto it = std::sregex_iterator(playlist.begin(), playlist.end(), kPart);
+       it != std::sregex_iterator(); ++it) {
+    last = (*it)[1];
+  }
+  if (last.empty()) return 0;
+  return Http("GET", node.http, "/live/v1/" + last).body.size();
+}
+
+TEST_CASE(
+    "P-13 S-19 a viewer at an edge receives a part's first bytes before its upstream finished "
+    "sending it, over HTTP/1.1 and h2") {
+  TcpProxy link;  // the ingest node's public address: the edge's only way to it
+  auto central = StartCentral(MakeTempDir("in-flight"));
+  auto ingest = StartIngestWithStream(
+      central, "ingest-1", "live", {"publish://"},
+      {"--hostname", "127.0.0.1", "--public_port", std::to_string(link.port())});
+  link.SetTarget(ingest.http);
+  auto edge = StartStreamer(central.grpc, "edge-1", "edge");
+  auto push = PushFile(SourceTs(60), ingest.publish, "live");
+  REQUIRE(Eventually(
+      [&] {
+        auto list = Http("GET", edge.http, "/live/v1/index.ll.m3u8", "", {}, 10s);
+        return list.status == 200 && NewestPartBytes(edge, list.body) > 0;
+      },
+      30s));
+
+  // The pace: a part of the size the stream has takes about 0.25 s to cross (the relay keeps
+  // up with parts of 0.5 s and more).
+  size_t part_bytes =
+      NewestPartBytes(ingest, Http("GET", ingest.http, "/live/v1/index.ll.m3u8").body);
+  REQUIRE(part_bytes > 0);
+  const double pace = static_cast<double>(part_bytes) / 0.25;
+  link.PaceAnswers(pace);
+  // Past the parts that may have started across at full speed: two hints on.
+  for (int i = 0; i < 2; ++i) {
+    std::string hint = PartHint(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body);
+    REQUIRE(Eventually(
+        [&] { return PartHint(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body) != hint; },
+        10s));
+  }
+
+  const std::string dir = MakeTempDir("in-flight-parts");
+  std::string previous;
+  for (const std::string mode : {"--http1.1", "--http2-prior-knowledge"}) {
+    // A part the edge has not got yet (the hint moves on once the relay published the last).
+    std::string hint;
+    REQUIRE(Eventually(
+        [&] {
+          hint = PartHint(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body);
+          return !hint.empty() && hint != previous;
+        },
+        10s));
+    previous = hint;
+    INFO(mode << " hint " << hint);
+    const std::string file = dir + "/part" + std::to_string(mode.size());
+    auto [rc, out] = RunCommand("curl -s " + mode + " -o " + file +
+                                " -w '%{http_code} %{time_starttransfer} %{time_total}' "
+                                "'http://" +
+                                edge.http + "/live/v1/" + hint + "'");
+    INFO("curl: " << out);
+    REQUIRE(rc == 0);
+    int code = 0;
+    double first = 0, total = 0;
+    REQUIRE(std::sscanf(out.c_str(), "%d %lf %lf", &code, &first, &total) == 3);
+    REQUIRE(code == 200);
+    std::string body = ReadFile(file);
+    // Byte for byte the ingest's part.
+    auto at_ingest = Http("GET", ingest.http, "/live/v1/" + hint.substr(0, hint.find('?')));
+    REQUIRE(at_ingest.status == 200);
+    CHECK(body == at_ingest.body);
+    // An edge that waited for the whole part would send it in one go after the link's last
+    // byte: its first and last bytes would be milliseconds apart, not the link's crossing time.
+    const double crossing = static_cast<double>(body.size()) / pace;
+    WARN("P-13 " << mode << ": part of " << body.size() << " bytes, first byte at " << first
+                 << " s, last at " << total << " s (the link needs " << crossing << " s)");
+    CHECK(total - first >= 0.5 * crossing);
+  }
+  CHECK(MetricAt(edge.http, "meshwork_origin_reads_total", "answer=\"in_flight\"") >= 2);
+  link.PaceAnswers(0);
+}
+
+}  // namespace
+}  // namespace meshwork::testing::in_flight_test
