@@ -462,7 +462,14 @@ class Relay::StreamRelay {
     auto hinted = std::make_unique<Hinted>(registry, stream_, f.name, key, object);
     auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),
                      PartDeadline(f), [&](std::string_view piece) { object->Append(piece); });
-    if (!bytes.ok()) return absl::IsFailedPrecondition(bytes.status());
+    if (!bytes.ok()) {
+      if (absl::IsFailedPrecondition(bytes.status())) return true;
+      log::Warn("relay_hinted_part_failed", {{"stream", stream_},
+                                             {"rendition", f.name},
+                                             {"part", ObjectFileName(key)},
+                                             {"error", std::string(bytes.status().message())}});
+      return false;
+    }
     object->Complete();
     hinted->bytes = *bytes;
     f.hinted = std::move(hinted);

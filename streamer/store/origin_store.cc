@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -169,6 +170,7 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
   PublishResult result = PublishResult::kCreated;
   uint64_t generation = 0;
   std::optional<Position> last;
+  int past_end_part = -1;  // a segment published: the part index just past its last part
   {
     absl::MutexLock write(&write_mu_);
     auto current = slot->Get();
@@ -242,12 +244,22 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
     rendition_slot = rendition;
     generation = object->generation;
     last = rendition->window->Last();
+    if (key.is_segment()) {
+      const Segment* done = rendition->window->Find(key.msn);
+      if (done && !done->parts.empty()) past_end_part = done->parts.back()->index + 1;
+    }
     slot->Set(std::move(view));
   }
   // Released outside the writers' mutex: each completion is posted to its own executor.
   waiters_.Publish(ObjectWaiterKey(request.stream, request.rendition, key),
                    Position{static_cast<int64_t>(generation), -1});
   if (last) waiters_.Publish(PositionKey(request.stream, request.rendition), *last);
+  if (past_end_part >= 0) {
+    // The part a preload hint named past the segment's end: its held readers get their 404.
+    waiters_.Publish(ObjectWaiterKey(request.stream, request.rendition,
+                                     ObjectKey{ObjectKey::kPart, key.msn, past_end_part}),
+                     Position{std::numeric_limits<int64_t>::max(), -1});
+  }
   // Then the hooks (S-23 feeds, the recorder), on this thread, outside every lock.
   for (const auto& hook : hooks_) hook(request.stream, request.rendition, key, candidate);
   return result;
@@ -372,6 +384,14 @@ ReadDecision OriginStore::Decide(const OriginStreamView& view, const OriginRendi
     }
     return DecideRead(*view.policy, RenditionMeta{}, key, now,
                       [] { return std::shared_ptr<const StoredObject>(); });
+  }
+  // S-12: a part past the end of a complete segment (a preload hint named it while the
+  // segment was open, then the next keyframe closed the segment) never comes: 404 at once.
+  if (key.kind == ObjectKey::kPart && rendition->window) {
+    const Segment* segment = rendition->window->Find(key.msn);
+    if (segment && !segment->parts.empty() && key.part > segment->parts.back()->index) {
+      return ReadDecision{};
+    }
   }
   // L-7, S-13: the object right after the last one published (the preload hint's part, the
   // next segment) is held whatever the template predicts: a source running ahead of or

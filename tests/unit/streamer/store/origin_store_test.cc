@@ -285,6 +285,43 @@ TEST_CASE("L-13 L-14 S-12 a segment in progress is listed under its first part's
   CHECK(ListedVersions(store.View("live/ch1"), "v1", false)(3) == 0);
 }
 
+TEST_CASE(
+    "S-12 a part a preload hint named past its segment's end is 404 once the segment closes") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  store.Apply(Configs({{"live/ch1", StreamObject(kFakeNowMs - 100'000)}}));
+  for (int index = 0; index < 2; ++index) {
+    auto part = Put("a", 3, "part", ObjectKey::kPart);
+    part.key = {ObjectKey::kPart, 3, index};
+    REQUIRE(store.Publish(std::move(part)).ok());
+  }
+  // Part 3.2 is the next object: held, as a preload hint's request is.
+  ObjectKey hinted{ObjectKey::kPart, 3, 2};
+  auto view = store.View("live/ch1");
+  auto d = store.Decide(*view, view->renditions.at("v1").get(), hinted);
+  REQUIRE(d.verdict == ReadDecision::kHold);
+  boost::asio::io_context io;
+  std::vector<Waiters::Outcome> fired;
+  REQUIRE(store
+              .Wait("live/ch1", "v1", hinted, d.generation, io.get_executor(),
+                    clock.Monotonic() + 10s, [&](Waiters::Outcome o) { fired.push_back(o); })
+              .ok());
+  // A keyframe closes segment 3 after two parts: the held read is released, and decided
+  // again it is a 404 — not a hold until the retry deadline.
+  REQUIRE(store.Publish(Put("a", 3, "partpart", ObjectKey::kM4s)).ok());
+  io.poll();
+  REQUIRE(fired.size() == 1);
+  CHECK(fired[0] == Waiters::Outcome::kPublished);
+  view = store.View("live/ch1");
+  CHECK(store.Decide(*view, view->renditions.at("v1").get(), hinted).verdict ==
+        ReadDecision::kMissing);
+  // The segment's own parts are still served, and the next segment's first part is held.
+  CHECK(store.Decide(*view, view->renditions.at("v1").get(), {ObjectKey::kPart, 3, 1}).verdict ==
+        ReadDecision::kServe);
+  CHECK(store.Decide(*view, view->renditions.at("v1").get(), {ObjectKey::kPart, 4, 0}).verdict ==
+        ReadDecision::kHold);
+}
+
 TEST_CASE("L-17 memory per stream stays within its window and byte bound") {
   FakeClock clock;
   OriginStore::Options options;
