@@ -1,6 +1,7 @@
 // Browser side of the e2e harness (served by play.mjs, runs inside Chromium).
-// Configuration comes from the page's query string: ?player=hls|dash|dash4&ll=0|1&url=...
-// dash is dash.js 5.x, dash4 dash.js 4.x (both expose the global `dashjs`).
+// Configuration comes from the page's query string: ?player=hls|dash|dash4|shaka&ll=0|1&url=...
+// dash is dash.js 5.x, dash4 dash.js 4.x (both expose the global `dashjs`), shaka Shaka
+// Player 5.x (the global `shaka`).
 // Everything the Node side needs is exposed on window.__harness.
 (function () {
   'use strict';
@@ -29,6 +30,7 @@
     frag_hosts: [],
     hls: null,
     dash: null,
+    shaka: null,
     version: null,
   };
 
@@ -193,6 +195,49 @@
     p.initialize(video, url, true);
   }
 
+  function startShaka() {
+    if (typeof shaka === 'undefined') {
+      recordError({ source: 'harness', type: 'setup', details: 'Shaka Player not loaded', fatal: true });
+      return;
+    }
+    shaka.polyfill.installAll();
+    if (!shaka.Player.isBrowserSupported()) {
+      recordError({ source: 'harness', type: 'setup', details: 'Shaka: browser not supported', fatal: true });
+      return;
+    }
+    var p = new shaka.Player();
+    state.shaka = p;
+    state.version = shaka.Player.version || null;
+    note('shaka ' + state.version);
+    p.configure({
+      streaming: {
+        lowLatencyMode: lowLatency,
+        retryParameters: { maxAttempts: 3, baseDelay: 500, timeout: 10000 },
+      },
+    });
+    // Shaka's errors carry a severity: 1 RECOVERABLE (it retries), 2 CRITICAL (playback ends).
+    p.addEventListener('error', function (ev) {
+      var e = ev.detail || {};
+      recordError({
+        source: 'shaka',
+        type: 'error',
+        code: typeof e.code === 'number' ? e.code : null,
+        details: 'code ' + e.code + ', category ' + e.category + ': ' + short(JSON.stringify(e.data || [])),
+        fatal: e.severity !== 1,
+      });
+    });
+    p.addEventListener('variantchanged', function () { note('shaka:variantChanged'); });
+    p.attach(video)
+      .then(function () { return p.load(url); })
+      .then(function () {
+        note('shaka:loaded');
+        tryPlay('loaded');
+      })
+      .catch(function (e) {
+        recordError({ source: 'shaka', type: 'load', code: e && e.code, details: 'load failed: code ' + (e && e.code), fatal: true });
+      });
+  }
+
   function num(v) {
     return typeof v === 'number' && isFinite(v) ? v : null;
   }
@@ -229,6 +274,14 @@
         var idx = h.currentLevel;
         var lv = h.levels && idx >= 0 ? h.levels[idx] : null;
         s.level = { index: idx, height: (lv && lv.height) || video.videoHeight || null, bitrate: lv ? lv.bitrate || null : null, count: h.levels ? h.levels.length : 0 };
+      } else if (state.shaka) {
+        var sp = state.shaka;
+        var stats = sp.getStats ? sp.getStats() : {};
+        s.latency_s = num(stats.liveLatency);
+        if (s.latency_s !== null) s.latency_source = 'shaka.liveLatency';
+        var tracks = (sp.getVariantTracks && sp.getVariantTracks()) || [];
+        var active = tracks.filter(function (t) { return t.active; })[0] || null;
+        s.level = { index: active ? tracks.indexOf(active) : null, height: (active && active.height) || video.videoHeight || null, bitrate: active ? active.bandwidth || null : null, count: tracks.length };
       } else if (state.dash) {
         var d = state.dash;
         s.latency_s = num(d.getCurrentLiveLatency());
@@ -271,6 +324,8 @@
     recordError({ source: 'harness', type: 'setup', details: 'no url given', fatal: true });
   } else if (player === 'dash' || player === 'dash4') {
     startDash();
+  } else if (player === 'shaka') {
+    startShaka();
   } else {
     startHls();
   }

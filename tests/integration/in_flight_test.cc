@@ -2,7 +2,8 @@
 // crossing from its upstream. The ingest node's only address for the edge is a slow link (a
 // TcpProxy pacing the ingest's answers), so a part takes a quarter of a second to cross; a
 // viewer asking the edge for the part its playlist hints receives the first bytes as they
-// come, the last ones when the link delivers them — not everything at once at the end.
+// come, the last ones when the link delivers them — not everything at once at the end. Then
+// dash.js 5 and Shaka Player 5 play the edge's DASH (made there from the relayed CMAF).
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
@@ -42,7 +43,7 @@ size_t NewestPartBytes(const Streamer& node, const std::string& playlist) {
 
 TEST_CASE(
     "P-13 S-19 a viewer at an edge receives a part's first bytes before its upstream finished "
-    "sending it, over HTTP/1.1 and h2") {
+    "sending it, over HTTP/1.1 and h2, and dash.js and Shaka play DASH through the edge") {
   TcpProxy link;  // the ingest node's public address: the edge's only way to it
   auto central = StartCentral(MakeTempDir("in-flight"));
   auto ingest = StartIngestWithStream(
@@ -111,6 +112,17 @@ TEST_CASE(
   }
   CHECK(MetricAt(edge.http, "meshwork_origin_reads_total", "answer=\"in_flight\"") >= 2);
   link.PaceAnswers(0);
+
+  // S-25: DASH made at the edge from the relayed CMAF plays in the current dash.js and Shaka
+  // Player (the same setup, the link at full speed again).
+  const std::string mpd = "http://" + edge.http + "/live/index.mpd";
+  CheckPlayed(PlayDash(mpd, 8), 8);
+  auto shaka = PlayInBrowser(mpd, 8, "--player shaka --timeout-s 45");
+  const std::string shaka_version =
+      shaka["player_version"].is_string() ? shaka["player_version"].get<std::string>() : "";
+  INFO("Shaka Player " << shaka_version);
+  CHECK(shaka_version.rfind("v5.", 0) == 0);
+  CheckPlayed(shaka, 8);
 }
 
 }  // namespace

@@ -190,7 +190,26 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
                    R"({"backup_session_limit": 0})")
                   .status == 200);
     }
-    std::this_thread::sleep_for(2s);  // the limits reach B and C over their sessions
+    // The limits reach B and C over their sessions: each refuses the backup URIs A's master
+    // lists (429) before A dies — waited for, not slept on (a loaded run takes longer).
+    auto master = Http("GET", a.http, "/ch1/index.m3u8", "", {{"User-Agent", kBrowser}});
+    std::set<std::string> backups;
+    static const std::regex kBackup("http://([^/\n]+)(/ch1/[^\n]*pass=[^\n]+)");
+    for (auto it = std::sregex_iterator(master.body.begin(), master.body.end(), kBackup);
+         it != std::sregex_iterator(); ++it) {
+      if ((*it)[1] != a.http) backups.insert((*it)[1].str() + " " + (*it)[2].str());
+    }
+    INFO(master.body);
+    REQUIRE(backups.size() == 2);
+    for (const auto& backup : backups) {
+      const std::string host = backup.substr(0, backup.find(' '));
+      const std::string target = backup.substr(backup.find(' ') + 1);
+      CHECK(Eventually(
+          [&] {
+            return Http("GET", host, target, "", {{"User-Agent", "refused-viewer"}}).status == 429;
+          },
+          10s));
+    }
     a.process->Signal(SIGKILL);
     a.process->Wait();
     auto result = playing.get();
