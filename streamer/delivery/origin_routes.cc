@@ -19,6 +19,7 @@
 #include "streamer/delivery/publish_request.h"
 #include "streamer/delivery/push_route.h"
 #include "streamer/delivery/responses.h"
+#include "streamer/relay/upstream_playlist.h"
 
 namespace meshwork::streamer {
 
@@ -442,6 +443,12 @@ void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
       header.set("X-Pipeline", c.pipeline);
       if (c.defects) header.set("X-Defects", DefectsToString(c.defects));
       if (c.notifications) header.set("X-Stream-Notifications", *c.notifications);
+      if (key.kind == ObjectKey::kPart && c.timing) {
+        // P-13: an edge lists the part as soon as its bytes are in (relay::ParsePartTiming).
+        const MediaTiming& t = *c.timing;
+        header.set("X-Part-Timing", relay::FormatPartTiming(t.duration * 100 / 9,
+                                                            t.program_date_time_ms, t.independent));
+      }
       http::AddCors(header, policy.cors);
       if (auto inm = Header(ctx->request, "If-None-Match"); inm && *inm == etag) {
         header.result(http::Status::not_modified);

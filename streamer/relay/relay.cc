@@ -176,7 +176,8 @@ class Relay::StreamRelay {
   // and deadlines are Unavailable and DeadlineExceeded). `on_body`: see ClientRequest.
   absl::StatusOr<Chunk> Get(http::KeepAliveClient& client, const std::string& target,
                             std::chrono::milliseconds timeout,
-                            std::function<void(std::string_view)> on_body = nullptr) {
+                            std::function<void(std::string_view)> on_body = nullptr,
+                            std::string* part_timing = nullptr) {
     auto base = SplitBaseUrl(Base());
     if (!base) return absl::UnavailableError("no upstream");
     http::ClientRequest request;
@@ -199,6 +200,9 @@ class Relay::StreamRelay {
     if (relay_->bytes_metric_) relay_->bytes_metric_->Increment(res->body().size());
     if (auto n = res->find("X-Stream-Notifications"); n != res->end()) {
       AdoptNotifications(std::string(n->value()));
+    }
+    if (auto t = res->find("X-Part-Timing"); part_timing && t != res->end()) {
+      *part_timing = std::string(t->value());
     }
     return std::make_shared<const std::string>(std::move(res->body()));
   }
@@ -274,7 +278,26 @@ class Relay::StreamRelay {
     std::string followed_base;
     int other_timeline_in_row = 0;
     std::unique_ptr<Hinted> hinted;  // the hinted part fetched ahead of its listing
+    // The program date-time the playlist gives the parts of segment `open_msn` (its own).
+    int64_t open_msn = -1;
+    int64_t open_pdt = 0;
   };
+
+  // Publishes a relayed part with its timing and remembers it (the segment it completes is
+  // assembled from the parts kept here). False when the store refused it.
+  bool PublishPart(Follow& f, const UpstreamEntry& e, const Chunk& bytes) {
+    auto timing = TimingOf(f, e, *bytes);
+    if (!Publish(f.name, ObjectKey{ObjectKey::kPart, e.msn, e.part}, {bytes}, timing, f.info)
+             .ok()) {
+      return false;
+    }
+    f.last_part = {e.msn, e.part};
+    f.open_msn = e.msn;
+    f.open_pdt = e.program_date_time_ms;
+    auto& held = f.parts[e.msn];
+    if (static_cast<int>(held.size()) == e.part) held.push_back(bytes);
+    return true;
+  }
 
   int64_t StartOf(const Follow& f, const std::string& bytes) const {
     auto start = media::ProbeFragmentStart(bytes);
@@ -350,14 +373,7 @@ class Relay::StreamRelay {
                             : Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name),
                                   PartDeadline(f));
         if (!bytes.ok()) return;
-        auto timing = TimingOf(f, e, **bytes);
-        if (!Publish(f.name, ObjectKey{ObjectKey::kPart, e.msn, e.part}, {*bytes}, timing, f.info)
-                 .ok()) {
-          continue;
-        }
-        f.last_part = {e.msn, e.part};
-        auto& held = f.parts[e.msn];
-        if (static_cast<int>(held.size()) == e.part) held.push_back(*bytes);
+        PublishPart(f, e, *bytes);
         continue;
       }
       // A complete segment: from its parts when every one of them was relayed, else fetched.
@@ -460,8 +476,10 @@ class Relay::StreamRelay {
     auto object = registry->Begin(stream_, f.name, key);
     if (!object) return true;  // the registry is full: the part is fetched once listed
     auto hinted = std::make_unique<Hinted>(registry, stream_, f.name, key, object);
-    auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),
-                     PartDeadline(f), [&](std::string_view piece) { object->Append(piece); });
+    std::string timing_field;
+    auto bytes = Get(
+        f.client, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),
+        PartDeadline(f), [&](std::string_view piece) { object->Append(piece); }, &timing_field);
     if (!bytes.ok()) {
       if (absl::IsFailedPrecondition(bytes.status())) return true;
       log::Warn("relay_hinted_part_failed", {{"stream", stream_},
@@ -471,6 +489,17 @@ class Relay::StreamRelay {
       return false;
     }
     object->Complete();
+    // With its timing in the answer the part is listed here at once (the playlist that lists
+    // it upstream is still on its way); the parts of the open segment carry its date-time.
+    auto entry = ParsePartTiming(timing_field, key.msn, key.part);
+    if (entry && key.part > 0) {
+      if (f.open_msn != key.msn || f.last_part != std::make_pair(key.msn, key.part - 1)) {
+        entry.reset();  // not the next part of the segment followed so far
+      } else {
+        entry->program_date_time_ms = f.open_pdt;
+      }
+    }
+    if (entry && PublishPart(f, *entry, *bytes)) return true;  // `hinted` ends: the store has it
     hinted->bytes = *bytes;
     f.hinted = std::move(hinted);
     return true;

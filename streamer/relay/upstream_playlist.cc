@@ -201,4 +201,38 @@ bool SameTimeline(const std::map<int64_t, int64_t>& relayed_pdt,
   return true;
 }
 
+std::string FormatPartTiming(int64_t duration_us, int64_t program_date_time_ms, bool independent) {
+  return "duration_us=" + std::to_string(duration_us) +
+         ";pdt=" + std::to_string(program_date_time_ms) +
+         ";independent=" + (independent ? "1" : "0");
+}
+
+std::optional<UpstreamEntry> ParsePartTiming(std::string_view field, int64_t msn, int part) {
+  if (field.size() > 256 || msn < 0 || part < 0) return std::nullopt;
+  UpstreamEntry e;
+  e.msn = msn;
+  e.part = part;
+  e.duration_us = -1;
+  e.program_date_time_ms = -1;
+  while (!field.empty()) {
+    size_t end = field.find(';');
+    std::string_view item = field.substr(0, end);
+    field = end == std::string_view::npos ? std::string_view() : field.substr(end + 1);
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "duration_us") {
+      e.duration_us = Integer<int64_t>(value).value_or(-1);
+    } else if (key == "pdt") {
+      e.program_date_time_ms = Integer<int64_t>(value).value_or(-1);
+    } else if (key == "independent") {
+      e.independent = value == "1";
+    }
+  }
+  if (e.duration_us <= 0 || e.duration_us > 86'400'000'000 || e.program_date_time_ms <= 0) {
+    return std::nullopt;
+  }
+  return e;
+}
+
 }  // namespace meshwork::streamer::relay

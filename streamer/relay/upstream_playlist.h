@@ -41,6 +41,16 @@ std::optional<std::pair<int64_t, int>> ParseObjectName(std::string_view uri);
 // skipped. nullopt when the text is not an HLS playlist.
 std::optional<UpstreamMediaPlaylist> ParseMediaPlaylist(std::string_view text);
 
+// P-13: the timing of a part as its node knows it, in the `X-Part-Timing` field of the part's
+// answer ("duration_us=500000;pdt=1700000000000;independent=1"), so that an edge can list a
+// part the moment its bytes are in rather than after the next playlist. FormatPartTiming
+// writes it from a part's duration (µs), program date-time (ms) and independence;
+// ParsePartTiming reads it back (any order, unknown keys ignored) into an entry of
+// (msn, part); nullopt unless duration_us and pdt are present, well-formed and plausible
+// (0 < duration ≤ 1 day, pdt > 0).
+std::string FormatPartTiming(int64_t duration_us, int64_t program_date_time_ms, bool independent);
+std::optional<UpstreamEntry> ParsePartTiming(std::string_view field, int64_t msn, int part);
+
 // The rendition names a master playlist references as `{name}/index.ll.m3u8` (variant
 // streams and EXT-X-MEDIA URIs), in order, without repeats.
 std::vector<std::string> ParseMasterRenditions(std::string_view text);

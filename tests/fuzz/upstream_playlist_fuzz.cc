@@ -3,7 +3,8 @@
 //
 // Properties (a violation traps): at most kMaxEntries entries; positions are non-negative and
 // a part's index is bounded; durations are within a day; master rendition names are single,
-// safe path segments without repeats; parsing is deterministic.
+// safe path segments without repeats; parsing is deterministic; a part timing field read
+// back from its own formatting is the same.
 
 #include <cstddef>
 #include <cstdint>
@@ -41,5 +42,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(seen.insert(name).second);
   }
   if (auto object = ParseObjectName(in)) Check(object->first >= 0 && object->second >= -1);
+  // P-13: the X-Part-Timing field; what it accepts is plausible, and written back it reads
+  // the same.
+  if (auto timing = ParsePartTiming(in, 7, 2)) {
+    Check(timing->msn == 7 && timing->part == 2);
+    Check(timing->duration_us > 0 && timing->duration_us <= 86'400'000'000);
+    Check(timing->program_date_time_ms > 0);
+    auto again = ParsePartTiming(
+        FormatPartTiming(timing->duration_us, timing->program_date_time_ms, timing->independent), 7,
+        2);
+    Check(again && again->duration_us == timing->duration_us &&
+          again->program_date_time_ms == timing->program_date_time_ms &&
+          again->independent == timing->independent);
+  }
   return 0;
 }

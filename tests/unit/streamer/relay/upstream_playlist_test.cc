@@ -78,5 +78,28 @@ TEST_CASE("S-21 an upstream is on the edge's timeline when a segment both know h
   CHECK(SameTimeline({}, other, 1000));
 }
 
+TEST_CASE("P-13 a part's timing field reads back as written, and malformed fields are refused") {
+  auto e = ParsePartTiming(FormatPartTiming(500'000, 1'700'000'000'123, true), 12, 3);
+  REQUIRE(e);
+  CHECK(e->msn == 12);
+  CHECK(e->part == 3);
+  CHECK(e->duration_us == 500'000);
+  CHECK(e->program_date_time_ms == 1'700'000'000'123);
+  CHECK(e->independent);
+  // Any order, unknown keys ignored.
+  auto other = ParsePartTiming("x=1;independent=0;pdt=5;duration_us=7", 0, 0);
+  REQUIRE(other);
+  CHECK_FALSE(other->independent);
+  CHECK(other->duration_us == 7);
+  for (const char* bad : {"", "duration_us=500000", "pdt=5", "duration_us=0;pdt=5",
+                          "duration_us=-3;pdt=5", "duration_us=5x;pdt=5", "duration_us=5;pdt=",
+                          "duration_us=99999999999999;pdt=5"}) {
+    INFO(bad);
+    CHECK_FALSE(ParsePartTiming(bad, 1, 0));
+  }
+  CHECK_FALSE(ParsePartTiming(std::string(300, ';') + "duration_us=5;pdt=5", 1, 0));  // bounded
+  CHECK_FALSE(ParsePartTiming("duration_us=5;pdt=5", 1, -1));
+}
+
 }  // namespace
 }  // namespace meshwork::streamer::relay
