@@ -130,7 +130,7 @@ TEST_CASE(
   CHECK(node.process->running());
 }
 
-TEST_CASE("S-24 hls.js in Chromium plays LL-HLS over HTTPS with HTTP/2 for 20 s") {
+TEST_CASE("S-24 hls.js in Chromium plays LL-HLS over HTTPS with HTTP/2 for 12 s") {
   auto dir = MakeTempDir("http2-hlsjs");
   auto central = StartCentral(dir + "/central");
   auto node = StartIngestWithStream(central, "ingest-1", "live", {"publish://"}, TlsFlags(dir));
@@ -138,7 +138,7 @@ TEST_CASE("S-24 hls.js in Chromium plays LL-HLS over HTTPS with HTTP/2 for 20 s"
   REQUIRE(Eventually(
       [&] { return NewestPart(Http("GET", node.http, "/live/v1/index.ll.m3u8").body).first >= 1; },
       30s));
-  auto played = PlayInBrowser("https://" + node.https + "/live/index.ll.m3u8", 20,
+  auto played = PlayInBrowser("https://" + node.https + "/live/index.ll.m3u8", 12,
                               "--low-latency --insecure-tls");
   INFO(played.dump(2));
   CHECK(played["ok"] == true);

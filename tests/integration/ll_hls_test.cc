@@ -100,13 +100,13 @@ TEST_CASE("S-12 S-13 blocking reload and preload hints hold until publish, 503 a
   CHECK(waited == Approx(6.0).margin(1.0));
 }
 
-TEST_CASE("S-10 hls.js in low-latency mode plays the LL-HLS stream for 20 s") {
+TEST_CASE("S-10 hls.js in low-latency mode plays the LL-HLS stream for 12 s") {
   auto dir = MakeTempDir("llhls-play");
   auto central = StartCentral(dir);
   auto node = StartIngestWithStream(central, "ingest-1", "ll");
   auto push = PushFile(SourceTs(60), node.publish, "ll");
   REQUIRE(Eventually([&] { return LiveEdge(node, "ll").msn >= 0; }, 20s));
-  auto result = PlayInBrowser("http://" + node.http + "/ll/index.ll.m3u8", 20, "--low-latency");
+  auto result = PlayInBrowser("http://" + node.http + "/ll/index.ll.m3u8", 12, "--low-latency");
   INFO(result.dump());
   REQUIRE(result.is_object());
   CHECK(result["exit_code"] == 0);
@@ -129,7 +129,7 @@ namespace {
 
 // dash.js 4.x (package dashjs4): the player many viewers still run. dash.js 5.x, stricter about
 // one media type per Representation (S-16a), plays in players_e2e_test.cc.
-TEST_CASE("S-16 dash.js 4 plays the DASH stream (same fMP4 segments) for 20 s") {
+TEST_CASE("S-16 dash.js 4 plays the DASH stream (same fMP4 segments) for 12 s") {
   auto dir = MakeTempDir("dash-play");
   auto central = StartCentral(dir);
   auto node = StartIngestWithStream(central, "ingest-1", "dash");
@@ -153,7 +153,7 @@ TEST_CASE("S-16 dash.js 4 plays the DASH stream (same fMP4 segments) for 20 s") 
   REQUIRE(finished.status == 200);
   CHECK(finished.headers.count("Transfer-Encoding") == 0);
   CHECK(in_progress.body == finished.body);
-  auto result = PlayInBrowser("http://" + node.http + "/dash/index.mpd", 20, "--player dash4");
+  auto result = PlayInBrowser("http://" + node.http + "/dash/index.mpd", 12, "--player dash4");
   INFO(result.dump(2));
   CHECK(result["player_version"].dump().rfind("\"4.", 0) == 0);  // "4.x.y"
   CHECK(result["exit_code"] == 0);

@@ -113,7 +113,7 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
     // so that "watching" below means the browser's player.
     REQUIRE(Eventually([&] { return !Watching(central, "node-a"); }, 15s));
     auto playing = std::async(std::launch::async, [&] {
-      return PlayInBrowser("http://" + a.http + "/ch1/index.m3u8", 24, "--ott --timeout-s 80");
+      return PlayInBrowser("http://" + a.http + "/ch1/index.m3u8", 18, "--ott --timeout-s 80");
     });
     REQUIRE(Eventually([&] { return Watching(central, "node-a"); }, 30s));
     // Let the player settle into steady playback on A: the kill mid-playback is under test.
@@ -125,7 +125,7 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
 
   SECTION("the source input of the node stops under a playing viewer") {
     auto playing = std::async(std::launch::async, [&] {
-      return PlayInBrowser("http://" + b.http + "/ch1/index.m3u8", 24, "--ott --timeout-s 80");
+      return PlayInBrowser("http://" + b.http + "/ch1/index.m3u8", 18, "--ott --timeout-s 80");
     });
     REQUIRE(Eventually([&] { return Watching(central, "node-b"); }, 30s));
     std::this_thread::sleep_for(6s);  // steady playback on B before its input stops
@@ -242,7 +242,7 @@ TEST_CASE("R-9 P-8 the node under an hls.js viewer black-holed: it moves to a ba
   StartOttCluster(k);
   REQUIRE(Eventually([&] { return !Watching(k.central, "node-a"); }, 15s));  // the probe lapsed
   auto playing = std::async(std::launch::async, [&] {
-    return PlayInBrowser("http://" + k.a.http + "/ch1/index.m3u8", 24, "--ott --timeout-s 80");
+    return PlayInBrowser("http://" + k.a.http + "/ch1/index.m3u8", 18, "--ott --timeout-s 80");
   });
   REQUIRE(Eventually([&] { return Watching(k.central, "node-a"); }, 30s));
   std::this_thread::sleep_for(6s);  // steady playback on A, as in the kill -9 case

@@ -347,7 +347,8 @@ nlohmann::json UpstreamFailsUnderPlayer(const std::function<void(Streamer& upstr
     parent = edge == &edge_1 ? &edge_2 : &edge_1;
   }
   auto playing = std::async(std::launch::async, [&] {
-    return PlayInBrowser("http://" + edge->http + "/live/index.ll.m3u8", 24,
+    // 18 s: about ten after the failure, which comes once three segments were relayed.
+    return PlayInBrowser("http://" + edge->http + "/live/index.ll.m3u8", 18,
                          "--low-latency --timeout-s 80");
   });
   std::string upstream;
