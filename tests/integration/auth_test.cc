@@ -16,13 +16,6 @@
 namespace meshwork::testing {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Replaces the file's content the way a careful operator does: write aside, rename over.
 void WriteFile(const std::string& path, const std::string& text) {
   const std::string next = path + ".next";

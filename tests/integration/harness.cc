@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "common/http/client.h"
@@ -197,6 +198,13 @@ HttpResult Http(const std::string& method, const std::string& address, const std
     result.headers[std::string(f.name_string())] = std::string(f.value());
   }
   return result;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout,

@@ -71,6 +71,9 @@ HttpResult Http(const std::string& method, const std::string& address, const std
                 const std::vector<std::pair<std::string, std::string>>& headers = {},
                 std::chrono::milliseconds timeout = 5s);
 
+// The whole content of the file at `path` (empty when it cannot be read).
+std::string ReadFile(const std::string& path);
+
 // Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held
 // and, through `elapsed`, how long it took. For waiting on other processes' state, which
 // no in-process event can signal.

@@ -16,13 +16,6 @@
 namespace meshwork::testing::in_flight_test {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string PartHint(const std::string& playlist) {
   static const std::regex kHint("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"([^\"]+)\"");
   std::smatch m;

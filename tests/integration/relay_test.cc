@@ -434,7 +434,6 @@ TEST_CASE("R-9 S-21 the edge's upstream black-holed under hls.js: the edge moves
 TEST_CASE("S-19 hls.js plays LL-HLS and HLS-TS through an edge that relays the stream",
           "[2slots]") {
   auto k = StartEdgeSetup("relay-play");
-  auto& ingest = k.ingest;
   auto& edge = k.edge;
   auto ll = PlayInBrowser("http://" + edge.http + "/live/index.ll.m3u8", 15, "--low-latency");
   INFO(ll.dump());
