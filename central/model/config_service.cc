@@ -205,6 +205,27 @@ absl::StatusOr<json> ConfigService::ValidateObject(ObjectKind kind, const json& 
   return absl::InternalError("unknown kind");
 }
 
+namespace {
+const absl::Status& StatusOf(const absl::Status& status) { return status; }
+template <typename T>
+const absl::Status& StatusOf(const absl::StatusOr<T>& result) {
+  return result.status();
+}
+constexpr int kWriteAttempts = 5;
+}  // namespace
+
+template <typename Fn>
+auto ConfigService::Write(Fn&& fn) -> decltype(fn()) {
+  absl::MutexLock lock(&write_mu_);
+  for (int attempt = 1;; ++attempt) {
+    CatchUpLocked();
+    auto result = fn();
+    if (attempt == kWriteAttempts || !absl::IsAborted(StatusOf(result))) return result;
+    log::Info("config_write_retried",
+              {{"attempt", attempt}, {"error", std::string(StatusOf(result).message())}});
+  }
+}
+
 absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitObject(
     ObjectKind kind, const std::string& name, std::optional<json> canonical) {
   const KindInfo& info = Info(kind);
@@ -232,64 +253,64 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitObject
 absl::StatusOr<ConfigService::PutResult> ConfigService::PutObject(ObjectKind kind,
                                                                   const std::string& name,
                                                                   const json& body) {
-  absl::MutexLock lock(&write_mu_);
-  CatchUpLocked();
-  auto current = snapshot_.Get();
-  auto it = current->Objects(kind).find(name);
-  const json* stored = it == current->Objects(kind).end() ? nullptr : &it->second.object;
-  if (kind == ObjectKind::kStream) RETURN_IF_ERROR(CheckStreamManagedMembers(body, stored));
-  ASSIGN_OR_RETURN(json canonical, ValidateObject(kind, body, name, *current));
-  // A replaced stream keeps its masks and versions (L-13, L-14).
-  if (kind == ObjectKind::kStream) KeepStreamManagedMembers(canonical, stored);
-  RETURN_IF_ERROR(CommitObject(kind, name, canonical).status());
-  return PutResult{stored == nullptr, canonical};
+  return Write([&]() -> absl::StatusOr<PutResult> {
+    auto current = snapshot_.Get();
+    auto it = current->Objects(kind).find(name);
+    const json* stored = it == current->Objects(kind).end() ? nullptr : &it->second.object;
+    if (kind == ObjectKind::kStream) RETURN_IF_ERROR(CheckStreamManagedMembers(body, stored));
+    ASSIGN_OR_RETURN(json canonical, ValidateObject(kind, body, name, *current));
+    // A replaced stream keeps its masks and versions (L-13, L-14).
+    if (kind == ObjectKind::kStream) KeepStreamManagedMembers(canonical, stored);
+    RETURN_IF_ERROR(CommitObject(kind, name, canonical).status());
+    return PutResult{stored == nullptr, canonical};
+  });
 }
 
 absl::StatusOr<json> ConfigService::PatchObject(ObjectKind kind, const std::string& name,
                                                 const json& patch) {
   if (!patch.is_object()) return InvalidField("body", "a merge patch must be a JSON object");
   RETURN_IF_ERROR(RejectUnknownMembers(patch, Members(kind), ""));
-  absl::MutexLock lock(&write_mu_);
-  CatchUpLocked();
-  auto current = snapshot_.Get();
-  auto it = current->Objects(kind).find(name);
-  if (it == current->Objects(kind).end()) return NotFound(kind, name);
-  const json& stored = it->second.object;
-  json merged;
-  if (kind == ObjectKind::kStream) {
-    RETURN_IF_ERROR(CheckStreamManagedMembers(patch, &stored));
-    merged = MergeStreamPatch(stored, patch);
-  } else {
-    merged = stored;
-    merged.merge_patch(patch);
-  }
-  ASSIGN_OR_RETURN(json canonical, ValidateObject(kind, merged, name, *current));
-  if (kind == ObjectKind::kStream) KeepStreamManagedMembers(canonical, &stored);
-  if (canonical == stored) return canonical;
-  RETURN_IF_ERROR(CommitObject(kind, name, canonical).status());
-  return canonical;
+  return Write([&]() -> absl::StatusOr<json> {
+    auto current = snapshot_.Get();
+    auto it = current->Objects(kind).find(name);
+    if (it == current->Objects(kind).end()) return NotFound(kind, name);
+    const json& stored = it->second.object;
+    json merged;
+    if (kind == ObjectKind::kStream) {
+      RETURN_IF_ERROR(CheckStreamManagedMembers(patch, &stored));
+      merged = MergeStreamPatch(stored, patch);
+    } else {
+      merged = stored;
+      merged.merge_patch(patch);
+    }
+    ASSIGN_OR_RETURN(json canonical, ValidateObject(kind, merged, name, *current));
+    if (kind == ObjectKind::kStream) KeepStreamManagedMembers(canonical, &stored);
+    if (canonical == stored) return canonical;
+    RETURN_IF_ERROR(CommitObject(kind, name, canonical).status());
+    return canonical;
+  });
 }
 
 absl::StatusOr<json> ConfigService::MutateObject(ObjectKind kind, const std::string& name,
                                                  const std::function<absl::Status(json&)>& edit) {
-  absl::MutexLock lock(&write_mu_);
-  CatchUpLocked();
-  auto current = snapshot_.Get();
-  auto it = current->Objects(kind).find(name);
-  if (it == current->Objects(kind).end()) return NotFound(kind, name);
-  json edited = it->second.object;
-  RETURN_IF_ERROR(edit(edited));
-  ASSIGN_OR_RETURN(json canonical, ValidateObject(kind, edited, name, *current));
-  if (canonical == it->second.object) return canonical;
-  RETURN_IF_ERROR(CommitObject(kind, name, canonical).status());
-  return canonical;
+  return Write([&]() -> absl::StatusOr<json> {
+    auto current = snapshot_.Get();
+    auto it = current->Objects(kind).find(name);
+    if (it == current->Objects(kind).end()) return NotFound(kind, name);
+    json edited = it->second.object;
+    RETURN_IF_ERROR(edit(edited));
+    ASSIGN_OR_RETURN(json canonical, ValidateObject(kind, edited, name, *current));
+    if (canonical == it->second.object) return canonical;
+    RETURN_IF_ERROR(CommitObject(kind, name, canonical).status());
+    return canonical;
+  });
 }
 
 absl::Status ConfigService::DeleteObject(ObjectKind kind, const std::string& name) {
-  absl::MutexLock lock(&write_mu_);
-  CatchUpLocked();
-  if (!snapshot_.Get()->Objects(kind).contains(name)) return NotFound(kind, name);
-  return CommitObject(kind, name, std::nullopt).status();
+  return Write([&]() -> absl::Status {
+    if (!snapshot_.Get()->Objects(kind).contains(name)) return NotFound(kind, name);
+    return CommitObject(kind, name, std::nullopt).status();
+  });
 }
 
 absl::StatusOr<std::shared_ptr<ClusterConfig>> ConfigService::ReadAll(Store* store) {
@@ -400,25 +421,25 @@ void ConfigService::Publish(std::shared_ptr<const ClusterConfig> next) {
 absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::PatchConfig(const json& patch) {
   if (!patch.is_object()) return InvalidField("body", "a merge patch must be a JSON object");
   RETURN_IF_ERROR(RejectUnknownMembers(patch, {"trusted_proxies", "revision"}, ""));
-  absl::MutexLock lock(&write_mu_);
-  CatchUpLocked();
-  auto current = snapshot_.Get();
-  auto next = std::make_shared<ClusterConfig>(*current);
-  std::vector<Mutation> mutations;
-  uint64_t revision = snapshot_.Get()->revision + 1;
-  if (auto it = patch.find("trusted_proxies"); it != patch.end()) {
-    ASSIGN_OR_RETURN(next->trusted_proxies, ValidateTrustedProxies(*it));
-    next->trusted_set = MakeSet(next->trusted_proxies);
-    next->trusted_proxies_revision = revision;
-    mutations.push_back(
-        {Kind::kConfig, kTrustedProxiesKey, Envelope(revision, next->trusted_proxies)});
-  }
-  if (mutations.empty()) return current;  // nothing to change: no new revision
-  ASSIGN_OR_RETURN(next->revision, CommitLocked(mutations));
-  log::Info("config_changed", {{"revision", next->revision},
-                               {"trusted_proxies", json(next->trusted_proxies).dump()}});
-  Publish(next);
-  return std::shared_ptr<const ClusterConfig>(next);
+  return Write([&]() -> absl::StatusOr<std::shared_ptr<const ClusterConfig>> {
+    auto current = snapshot_.Get();
+    auto next = std::make_shared<ClusterConfig>(*current);
+    std::vector<Mutation> mutations;
+    uint64_t revision = snapshot_.Get()->revision + 1;
+    if (auto it = patch.find("trusted_proxies"); it != patch.end()) {
+      ASSIGN_OR_RETURN(next->trusted_proxies, ValidateTrustedProxies(*it));
+      next->trusted_set = MakeSet(next->trusted_proxies);
+      next->trusted_proxies_revision = revision;
+      mutations.push_back(
+          {Kind::kConfig, kTrustedProxiesKey, Envelope(revision, next->trusted_proxies)});
+    }
+    if (mutations.empty()) return current;  // nothing to change: no new revision
+    ASSIGN_OR_RETURN(next->revision, CommitLocked(mutations));
+    log::Info("config_changed", {{"revision", next->revision},
+                                 {"trusted_proxies", json(next->trusted_proxies).dump()}});
+    Publish(next);
+    return std::shared_ptr<const ClusterConfig>(next);
+  });
 }
 
 absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitStreamer(
@@ -436,87 +457,87 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitStream
 absl::StatusOr<ConfigService::PutResult> ConfigService::PutStreamer(const std::string& id,
                                                                     const json& body) {
   ASSIGN_OR_RETURN(json canonical, ValidateStreamer(body, id));
-  absl::MutexLock lock(&write_mu_);
-  CatchUpLocked();
-  bool created = !snapshot_.Get()->streamers.contains(id);
-  RETURN_IF_ERROR(CommitStreamer(id, canonical).status());
-  log::Info("streamer_saved", {{"id", id}, {"created", created}});
-  return PutResult{created, canonical};
+  return Write([&]() -> absl::StatusOr<PutResult> {
+    bool created = !snapshot_.Get()->streamers.contains(id);
+    RETURN_IF_ERROR(CommitStreamer(id, canonical).status());
+    log::Info("streamer_saved", {{"id", id}, {"created", created}});
+    return PutResult{created, canonical};
+  });
 }
 
 absl::StatusOr<json> ConfigService::PatchStreamer(const std::string& id, const json& patch) {
-  absl::MutexLock lock(&write_mu_);
-  CatchUpLocked();
-  auto current = snapshot_.Get();
-  auto it = current->streamers.find(id);
-  if (it == current->streamers.end()) {
-    return absl::NotFoundError(absl::StrCat("streamer \"", id, "\" does not exist"));
-  }
-  ASSIGN_OR_RETURN(json canonical, central::PatchStreamer(it->second.object, patch, id));
-  if (canonical == it->second.object) return canonical;
-  RETURN_IF_ERROR(CommitStreamer(id, canonical).status());
-  log::Info("streamer_saved", {{"id", id}, {"created", false}});
-  return canonical;
+  return Write([&]() -> absl::StatusOr<json> {
+    auto current = snapshot_.Get();
+    auto it = current->streamers.find(id);
+    if (it == current->streamers.end()) {
+      return absl::NotFoundError(absl::StrCat("streamer \"", id, "\" does not exist"));
+    }
+    ASSIGN_OR_RETURN(json canonical, central::PatchStreamer(it->second.object, patch, id));
+    if (canonical == it->second.object) return canonical;
+    RETURN_IF_ERROR(CommitStreamer(id, canonical).status());
+    log::Info("streamer_saved", {{"id", id}, {"created", false}});
+    return canonical;
+  });
 }
 
 absl::Status ConfigService::DeleteStreamer(const std::string& id) {
-  absl::MutexLock lock(&write_mu_);
-  CatchUpLocked();
-  auto current = snapshot_.Get();
-  if (!current->streamers.contains(id)) {
-    return absl::NotFoundError(absl::StrCat("streamer \"", id, "\" does not exist"));
-  }
-  auto next = std::make_shared<ClusterConfig>(*current);
-  ASSIGN_OR_RETURN(next->revision, CommitLocked({{Kind::kStreamers, id, std::nullopt}}));
-  next->streamers.erase(id);
-  log::Info("streamer_deleted", {{"id", id}, {"revision", next->revision}});
-  Publish(next);
-  return absl::OkStatus();
+  return Write([&]() -> absl::Status {
+    auto current = snapshot_.Get();
+    if (!current->streamers.contains(id)) {
+      return absl::NotFoundError(absl::StrCat("streamer \"", id, "\" does not exist"));
+    }
+    auto next = std::make_shared<ClusterConfig>(*current);
+    ASSIGN_OR_RETURN(next->revision, CommitLocked({{Kind::kStreamers, id, std::nullopt}}));
+    next->streamers.erase(id);
+    log::Info("streamer_deleted", {{"id", id}, {"revision", next->revision}});
+    Publish(next);
+    return absl::OkStatus();
+  });
 }
 
 absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::UpdateViewingKeys(
     const std::function<std::optional<std::vector<ViewingKeyRecord>>(const ClusterConfig&)>&
         decide) {
-  absl::MutexLock lock(&write_mu_);
-  CatchUpLocked();
-  auto current = snapshot_.Get();
-  std::optional<std::vector<ViewingKeyRecord>> keys = decide(*current);
-  if (!keys) return current;
-  SortKeys(*keys);
-  if (*keys == current->viewing_keys) return current;
-  uint64_t revision = snapshot_.Get()->revision + 1;
-  std::vector<Mutation> mutations;
-  std::set<std::string> kept;
-  for (const auto& key : *keys) {
-    kept.insert(key.id);
-    mutations.push_back({Kind::kKeys, key.id, Envelope(revision, ViewingKeyValue(key))});
-  }
-  for (const auto& old : current->viewing_keys) {
-    if (!kept.contains(old.id)) mutations.push_back({Kind::kKeys, old.id, std::nullopt});
-  }
-  auto next = std::make_shared<ClusterConfig>(*current);
-  ASSIGN_OR_RETURN(next->revision, CommitLocked(mutations));
-  next->viewing_keys = std::move(*keys);
-  next->viewing_keys_revision = next->revision;
-  // Ids only: a secret never reaches a log line.
-  std::vector<std::string> ids;
-  for (const auto& key : next->viewing_keys) ids.push_back(key.id);
-  log::Info("viewing_keys_changed",
-            {{"keys", absl::StrJoin(ids, ",")}, {"revision", next->revision}});
-  Publish(next);
-  return std::shared_ptr<const ClusterConfig>(next);
+  return Write([&]() -> absl::StatusOr<std::shared_ptr<const ClusterConfig>> {
+    auto current = snapshot_.Get();
+    std::optional<std::vector<ViewingKeyRecord>> keys = decide(*current);
+    if (!keys) return current;
+    SortKeys(*keys);
+    if (*keys == current->viewing_keys) return current;
+    uint64_t revision = snapshot_.Get()->revision + 1;
+    std::vector<Mutation> mutations;
+    std::set<std::string> kept;
+    for (const auto& key : *keys) {
+      kept.insert(key.id);
+      mutations.push_back({Kind::kKeys, key.id, Envelope(revision, ViewingKeyValue(key))});
+    }
+    for (const auto& old : current->viewing_keys) {
+      if (!kept.contains(old.id)) mutations.push_back({Kind::kKeys, old.id, std::nullopt});
+    }
+    auto next = std::make_shared<ClusterConfig>(*current);
+    ASSIGN_OR_RETURN(next->revision, CommitLocked(mutations));
+    next->viewing_keys = std::move(*keys);
+    next->viewing_keys_revision = next->revision;
+    // Ids only: a secret never reaches a log line.
+    std::vector<std::string> ids;
+    for (const auto& key : next->viewing_keys) ids.push_back(key.id);
+    log::Info("viewing_keys_changed",
+              {{"keys", absl::StrJoin(ids, ",")}, {"revision", next->revision}});
+    Publish(next);
+    return std::shared_ptr<const ClusterConfig>(next);
+  });
 }
 
 absl::StatusOr<bool> ConfigService::EnsureStreamer(const std::string& id,
                                                    const std::string& hostname, v1::Role role) {
-  absl::MutexLock lock(&write_mu_);
-  CatchUpLocked();
-  if (snapshot_.Get()->streamers.contains(id)) return false;
-  json body = {{"hostname", hostname}, {"role", std::string(v1::RoleName(role))}};
-  ASSIGN_OR_RETURN(json canonical, ValidateStreamer(body, id));
-  RETURN_IF_ERROR(CommitStreamer(id, canonical).status());
-  log::Info("streamer_registered_new", {{"id", id}, {"hostname", hostname}});
-  return true;
+  return Write([&]() -> absl::StatusOr<bool> {
+    if (snapshot_.Get()->streamers.contains(id)) return false;
+    json body = {{"hostname", hostname}, {"role", std::string(v1::RoleName(role))}};
+    ASSIGN_OR_RETURN(json canonical, ValidateStreamer(body, id));
+    RETURN_IF_ERROR(CommitStreamer(id, canonical).status());
+    log::Info("streamer_registered_new", {{"id", id}, {"hostname", hostname}});
+    return true;
+  });
 }
 
 }  // namespace meshwork::central

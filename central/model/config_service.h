@@ -149,6 +149,13 @@ class ConfigService {
   static absl::StatusOr<std::shared_ptr<ClusterConfig>> ReadAll(Store* store);
   // Reads the store again when it moved past the snapshot, and publishes the result.
   void CatchUpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Runs one write under write_mu_ from a caught-up snapshot and returns its result. Another
+  // central may commit between the catch-up and this one's commit (C-10: its write reaches
+  // this central's mirror through the watch, a little later); the write is then computed
+  // again from the newer snapshot, a bounded number of times, so a caller never gets a
+  // conflict it did not ask for: no write of this API is conditional on a revision.
+  template <typename Fn>
+  auto Write(Fn&& fn) -> decltype(fn());
   // Store::CommitIf at the snapshot's revision; catches up when another writer was first.
   absl::StatusOr<uint64_t> CommitLocked(const std::vector<Mutation>& mutations)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
