@@ -191,6 +191,7 @@ class KeepAliveClient::Impl {
     // With on_body: the answer read piece by piece, each new stretch of a 200's body handed
     // on as soon as it is in.
     size_t delivered = 0;
+    bool header_told = false;
     std::function<void()> read_pieces = [&] {
       beast_http::async_read_some(*stream_, buffer_, parser, [&](beast::error_code ec, size_t) {
         if (ec) {
@@ -198,6 +199,8 @@ class KeepAliveClient::Impl {
           return;
         }
         if (parser.is_header_done() && parser.get().result() == Status::ok) {
+          if (!header_told && request.on_header) request.on_header(parser.get());
+          header_told = true;
           const std::string& body = parser.get().body();
           if (body.size() > delivered) {
             request.on_body(std::string_view(body).substr(delivered));

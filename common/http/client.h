@@ -43,6 +43,9 @@ struct ClientRequest {
   // as it arrives (the whole body is still returned at the end); a relay shares an object
   // still in flight this way. A request that delivered a piece is never retried.
   std::function<void(std::string_view piece)> on_body;
+  // KeepAliveClient with on_body only: called once with a 200 answer's header, before its
+  // first piece (a relay passes the upstream's fields on to viewers of the object in flight).
+  std::function<void(const Response& header)> on_header;
 };
 
 using FetchCallback = std::function<void(absl::StatusOr<Response>)>;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "boost/asio/post.hpp"
+#include "streamer/relay/upstream_playlist.h"
 
 namespace meshwork::streamer {
 namespace {
@@ -23,6 +24,10 @@ class InFlightAnswer : public std::enable_shared_from_this<InFlightAnswer> {
     if (writer_ && writer_->closed()) return;  // the viewer left: nothing more to send
     auto read = object_->ReadFrom(next_, executor_, [self = shared_from_this()] { self->Pump(); });
     if (!read.chunks.empty() && !writer_) {
+      // S-25: a sibling edge dates the part on its parent's timeline run (relay timing field).
+      if (auto timing = object_->timing(); !timing.empty()) {
+        header_.set(relay::kMediaTimingField, timing);
+      }
       writer_ = responder_->StartChunked(std::move(header_));
       if (!writer_) return;
     }

@@ -19,6 +19,7 @@
 #include "streamer/delivery/publish_request.h"
 #include "streamer/delivery/push_route.h"
 #include "streamer/delivery/responses.h"
+#include "streamer/relay/media_timing_field.h"
 #include "streamer/relay/upstream_playlist.h"
 
 namespace meshwork::streamer {
@@ -371,6 +372,18 @@ void OriginDelivery::AddPublishRoutes(http::Router& router) {
             request.pipeline = std::move(headers->pipeline);
             request.region = std::move(headers->region);
             request.defects = headers->defects;
+            // S-23: an ingest node's feed dates its objects as it packaged them (the origin then
+            // serves them on the same timeline run); a packager sends none (template timing).
+            if (auto field = Header(ctx.request, relay::kMediaTimingField)) {
+              auto timing = relay::MediaTimingFromField(*field);
+              if (!timing) {
+                metrics_->Publish("bad_request");
+                return r.Send(http::ErrorResponse(InvalidField(
+                    relay::kMediaTimingField,
+                    "must be duration_us=…;pdt=…;start=… (an ingest node's object timing)")));
+              }
+              request.timing = std::make_shared<const MediaTiming>(*timing);
+            }
             return ReceiveObject(ctx, std::move(body), std::move(r), std::move(request));
           }
         }
@@ -443,11 +456,10 @@ void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
       header.set("X-Pipeline", c.pipeline);
       if (c.defects) header.set("X-Defects", DefectsToString(c.defects));
       if (c.notifications) header.set("X-Stream-Notifications", *c.notifications);
-      if (key.kind == ObjectKey::kPart && c.timing) {
-        // P-13: an edge lists the part as soon as its bytes are in (relay::ParsePartTiming).
-        const MediaTiming& t = *c.timing;
-        header.set("X-Part-Timing", relay::FormatPartTiming(t.duration * 100 / 9,
-                                                            t.program_date_time_ms, t.independent));
+      if ((key.kind == ObjectKey::kPart || key.kind == ObjectKey::kM4s) && c.timing) {
+        // P-13, S-25: an edge lists a part as soon as its bytes are in, on this node's timeline
+        // run (relay::ParsePartTiming).
+        header.set(relay::kMediaTimingField, relay::MediaTimingField(*c.timing));
       }
       http::AddCors(header, policy.cors);
       if (auto inm = Header(ctx->request, "If-None-Match"); inm && *inm == etag) {

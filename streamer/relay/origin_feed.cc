@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "common/http/client.h"
 #include "common/log/log.h"
+#include "streamer/relay/media_timing_field.h"
 
 namespace meshwork::streamer::relay {
 
@@ -76,6 +77,7 @@ class OriginFeed::Target {
     std::string path;  // /{stream}/{rendition}/{object}
     std::string token;
     uint32_t defects = 0;
+    std::string timing;  // X-Media-Timing; empty when the object has none
     std::vector<std::shared_ptr<const std::string>> chunks;
     uint64_t size = 0;
     std::chrono::steady_clock::time_point deadline;
@@ -173,6 +175,7 @@ class OriginFeed::Target {
     request.timeout = std::chrono::milliseconds(3000);
     request.headers.emplace_back("X-Pipeline", pipeline_);
     if (item.defects) request.headers.emplace_back("X-Defects", DefectsToString(item.defects));
+    if (!item.timing.empty()) request.headers.emplace_back(kMediaTimingField, item.timing);
     if (!item.token.empty()) request.headers.emplace_back("Authorization", "Bearer " + item.token);
     request.body.reserve(item.size);
     for (const auto& c : item.chunks) request.body += *c;
@@ -283,6 +286,7 @@ void OriginFeed::OnPublish(const std::string& stream, const std::string& renditi
   Target::Item item;
   item.path = absl::StrCat("/", stream, "/", rendition, "/", ObjectFileName(key));
   item.defects = candidate->defects;
+  if (candidate->timing) item.timing = MediaTimingField(*candidate->timing);
   item.chunks = candidate->chunks;
   item.size = candidate->size;
   item.deadline = clock_.Monotonic() + std::chrono::milliseconds(3 * st.segment_ms);

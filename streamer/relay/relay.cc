@@ -166,6 +166,12 @@ class Relay::StreamRelay {
     return current_ < upstreams_.size() ? upstreams_[current_].base_url : "";
   }
 
+  // The zone of the node fetched from now ("" when none or unzoned).
+  std::string UpstreamZone() {
+    absl::MutexLock lock(&mu_);
+    return current_ < upstreams_.size() ? upstreams_[current_].zone : "";
+  }
+
   // A retry back-off on the relay's own thread; ends at once when the relay stops.
   void Pause(std::chrono::milliseconds d) {
     stopping_.WaitForNotificationWithTimeout(absl::FromChrono(d));
@@ -173,11 +179,12 @@ class Relay::StreamRelay {
 
   // One upstream request on `client` (the calling thread's kept-alive connection).
   // An answer other than 200 is FailedPrecondition (the upstream is there; transport failures
-  // and deadlines are Unavailable and DeadlineExceeded). `on_body`: see ClientRequest.
+  // and deadlines are Unavailable and DeadlineExceeded). `timing` receives the answer's
+  // X-Media-Timing field (left as is when it has none); with `in_flight`, the body's pieces
+  // and that field are handed to the object as they arrive (P-13).
   absl::StatusOr<Chunk> Get(http::KeepAliveClient& client, const std::string& target,
-                            std::chrono::milliseconds timeout,
-                            std::function<void(std::string_view)> on_body = nullptr,
-                            std::string* part_timing = nullptr) {
+                            std::chrono::milliseconds timeout, std::string* timing = nullptr,
+                            GrowingObject* in_flight = nullptr) {
     auto base = SplitBaseUrl(Base());
     if (!base) return absl::UnavailableError("no upstream");
     http::ClientRequest request;
@@ -186,7 +193,14 @@ class Relay::StreamRelay {
     request.target = target;
     request.timeout = timeout;
     request.body_limit_bytes = relay_->options_.max_object_bytes;
-    request.on_body = std::move(on_body);
+    if (in_flight) {
+      request.on_header = [in_flight](const http::Response& header) {
+        if (auto t = header.find(kMediaTimingField); t != header.end()) {
+          in_flight->SetTiming(std::string(t->value()));
+        }
+      };
+      request.on_body = [in_flight](std::string_view piece) { in_flight->Append(piece); };
+    }
     if (relay_->options_.cluster_token) {
       request.headers.emplace_back("Authorization", "Bearer " + relay_->options_.cluster_token());
     }
@@ -197,12 +211,16 @@ class Relay::StreamRelay {
     if (res->result() != http::Status::ok) {
       return absl::FailedPreconditionError(absl::StrCat("upstream answered ", res->result_int()));
     }
-    if (relay_->bytes_metric_) relay_->bytes_metric_->Increment(res->body().size());
+    if (relay_->bytes_metric_) {
+      // P-16: bytes by the zone they came from, so an operator sees what enters a site.
+      relay_->bytes_metric_->Add({{"upstream_zone", UpstreamZone()}})
+          .Increment(static_cast<double>(res->body().size()));
+    }
     if (auto n = res->find("X-Stream-Notifications"); n != res->end()) {
       AdoptNotifications(std::string(n->value()));
     }
-    if (auto t = res->find("X-Part-Timing"); part_timing && t != res->end()) {
-      *part_timing = std::string(t->value());
+    if (auto t = res->find(kMediaTimingField); timing && t != res->end()) {
+      *timing = std::string(t->value());
     }
     return std::make_shared<const std::string>(std::move(res->body()));
   }
@@ -281,6 +299,9 @@ class Relay::StreamRelay {
     // The program date-time the playlist gives the parts of segment `open_msn` (its own).
     int64_t open_msn = -1;
     int64_t open_pdt = 0;
+    // S-25, S-16a: where the upstream's current run of the timeline began (its objects'
+    // X-Media-Timing), so this node's DASH Periods are the upstream's.
+    int64_t timeline_origin = 0;
   };
 
   // Publishes a relayed part with its timing and remembers it (the segment it completes is
@@ -314,7 +335,17 @@ class Relay::StreamRelay {
     t->program_date_time_ms = e.program_date_time_ms;
     t->independent = e.independent;
     t->discontinuity = e.discontinuity;
+    t->timeline_origin = f.timeline_origin;
     return t;
+  }
+
+  // S-25: the timeline run the upstream dates its objects on, from an answer's timing field
+  // (kept when the field has none: an upstream that does not send it, or a packager's object).
+  static void AdoptOrigin(Follow& f, const std::string& field) {
+    if (field.empty()) return;
+    if (auto e = ParsePartTiming(field, 0, 0); e && e->timeline_origin) {
+      f.timeline_origin = *e->timeline_origin;
+    }
   }
 
   bool FetchInit(Follow& f) {
@@ -369,10 +400,12 @@ class Relay::StreamRelay {
         ObjectKey key{ObjectKey::kPart, e.msn, e.part};
         std::unique_ptr<Hinted> hinted;
         if (f.hinted && f.hinted->key() == key) hinted = std::move(f.hinted);
+        std::string timing;
         auto bytes = hinted ? absl::StatusOr<Chunk>(hinted->bytes)
                             : Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name),
-                                  PartDeadline(f));
+                                  PartDeadline(f), &timing);
         if (!bytes.ok()) return;
+        AdoptOrigin(f, timing);
         PublishPart(f, e, *bytes);
         continue;
       }
@@ -384,9 +417,11 @@ class Relay::StreamRelay {
           static_cast<int>(held->second.size()) == listed->second) {
         chunks = held->second;
       } else {
+        std::string timing;
         auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name),
-                         relay_->options_.fetch_timeout);
+                         relay_->options_.fetch_timeout, &timing);
         if (!bytes.ok()) return;
+        AdoptOrigin(f, timing);
         chunks = {*bytes};
       }
       auto timing = TimingOf(f, e, *chunks.front());
@@ -477,9 +512,8 @@ class Relay::StreamRelay {
     if (!object) return true;  // the registry is full: the part is fetched once listed
     auto hinted = std::make_unique<Hinted>(registry, stream_, f.name, key, object);
     std::string timing_field;
-    auto bytes = Get(
-        f.client, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),
-        PartDeadline(f), [&](std::string_view piece) { object->Append(piece); }, &timing_field);
+    auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),
+                     PartDeadline(f), &timing_field, object.get());
     if (!bytes.ok()) {
       if (absl::IsFailedPrecondition(bytes.status())) return true;
       log::Warn("relay_hinted_part_failed", {{"stream", stream_},
@@ -492,6 +526,7 @@ class Relay::StreamRelay {
     // With its timing in the answer the part is listed here at once (the playlist that lists
     // it upstream is still on its way); the parts of the open segment carry its date-time.
     auto entry = ParsePartTiming(timing_field, key.msn, key.part);
+    if (entry && entry->timeline_origin) f.timeline_origin = *entry->timeline_origin;
     if (entry && key.part > 0) {
       if (f.open_msn != key.msn || f.last_part != std::make_pair(key.msn, key.part - 1)) {
         entry.reset();  // not the next part of the segment followed so far
@@ -533,9 +568,10 @@ Relay::Relay(RelayOptions options, OriginStore* store, UpstreamsFn upstreams, co
                             .Add({});
     bytes_metric_ = &prometheus::BuildCounter()
                          .Name("meshwork_relay_upstream_bytes_total")
-                         .Help("Body bytes an edge received from its upstreams")
-                         .Register(*metrics)
-                         .Add({});
+                         .Help(
+                             "Body bytes an edge received from its upstreams, by the upstream's "
+                             "zone (empty: unzoned)")
+                         .Register(*metrics);
     failures_metric_ = &prometheus::BuildCounter()
                             .Name("meshwork_relay_upstream_failovers_total")
                             .Help("Times a relay gave up on an upstream (S-21)")

@@ -37,6 +37,7 @@
 #include "common/time/clock.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
+#include "prometheus/family.h"
 #include "prometheus/registry.h"
 #include "streamer/relay/ts_maker.h"
 #include "streamer/store/in_flight.h"
@@ -102,7 +103,7 @@ class Relay {
   const Clock& clock_;
   std::atomic<uint64_t> requests_{0};
   prometheus::Counter* requests_metric_ = nullptr;
-  prometheus::Counter* bytes_metric_ = nullptr;
+  prometheus::Family<prometheus::Counter>* bytes_metric_ = nullptr;  // by upstream_zone
   prometheus::Counter* failures_metric_ = nullptr;
   TsMaker::Counters ts_counters_;
 

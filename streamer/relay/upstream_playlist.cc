@@ -201,10 +201,14 @@ bool SameTimeline(const std::map<int64_t, int64_t>& relayed_pdt,
   return true;
 }
 
-std::string FormatPartTiming(int64_t duration_us, int64_t program_date_time_ms, bool independent) {
-  return "duration_us=" + std::to_string(duration_us) +
-         ";pdt=" + std::to_string(program_date_time_ms) +
-         ";independent=" + (independent ? "1" : "0");
+std::string FormatPartTiming(const UpstreamEntry& t) {
+  std::string out = "duration_us=" + std::to_string(t.duration_us) +
+                    ";pdt=" + std::to_string(t.program_date_time_ms) +
+                    ";independent=" + (t.independent ? "1" : "0") +
+                    ";discontinuity=" + (t.discontinuity ? "1" : "0");
+  if (t.timeline_origin) out += ";origin=" + std::to_string(*t.timeline_origin);
+  if (t.start) out += ";start=" + std::to_string(*t.start);
+  return out;
 }
 
 std::optional<UpstreamEntry> ParsePartTiming(std::string_view field, int64_t msn, int part) {
@@ -227,6 +231,12 @@ std::optional<UpstreamEntry> ParsePartTiming(std::string_view field, int64_t msn
       e.program_date_time_ms = Integer<int64_t>(value).value_or(-1);
     } else if (key == "independent") {
       e.independent = value == "1";
+    } else if (key == "discontinuity") {
+      e.discontinuity = value == "1";
+    } else if (key == "origin") {
+      e.timeline_origin = Integer<int64_t>(value);
+    } else if (key == "start") {
+      e.start = Integer<int64_t>(value);
     }
   }
   if (e.duration_us <= 0 || e.duration_us > 86'400'000'000 || e.program_date_time_ms <= 0) {

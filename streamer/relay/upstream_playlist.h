@@ -23,6 +23,10 @@ struct UpstreamEntry {
   int64_t program_date_time_ms = 0;  // 0 when the playlist gave none before it
   bool independent = false;          // a part with INDEPENDENT=YES
   bool discontinuity = false;        // a segment after EXT-X-DISCONTINUITY
+  // Only in a node's X-Media-Timing field, never in a playlist: where the object's run of
+  // the S-5 timeline began (Segment::timeline_origin) and where it starts, both 90 kHz.
+  std::optional<int64_t> timeline_origin;
+  std::optional<int64_t> start;
 };
 
 struct UpstreamMediaPlaylist {
@@ -41,14 +45,18 @@ std::optional<std::pair<int64_t, int>> ParseObjectName(std::string_view uri);
 // skipped. nullopt when the text is not an HLS playlist.
 std::optional<UpstreamMediaPlaylist> ParseMediaPlaylist(std::string_view text);
 
-// P-13: the timing of a part as its node knows it, in the `X-Part-Timing` field of the part's
-// answer ("duration_us=500000;pdt=1700000000000;independent=1"), so that an edge can list a
-// part the moment its bytes are in rather than after the next playlist. FormatPartTiming
-// writes it from a part's duration (µs), program date-time (ms) and independence;
+// P-13, S-25: the timing of a part or segment as its node knows it, in the X-Media-Timing
+// field of the object's answer and of an ingest's publish feed (S-23):
+// "duration_us=500000;pdt=1700000000000;independent=1;discontinuity=0;origin=123456;
+// start=130000" — so that an edge lists a part the moment its bytes are in rather than after
+// the next playlist, and every node dates its objects on the same timeline run as the one
+// that packaged them (DASH Periods, S-16a, agree on every node). FormatPartTiming writes
+// duration, date-time, independence, discontinuity and, when set, origin and start;
 // ParsePartTiming reads it back (any order, unknown keys ignored) into an entry of
 // (msn, part); nullopt unless duration_us and pdt are present, well-formed and plausible
-// (0 < duration ≤ 1 day, pdt > 0).
-std::string FormatPartTiming(int64_t duration_us, int64_t program_date_time_ms, bool independent);
+// (0 < duration ≤ 1 day, pdt > 0); a malformed origin or start is left out.
+inline constexpr char kMediaTimingField[] = "X-Media-Timing";
+std::string FormatPartTiming(const UpstreamEntry& timing);
 std::optional<UpstreamEntry> ParsePartTiming(std::string_view field, int64_t msn, int part);
 
 // The rendition names a master playlist references as `{name}/index.ll.m3u8` (variant

@@ -54,6 +54,16 @@ GrowingObject::Read GrowingObject::ReadFrom(size_t from,
   return read;
 }
 
+void GrowingObject::SetTiming(std::string field) {
+  absl::MutexLock lock(&mu_);
+  timing_ = std::move(field);
+}
+
+std::string GrowingObject::timing() const {
+  absl::MutexLock lock(&mu_);
+  return timing_;
+}
+
 uint64_t GrowingObject::bytes() const {
   absl::MutexLock lock(&mu_);
   return bytes_;

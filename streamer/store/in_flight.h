@@ -47,6 +47,10 @@ class GrowingObject {
   void Append(std::string_view piece);
   void Complete();
   void Fail();
+  // The upstream's X-Media-Timing field, given on to viewers with the answer's header: set by
+  // the producer before its first Append (a reader starts its answer at the first chunk).
+  void SetTiming(std::string field);
+  std::string timing() const;
 
   struct Read {
     std::vector<Chunk> chunks;  // the chunks from the index asked for on
@@ -73,6 +77,7 @@ class GrowingObject {
   const size_t max_readers_;
   mutable absl::Mutex mu_;
   std::vector<Chunk> chunks_ ABSL_GUARDED_BY(mu_);
+  std::string timing_ ABSL_GUARDED_BY(mu_);
   uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
   State state_ ABSL_GUARDED_BY(mu_) = State::kArriving;
   std::vector<Wake> wakes_ ABSL_GUARDED_BY(mu_);

@@ -42,18 +42,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(seen.insert(name).second);
   }
   if (auto object = ParseObjectName(in)) Check(object->first >= 0 && object->second >= -1);
-  // P-13: the X-Part-Timing field; what it accepts is plausible, and written back it reads
+  // P-13: the X-Media-Timing field; what it accepts is plausible, and written back it reads
   // the same.
   if (auto timing = ParsePartTiming(in, 7, 2)) {
     Check(timing->msn == 7 && timing->part == 2);
     Check(timing->duration_us > 0 && timing->duration_us <= 86'400'000'000);
     Check(timing->program_date_time_ms > 0);
-    auto again = ParsePartTiming(
-        FormatPartTiming(timing->duration_us, timing->program_date_time_ms, timing->independent), 7,
-        2);
+    auto again = ParsePartTiming(FormatPartTiming(*timing), 7, 2);
     Check(again && again->duration_us == timing->duration_us &&
           again->program_date_time_ms == timing->program_date_time_ms &&
-          again->independent == timing->independent);
+          again->independent == timing->independent &&
+          again->discontinuity == timing->discontinuity &&
+          again->timeline_origin == timing->timeline_origin && again->start == timing->start);
   }
   return 0;
 }

@@ -231,4 +231,19 @@ nlohmann::json PlayDash(const std::string& mpd_url, int seconds, const std::stri
   return result;
 }
 
+std::string MpdAttr(const std::string& xml, const std::string& tag, const std::string& name,
+                    size_t nth) {
+  size_t pos = 0;
+  for (size_t i = 0;; ++i, ++pos) {
+    pos = xml.find("<" + tag + " ", pos);
+    if (pos == std::string::npos) return "";
+    if (i == nth) break;
+  }
+  std::string element = xml.substr(pos, xml.find('>', pos) - pos);
+  size_t a = element.find(" " + name + "=\"");
+  if (a == std::string::npos) return "";
+  a += name.size() + 3;
+  return element.substr(a, element.find('"', a) - a);
+}
+
 }  // namespace meshwork::testing

@@ -62,6 +62,10 @@ int CheckSameTimeline(const Streamer& a, const Streamer& b, const std::string& s
 // ffprobe's JSON for a file (streams and format, and the first video frame's key flag).
 nlohmann::json Probe(const std::string& file);
 
+// The value of attribute `name` in the `nth` element `<tag …>` of an MPD ("" when absent).
+std::string MpdAttr(const std::string& xml, const std::string& tag, const std::string& name,
+                    size_t nth = 0);
+
 // Starts an ingest streamer (`extra` flags added), places `stream` on it (inputs given) and
 // waits until online.
 Streamer StartIngestWithStream(const Central& central, const std::string& id,

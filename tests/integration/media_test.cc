@@ -174,22 +174,6 @@ TEST_CASE(
   CHECK(common >= 2);
 }
 
-// The value of attribute `name` in the `nth` element `<tag …>` of an MPD ("" when absent).
-std::string MpdAttr(const std::string& xml, const std::string& tag, const std::string& name,
-                    size_t nth = 0) {
-  size_t pos = 0;
-  for (size_t i = 0;; ++i, ++pos) {
-    pos = xml.find("<" + tag + " ", pos);
-    if (pos == std::string::npos) return "";
-    if (i == nth) break;
-  }
-  std::string element = xml.substr(pos, xml.find('>', pos) - pos);
-  size_t a = element.find(" " + name + "=\"");
-  if (a == std::string::npos) return "";
-  a += name.size() + 3;
-  return element.substr(a, element.find('"', a) - a);
-}
-
 size_t CountOf(const std::string& text, const std::string& needle) {
   size_t n = 0;
   for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;

@@ -194,6 +194,22 @@ TEST_CASE(
   CHECK(MetricAt(edge.http, "meshwork_relay_ts_made_total", "result=\"ok\"") >= 1);
   CHECK(MetricAt(edge.http, "meshwork_relay_ts_made_total", "result=\"failed\"") == 0);
   CHECK(Http("GET", edge.http, "/live/index.m3u8").body.find("v1/index.m3u8") != std::string::npos);
+  // S-25, S-16a: the DASH manifest made at the edge is on the ingest's timeline — the same
+  // availabilityStartTime, Period (id and start), startNumber and presentationTimeOffset — so
+  // a DASH viewer can move between them (the objects' X-Media-Timing carries the run's origin).
+  const std::string mpd_edge = Http("GET", edge.http, "/live/index.mpd").body;
+  const std::string mpd_ingest = Http("GET", ingest.http, "/live/index.mpd").body;
+  INFO("edge MPD: " << mpd_edge);
+  for (const auto& [tag, name] : std::vector<std::pair<std::string, std::string>>{
+           {"MPD", "availabilityStartTime"},
+           {"Period", "id"},
+           {"Period", "start"},
+           {"SegmentTemplate", "startNumber"},
+           {"SegmentTemplate", "presentationTimeOffset"}}) {
+    INFO(tag << "@" << name);
+    CHECK(!MpdAttr(mpd_edge, tag, name).empty());
+    CHECK(MpdAttr(mpd_edge, tag, name) == MpdAttr(mpd_ingest, tag, name));
+  }
 
   // The relay's own pace without viewers (it follows the playlists of v1 and a1), the
   // yardstick for what viewers may add below.

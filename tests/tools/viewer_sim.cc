@@ -1,7 +1,17 @@
-// Simulated LL-HLS viewers for the all-hands test (P-16) and the relay benchmark (P-13).
+// Simulated viewers for the all-hands test (P-16) and the relay benchmark (P-13).
 //
 //   viewer_sim --target HOST:PORT --path /STREAM/v1/index.ll.m3u8 --viewers N --seconds S
-//              [--probe HOST:PORT]
+//              [--probe HOST:PORT] [--mix ll,ts,dash]
+//
+// --mix deals the viewers round-robin among the kinds named (default: ll only):
+//   ll    LL-HLS as below;
+//   ts    an HLS player on the MPEG-TS form (`index.m3u8` beside PATH): reloads the playlist
+//         every target duration (half of it when nothing changed) and takes each new `.ts`
+//         segment from the newest it first saw on;
+//   dash  a DASH player on `/STREAM/index.mpd`: takes each representation's init once, then
+//         each segment number of the last Period's SegmentTemplate as the wall clock says it
+//         is complete (availabilityStartTime + Period start + duration), from the newest
+//         complete one on, and reloads the MPD every minimumUpdatePeriod.
 //
 // Each viewer keeps one HTTP/1.1 connection and does what a low-latency player does: it
 // reads the media playlist, then asks for it again blocking on the preload hint
@@ -10,7 +20,8 @@
 // start spread over the first second. After S seconds it prints one line:
 //
 //   RESULT {"viewers":…,"requests":…,"ok":…,"errors":…,"statuses":{"404":…},
-//           "connect_errors":…,"bytes":…,"parts":…,"segments":…,"playlists":…}
+//           "connect_errors":…,"bytes":…,"parts":…,"segments":…,"playlists":…,
+//           "kinds":{"ll":{"viewers":…,"errors":…,"bytes":…,"objects":…},…}}
 //
 // An error is any answer other than 200 or a broken connection. With --probe, one more viewer
 // follows the same path on the probe address (the upstream itself), and the result adds the
@@ -55,6 +66,7 @@ struct Options {
   std::string path;
   int viewers = 10;
   double seconds = 10;
+  std::vector<std::string> mix = {"ll"};  // viewer i is of kind mix[i % size]
 };
 
 struct Totals {
@@ -95,6 +107,15 @@ Options Parse(int argc, char** argv) {
       o.viewers = std::atoi(value.c_str());
     } else if (name == "--seconds") {
       o.seconds = std::atof(value.c_str());
+    } else if (name == "--mix") {
+      o.mix.clear();
+      for (size_t at = 0; at <= value.size();) {
+        size_t comma = std::min(value.find(',', at), value.size());
+        std::string kind = value.substr(at, comma - at);
+        if (kind != "ll" && kind != "ts" && kind != "dash") Usage("--mix takes ll, ts and dash");
+        o.mix.push_back(kind);
+        at = comma + 1;
+      }
     } else {
       Usage("unknown option " + name);
     }
@@ -220,22 +241,11 @@ Listing ParseListing(std::string_view text) {
   return out;
 }
 
-asio::awaitable<void> Viewer(const Options& o, tcp::endpoint endpoint, Totals& totals,
-                             Clock::time_point start, Clock::time_point end,
-                             std::chrono::milliseconds delay, bool probe) {
-  auto executor = co_await asio::this_coro::executor;
-  asio::steady_timer timer(executor);
-  timer.expires_after(delay);
-  co_await timer.async_wait(asio::use_awaitable);
-  beast::tcp_stream stream(executor);
-  try {
-    co_await stream.async_connect(endpoint, asio::use_awaitable);
-  } catch (const std::exception&) {
-    ++totals.connect_errors;
-    ++totals.errors;
-    co_return;
-  }
-  beast::flat_buffer buffer;
+// LL-HLS: blocking reloads on the preload hint; parts of the segment in progress, each
+// segment once complete.
+asio::awaitable<void> LlViewer(const Options& o, beast::tcp_stream& stream,
+                               beast::flat_buffer& buffer, Totals& totals, Clock::time_point start,
+                               Clock::time_point end, bool probe) {
   std::set<std::string> fetched;
   std::optional<std::string> hint_query;
   int64_t floor_msn = -1;  // objects before this msn are history, not fetched
@@ -275,6 +285,171 @@ asio::awaitable<void> Viewer(const Options& o, tcp::endpoint endpoint, Totals& t
     if (listing.hint.empty()) break;
     hint_query = listing.hint;
   }
+}
+
+// Waits `d`, but not past `end`.
+asio::awaitable<void> Pause(Clock::duration d, Clock::time_point end) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  timer.expires_at(std::min(Clock::now() + d, end));
+  co_await timer.async_wait(asio::use_awaitable);
+}
+
+// The number after `key` in `text` (0 when absent or malformed).
+double NumberAfter(std::string_view text, std::string_view key) {
+  auto at = text.find(key);
+  if (at == std::string_view::npos) return 0;
+  return std::atof(std::string(text.substr(at + key.size(), 32)).c_str());
+}
+
+// HLS on the MPEG-TS form: plain reloads, whole segments from the live edge on.
+asio::awaitable<void> TsViewer(const Options& o, beast::tcp_stream& stream,
+                               beast::flat_buffer& buffer, Totals& totals, Clock::time_point end) {
+  const std::string dir = DirOf(o.path);
+  const std::string path = dir + "index.m3u8";
+  int64_t floor_msn = -1;
+  std::set<int64_t> fetched;
+  while (Clock::now() < end) {
+    auto playlist = co_await Get(stream, buffer, o.host, path, totals);
+    if (!playlist) co_return;
+    ++totals.playlists;
+    const double target_s = std::max(1.0, NumberAfter(*playlist, "#EXT-X-TARGETDURATION:"));
+    std::vector<std::pair<int64_t, std::string>> segments;
+    std::string_view text = *playlist;
+    while (!text.empty()) {
+      auto nl = text.find('\n');
+      std::string_view line = text.substr(0, nl);
+      text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+      if (line.empty() || line.front() == '#') continue;
+      int64_t msn = 0;
+      auto [end_digits, ec] = std::from_chars(line.data(), line.data() + line.size(), msn);
+      if (ec == std::errc() && line.substr(end_digits - line.data()).starts_with(".ts")) {
+        segments.emplace_back(msn, std::string(line));
+      }
+    }
+    if (floor_msn < 0 && !segments.empty()) floor_msn = segments.back().first;
+    bool fresh = false;
+    for (const auto& [msn, uri] : segments) {
+      if (msn < floor_msn || !fetched.insert(msn).second) continue;
+      fresh = true;
+      if (!co_await Get(stream, buffer, o.host, dir + uri, totals)) co_return;
+      ++totals.segments;
+    }
+    co_await Pause(std::chrono::milliseconds(static_cast<int64_t>(target_s * (fresh ? 1000 : 500))),
+                   end);
+  }
+}
+
+// "2026-12-04T19:00:00.123Z" → ms since the epoch (UTC); -1 when malformed.
+int64_t ParseDateTime(std::string_view s) {
+  std::tm tm{};
+  int ms = 0;
+  std::string text(s);
+  char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!rest) return -1;
+  if (*rest == '.') ms = static_cast<int>(std::lround(std::atof(rest) * 1000));
+  return static_cast<int64_t>(timegm(&tm)) * 1000 + ms;
+}
+
+// The value of attribute `name` in the first element at or after `from`; empty when absent.
+std::string Attribute(std::string_view xml, std::string_view name, size_t from = 0) {
+  auto at = xml.find(" " + std::string(name) + "=\"", from);
+  if (at == std::string_view::npos) return {};
+  at += name.size() + 3;
+  return std::string(xml.substr(at, xml.find('"', at) - at));
+}
+
+// "PT12.345S" → seconds (the only form the node writes).
+double ParseDuration(const std::string& d) {
+  return d.starts_with("PT") ? std::atof(d.c_str() + 2) : 0;
+}
+
+// DASH: numbers of the SegmentTemplate by the wall clock, complete segments only.
+asio::awaitable<void> DashViewer(const Options& o, beast::tcp_stream& stream,
+                                 beast::flat_buffer& buffer, Totals& totals,
+                                 Clock::time_point end) {
+  // "/STREAM/v1/index.ll.m3u8" → "/STREAM/"
+  const std::string base = DirOf(DirOf(o.path).substr(0, DirOf(o.path).size() - 1));
+  std::set<std::string> inits;
+  int64_t next_number = -1;
+  while (Clock::now() < end) {
+    auto mpd = co_await Get(stream, buffer, o.host, base + "index.mpd", totals);
+    if (!mpd) co_return;
+    ++totals.playlists;
+    const std::string_view xml = *mpd;
+    const size_t period = xml.rfind("<Period ");
+    const int64_t ast = ParseDateTime(Attribute(xml, "availabilityStartTime"));
+    const double period_start = ParseDuration(Attribute(xml, "start", period));
+    const double update_s = std::max(0.5, ParseDuration(Attribute(xml, "minimumUpdatePeriod")));
+    const size_t tmpl = xml.find("<SegmentTemplate ", period);
+    const double timescale = std::atof(Attribute(xml, "timescale", tmpl).c_str());
+    const double duration = std::atof(Attribute(xml, "duration", tmpl).c_str());
+    const int64_t start_number = std::atoll(Attribute(xml, "startNumber", tmpl).c_str());
+    std::vector<std::string> ids;
+    for (size_t at = xml.find("<Representation ", period); at != std::string_view::npos;
+         at = xml.find("<Representation ", at + 1)) {
+      ids.push_back(Attribute(xml, "id", at));
+    }
+    const char* missing = period == std::string_view::npos ? "Period"
+                          : ast < 0                        ? "availabilityStartTime"
+                          : timescale <= 0                 ? "SegmentTemplate@timescale"
+                          : duration <= 0                  ? "SegmentTemplate@duration"
+                          : ids.empty()                    ? "Representation"
+                                                           : nullptr;
+    if (missing) {
+      ++totals.errors;  // not an MPD this viewer can follow
+      if (totals.first_errors.size() < 5) {
+        std::string head(xml.substr(std::min(xml.size(), xml.find("availabilityStartTime")), 80));
+        for (char& c : head)
+          if (c == '"' || c == '\n' || c == '\\') c = '\'';
+        totals.first_errors.push_back(std::string("mpd without ") + missing + head);
+      }
+      co_return;
+    }
+    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    const double elapsed = (now_ms - ast) / 1000.0 - period_start;
+    const int64_t complete =
+        start_number + static_cast<int64_t>(elapsed * timescale / duration) - 1;
+    if (next_number < 0 || next_number < start_number) next_number = complete;  // live edge
+    for (const auto& id : ids) {
+      if (!inits.insert(id).second) continue;
+      if (!co_await Get(stream, buffer, o.host, base + id + "/init.mp4", totals)) co_return;
+    }
+    for (; next_number <= complete; ++next_number) {
+      for (const auto& id : ids) {
+        auto uri = base + id + "/" + std::to_string(next_number) + ".m4s";
+        if (!co_await Get(stream, buffer, o.host, uri, totals)) co_return;
+        ++totals.segments;
+      }
+    }
+    co_await Pause(std::chrono::milliseconds(static_cast<int64_t>(update_s * 1000)), end);
+  }
+}
+
+asio::awaitable<void> Viewer(const Options& o, std::string kind, tcp::endpoint endpoint,
+                             Totals& totals, Clock::time_point start, Clock::time_point end,
+                             std::chrono::milliseconds delay, bool probe) {
+  auto executor = co_await asio::this_coro::executor;
+  asio::steady_timer timer(executor);
+  timer.expires_after(delay);
+  co_await timer.async_wait(asio::use_awaitable);
+  beast::tcp_stream stream(executor);
+  try {
+    co_await stream.async_connect(endpoint, asio::use_awaitable);
+  } catch (const std::exception&) {
+    ++totals.connect_errors;
+    ++totals.errors;
+    co_return;
+  }
+  beast::flat_buffer buffer;
+  if (kind == "ts") {
+    co_await TsViewer(o, stream, buffer, totals, end);
+  } else if (kind == "dash") {
+    co_await DashViewer(o, stream, buffer, totals, end);
+  } else {
+    co_await LlViewer(o, stream, buffer, totals, start, end, probe);
+  }
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
 }
@@ -291,12 +466,16 @@ int main(int argc, char** argv) {
   asio::io_context io;
   tcp::resolver resolver(io);
   auto endpoint = *resolver.resolve(o.host, o.port).begin();
-  Totals totals;
+  std::map<std::string, Totals> kinds;  // by kind of viewer
+  std::map<std::string, int> kind_viewers;
   auto start = Clock::now();
   auto end = start + std::chrono::milliseconds(static_cast<int64_t>(o.seconds * 1000));
   for (int i = 0; i < o.viewers; ++i) {
     auto delay = std::chrono::milliseconds(1000LL * i / o.viewers);
-    asio::co_spawn(io, Viewer(o, endpoint, totals, start, end, delay, false), asio::detached);
+    const std::string& kind = o.mix[i % o.mix.size()];
+    ++kind_viewers[kind];
+    asio::co_spawn(io, Viewer(o, kind, endpoint, kinds[kind], start, end, delay, false),
+                   asio::detached);
   }
   // The probe runs on a thread and an io_context of its own, so the viewers' work does not
   // delay its answers: its times are the reference.
@@ -306,14 +485,39 @@ int main(int argc, char** argv) {
   if (!o.probe_host.empty()) {
     tcp::resolver probe_resolver(probe_io);
     auto probe_endpoint = *probe_resolver.resolve(o.probe_host, o.probe_port).begin();
-    asio::co_spawn(
-        probe_io,
-        Viewer(o, probe_endpoint, probe_totals, start, end, std::chrono::milliseconds(0), true),
-        asio::detached);
+    asio::co_spawn(probe_io,
+                   Viewer(o, "ll", probe_endpoint, probe_totals, start, end,
+                          std::chrono::milliseconds(0), true),
+                   asio::detached);
     probe_thread = std::thread([&probe_io] { probe_io.run(); });
   }
   io.run();
   if (probe_thread.joinable()) probe_thread.join();
+  Totals totals;
+  std::string by_kind;
+  for (auto& [kind, t] : kinds) {
+    totals.requests += t.requests;
+    totals.ok += t.ok;
+    totals.errors += t.errors;
+    totals.connect_errors += t.connect_errors;
+    totals.bytes += t.bytes;
+    totals.parts += t.parts;
+    totals.segments += t.segments;
+    totals.playlists += t.playlists;
+    for (const auto& [code, n] : t.statuses) totals.statuses[code] += n;
+    for (auto& e : t.first_errors) {
+      if (totals.first_errors.size() < 5) totals.first_errors.push_back(kind + " " + e);
+    }
+    totals.viewer_part_ms.insert(totals.viewer_part_ms.end(), t.viewer_part_ms.begin(),
+                                 t.viewer_part_ms.end());
+    char one[192];
+    std::snprintf(one, sizeof one,
+                  "%s\"%s\":{\"viewers\":%d,\"errors\":%llu,\"bytes\":%llu,\"objects\":%llu}",
+                  by_kind.empty() ? "" : ",", kind.c_str(), kind_viewers[kind],
+                  (unsigned long long)t.errors, (unsigned long long)t.bytes,
+                  (unsigned long long)(t.parts + t.segments));
+    by_kind += one;
+  }
   // Delay over the probe per viewer part answer (parts the probe also fetched), and per part
   // the delay of its first viewer: what the front adds before it serves anyone, apart from
   // the time it takes to serve all the viewers one after another.
@@ -347,12 +551,12 @@ int main(int argc, char** argv) {
   std::printf(
       "RESULT {\"viewers\":%d,\"requests\":%llu,\"ok\":%llu,\"errors\":%llu,\"statuses\":{%s},"
       "\"connect_errors\":%llu,\"bytes\":%llu,\"parts\":%llu,\"segments\":%llu,"
-      "\"playlists\":%llu,\"first_errors\":[%s],\"added_ms\":%s}\n",
+      "\"playlists\":%llu,\"first_errors\":[%s],\"added_ms\":%s,\"kinds\":{%s}}\n",
       o.viewers, (unsigned long long)totals.requests, (unsigned long long)totals.ok,
       (unsigned long long)totals.errors, statuses.c_str(),
       (unsigned long long)totals.connect_errors, (unsigned long long)totals.bytes,
       (unsigned long long)totals.parts, (unsigned long long)totals.segments,
       (unsigned long long)totals.playlists, first_errors.c_str(),
-      o.probe_host.empty() ? "null" : added_json.c_str());
+      o.probe_host.empty() ? "null" : added_json.c_str(), by_kind.c_str());
   return 0;
 }

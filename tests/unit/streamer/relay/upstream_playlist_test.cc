@@ -78,9 +78,21 @@ TEST_CASE("S-21 an upstream is on the edge's timeline when a segment both know h
   CHECK(SameTimeline({}, other, 1000));
 }
 
-TEST_CASE("P-13 a part's timing field reads back as written, and malformed fields are refused") {
-  auto e = ParsePartTiming(FormatPartTiming(500'000, 1'700'000'000'123, true), 12, 3);
+TEST_CASE(
+    "P-13 S-25 an object's timing field reads back as written, timeline origin included, and "
+    "malformed fields are refused") {
+  UpstreamEntry written;
+  written.duration_us = 500'000;
+  written.program_date_time_ms = 1'700'000'000'123;
+  written.independent = true;
+  written.discontinuity = true;
+  written.timeline_origin = -8'589'934'592;
+  written.start = 123'456'789;
+  auto e = ParsePartTiming(FormatPartTiming(written), 12, 3);
   REQUIRE(e);
+  CHECK(e->timeline_origin == -8'589'934'592);
+  CHECK(e->start == 123'456'789);
+  CHECK(e->discontinuity);
   CHECK(e->msn == 12);
   CHECK(e->part == 3);
   CHECK(e->duration_us == 500'000);
@@ -91,9 +103,16 @@ TEST_CASE("P-13 a part's timing field reads back as written, and malformed field
   REQUIRE(other);
   CHECK_FALSE(other->independent);
   CHECK(other->duration_us == 7);
-  for (const char* bad : {"", "duration_us=500000", "pdt=5", "duration_us=0;pdt=5",
-                          "duration_us=-3;pdt=5", "duration_us=5x;pdt=5", "duration_us=5;pdt=",
-                          "duration_us=99999999999999;pdt=5"}) {
+  CHECK_FALSE(other->timeline_origin);  // absent: the edge keeps the origin it knows
+  CHECK_FALSE(other->start);
+  CHECK_FALSE(other->discontinuity);
+  // A malformed origin is left out; the rest of the field still counts.
+  auto bad_origin = ParsePartTiming("duration_us=7;pdt=5;origin=12z", 0, 0);
+  REQUIRE(bad_origin);
+  CHECK_FALSE(bad_origin->timeline_origin);
+  for (const char* bad :
+       {"", "duration_us=500000", "pdt=5", "duration_us=0;pdt=5", "duration_us=-3;pdt=5",
+        "duration_us=5x;pdt=5", "duration_us=5;pdt=", "duration_us=99999999999999;pdt=5"}) {
     INFO(bad);
     CHECK_FALSE(ParsePartTiming(bad, 1, 0));
   }
