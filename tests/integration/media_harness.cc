@@ -246,4 +246,18 @@ std::string MpdAttr(const std::string& xml, const std::string& tag, const std::s
   return element.substr(a, element.find('"', a) - a);
 }
 
+void CheckSameDashTimeline(const std::string& mpd, const std::string& reference) {
+  INFO("MPD: " << mpd << "\nreference: " << reference);
+  for (const auto& [tag, name] : std::vector<std::pair<std::string, std::string>>{
+           {"MPD", "availabilityStartTime"},
+           {"Period", "id"},
+           {"Period", "start"},
+           {"SegmentTemplate", "startNumber"},
+           {"SegmentTemplate", "presentationTimeOffset"}}) {
+    INFO(tag << "@" << name);
+    CHECK(!MpdAttr(mpd, tag, name).empty());
+    CHECK(MpdAttr(mpd, tag, name) == MpdAttr(reference, tag, name));
+  }
+}
+
 }  // namespace meshwork::testing

@@ -65,6 +65,9 @@ nlohmann::json Probe(const std::string& file);
 // The value of attribute `name` in the `nth` element `<tag …>` of an MPD ("" when absent).
 std::string MpdAttr(const std::string& xml, const std::string& tag, const std::string& name,
                     size_t nth = 0);
+// S-16a, S-25: `mpd` is on `reference`'s timeline — the same availabilityStartTime, first
+// Period (id and start), startNumber and presentationTimeOffset, each present (Catch checks).
+void CheckSameDashTimeline(const std::string& mpd, const std::string& reference);
 
 // Starts an ingest streamer (`extra` flags added), places `stream` on it (inputs given) and
 // waits until online.
