@@ -34,6 +34,7 @@
 #include "streamer/delivery/viewer_routes.h"
 #include "streamer/ott/ott_gate.h"
 #include "streamer/packager/stream_manager.h"
+#include "streamer/relay/feed_ts.h"
 #include "streamer/relay/upstreams_from_agent.h"
 #include "streamer/store/origin_store.h"
 
@@ -166,6 +167,13 @@ int Run() {
                                        ObjectKey key,
                                        const std::shared_ptr<const Candidate>& candidate) {
     origin_feed.OnPublish(stream, rendition, key, candidate);
+  });
+  // S-23, S-25: on an origin, the MPEG-TS form of what ingest nodes' feeds send (CMAF only).
+  relay::FeedTs feed_ts(&origin, metrics.get());
+  origin.AddPublishHook([&feed_ts](const std::string& stream, const std::string& rendition,
+                                   ObjectKey key,
+                                   const std::shared_ptr<const Candidate>& candidate) {
+    feed_ts.OnPublish(stream, rendition, key, candidate);
   });
   // D-1: streams with `dvr` are recorded from the same hook (the recorder only queues there).
   archive::ArchiveIndex archive_index;

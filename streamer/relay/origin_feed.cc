@@ -279,6 +279,8 @@ void OriginFeed::Apply(const NodeConfig& config) {
 void OriginFeed::OnPublish(const std::string& stream, const std::string& rendition, ObjectKey key,
                            const std::shared_ptr<const Candidate>& candidate) {
   if (candidate->pipeline != "local") return;  // only what this node packaged
+  // S-25: one form between nodes — the origin makes the MPEG-TS form from the CMAF (FeedTs).
+  if (key.kind == ObjectKey::kTs) return;
   absl::MutexLock lock(&mu_);
   auto it = streams_.find(stream);
   if (it == streams_.end()) return;

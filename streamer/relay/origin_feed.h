@@ -1,9 +1,10 @@
 // S-23: an ingest node feeds origins. For every stream placed on this node whose object
 // names `publish` targets ([{"to": origin id, "pipeline": id, "from": node id or null}]; a
-// target with `from` is this node's only when it names this node), each object the local
-// packager publishes (init, parts, segments, both forms) is PUT to the target's publish
+// target with `from` is this node's only when it names this node), each object of the CMAF
+// form the local packager publishes (init, parts, segments) is PUT to the target's publish
 // listener as that pipeline (L-1), with the stream's token for it (M-3: the pipeline's own
-// token, else the first publish token).
+// token, else the first publish token) and its timing (X-Media-Timing). The MPEG-TS form never
+// crosses (S-25): the origin makes it from the CMAF segments (FeedTs).
 //
 // Nothing here can slow packaging or local viewers: the store's publish hook only appends to
 // a bounded queue per target (at most kMaxQueuedObjects objects and kMaxQueuedBytes bytes; the

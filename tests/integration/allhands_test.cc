@@ -251,6 +251,11 @@ TEST_CASE(
   // one part of each rendition per snapshot beyond 1.05 copies (the figure printed above is
   // the plain ratio).
   const double snapshot_slack = 2 * 0.5 * OneCopyBytesPerSecond(origin);
+  // S-23, S-25: the ingest's feed to the origin carries the CMAF form only — each part and
+  // each whole segment (two copies), never the MPEG-TS form as well (the origin makes it).
+  std::printf("S-23 S-25 the ingest's publish feed carried %.2f copies of the stream\n",
+              published / copy);
+  CHECK(published <= 2.2 * copy + 2 * snapshot_slack);
   CHECK(office1 <= 1.05 * copy + snapshot_slack);
   CHECK(office2 <= 1.05 * copy + snapshot_slack);
   CHECK(origin_sent < 1.5 * (office1 + office2) + 1e6);

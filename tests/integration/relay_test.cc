@@ -509,6 +509,24 @@ TEST_CASE(
   // Both pipelines' objects are at the origin; it serves the preferred one.
   auto [pipeline, msn] = NewestPipeline(origin, "ch1");
   CHECK(pipeline == "eu-a");
+  // S-25: the feed carries the CMAF form only and the origin made this TS from it (FeedTs):
+  // h264 + aac, a keyframe first, the same first PTS and duration as the ingest's own TS of
+  // that msn, and the same EXTINF and PDT in both playlists.
+  CHECK(MetricAt(origin.http, "meshwork_origin_ts_made_total", "result=\"ok\"") >= 1);
+  {
+    const std::string name = "/ch1/v1/" + std::to_string(msn) + ".ts";
+    const std::string ts_dir = MakeTempDir("feed-ts");
+    auto made = ProbeTs(ts_dir + "/origin.ts", Http("GET", origin.http, name).body);
+    auto packaged = ProbeTs(ts_dir + "/ingest.ts", Http("GET", eu.http, name).body);
+    INFO("origin: " << made.probe.dump() << "\ningest: " << packaged.probe.dump());
+    CHECK(made.codecs == "h264,aac");
+    CHECK(made.KeyFirst());
+    CHECK(made.errors.empty());
+    CHECK(std::abs(made.VideoStart() - packaged.VideoStart()) < 0.0001);
+    CHECK(std::abs(made.Duration() - packaged.Duration()) < 0.05);
+    CHECK(EntryOf(Http("GET", origin.http, "/ch1/v1/index.m3u8").body, std::to_string(msn)) ==
+          EntryOf(Http("GET", eu.http, "/ch1/v1/index.m3u8").body, std::to_string(msn)));
+  }
   auto status = Http("GET", eu.http, "/status").Json();
   INFO(status.dump());
   REQUIRE(status["publish_targets"].size() == 1);
