@@ -14,6 +14,7 @@
 #include "common/log/log.h"
 #include "streamer/media/mp4_probe.h"
 #include "streamer/relay/ts_maker.h"
+#include "streamer/relay/upstream_list.h"
 #include "streamer/relay/upstream_playlist.h"
 
 namespace meshwork::streamer::relay {
@@ -25,8 +26,6 @@ using Chunk = std::shared_ptr<const std::string>;
 // S-21: nodes on one timeline give a segment the same date-time from the stream's anchor
 // (S-5); a second leaves room for rounding and nothing for another timeline's segments.
 constexpr int64_t kSameTimelineToleranceMs = 1000;
-// S-21: how long a failed upstream is tried last.
-constexpr auto kFailedMemory = std::chrono::seconds(10);
 
 }  // namespace
 
@@ -51,7 +50,10 @@ std::optional<std::pair<std::string, uint16_t>> SplitBaseUrl(std::string_view ba
 // One relayed stream: a thread per rendition following the upstream's playlists.
 class Relay::StreamRelay {
  public:
-  StreamRelay(Relay* relay, std::string stream) : relay_(relay), stream_(std::move(stream)) {
+  StreamRelay(Relay* relay, std::string stream)
+      : relay_(relay),
+        stream_(std::move(stream)),
+        upstreams_(stream_, &relay->upstreams_, relay->clock_) {
     Touch();
     control_ = std::thread([this] { Run(); });
   }
@@ -62,10 +64,7 @@ class Relay::StreamRelay {
   }
 
   // The node fetched from now; empty when none.
-  std::string Upstream() {
-    absl::MutexLock lock(&mu_);
-    return current_ < upstreams_.size() ? upstreams_[current_].node_id : "";
-  }
+  std::string Upstream() { return upstreams_.node_id(); }
 
   // The renditions the upstream's master named (empty until it was read).
   std::vector<std::string> Renditions() {
@@ -123,54 +122,12 @@ class Relay::StreamRelay {
     finished_.store(true);
   }
 
-  // Asks central for upstreams when there are none left to try. False when none is known.
-  bool Connect() {
-    absl::MutexLock lock(&mu_);
-    if (current_ < upstreams_.size()) return true;
-    auto found = relay_->upstreams_(stream_);
-    if (!found.ok() || found->empty()) {
-      log::Warn("relay_no_upstream",
-                {{"stream", stream_},
-                 {"error", found.ok() ? "no node holds the stream" : found.status().ToString()}});
-      return false;
-    }
-    upstreams_ = std::move(*found);
-    current_ = 0;
-    // S-21, R-9: an upstream that failed in the last kFailedMemory goes last. Central still
-    // lists a node whose viewer port is black-holed (its control channel is another port), and
-    // trying it first again would cost another deadline.
-    const auto now = relay_->clock_.Monotonic();
-    std::erase_if(failed_at_, [now](const auto& e) { return now - e.second > kFailedMemory; });
-    std::stable_partition(upstreams_.begin(), upstreams_.end(), [this](const UpstreamNode& u) {
-      return !failed_at_.contains(u.base_url);
-    });
-    log::Info("relay_upstream", {{"stream", stream_}, {"node", upstreams_[0].node_id}});
-    return true;
-  }
-
-  // S-21: moves on from `failed` (a base URL) to the next upstream; Connect() asks central
-  // again after the last. A no-op when another rendition's thread moved on already.
+  bool Connect() { return upstreams_.Connect(); }
+  // S-21: moves on from `failed` (a base URL), counted once however many threads saw it fail.
   void NextUpstream(const std::string& failed) {
-    absl::MutexLock lock(&mu_);
-    if (current_ >= upstreams_.size() || upstreams_[current_].base_url != failed) return;
-    if (relay_->failures_metric_) relay_->failures_metric_->Increment();
-    failed_at_[failed] = relay_->clock_.Monotonic();
-    ++current_;
-    if (current_ < upstreams_.size()) {
-      log::Warn("relay_failover", {{"stream", stream_}, {"node", upstreams_[current_].node_id}});
-    }
+    if (upstreams_.Next(failed) && relay_->failures_metric_) relay_->failures_metric_->Increment();
   }
-
-  std::string Base() {
-    absl::MutexLock lock(&mu_);
-    return current_ < upstreams_.size() ? upstreams_[current_].base_url : "";
-  }
-
-  // The zone of the node fetched from now ("" when none or unzoned).
-  std::string UpstreamZone() {
-    absl::MutexLock lock(&mu_);
-    return current_ < upstreams_.size() ? upstreams_[current_].zone : "";
-  }
+  std::string Base() { return upstreams_.base_url(); }
 
   // A retry back-off on the relay's own thread; ends at once when the relay stops.
   void Pause(std::chrono::milliseconds d) {
@@ -213,7 +170,7 @@ class Relay::StreamRelay {
     }
     if (relay_->bytes_metric_) {
       // P-16: bytes by the zone they came from, so an operator sees what enters a site.
-      relay_->bytes_metric_->Add({{"upstream_zone", UpstreamZone()}})
+      relay_->bytes_metric_->Add({{"upstream_zone", upstreams_.zone()}})
           .Increment(static_cast<double>(res->body().size()));
     }
     if (auto n = res->find("X-Stream-Notifications"); n != res->end()) {
@@ -549,12 +506,9 @@ class Relay::StreamRelay {
   std::atomic<bool> finished_{false};
   std::atomic<int64_t> last_touch_ns_{0};
   std::thread control_;
+  UpstreamList upstreams_;
   absl::Mutex mu_;
-  std::vector<UpstreamNode> upstreams_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> renditions_ ABSL_GUARDED_BY(mu_);
-  size_t current_ ABSL_GUARDED_BY(mu_) = 0;
-  // When each upstream (base URL) last failed; forgotten after kFailedMemory.
-  std::map<std::string, std::chrono::steady_clock::time_point> failed_at_ ABSL_GUARDED_BY(mu_);
 };
 
 Relay::Relay(RelayOptions options, OriginStore* store, UpstreamsFn upstreams, const Clock& clock,
