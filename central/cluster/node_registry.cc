@@ -176,6 +176,17 @@ v1::OttGroupViews NodeRegistry::OttViews(const std::string& node_id) const {
   return it == nodes_.end() ? v1::OttGroupViews() : it->second.ott_views;
 }
 
+std::string NodeRegistry::TimelineFingerprint(const std::string& node_id,
+                                              const std::string& stream) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end() || !it->second.has_report) return "";
+  for (const auto& s : it->second.report.streams()) {
+    if (s.name() == stream) return s.timeline_fingerprint();
+  }
+  return "";
+}
+
 void NodeRegistry::Detach(const std::string& node_id, const NodeChannel* channel) {
   absl::MutexLock lock(&mu_);
   auto it = nodes_.find(node_id);

@@ -90,6 +90,8 @@ class NodeRegistry {
   void SetOttViews(std::map<std::string, meshwork::v1::OttGroupViews> views);
   // The node's current views (empty when it is a member of no group).
   meshwork::v1::OttGroupViews OttViews(const std::string& node_id) const;
+  // S-6: `stream`'s timeline fingerprint in the node's latest report; empty when none.
+  std::string TimelineFingerprint(const std::string& node_id, const std::string& stream) const;
 
   // Pushes a new configuration to every attached channel.
   void ConfigChanged(std::shared_ptr<const ClusterConfig> config);

@@ -273,6 +273,7 @@ grpc::ServerUnaryReactor* ControlService::Upstreams(grpc::CallbackServerContext*
     u->set_node_id(node->id);
     u->set_base_url(RoutingService::InternalUrl(*node));
     if (node->zone >= 0) u->set_zone(snapshot->zones()[node->zone].name);
+    u->set_timeline_fingerprint(registry_->TimelineFingerprint(node->id, request->stream()));
   }
   reactor->Finish(grpc::Status::OK);
   return reactor;

@@ -26,6 +26,9 @@ using Chunk = std::shared_ptr<const std::string>;
 // S-21: nodes on one timeline give a segment the same date-time from the stream's anchor
 // (S-5); a second leaves room for rounding and nothing for another timeline's segments.
 constexpr int64_t kSameTimelineToleranceMs = 1000;
+// S-6, S-21: one timeline starts a segment at the same PTS on every node; an audio
+// rendition's segment starts within one audio frame of the video's (the fingerprint's).
+constexpr int64_t kSameStartTolerance90k = 90 * 50;
 
 }  // namespace
 
@@ -65,6 +68,8 @@ class Relay::StreamRelay {
 
   // The node fetched from now; empty when none.
   std::string Upstream() { return upstreams_.node_id(); }
+  // Its timeline fingerprint as central gave it (S-6); empty when none.
+  std::string UpstreamTimeline() { return upstreams_.timeline_fingerprint(); }
 
   // The renditions the upstream's master named (empty until it was read).
   std::vector<std::string> Renditions() {
@@ -250,6 +255,7 @@ class Relay::StreamRelay {
     // S-21: the program date-time of the segments relayed lately (msn → ms), the timeline a
     // new upstream must share, and the upstream whose playlist was last relayed.
     std::map<int64_t, int64_t> relayed_pdt;
+    std::map<int64_t, int64_t> relayed_start;  // msn → start (90 kHz), for S-6 fingerprints
     std::string followed_base;
     int other_timeline_in_row = 0;
     std::unique_ptr<Hinted> hinted;  // the hinted part fetched ahead of its listing
@@ -395,6 +401,10 @@ class Relay::StreamRelay {
         f.relayed_pdt[e.msn] = e.program_date_time_ms;
         while (f.relayed_pdt.size() > 32) f.relayed_pdt.erase(f.relayed_pdt.begin());
       }
+      if (timing->start != 0) {
+        f.relayed_start[e.msn] = timing->start;
+        while (f.relayed_start.size() > 32) f.relayed_start.erase(f.relayed_start.begin());
+      }
       f.parts.erase(f.parts.begin(), f.parts.upper_bound(e.msn));
     }
   }
@@ -432,8 +442,12 @@ class Relay::StreamRelay {
       // S-21: a new upstream is followed only on the timeline relayed so far; one on another
       // timeline is passed over while the others are tried (three in a row at most: when
       // every upstream moved to a new timeline, the edge follows it).
+      // Two checks: the date-times the playlist gives, and (S-6) the media start of the
+      // segment central's fingerprint of the upstream names.
       if (!f.followed_base.empty() && base != f.followed_base &&
-          !SameTimeline(f.relayed_pdt, *playlist, kSameTimelineToleranceMs) &&
+          (!SameTimeline(f.relayed_pdt, *playlist, kSameTimelineToleranceMs) ||
+           !SameFingerprint(f.relayed_start, upstreams_.timeline_fingerprint(),
+                            kSameStartTolerance90k)) &&
           f.other_timeline_in_row < 3) {
         ++f.other_timeline_in_row;
         log::Warn("relay_upstream_other_timeline",
@@ -580,7 +594,8 @@ nlohmann::json Relay::Status() const {
     if (relay->finished()) continue;
     std::string upstream = relay->Upstream();
     out.push_back({{"stream", stream},
-                   {"upstream", upstream.empty() ? nlohmann::json() : nlohmann::json(upstream)}});
+                   {"upstream", upstream.empty() ? nlohmann::json() : nlohmann::json(upstream)},
+                   {"upstream_timeline", relay->UpstreamTimeline()}});
   }
   return out;
 }

@@ -49,6 +49,7 @@ struct UpstreamNode {
   std::string node_id;
   std::string base_url;  // http://host:port
   std::string zone;
+  std::string timeline_fingerprint;  // S-6 "msn:start:duration"; empty when unknown
 };
 
 // "http://host:port" → host and port; nullopt for anything else.
@@ -88,7 +89,8 @@ class Relay {
   // A viewer asked for `stream`: starts its relay if it is not running, keeps it alive.
   void Touch(const std::string& stream);
 
-  // The running relays: [{"stream", "upstream" (node id or null)}] (for /status).
+  // The running relays: [{"stream", "upstream" (node id or null), "upstream_timeline" (its S-6
+  // fingerprint as central gave it, "" when none)}] (for /status).
   nlohmann::json Status() const;
 
   // Objects fetched from upstreams (for tests and /metrics).

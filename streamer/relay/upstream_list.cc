@@ -50,6 +50,12 @@ std::string UpstreamList::base_url() const {
   return current ? current->base_url : "";
 }
 
+std::string UpstreamList::timeline_fingerprint() const {
+  absl::MutexLock lock(&mu_);
+  const UpstreamNode* current = CurrentLocked();
+  return current ? current->timeline_fingerprint : "";
+}
+
 std::string UpstreamList::zone() const {
   absl::MutexLock lock(&mu_);
   const UpstreamNode* current = CurrentLocked();

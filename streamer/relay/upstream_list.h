@@ -38,6 +38,7 @@ class UpstreamList {
   std::string node_id() const;
   std::string base_url() const;
   std::string zone() const;
+  std::string timeline_fingerprint() const;
 
  private:
   const UpstreamNode* CurrentLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {

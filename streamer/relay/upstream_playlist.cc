@@ -245,4 +245,19 @@ std::optional<UpstreamEntry> ParsePartTiming(std::string_view field, int64_t msn
   return e;
 }
 
+bool SameFingerprint(const std::map<int64_t, int64_t>& relayed_start, std::string_view fingerprint,
+                     int64_t tolerance_90k) {
+  const size_t first = fingerprint.find(':');
+  if (first == std::string_view::npos || fingerprint.size() > 64) return true;
+  const size_t second = fingerprint.find(':', first + 1);
+  if (second == std::string_view::npos) return true;
+  auto msn = Integer<int64_t>(fingerprint.substr(0, first));
+  auto start = Integer<int64_t>(fingerprint.substr(first + 1, second - first - 1));
+  if (!msn || !start) return true;
+  auto known = relayed_start.find(*msn);
+  if (known == relayed_start.end()) return true;
+  const __int128 delta = static_cast<__int128>(*start) - known->second;
+  return delta <= tolerance_90k && delta >= -tolerance_90k;
+}
+
 }  // namespace meshwork::streamer::relay

@@ -72,4 +72,13 @@ std::vector<std::string> ParseMasterRenditions(std::string_view text);
 bool SameTimeline(const std::map<int64_t, int64_t>& relayed_pdt,
                   const UpstreamMediaPlaylist& playlist, int64_t tolerance_ms);
 
+// S-6, S-21: whether an upstream's timeline fingerprint ("msn:start:duration", 90 kHz, as
+// central relays it from the node's report) agrees with the starts of the segments an edge
+// relayed (msn → start, 90 kHz): the same msn starts at the same PTS on one timeline, within
+// `tolerance_90k`. Catches a timeline whose date-times agree within SameTimeline's tolerance
+// but whose media does not (two anchors a fraction of a second apart). True when the
+// fingerprint is empty or malformed, or names an msn not relayed (nothing to compare).
+bool SameFingerprint(const std::map<int64_t, int64_t>& relayed_start, std::string_view fingerprint,
+                     int64_t tolerance_90k);
+
 }  // namespace meshwork::streamer::relay

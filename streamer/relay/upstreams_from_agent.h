@@ -17,7 +17,7 @@ inline UpstreamsFn UpstreamsFromAgent(const std::unique_ptr<Agent>* agent) {
     if (!response.ok()) return response.status();
     std::vector<UpstreamNode> out;
     for (const auto& u : response->upstreams()) {
-      out.push_back(UpstreamNode{u.node_id(), u.base_url(), u.zone()});
+      out.push_back(UpstreamNode{u.node_id(), u.base_url(), u.zone(), u.timeline_fingerprint()});
     }
     return out;
   };

@@ -200,6 +200,14 @@ TEST_CASE(
   const std::string mpd_edge = Http("GET", edge.http, "/live/index.mpd").body;
   const std::string mpd_ingest = Http("GET", ingest.http, "/live/index.mpd").body;
   CheckSameDashTimeline(mpd_edge, mpd_ingest);
+  // S-6, S-21: central gave the edge its upstream's timeline fingerprint (msn:start:duration),
+  // which a move to another upstream is checked against.
+  auto relays = Http("GET", edge.http, "/status").Json()["relays"];
+  REQUIRE(relays.is_array());
+  REQUIRE(!relays.empty());
+  INFO(relays.dump());
+  CHECK(std::regex_match(relays[0].value("upstream_timeline", std::string()),
+                         std::regex("[0-9]+:[0-9]+:[0-9]+")));
 
   // The relay's own pace without viewers (it follows the playlists of v1 and a1), the
   // yardstick for what viewers may add below.

@@ -120,5 +120,24 @@ TEST_CASE(
   CHECK_FALSE(ParsePartTiming("duration_us=5;pdt=5", 1, -1));
 }
 
+TEST_CASE(
+    "S-6 S-21 an upstream whose fingerprint starts a relayed msn elsewhere is on another "
+    "timeline") {
+  // Segments 100 and 101 relayed, starting at these PTS (90 kHz).
+  const std::map<int64_t, int64_t> relayed = {{100, 9'000'000}, {101, 9'180'000}};
+  CHECK(SameFingerprint(relayed, "101:9180000:180000", 4500));
+  CHECK(SameFingerprint(relayed, "101:9181000:180000", 4500));  // an audio frame off
+  // Date-times may agree within a second while the media is 0.3 s off: another anchor.
+  CHECK_FALSE(SameFingerprint(relayed, "101:9207000:180000", 4500));
+  CHECK_FALSE(SameFingerprint(relayed, "100:1:180000", 4500));
+  // Nothing to compare: accepted (the date-time check still applies).
+  CHECK(SameFingerprint(relayed, "", 4500));
+  CHECK(SameFingerprint(relayed, "102:5:180000", 4500));
+  for (const char* bad : {"101", "101:", "x:1:2", "101:9207000", "101:zz:1"}) {
+    INFO(bad);
+    CHECK(SameFingerprint(relayed, bad, 4500));
+  }
+}
+
 }  // namespace
 }  // namespace meshwork::streamer::relay
