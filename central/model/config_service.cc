@@ -216,14 +216,19 @@ constexpr int kWriteAttempts = 5;
 
 template <typename Fn>
 auto ConfigService::Write(Fn&& fn) -> decltype(fn()) {
-  absl::MutexLock lock(&write_mu_);
-  for (int attempt = 1;; ++attempt) {
-    CatchUpLocked();
-    auto result = fn();
-    if (attempt == kWriteAttempts || !absl::IsAborted(StatusOf(result))) return result;
-    log::Info("config_write_retried",
-              {{"attempt", attempt}, {"error", std::string(StatusOf(result).message())}});
+  std::optional<decltype(fn())> result;
+  {
+    absl::MutexLock lock(&write_mu_);
+    for (int attempt = 1;; ++attempt) {
+      CatchUpLocked();
+      result.emplace(fn());
+      if (attempt == kWriteAttempts || !absl::IsAborted(StatusOf(*result))) break;
+      log::Info("config_write_retried",
+                {{"attempt", attempt}, {"error", std::string(StatusOf(*result).message())}});
+    }
   }
+  CatchUpPending();
+  return std::move(*result);
 }
 
 absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitObject(
@@ -377,8 +382,8 @@ absl::StatusOr<std::unique_ptr<ConfigService>> ConfigService::Load(Store* store)
   service->snapshot_.Set(std::move(config));
   // C-10: another central wrote to the shared store; read it again and tell everyone.
   store->SetChangeListener([s = service.get()](uint64_t) {
-    absl::MutexLock lock(&s->write_mu_);
-    s->CatchUpLocked();
+    s->catch_up_pending_.store(true);
+    s->CatchUpPending();
   });
   return service;
 }
@@ -405,8 +410,22 @@ absl::StatusOr<uint64_t> ConfigService::CommitLocked(const std::vector<Mutation>
 }
 
 void ConfigService::Subscribe(std::function<void(std::shared_ptr<const ClusterConfig>)> listener) {
-  absl::MutexLock lock(&write_mu_);
-  listeners_.push_back(std::move(listener));
+  {
+    absl::MutexLock lock(&write_mu_);
+    listeners_.push_back(std::move(listener));
+  }
+  CatchUpPending();
+}
+
+void ConfigService::CatchUpPending() {
+  // Whoever sets the flag and fails to take the lock leaves it to the holder, which comes
+  // here after releasing it: the flag is seen by one of them.
+  while (catch_up_pending_.load()) {
+    if (!write_mu_.TryLock()) return;
+    catch_up_pending_.store(false);
+    CatchUpLocked();
+    write_mu_.Unlock();
+  }
 }
 
 json ConfigService::ConfigJson(const ClusterConfig& config) {

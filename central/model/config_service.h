@@ -7,6 +7,7 @@
 // cheap and lock-free for readers in practice (a shared_ptr copy).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -149,6 +150,11 @@ class ConfigService {
   static absl::StatusOr<std::shared_ptr<ClusterConfig>> ReadAll(Store* store);
   // Reads the store again when it moved past the snapshot, and publishes the result.
   void CatchUpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // C-10: another central's write, heard by the store's watch thread, is caught up with
+  // without ever blocking that thread on write_mu_ (a writer holding it may be waiting for
+  // that very thread to deliver the next revision): the listener sets catch_up_pending_ and
+  // catches up only if the lock is free; every holder calls this after releasing it.
+  void CatchUpPending() ABSL_LOCKS_EXCLUDED(write_mu_);
   // Runs one write under write_mu_ from a caught-up snapshot and returns its result. Another
   // central may commit between the catch-up and this one's commit (C-10: its write reaches
   // this central's mirror through the watch, a little later); the write is then computed
@@ -172,6 +178,7 @@ class ConfigService {
 
   Store* store_;
   absl::Mutex write_mu_;
+  std::atomic<bool> catch_up_pending_{false};
   StreamFiller stream_filler_;  // set before writes start, then only read
   Snapshot<ClusterConfig> snapshot_;
   std::vector<std::function<void(std::shared_ptr<const ClusterConfig>)>> listeners_
