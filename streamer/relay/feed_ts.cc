@@ -9,15 +9,10 @@ namespace meshwork::streamer::relay {
 
 FeedTs::FeedTs(OriginStore* store, prometheus::Registry* metrics) : store_(store) {
   if (!metrics) return;
-  auto& made = prometheus::BuildCounter()
-                   .Name("meshwork_origin_ts_made_total")
-                   .Help(
-                       "MPEG-TS segments an origin made from the CMAF segments of a publish feed "
-                       "(S-23, S-25), by result: ok, without_audio, failed")
-                   .Register(*metrics);
-  counters_.ok = &made.Add({{"result", "ok"}});
-  counters_.without_audio = &made.Add({{"result", "without_audio"}});
-  counters_.failed = &made.Add({{"result", "failed"}});
+  counters_ = TsMaker::Counters::Register(
+      *metrics, "meshwork_origin_ts_made_total",
+      "MPEG-TS segments an origin made from the CMAF segments of a publish feed (S-23, S-25), by "
+      "result: ok, without_audio, failed");
 }
 
 void FeedTs::OnPublish(const std::string& stream, const std::string& rendition, ObjectKey key,

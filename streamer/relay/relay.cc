@@ -545,15 +545,10 @@ Relay::Relay(RelayOptions options, OriginStore* store, UpstreamsFn upstreams, co
                             .Help("Times a relay gave up on an upstream (S-21)")
                             .Register(*metrics)
                             .Add({});
-    auto& made = prometheus::BuildCounter()
-                     .Name("meshwork_relay_ts_made_total")
-                     .Help(
-                         "MPEG-TS segments an edge made from relayed CMAF segments (S-25), by "
-                         "result: ok, without_audio (its audio did not come), failed")
-                     .Register(*metrics);
-    ts_counters_.ok = &made.Add({{"result", "ok"}});
-    ts_counters_.without_audio = &made.Add({{"result", "without_audio"}});
-    ts_counters_.failed = &made.Add({{"result", "failed"}});
+    ts_counters_ = TsMaker::Counters::Register(
+        *metrics, "meshwork_relay_ts_made_total",
+        "MPEG-TS segments an edge made from relayed CMAF segments (S-25), by result: ok, "
+        "without_audio (its audio did not come), failed");
   }
 }
 

@@ -8,6 +8,16 @@
 #include "streamer/media/mp4_probe.h"
 
 namespace meshwork::streamer::relay {
+
+TsMaker::Counters TsMaker::Counters::Register(prometheus::Registry& metrics,
+                                              const std::string& name, const std::string& help) {
+  auto& made = prometheus::BuildCounter().Name(name).Help(help).Register(metrics);
+  Counters out;
+  out.ok = &made.Add({{"result", "ok"}});
+  out.without_audio = &made.Add({{"result", "without_audio"}});
+  out.failed = &made.Add({{"result", "failed"}});
+  return out;
+}
 namespace {
 
 constexpr uint16_t kVideoPid = 0x100;

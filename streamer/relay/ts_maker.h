@@ -31,6 +31,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "prometheus/counter.h"
+#include "prometheus/registry.h"
 #include "streamer/media/ts_muxer.h"
 #include "streamer/store/origin_rules.h"
 #include "streamer/store/rendition_window.h"
@@ -47,6 +48,9 @@ class TsMaker {
     prometheus::Counter* ok = nullptr;
     prometheus::Counter* without_audio = nullptr;
     prometheus::Counter* failed = nullptr;
+    // The three of family `name` (label `result`: ok, without_audio, failed) in `metrics`.
+    static Counters Register(prometheus::Registry& metrics, const std::string& name,
+                             const std::string& help);
   };
   // `audio_rendition`: the stream's audio rendition ("a1"), empty when it has none.
   TsMaker(std::string audio_rendition, Counters counters)

@@ -46,7 +46,7 @@ void BrokenUpload(const std::string& address, const std::string& path) {
   close(fd);
 }
 
-TEST_CASE("L-1 L-7 L-8 L-9 L-10 L-13 L-14 a published stream on a real origin") {
+TEST_CASE("L-1 L-6 L-7 L-8 L-9 L-10 L-13 L-14 a published stream on a real origin") {
   auto dir = MakeTempDir("origin");
   auto central = StartCentral(dir);
   auto node = StartStreamer(central.grpc, "origin-1", "origin", {"--max-object-bytes=200000"});
