@@ -77,6 +77,10 @@ ABSL_FLAG(uint64_t, max_buffered_upload_bytes, 256ull << 20,
           "Retry-After beyond it; R-3)");
 ABSL_FLAG(uint64_t, max_stream_bytes, 512ull << 20,
           "memory kept per published stream (the live window plus its tail)");
+ABSL_FLAG(uint64_t, archive_open_files, 256,
+          "archived files kept open between archive reads (D-3; each holds a descriptor)");
+ABSL_FLAG(uint64_t, edge_archive_cache_bytes, 256ull << 20,
+          "memory an edge keeps for archive answers it fetched upstream (D-3 on edges)");
 ABSL_FLAG(std::string, access_backend_ca_file, "",
           "PEM CA certificates trusted for https:// auth backends besides the system's (A-6)");
 ABSL_FLAG(int64_t, central_route_deadline_ms, 2000,
@@ -235,10 +239,11 @@ int Run() {
   };
   // D-3: archive reads open their files on a pool of their own (open/stat may block).
   boost::asio::thread_pool archive_disk(2);
-  OpenFiles archive_files;
+  OpenFiles archive_files(absl::GetFlag(FLAGS_archive_open_files));
   // An edge relays archive requests for the streams it relays (D-3, S-19).
   relay::ArchiveProxyOptions archive_proxy_options;
   archive_proxy_options.cluster_token = cluster_bearer;
+  archive_proxy_options.max_cache_bytes = absl::GetFlag(FLAGS_edge_archive_cache_bytes);
   relay::ArchiveProxy archive_proxy(archive_proxy_options, relay::UpstreamsFromAgent(&agent),
                                     RealClock::Get(), metrics.get());
   // Z-22: what this node cannot answer from its own view, central's Route answers.
