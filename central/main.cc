@@ -88,6 +88,13 @@ ABSL_FLAG(int, grpc_max_connection_idle_ms, 5 * 60 * 1000,
           "a gRPC connection without a call for this long is closed (a streamer's session "
           "keeps its connection busy)");
 ABSL_FLAG(int, http_threads, 2, "worker threads of the HTTP listener");
+ABSL_FLAG(std::string, public_url, "",
+          "central's base URL for players, e.g. https://central.example.net (content steering's "
+          "server URI, CS-2); empty: http:// and the HTTP listener's bound address");
+ABSL_FLAG(int64_t, steering_max_answers_per_s, 20000,
+          "steering answers per second before 429 + Retry-After (CS-2)");
+ABSL_FLAG(int64_t, steering_max_moves_per_s, 20,
+          "viewers per stream and second a steering answer moves for load alone (CS-3)");
 ABSL_FLAG(std::string, http_delivery, "redirect",
           "Z-23: how the HTTP listener delivers viewers: redirect (302 to the node) or proxy");
 ABSL_FLAG(std::string, https_delivery, "redirect",
@@ -407,12 +414,17 @@ int Run() {
       return 1;
     }
   }
+  SteeringService::Options steering_options;
+  steering_options.max_answers_per_s = absl::GetFlag(FLAGS_steering_max_answers_per_s);
+  steering_options.max_moves_per_s = absl::GetFlag(FLAGS_steering_max_moves_per_s);
+  SteeringService steering(steering_options, &routing, config->get(), RealClock::Get(),
+                           metrics.get());
   auto build_router = [&](ViewerProxy* proxy) {
     http::Router router;
     api.AddRoutes(router);
     router.Add({http::Verb::get}, "/metrics", http::MetricsHandler(metrics.get()));
     AddConsoleRoutes(router, *console);
-    AddViewerRoutes(router, config->get(), &routing, proxy);
+    AddViewerRoutes(router, config->get(), &routing, proxy, &steering);
     return router;
   };
 
@@ -444,6 +456,13 @@ int Run() {
     }
     https_server = *std::move(started);
   }
+
+  // CS-1, CS-2: where players reach this central's steering server.
+  std::string public_url = absl::GetFlag(FLAGS_public_url);
+  if (public_url.empty()) public_url = "http://" + (*http_server)->bound_address();
+  while (!public_url.empty() && public_url.back() == '/') public_url.pop_back();
+  steering.set_public_base(public_url);
+  ott_service.set_steering_base(public_url);
 
   std::string grpc_host = absl::GetFlag(FLAGS_grpc_listen);
   grpc_host = grpc_host.substr(0, grpc_host.rfind(':'));

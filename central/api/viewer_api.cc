@@ -57,7 +57,25 @@ void Deliver(RequestContext& ctx, const RouteNode& node, const std::string& path
 }  // namespace
 
 void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService* routing,
-                     ViewerProxy* proxy) {
+                     ViewerProxy* proxy, SteeringService* steering) {
+  if (steering) {
+    router.Add(
+        {http::Verb::get}, "/steering/{stream...}", [steering](RequestContext& ctx, Responder r) {
+          SteeringRequest request;
+          request.stream = std::string(ctx.params[0]);
+          request.client = ctx.client;
+          ParseSteeringQuery(ctx.query, request);
+          SteeringService::Answer answer = steering->Steer(request);
+          http::Response res = http::MakeResponse(static_cast<http::Status>(answer.status),
+                                                  answer.body.dump(), "application/json");
+          if (answer.retry_after_s > 0) {
+            res.set(http::beast_http::field::retry_after, absl::StrCat(answer.retry_after_s));
+          }
+          res.set(http::beast_http::field::cache_control, "no-store");
+          http::AddCors(res, "*");
+          r.Send(std::move(res));
+        });
+  }
   router.Add({http::Verb::get}, "/vod/{name...}",
              [config, routing, proxy](RequestContext& ctx, Responder r) {
                // The asset is the longest configured prefix of the path.

@@ -12,6 +12,7 @@
 #include "central/model/json_fields.h"
 #include "central/model/publish_targets.h"
 #include "central/model/publish_tokens.h"
+#include "central/model/steering_config.h"
 #include "central/model/stream_anchor.h"
 #include "central/model/stream_masks.h"
 #include "common/net/cidr.h"
@@ -43,7 +44,8 @@ constexpr std::string_view kStreamMembers[] = {"name",
                                                "timeline_anchor",
                                                "publish",
                                                "dvr",
-                                               "access"};
+                                               "access",
+                                               "steering"};
 // Changed only by the server (L-13 masks, L-14 invalidation).
 constexpr std::string_view kManagedMembers[] = {"masks", "next_mask_id", "version",
                                                 "range_versions"};
@@ -353,6 +355,7 @@ absl::StatusOr<json> ValidateStream(const json& body, std::string_view name) {
   RETURN_IF_ERROR(ResolvePublishTargets(body, out));  // S-23
   RETURN_IF_ERROR(ResolveDvr(body, out));             // D-1
   RETURN_IF_ERROR(ResolveAccess(body, out));
+  RETURN_IF_ERROR(ResolveSteering(body, out));        // CS-1, CS-3
   RETURN_IF_ERROR(ResolveTimelineAnchor(body, out));  // S-5, server-managed
   out["cors"] = stream_defaults::kCors;
   if (auto c = body.find("cors"); c != body.end() && !c->is_null()) {

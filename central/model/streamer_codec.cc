@@ -8,7 +8,8 @@ namespace meshwork::central {
 namespace {
 
 constexpr std::string_view kTopMembers[] = {
-    "id", "hostname", "role", "zone", "cdn", "backup_session_limit", "alert_thresholds", "status"};
+    "id",    "hostname", "role", "zone", "cdn", "backup_session_limit", "alert_thresholds",
+    "drain", "status"};
 constexpr std::string_view kCdnMembers[] = {"playback_session_limit", "playback_bandwidth_kbit",
                                             "network_bandwidth_kbit"};
 constexpr std::string_view kThresholdMembers[] = {"cpu_percent_error", "network_percent_error"};
@@ -91,6 +92,12 @@ absl::StatusOr<json> ValidateStreamer(const json& body, std::string_view id) {
   ASSIGN_OR_RETURN(auto backup, OptionalLimit(body, "backup_session_limit", ""));
   out["backup_session_limit"] = LimitJson(backup);
   ASSIGN_OR_RETURN(out["alert_thresholds"], ValidateThresholds(body));
+  // CS-4: a draining node takes no new viewers and comes last in every steering answer.
+  out["drain"] = false;
+  if (auto drain = body.find("drain"); drain != body.end() && !drain->is_null()) {
+    if (!drain->is_boolean()) return InvalidField("drain", "must be a boolean");
+    out["drain"] = *drain;
+  }
   return out;
 }
 

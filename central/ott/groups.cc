@@ -366,11 +366,8 @@ bool CertificateCovers(const std::vector<std::string>& names, std::string_view h
   return false;
 }
 
-GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nodes,
-                              int64_t now_unix_ms, const GroupOptions& options) {
-  GroupsSnapshot snapshot;
-  if (const ViewingKeyRecord* key = CurrentViewingKey(config)) snapshot.key_id = key->id;
-
+std::map<std::string, NodeAddresses> ViewerAddresses(const ClusterConfig& config,
+                                                     const NodeStates& nodes) {
   // O-14: how many registered nodes announce each address (hostname and port). Nodes on one
   // host with ports of their own (a test bed, several nodes per machine) stay distinct; a
   // CDN name in front of several nodes (same name, same port) does not.
@@ -381,6 +378,38 @@ GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nod
     if (host.empty()) continue;
     for (const auto& key : AddressKeys(host, state.registration)) ++address_users[key];
   }
+  std::map<std::string, NodeAddresses> out;
+  for (const auto& [id, state] : nodes) {
+    if (!state.registered) continue;
+    const v1::RegisterRequest& reg = state.registration;
+    NodeAddresses& a = out[id];
+    const std::string host = EffectiveHostname(config, id, &state);
+    auto [http_port, https_port] = ViewerPorts(reg);
+    if (!host.empty() && http_port != 0) {
+      a.http_base = absl::StrCat("http://", UrlHost(host), ":", http_port);
+    }
+    std::vector<std::string> cert_names(reg.certificate_names().begin(),
+                                        reg.certificate_names().end());
+    if (!host.empty() && https_port != 0 && CertificateCovers(cert_names, host)) {
+      a.https_base = absl::StrCat("https://", UrlHost(host), ":", https_port);
+    }
+    auto ip = net::IpAddress::Parse(StripBrackets(host));
+    a.address_public = !host.empty() && (!ip.ok() || !net::IsPrivate(ip->Unmapped()));
+    if (!host.empty()) {
+      for (const auto& key : AddressKeys(Lower(StripBrackets(host)), reg)) {
+        if (address_users[key] > 1) a.shared_name = true;
+      }
+    }
+  }
+  return out;
+}
+
+GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nodes,
+                              int64_t now_unix_ms, const GroupOptions& options) {
+  GroupsSnapshot snapshot;
+  if (const ViewingKeyRecord* key = CurrentViewingKey(config)) snapshot.key_id = key->id;
+
+  const std::map<std::string, NodeAddresses> addresses = ViewerAddresses(config, nodes);
 
   // O-4: a group's minimum protocol version is the highest its streams ask for
   // (ott.min_protocol_version), central's --ott-min-protocol-version where none does.
@@ -455,22 +484,11 @@ GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nod
         const v1::RegisterRequest& reg = w.state->registration;
         m.protocol_version = reg.protocol_version();
         m.version_ok = reg.protocol_version() >= w.min_protocol_version;
-        const std::string host = EffectiveHostname(config, node_id, w.state);
-        auto [http_port, https_port] = ViewerPorts(reg);
-        if (!host.empty() && http_port != 0) {
-          m.http_base = absl::StrCat("http://", UrlHost(host), ":", http_port);
-        }
-        std::vector<std::string> cert_names(reg.certificate_names().begin(),
-                                            reg.certificate_names().end());
-        if (!host.empty() && https_port != 0 && CertificateCovers(cert_names, host)) {
-          m.https_base = absl::StrCat("https://", UrlHost(host), ":", https_port);
-        }
-        auto ip = net::IpAddress::Parse(StripBrackets(host));
-        m.address_public = !host.empty() && (!ip.ok() || !net::IsPrivate(ip->Unmapped()));
-        if (!host.empty()) {
-          for (const auto& key : AddressKeys(Lower(StripBrackets(host)), reg)) {
-            if (address_users[key] > 1) m.shared_name = true;
-          }
+        if (auto a = addresses.find(node_id); a != addresses.end()) {
+          m.http_base = a->second.http_base;
+          m.https_base = a->second.https_base;
+          m.address_public = a->second.address_public;
+          m.shared_name = a->second.shared_name;
         }
       }
       list.push_back(std::move(w));

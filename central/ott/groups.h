@@ -100,6 +100,17 @@ struct GroupsSnapshot {
   std::string key_id;                         // the current viewing key; empty when none
 };
 
+// O-9…O-14: the viewer addresses of a registered node, as views carry them.
+struct NodeAddresses {
+  std::string http_base;   // "http://host:port", empty when unknown
+  std::string https_base;  // "https://host:port", empty unless an https listener covers host
+  bool address_public = false;
+  bool shared_name = false;  // another registered node announces the same host and port
+};
+// Every registered node's addresses, by node id.
+std::map<std::string, NodeAddresses> ViewerAddresses(const ClusterConfig& config,
+                                                     const NodeStates& nodes);
+
 GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nodes,
                               int64_t now_unix_ms, const GroupOptions& options = {});
 

@@ -1,6 +1,7 @@
 #include "central/ott/ott_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "central/ott/steering_views.h"
 #include "common/log/log.h"
 
 namespace meshwork::central::ott {
@@ -36,6 +37,16 @@ void OttService::Start(std::chrono::milliseconds period) {
 
 void OttService::Stop() { timer_.Stop(); }
 
+void OttService::set_steering_base(std::string base) {
+  absl::MutexLock lock(&mu_);
+  steering_base_ = std::move(base);
+}
+
+std::string OttService::steering_base() const {
+  absl::MutexLock lock(&mu_);
+  return steering_base_;
+}
+
 GroupsSnapshot OttService::Evaluate() const {
   return EvaluateGroups(*config_->Current(), registry_->OttNodeStates(), UnixMillis(clock_.Now()),
                         options_);
@@ -50,7 +61,9 @@ void OttService::Tick() {
   auto config = config_->Current();
   auto nodes = registry_->OttNodeStates();
   GroupsSnapshot groups = EvaluateGroups(*config, nodes, UnixMillis(clock_.Now()), options_);
-  registry_->SetOttViews(NodeViews(groups));
+  auto views = NodeViews(groups);
+  AddSteeringViews(*config, nodes, steering_base(), views);  // CS-1
+  registry_->SetOttViews(std::move(views));
   absl::MutexLock lock(&mu_);
   std::vector<Alert> alerts = tracker_.Update(groups, nodes);
   if (leader) PublishAlerts(alerts);

@@ -1,6 +1,7 @@
 // Runs the OTT side of central (05-ott-redundancy) every second: the viewing-key schedule
 // (O-7), the group evaluation (O-15, O-19), the views pushed to member nodes (O-6) and the
-// alerts (O-18) with their metrics (M-2). The API reads from it.
+// alerts (O-18) with their metrics (M-2), and the steering pathways of steered streams
+// (CS-1, steering_views.h) pushed with the group views. The API reads from it.
 #pragma once
 
 #include <chrono>
@@ -36,6 +37,10 @@ class OttService {
   // they rise and clear; every central evaluates the groups (for its own nodes' views and
   // its API). Unset: this central is the only one. Call before Start().
   void set_leader_check(std::function<bool()> is_leader) { is_leader_ = std::move(is_leader); }
+  // CS-1: central's public base URL for players ("http://host:port"), the steering views'
+  // server URI; empty (the default): no steering views. Any thread.
+  void set_steering_base(std::string base);
+  std::string steering_base() const;
   // Runs Tick() every `period` on a thread of its own until Stop() or destruction.
   void Start(std::chrono::milliseconds period);
   void Stop();
@@ -65,6 +70,7 @@ class OttService {
   mutable absl::Mutex mu_;
   AlertTracker tracker_ ABSL_GUARDED_BY(mu_);
   std::vector<Alert> alerts_ ABSL_GUARDED_BY(mu_);
+  std::string steering_base_ ABSL_GUARDED_BY(mu_);
   prometheus::Family<prometheus::Gauge>* alert_counts_ = nullptr;
   prometheus::Family<prometheus::Gauge>* alert_active_ = nullptr;
   std::map<int, prometheus::Gauge*> count_gauges_;

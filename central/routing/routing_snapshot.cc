@@ -54,6 +54,7 @@ std::shared_ptr<const RoutingSnapshot> RoutingSnapshot::Build(const ClusterConfi
     }
     node.session_limit = LimitOf(record.object["cdn"], "playback_session_limit");
     node.bandwidth_limit = LimitOf(record.object["cdn"], "playback_bandwidth_kbit");
+    node.drain = record.object.value("drain", false);
     node.live = live(id);
     int index = static_cast<int>(s->nodes_.size());
     s->node_index_[id] = index;

@@ -27,6 +27,7 @@ struct RouteNode {
   int zone = -1;  // index into zones(), -1: unzoned or its zone does not exist
   std::optional<uint64_t> session_limit;    // cdn.playback_session_limit (Z-15)
   std::optional<uint64_t> bandwidth_limit;  // cdn.playback_bandwidth_kbit
+  bool drain = false;                       // CS-4: no new viewers
   std::shared_ptr<const LiveNode> live;
 };
 

@@ -18,6 +18,7 @@ uint64_t SortKey(const Candidate& c) {
 
 bool Selector::OnlineWithinLimits(const RouteNode& node) const {
   if (!node.live || !node.live->Online(clock_.Monotonic(), offline_after_)) return false;
+  if (node.drain) return false;  // CS-4
   // Z-16/Z-17: a limit excludes the node at or above it, or when the metric is missing.
   if (node.session_limit) {
     auto v = node.live->play_sessions();
@@ -32,8 +33,13 @@ bool Selector::OnlineWithinLimits(const RouteNode& node) const {
 
 bool Selector::Eligible(const RoutingSnapshot& snapshot, const LiveStreams& live, int index,
                         std::string_view stream) const {
+  return OnlineWithinLimits(snapshot.nodes()[index]) && Serves(snapshot, live, index, stream);
+}
+
+bool Selector::Serves(const RoutingSnapshot& snapshot, const LiveStreams& live, int index,
+                      std::string_view stream) const {
   const RouteNode& node = snapshot.nodes()[index];
-  if (!OnlineWithinLimits(node)) return false;
+  if (!node.live || !node.live->Online(clock_.Monotonic(), offline_after_)) return false;
   if (node.role == v1::ROLE_EDGE) return live.contains(AbslView(stream));
   return snapshot.PlacedOn(stream, index) || node.live->Serves(stream);
 }

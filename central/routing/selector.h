@@ -52,9 +52,15 @@ class Selector {
                                       const std::optional<net::IpAddress>& client,
                                       RouteMode mode) const;
 
-  // Z-13: online, able to serve `stream`, and no limit excludes it (Z-15…Z-17).
+  // Z-13: online, able to serve `stream`, not draining (CS-4), and no limit excludes it
+  // (Z-15…Z-17).
   bool Eligible(const RoutingSnapshot& snapshot, const LiveStreams& live, int node,
                 std::string_view stream) const;
+
+  // Online and able to serve `stream`, whatever its limits and drain say (CS-2: such a node
+  // is still a pathway, ordered last).
+  bool Serves(const RoutingSnapshot& snapshot, const LiveStreams& live, int node,
+              std::string_view stream) const;
 
   // Z-24 over a canonical VOD object ({"placements": [{streamer, revision, available}]}).
   // Returns the chosen node index. Unavailable when nothing is allowed.

@@ -39,6 +39,9 @@ std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
       if (!view.is_object()) continue;
       OttView parsed;
       parsed.group = g.group();
+      if (auto uri = view.find("server_uri"); uri != view.end() && uri->is_string()) {
+        parsed.steering_uri = uri->get<std::string>();
+      }
       auto members = view.find("members");
       if (members == view.end() || !members->is_array()) continue;
       for (const auto& m : *members) {

@@ -29,9 +29,12 @@ struct OttMember {
   // D-6: what the member has recorded, per protocol ("ts", "fmp4"): [from_ms, to_ms).
   std::map<std::string, std::pair<int64_t, int64_t>> archive;
 };
+// An OTT group, or (CS-1) a steered stream's pathways: group "steering:<stream>", whose
+// members are the nodes that can serve the stream (central/ott/steering_views.h).
 struct OttView {
   std::string group;
   std::vector<OttMember> members;  // in node-id order
+  std::string steering_uri;        // CS-1: central's steering server for the stream
 };
 
 // O-7: a viewing key this node accepts passes signed with (the secret never leaves memory).

@@ -47,7 +47,7 @@ hls::Variant CmafVariant(const RenditionWindow& w) {
 }
 
 std::string CmafMaster(const std::vector<CmafRendition>& renditions, int version,
-                       const std::string& uri_query) {
+                       const std::string& uri_query, const hls::Steering* steering) {
   // S-16a: video renditions are the variants; an audio rendition beside them is their
   // EXT-X-MEDIA audio group. Without video, the audio rendition is the variant.
   const bool any_video = std::any_of(renditions.begin(), renditions.end(),
@@ -64,6 +64,7 @@ std::string CmafMaster(const std::vector<CmafRendition>& renditions, int version
   hls::Master master;
   master.version = version;
   master.uri_query = uri_query;
+  if (steering) master.steering = *steering;
   if (audio) master.audio = hls::AudioRendition{audio->channels, audio->uri};
   for (const auto& r : renditions) {
     if (any_video && !r.video) continue;
@@ -84,7 +85,7 @@ std::string CmafMaster(const std::vector<CmafRendition>& renditions, int version
 
 std::string LowLatencyMasterPlaylist(
     const std::vector<std::shared_ptr<const RenditionWindow>>& renditions, bool low_latency,
-    const std::string& uri_query) {
+    const std::string& uri_query, const hls::Steering* steering) {
   const char* playlist = low_latency ? "/index.ll.m3u8" : "/index.m3u8";
   std::vector<CmafRendition> listed;
   for (const auto& w : renditions) {
@@ -101,7 +102,7 @@ std::string LowLatencyMasterPlaylist(
     r.uri = absl::StrCat(w->info.name, playlist);
     listed.push_back(std::move(r));
   }
-  return CmafMaster(listed, low_latency ? 9 : 7, uri_query);
+  return CmafMaster(listed, low_latency ? 9 : 7, uri_query, steering);
 }
 
 std::string LowLatencyMediaPlaylist(

@@ -11,8 +11,8 @@
 
 #include "absl/status/statusor.h"
 #include "streamer/delivery/blocking_request.h"
-#include "streamer/playlist/hls_writer.h"
 #include "streamer/delivery/playlists.h"
+#include "streamer/playlist/hls_writer.h"
 #include "streamer/store/rendition_window.h"
 #include "streamer/store/waiters.h"
 
@@ -32,15 +32,16 @@ struct CmafRendition {
 // The master of CMAF renditions (S-16a), in the given order: video renditions are the
 // variants, the first audio rendition beside them their EXT-X-MEDIA audio group (its bandwidth
 // and codecs added to every variant); without video, the audio renditions are the variants.
+// `steering` (CS-1): the pathways every variant is listed for; null: none.
 std::string CmafMaster(const std::vector<CmafRendition>& renditions, int version,
-                       const std::string& uri_query);
+                       const std::string& uri_query, const hls::Steering* steering = nullptr);
 
 // The master playlist of a stream's live CMAF renditions: variants point at
 // `{rendition}/index.ll.m3u8` (LL-HLS, version 9), or at `{rendition}/index.m3u8` when not
 // `low_latency` (version 7: a stream published as CMAF only has no MPEG-TS variants).
 std::string LowLatencyMasterPlaylist(
     const std::vector<std::shared_ptr<const RenditionWindow>>& renditions, bool low_latency = true,
-    const std::string& uri_query = "");
+    const std::string& uri_query = "", const hls::Steering* steering = nullptr);
 
 // The LL-HLS media playlist of `window`; `others` are the stream's other renditions (for
 // EXT-X-RENDITION-REPORT); `skip` asks for a delta update (EXT-X-SKIP). With `versions`

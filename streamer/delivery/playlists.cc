@@ -32,9 +32,10 @@ hls::Variant TsVariant(const RenditionWindow& w) {
 std::string StreamInfLine(const RenditionWindow& w) { return hls::StreamInf(TsVariant(w)); }
 
 std::string MasterPlaylist(const std::vector<std::shared_ptr<const RenditionWindow>>& renditions,
-                           const std::string& uri_query) {
+                           const std::string& uri_query, const hls::Steering* steering) {
   hls::Master master;
   master.uri_query = uri_query;
+  if (steering) master.steering = *steering;
   for (const auto& w : renditions) {
     if (w && !w->segments.empty()) master.variants.push_back(TsVariant(*w));
   }

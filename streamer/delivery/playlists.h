@@ -26,9 +26,11 @@ hls::Variant TsVariant(const RenditionWindow& window);
 std::string StreamInfLine(const RenditionWindow& window);
 
 // The master playlist: one variant per rendition with a segment; empty when none has one.
-// `uri_query` follows every URI (hls::WithQuery).
+// `uri_query` follows every URI (hls::WithQuery); `steering` (CS-1): the pathways every
+// variant is listed for, null: none.
 std::string MasterPlaylist(const std::vector<std::shared_ptr<const RenditionWindow>>& renditions,
-                           const std::string& uri_query = "");
+                           const std::string& uri_query = "",
+                           const hls::Steering* steering = nullptr);
 
 // The version a segment is served under (L-14, `?v=N` in its URI), 0 when no candidate of
 // it may be served (masked, L-13). Null: every segment at version 1.

@@ -497,19 +497,26 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
                                   [](const auto& w) { return w->has_ts; });
         if (any_ts) std::erase_if(renditions, [](const auto& w) { return !w->has_ts; });
         std::string body;
-        if (ott.enabled && renditions.size() == 1 && !renditions[0]->segments.empty()) {
+        // CS-1: with steering, every candidate node is a pathway (the O-6 backups among them).
+        const auto steering =
+            context.ott ? context.ott->Pathways(ctx, target->stream) : std::nullopt;
+        const hls::Steering* pathways = steering ? &*steering : nullptr;
+        if (!steering && ott.enabled && renditions.size() == 1 &&
+            !renditions[0]->segments.empty()) {
           // O-6: a single-rendition OTT stream lists backup members for players that switch.
           body = context.ott
                      ->MasterWithBackups(ctx, target->stream, ott, TsVariant(*renditions[0]),
                                          renditions[0]->info.name, target->carry_token)
                      .value_or("");
         }
-        bool personal = !body.empty();
+        bool personal = !body.empty() || steering;
         if (body.empty()) {
           // A stream published as CMAF only: its renditions as the CMAF master lists them
           // (an audio group, S-16a), or plainly when their tracks are not known.
-          if (!any_ts) body = LowLatencyMasterPlaylist(renditions, /*low_latency=*/false, carry);
-          if (body.empty()) body = MasterPlaylist(renditions, carry);
+          if (!any_ts) {
+            body = LowLatencyMasterPlaylist(renditions, /*low_latency=*/false, carry, pathways);
+          }
+          if (body.empty()) body = MasterPlaylist(renditions, carry, pathways);
         }
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
         http::Response res = playlist(std::move(body));
@@ -536,10 +543,15 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
                                  cors, view ? view->notifications.get() : nullptr);
       }
       case Target::kLlMaster: {
-        std::string body =
-            LowLatencyMasterPlaylist(context.store->Windows(target->stream), true, carry);
+        const auto steering =
+            context.ott ? context.ott->Pathways(ctx, target->stream) : std::nullopt;  // CS-1
+        std::string body = LowLatencyMasterPlaylist(context.store->Windows(target->stream), true,
+                                                    carry, steering ? &*steering : nullptr);
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
-        return r.Send(playlist(std::move(body)));
+        http::Response res = playlist(std::move(body));
+        // Pathways depend on the viewer's scheme and address (O-11, O-13).
+        if (steering) res.set(http::beast_http::field::cache_control, "private, no-store");
+        return r.Send(std::move(res));
       }
       case Target::kMpd: {
         DashOptions options;

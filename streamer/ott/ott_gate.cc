@@ -10,6 +10,7 @@
 #include "common/net/address_class.h"
 #include "common/net/ip_address.h"
 #include "common/status/absl_view.h"
+#include "meshwork/v1/protocol.h"
 #include "streamer/ott/backups.h"
 
 namespace meshwork::streamer {
@@ -106,6 +107,24 @@ std::vector<OttGate::Usable> OttGate::UsablePeers(const NodeConfig& config, cons
   return out;
 }
 
+std::optional<hls::Steering> OttGate::Pathways(const http::RequestContext& ctx,
+                                               const std::string& stream) const {
+  auto config = config_->Get();
+  OttSettings view_of;
+  view_of.group = absl::StrCat(v1::kSteeringGroupPrefix, stream);
+  auto view = config->ott_groups.find(view_of.group);
+  if (view == config->ott_groups.end() || view->second.steering_uri.empty()) return std::nullopt;
+  hls::Steering steering;
+  steering.server_uri = view->second.steering_uri;
+  steering.pathway_id = node_id_;
+  steering.pathways.push_back({node_id_, ""});
+  for (const Usable& peer : UsablePeers(*config, view_of, ctx, /*require_eligible=*/false)) {
+    if (steering.pathways.size() >= kMaxPathways) break;
+    steering.pathways.push_back({peer.member->node, absl::StrCat(peer.base, "/", stream, "/")});
+  }
+  return steering;
+}
+
 std::optional<std::string> OttGate::Pass(const NodeConfig& config, const std::string& stream,
                                          const std::string& group) const {
   const HeldKey* signing = nullptr;
@@ -126,12 +145,9 @@ std::optional<std::string> OttGate::Pass(const NodeConfig& config, const std::st
   return crypto::SignPass(claims, crypto::ViewingKey{signing->id, signing->secret});
 }
 
-std::optional<std::string> OttGate::MasterWithBackups(const http::RequestContext& ctx,
-                                                      const std::string& stream,
-                                                      const OttSettings& ott,
-                                                      const hls::Variant& variant,
-                                                      const std::string& rendition,
-                                                      std::string_view uri_query) {
+std::optional<std::string> OttGate::MasterWithBackups(
+    const http::RequestContext& ctx, const std::string& stream, const OttSettings& ott,
+    const hls::Variant& variant, const std::string& rendition, std::string_view uri_query) {
   if (!ott.enabled || ClassifyPlayer(UserAgent(ctx)) != PlayerClass::kSwitches) {
     return std::nullopt;
   }

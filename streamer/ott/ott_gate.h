@@ -65,6 +65,14 @@ class OttGate {
                                                const std::string& rendition,
                                                std::string_view uri_query = {});
 
+  // CS-1: the pathways of `stream`'s master playlists and MPDs for this viewer, or nullopt
+  // when steering is off for it (central sent no "steering:<stream>" view): this node first
+  // (relative URIs), then every other candidate whose address this viewer may use (O-11…O-14),
+  // in node-id order, kMaxPathways at most.
+  static constexpr size_t kMaxPathways = 8;
+  std::optional<hls::Steering> Pathways(const http::RequestContext& ctx,
+                                        const std::string& stream) const;
+
   // O-7, O-16: a request carrying `?pass=`. nullopt: admitted (counted as a backup session);
   // otherwise the answer to send (403 with the reason, 429 when overloaded).
   std::optional<http::Response> AdmitPass(const http::RequestContext& ctx,

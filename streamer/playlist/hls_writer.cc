@@ -44,14 +44,14 @@ std::string FormatProgramDateTime(int64_t unix_ms) {
                          tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
-std::string StreamInf(const Variant& v) {
+std::string StreamInf(const Variant& v, std::string_view audio_group) {
   std::string line =
       absl::StrCat("#EXT-X-STREAM-INF:BANDWIDTH=", std::max<uint64_t>(v.bandwidth, 1));
   if (!v.codecs.empty()) absl::StrAppend(&line, ",CODECS=\"", v.codecs, "\"");
   if (v.width > 0 && v.height > 0) absl::StrAppend(&line, ",RESOLUTION=", v.width, "x", v.height);
   if (v.frame_rate > 0)
     absl::StrAppend(&line, ",FRAME-RATE=", absl::StrFormat("%.3f", v.frame_rate));
-  if (v.audio_group) absl::StrAppend(&line, ",AUDIO=\"", kAudioGroup, "\"");
+  if (v.audio_group) absl::StrAppend(&line, ",AUDIO=\"", std::string(audio_group), "\"");
   return line;
 }
 
@@ -59,14 +59,32 @@ std::string Write(const Master& m) {
   if (m.variants.empty()) return "";
   std::string out =
       absl::StrCat("#EXTM3U\n#EXT-X-VERSION:", m.version, "\n#EXT-X-INDEPENDENT-SEGMENTS\n");
-  if (m.audio) {
-    absl::StrAppend(&out, "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"", kAudioGroup, "\",NAME=\"",
-                    kAudioGroup, "\",DEFAULT=YES,AUTOSELECT=YES");
-    if (m.audio->channels > 0) absl::StrAppend(&out, ",CHANNELS=\"", m.audio->channels, "\"");
-    absl::StrAppend(&out, ",URI=\"", WithQuery(m.audio->uri, m.uri_query), "\"\n");
+  const bool steered = m.steering && !m.steering->pathways.empty();
+  static const std::vector<Pathway> kOnlyHere = {Pathway{}};
+  const std::vector<Pathway>& pathways = steered ? m.steering->pathways : kOnlyHere;
+  if (steered) {
+    absl::StrAppend(&out, "#EXT-X-CONTENT-STEERING:SERVER-URI=\"", m.steering->server_uri,
+                    "\",PATHWAY-ID=\"", m.steering->pathway_id, "\"\n");
   }
-  for (const Variant& v : m.variants) {
-    absl::StrAppend(&out, StreamInf(v), "\n", WithQuery(v.uri, m.uri_query), "\n");
+  auto group_of = [steered](const Pathway& p) {
+    return steered ? absl::StrCat(kAudioGroup, "-", p.id) : std::string(kAudioGroup);
+  };
+  if (m.audio) {
+    for (const Pathway& p : pathways) {
+      const std::string group = group_of(p);
+      absl::StrAppend(&out, "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"", group, "\",NAME=\"", kAudioGroup,
+                      "\",DEFAULT=YES,AUTOSELECT=YES");
+      if (m.audio->channels > 0) absl::StrAppend(&out, ",CHANNELS=\"", m.audio->channels, "\"");
+      absl::StrAppend(&out, ",URI=\"", WithQuery(p.base + m.audio->uri, m.uri_query), "\"\n");
+    }
+  }
+  for (const Pathway& p : pathways) {
+    const std::string group = group_of(p);
+    for (const Variant& v : m.variants) {
+      absl::StrAppend(&out, StreamInf(v, group));
+      if (steered) absl::StrAppend(&out, ",PATHWAY-ID=\"", p.id, "\"");
+      absl::StrAppend(&out, "\n", WithQuery(p.base + v.uri, m.uri_query), "\n");
+    }
   }
   return out;
 }

@@ -45,18 +45,34 @@ struct AudioRendition {
   std::string uri;
 };
 
+// CS-1: content steering. A pathway is one node's copy of the stream: its variants and audio
+// group, their URIs `base` + the variant's URI (base "" keeps them relative: this node).
+struct Pathway {
+  std::string id;    // the node id
+  std::string base;  // "http://host:port/<stream>/", or "" for this node
+};
+struct Steering {
+  std::string server_uri;  // EXT-X-CONTENT-STEERING:SERVER-URI
+  std::string pathway_id;  // the pathway the player starts on (this node)
+  std::vector<Pathway> pathways;
+};
+
 struct Master {
   int version = 3;
   std::optional<AudioRendition> audio;
   std::vector<Variant> variants;
   std::string uri_query;  // appended to every URI (WithQuery)
+  // With steering, the variants and the audio group are printed once per pathway, each
+  // variant with PATHWAY-ID and each pathway's audio group named "audio-<pathway>" (a group's
+  // renditions belong to one pathway); nullopt or no pathway: printed once, no steering.
+  std::optional<Steering> steering;
 };
 
 // Empty when there is no variant.
 std::string Write(const Master& master);
 
 // The EXT-X-STREAM-INF line of a variant, without newline (OTT backups repeat it, O-6).
-std::string StreamInf(const Variant& variant);
+std::string StreamInf(const Variant& variant, std::string_view audio_group = kAudioGroup);
 
 struct PartLine {
   int64_t duration90k = 0;

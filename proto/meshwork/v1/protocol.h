@@ -8,4 +8,8 @@ namespace meshwork::v1 {
 
 inline constexpr uint32_t kProtocolVersion = 1;
 
+// CS-1: a steered stream's pathways travel as the group view "steering:<stream>" in
+// ConfigUpdate.ott_groups (an OTT group name never holds ':').
+inline constexpr char kSteeringGroupPrefix[] = "steering:";
+
 }  // namespace meshwork::v1

@@ -53,7 +53,8 @@ TEST_CASE("M-1 a minimal streamer gets its canonical form with every member pres
     "cdn": {"playback_session_limit": null, "playback_bandwidth_kbit": null,
             "network_bandwidth_kbit": null},
     "backup_session_limit": null,
-    "alert_thresholds": {"cpu_percent_error": null, "network_percent_error": null}
+    "alert_thresholds": {"cpu_percent_error": null, "network_percent_error": null},
+    "drain": false
   })"));
 }
 
@@ -66,7 +67,8 @@ TEST_CASE("M-1 a full streamer body is kept as given") {
     "cdn": {"playback_session_limit": 1000, "playback_bandwidth_kbit": 900000,
             "network_bandwidth_kbit": 10000000},
     "backup_session_limit": 50,
-    "alert_thresholds": {"cpu_percent_error": 90, "network_percent_error": 85.5}
+    "alert_thresholds": {"cpu_percent_error": 90, "network_percent_error": 85.5},
+    "drain": true
   })");
   auto c = ValidateStreamer(body, "edge-1");
   REQUIRE(c.ok());
@@ -350,3 +352,15 @@ TEST_CASE("Z-16 a non-negative limit held as a signed integer is accepted") {
 
 }  // namespace
 }  // namespace meshwork::central
+
+TEST_CASE("CS-4 drain is a boolean, false unless set, and a patch can set and clear it") {
+  CHECK(Valid(kMinimal)["drain"] == false);
+  CHECK(RejectedField(R"({"hostname": "h", "role": "edge", "drain": "yes"})") == "drain");
+  auto drained = PatchStreamer(Valid(kMinimal), J(R"({"drain": true})"), "edge-1");
+  REQUIRE(drained.ok());
+  CHECK((*drained)["drain"] == true);
+  CHECK((*drained)["hostname"] == "edge1.example.net");
+  auto back = PatchStreamer(*drained, J(R"({"drain": false})"), "edge-1");
+  REQUIRE(back.ok());
+  CHECK((*back)["drain"] == false);
+}

@@ -1,0 +1,192 @@
+// Content steering with real processes (CS-1…CS-4, spec 10): two ingest nodes fed the same
+// source, a stream with steering on; the pathways in each node's master playlist, central's
+// steering answers (order, stickiness, drain, DASH form, 410), and hls.js in Chromium moving
+// from a drained node to the other within the answer's TTL and one target duration.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "tests/integration/media_harness.h"
+
+namespace meshwork::testing {
+namespace steering_test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kTtlS = 5;
+
+// The node reports at least one play session.
+bool Watching(const Central& central, const std::string& node) {
+  auto r = Http("GET", central.http, "/central/api-v4/streamers/" + node).Json();
+  return r.is_object() && r["status"]["report"].value("play_sessions", 0) >= 1;
+}
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+struct SteeredCluster {
+  Central central;
+  Streamer a, b;
+  std::unique_ptr<Process> push_a, push_b;
+};
+
+void StartSteered(SteeredCluster& k) {
+  k.central = StartCentral(MakeTempDir("steering"));
+  k.a = StartIngestWithStream(k.central, "node-a", "ch1");
+  k.b = StartIngestWithStream(k.central, "node-b", "ch1");
+  auto stream = Http("GET", k.central.http, "/central/api-v4/streams/ch1").Json();
+  stream["steering"] = {{"enabled", true}, {"ttl_s", kTtlS}};
+  auto put = Http("PUT", k.central.http, "/central/api-v4/streams/ch1", stream.dump());
+  INFO(put.body);
+  REQUIRE(put.status == 200);
+  const std::string& source = SourceTs(120);
+  k.push_a = PushFile(source, k.a.publish, "ch1");
+  k.push_b = PushFile(source, k.b.publish, "ch1");
+  // Both nodes list both pathways once each has the stream.
+  for (const Streamer* s : {&k.a, &k.b}) {
+    REQUIRE(Eventually(
+        [&] {
+          auto m = Http("GET", s->http, "/ch1/index.m3u8");
+          return m.status == 200 && Count(m.body, "PATHWAY-ID=\"node-a\"") >= 1 &&
+                 Count(m.body, "PATHWAY-ID=\"node-b\"") >= 1;
+        },
+        40s));
+  }
+}
+
+nlohmann::json Steer(const Central& central, const std::string& query) {
+  auto r = Http("GET", central.http, "/steering/ch1" + query);
+  INFO(r.status << " " << r.body);
+  REQUIRE(r.status == 200);
+  CHECK(r.headers["Access-Control-Allow-Origin"] == "*");
+  return r.Json();
+}
+
+// The Apple and DASH-IF field rules: VERSION 1, a positive TTL, an absolute RELOAD-URI, and a
+// non-empty priority list of unique pathway ids.
+void CheckManifest(const nlohmann::json& m, const char* list) {
+  INFO(m.dump());
+  CHECK(m["VERSION"] == 1);
+  CHECK(m["TTL"] == kTtlS);
+  REQUIRE(m["RELOAD-URI"].is_string());
+  CHECK(m["RELOAD-URI"].get<std::string>().rfind("http://", 0) == 0);
+  REQUIRE(m[list].is_array());
+  CHECK_FALSE(m[list].empty());
+  std::set<std::string> unique;
+  for (const auto& p : m[list]) unique.insert(p.get<std::string>());
+  CHECK(unique.size() == m[list].size());
+}
+
+TEST_CASE(
+    "CS-1 CS-2 CS-3 CS-4 pathways in every master, steering answers by load, stickiness "
+    "and drain, DASH form, 410 for an unknown stream") {
+  SteeredCluster k;
+  StartSteered(k);
+
+  // CS-1: node A's master: the steering tag names central and A's own pathway; A's variants
+  // are relative, B's absolute on B's address; each pathway lists the variant once.
+  auto master = Http("GET", k.a.http, "/ch1/index.m3u8");
+  INFO(master.body);
+  CHECK(master.body.find("#EXT-X-CONTENT-STEERING:SERVER-URI=\"http://" + k.central.http +
+                         "/steering/ch1\",PATHWAY-ID=\"node-a\"") != std::string::npos);
+  CHECK(master.body.find("\nv1/index.m3u8") != std::string::npos);
+  CHECK(master.body.find("\nhttp://" + k.b.http + "/ch1/v1/index.m3u8") != std::string::npos);
+  CHECK(Count(master.body, "#EXT-X-STREAM-INF") == 2);
+  CHECK(master.headers["Cache-Control"] == "private, no-store");
+  auto ll = Http("GET", k.b.http, "/ch1/index.ll.m3u8");
+  CHECK(ll.body.find("PATHWAY-ID=\"node-b\"\n") != std::string::npos);
+  CHECK(ll.body.find("http://" + k.a.http + "/ch1/") != std::string::npos);
+
+  // CS-2: both nodes, in an HLS manifest; RELOAD-URI at central.
+  auto first = Steer(k.central, "");
+  CheckManifest(first, "PATHWAY-PRIORITY");
+  CHECK(first["PATHWAY-PRIORITY"].size() == 2);
+  CHECK(first["RELOAD-URI"] == "http://" + k.central.http + "/steering/ch1");
+  // CS-3: a viewer on either pathway stays there while loads are even.
+  CHECK(Steer(k.central, "?_HLS_pathway=node-b&_HLS_throughput=5000000")["PATHWAY-PRIORITY"][0] ==
+        "node-b");
+  CHECK(Steer(k.central, "?_HLS_pathway=node-a")["PATHWAY-PRIORITY"][0] == "node-a");
+  // DASH clients get SERVICE-LOCATION-PRIORITY; their own query stays in RELOAD-URI.
+  auto dash = Steer(k.central, "?_DASH_pathway=node-b&_DASH_throughput=100&session=7");
+  CheckManifest(dash, "SERVICE-LOCATION-PRIORITY");
+  CHECK(dash["SERVICE-LOCATION-PRIORITY"][0] == "node-b");
+  CHECK(dash["RELOAD-URI"] == "http://" + k.central.http + "/steering/ch1?session=7");
+  CHECK_FALSE(dash.contains("PATHWAY-PRIORITY"));
+
+  // CS-4: drain B: last in every answer, for its own viewers too; no new viewer sent there.
+  auto drain =
+      Http("PATCH", k.central.http, "/central/api-v4/streamers/node-b", R"({"drain": true})");
+  INFO(drain.body);
+  REQUIRE(drain.status == 200);
+  REQUIRE(Eventually(
+      [&] {
+        auto m = Steer(k.central, "?_HLS_pathway=node-b");
+        return m["PATHWAY-PRIORITY"].size() == 2 && m["PATHWAY-PRIORITY"][0] == "node-a" &&
+               m["PATHWAY-PRIORITY"][1] == "node-b";
+      },
+      5s));
+  for (int i = 0; i < 4; ++i) {
+    auto r = Http("GET", k.central.http, "/ch1/index.m3u8");
+    CHECK(r.status == 302);
+    CHECK(r.headers["Location"].find(k.a.http) != std::string::npos);
+  }
+  // Both drained: they still serve, so both are listed (never an empty priority).
+  REQUIRE(Http("PATCH", k.central.http, "/central/api-v4/streamers/node-a", R"({"drain": true})")
+              .status == 200);
+  REQUIRE(Eventually(
+      [&] {
+        auto r = Http("GET", k.central.http, "/steering/ch1");
+        return r.status == 200 && r.Json()["PATHWAY-PRIORITY"].size() == 2 &&
+               Http("GET", k.central.http, "/ch1/index.m3u8").status == 503;
+      },
+      5s));
+
+  // 410 for a stream the cluster does not know; a bad pathway id is ignored, not echoed.
+  auto unknown = Http("GET", k.central.http, "/steering/nope");
+  CHECK(unknown.status == 410);
+  auto odd = Http("GET", k.central.http, "/steering/ch1?_HLS_pathway=%3Cscript%3E");
+  CHECK(odd.status == 200);
+  CHECK(odd.body.find("script") == std::string::npos);
+}
+
+TEST_CASE("CS-4 hls.js moves off a drained node within the TTL and a target duration, no stall") {
+  SteeredCluster k;
+  StartSteered(k);
+  auto playing = std::async(std::launch::async, [&] {
+    return PlayInBrowser("http://" + k.a.http + "/ch1/index.m3u8", 18, "--timeout-s 80");
+  });
+  REQUIRE(Eventually([&] { return Watching(k.central, "node-a"); }, 30s));
+  std::this_thread::sleep_for(6s);  // steady playback on A
+  REQUIRE(!Watching(k.central, "node-b"));
+  auto drained_at = std::chrono::steady_clock::now();
+  REQUIRE(Http("PATCH", k.central.http, "/central/api-v4/streamers/node-a", R"({"drain": true})")
+              .status == 200);
+  // B counts a play session from the player's first request there (reported each second).
+  REQUIRE(Eventually([&] { return Watching(k.central, "node-b"); }, 20s));
+  const double moved_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - drained_at).count();
+  auto result = playing.get();
+  INFO(result.dump());
+  CHECK(result["ok"] == true);
+  for (const auto& e : result["errors"]) CHECK(e["fatal"] == false);
+  auto hosts = result["frag_hosts"];
+  REQUIRE(hosts.size() >= 2);
+  CHECK(hosts.front() == k.a.http);
+  CHECK(hosts.back() == k.b.http);
+  REQUIRE(result["max_stall_s"].is_number());
+  WARN("CS-4 hls.js " << result["player_version"] << ": on node B " << moved_s
+                      << " s after the drain; max stall " << result["max_stall_s"] << " s");
+  CHECK(result["max_stall_s"].get<double>() <= 0.5);
+  // TTL + one target duration (2 s), plus the one-second report that shows it.
+  CHECK(moved_s <= kTtlS + 2 + 1);
+}
+
+}  // namespace
+}  // namespace steering_test
+}  // namespace meshwork::testing
