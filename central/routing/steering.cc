@@ -20,6 +20,27 @@ bool IsPathwayId(std::string_view v) {
   });
 }
 
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX decoded; anything else kept as it is.
+std::string PercentDecode(std::string_view v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == '%' && i + 2 < v.size() && HexValue(v[i + 1]) >= 0 && HexValue(v[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(HexValue(v[i + 1]) * 16 + HexValue(v[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(v[i]);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void ParseSteeringQuery(std::string_view query, SteeringRequest& out) {
@@ -33,7 +54,22 @@ void ParseSteeringQuery(std::string_view query, SteeringRequest& out) {
     std::string_view value =
         key.size() < pair.size() ? pair.substr(key.size() + 1) : std::string_view();
     if (key == "_HLS_pathway" || key == "_DASH_pathway") {
-      if (IsPathwayId(value)) out.current = std::string(value);
+      // hls.js sends the pathway; dash.js a quoted list of the service locations it used
+      // since its last request, the newest last: the newest valid one is the current one.
+      const std::string decoded = PercentDecode(value);
+      std::string_view list = decoded;
+      if (list.size() >= 2 && list.front() == '"' && list.back() == '"') {
+        list = list.substr(1, list.size() - 2);
+      }
+      while (!list.empty()) {
+        const size_t comma = list.rfind(',');
+        std::string_view id = comma == std::string_view::npos ? list : list.substr(comma + 1);
+        if (IsPathwayId(id)) {
+          out.current = std::string(id);
+          break;
+        }
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(0, comma);
+      }
     }
     if (key.starts_with("_DASH_")) out.dash = true;
     if (key == "format" && value == "dash") out.dash = true;
@@ -183,8 +219,10 @@ SteeringService::Answer SteeringService::Steer(const SteeringRequest& request) {
   std::string reload = absl::StrCat(*public_base_.Get(), "/steering/", request.stream);
   if (!request.base_query.empty()) absl::StrAppend(&reload, "?", request.base_query);
   answer.body = {{"VERSION", 1}, {"TTL", settings.ttl_s}, {"RELOAD-URI", reload}};
-  answer.body[request.dash ? "SERVICE-LOCATION-PRIORITY" : "PATHWAY-PRIORITY"] =
-      std::move(order.priority);
+  // DASH: the spec's SERVICE-LOCATION-PRIORITY, and PATHWAY-PRIORITY, the key of the DASH-IF
+  // steering manifest that dash.js 5 and Shaka read (the same list under both names).
+  if (request.dash) answer.body["SERVICE-LOCATION-PRIORITY"] = order.priority;
+  answer.body["PATHWAY-PRIORITY"] = std::move(order.priority);
   return answer;
 }
 

@@ -1,7 +1,8 @@
 // CS-2…CS-5: central's steering server. `GET /steering/{stream}` answers the steering
 // manifest of HLS Content Steering (Apple, VERSION 1: TTL, RELOAD-URI, PATHWAY-PRIORITY) or,
 // for a DASH client (`_DASH_pathway`/`_DASH_throughput` in the query, or `format=dash`), of
-// DASH-IF content steering (SERVICE-LOCATION-PRIORITY). Pathway ids are node ids.
+// DASH-IF content steering (SERVICE-LOCATION-PRIORITY, spec 10's name, beside PATHWAY-PRIORITY,
+// the DASH-IF manifest's key that dash.js 5 and Shaka read). Pathway ids are node ids.
 //
 // The priority is the selector's own order for this viewer now (Z-5…Z-19): the client's zone
 // and its fallback chain, nodes by load within a zone, in kListAll mode; then nodes that are

@@ -142,16 +142,27 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
   };
 
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  absl::StrAppend(&out,
-                  "<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\" "
-                  "profiles=\"urn:mpeg:dash:profile:isoff-live:2011\" type=\"dynamic\" "
-                  "availabilityStartTime=\"",
-                  DateTime(availability_start_ms), "\" publishTime=\"",
-                  DateTime(options.now_unix_ms), "\" minimumUpdatePeriod=\"", Duration(segment_ms),
-                  "\" timeShiftBufferDepth=\"", Duration(live_window * segment_ms),
-                  "\" suggestedPresentationDelay=\"", Duration(latency_ms),
-                  "\" maxSegmentDuration=\"", Duration(longest_ms), "\" minBufferTime=\"",
-                  Duration(segment_ms), "\">\n");
+  absl::StrAppend(
+      &out, "<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\" ",
+      options.pathways.empty() ? "" : "xmlns:dvb=\"urn:dvb:dash:dash-extensions:2014-1\" ",
+      "profiles=\"urn:mpeg:dash:profile:isoff-live:2011\" type=\"dynamic\" "
+      "availabilityStartTime=\"",
+      DateTime(availability_start_ms), "\" publishTime=\"", DateTime(options.now_unix_ms),
+      "\" minimumUpdatePeriod=\"", Duration(segment_ms), "\" timeShiftBufferDepth=\"",
+      Duration(live_window * segment_ms), "\" suggestedPresentationDelay=\"", Duration(latency_ms),
+      "\" maxSegmentDuration=\"", Duration(longest_ms), "\" minBufferTime=\"", Duration(segment_ms),
+      "\">\n");
+  for (size_t i = 0; i < options.pathways.size(); ++i) {
+    const hls::Pathway& p = options.pathways[i];
+    absl::StrAppend(&out, "  <BaseURL serviceLocation=\"", XmlEscape(p.id), "\" dvb:priority=\"",
+                    i + 1, "\" dvb:weight=\"1\">", XmlEscape(p.base.empty() ? "./" : p.base),
+                    "</BaseURL>\n");
+  }
+  if (!options.steering_uri.empty() && !options.pathways.empty()) {
+    absl::StrAppend(&out, "  <ContentSteering defaultServiceLocation=\"",
+                    XmlEscape(options.pathways.front().id), "\" queryBeforeStart=\"false\">",
+                    XmlEscape(options.steering_uri), "</ContentSteering>\n");
+  }
   absl::StrAppend(&out, "  <ServiceDescription id=\"0\">\n    <Latency target=\"", latency_ms,
                   "\" min=\"", std::max<int64_t>(part_ms, latency_ms - segment_ms / 2), "\" max=\"",
                   latency_ms + 2 * segment_ms,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "streamer/playlist/hls_writer.h"
 #include "streamer/store/rendition_window.h"
 
 namespace meshwork::streamer {
@@ -16,6 +17,12 @@ struct DashOptions {
   std::string time_url = "/time";  // UTCTiming (urn:mpeg:dash:utc:http-iso:2014)
   int64_t now_unix_ms = 0;         // publishTime
   std::string uri_query;           // appended to the init and media templates (A-3: a token)
+  // S-17, CS-1: one BaseURL per pathway (this node's first; base "" = "./", which dash.js
+  // reads as the only BaseURL: give absolute ones), with
+  // serviceLocation = the pathway id and DVB priority in list order (weight 1); with a
+  // steering server, a ContentSteering element naming it and this node's pathway.
+  std::vector<hls::Pathway> pathways;
+  std::string steering_uri;  // empty: no ContentSteering
 };
 
 // The MPD for a stream's renditions (Representations); empty when none has a segment.

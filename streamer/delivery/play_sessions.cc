@@ -7,7 +7,8 @@ namespace meshwork::streamer {
 
 PlaySessions::Touched PlaySessions::Touch(std::string_view stream, std::string_view protocol,
                                           const net::IpAddress& client, std::string_view user_agent,
-                                          std::chrono::milliseconds active_window, Login login) {
+                                          std::chrono::milliseconds active_window, Login login,
+                                          std::string_view first_protocol) {
   // A viewer is (client, stream, player): kept as a 64-bit hash, so a Touch allocates
   // nothing unless the viewer is new or changes protocol. Two viewers colliding would count
   // as one.
@@ -23,6 +24,7 @@ PlaySessions::Touched PlaySessions::Touch(std::string_view stream, std::string_v
       if (!protocol.empty() && it->second.protocol != protocol) it->second.protocol = protocol;
       return Touched::kKnown;
     }
+    if (protocol.empty()) protocol = first_protocol;
     if (protocol.empty()) return Touched::kKnown;
     if (tracked_.load(std::memory_order_relaxed) >= kMaxTracked) return Touched::kKnown;
   }

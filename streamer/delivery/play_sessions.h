@@ -43,12 +43,15 @@ class PlaySessions {
 
   enum class Touched { kKnown, kNew, kOverLimit };
   using Login = PlayLogin;
-  // `protocol` empty: the request does not say (an object both CMAF protocols fetch).
-  // kNew when this made a new viewer (A-10 counts admissions per play session); kOverLimit
-  // when it would have, but its login holds `max_sessions` active sessions already.
+  // `protocol` empty: the request does not say (an object both CMAF protocols fetch); such a
+  // request makes a new viewer only with `first_protocol` (S-17, CS-1: a DASH player moved
+  // here by a BaseURL asks for segments only, never for this node's MPD), and never changes a
+  // known viewer's protocol. kNew when this made a new viewer (A-10 counts admissions per play
+  // session); kOverLimit when it would have, but its login holds `max_sessions` active
+  // sessions already.
   Touched Touch(std::string_view stream, std::string_view protocol, const net::IpAddress& client,
                 std::string_view user_agent, std::chrono::milliseconds active_window,
-                Login login = {});
+                Login login = {}, std::string_view first_protocol = {});
 
   // an active session of a login.
   struct Session {

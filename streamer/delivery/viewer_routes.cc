@@ -439,8 +439,10 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
     if (auto ua = ctx.request.find(http::beast_http::field::user_agent); ua != ctx.request.end()) {
       agent = ua->value();
     }
+    // A CMAF object is an LL-HLS player's only after a playlist, which made its session: one
+    // without a session is a DASH player's (S-18).
     switch (context.sessions->Touch(target->stream, ProtocolOf(target->kind), ctx.client, agent,
-                                    active, {target->login, target->max_sessions})) {
+                                    active, {target->login, target->max_sessions}, "dash")) {
       case PlaySessions::Touched::kOverLimit:
         return r.Send(context.access->SessionLimit(target->stream, cors));
       case PlaySessions::Touched::kNew:
@@ -557,9 +559,22 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
         DashOptions options;
         options.now_unix_ms = context.store->NowMs();
         options.uri_query = carry;
+        // CS-1: pathways with a steering server; S-17: else an OTT stream's backups.
+        if (auto steering =
+                context.ott ? context.ott->Pathways(ctx, target->stream) : std::nullopt) {
+          options.pathways = std::move(steering->pathways);
+          if (!steering->self_base.empty()) options.pathways.front().base = steering->self_base;
+          options.steering_uri = hls::WithQuery(steering->server_uri, "format=dash");
+        } else if (context.ott) {
+          options.pathways = context.ott->MpdBackups(ctx, target->stream, ott);
+        }
         std::string body = DashManifest(context.store->Windows(target->stream), options);
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
-        return r.Send(playlist(std::move(body), kMpdType));
+        http::Response res = playlist(std::move(body), kMpdType);
+        if (!options.pathways.empty()) {
+          res.set(http::beast_http::field::cache_control, "private, no-store");  // per viewer
+        }
+        return r.Send(std::move(res));
       }
       case Target::kLlMedia:
         return ServeLowLatencyPlaylist(context, ctx, *target, std::move(r));

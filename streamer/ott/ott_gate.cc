@@ -118,11 +118,43 @@ std::optional<hls::Steering> OttGate::Pathways(const http::RequestContext& ctx,
   steering.server_uri = view->second.steering_uri;
   steering.pathway_id = node_id_;
   steering.pathways.push_back({node_id_, ""});
+  if (std::string own = OwnBase(*config, view_of.group, ctx); !own.empty()) {
+    steering.self_base = absl::StrCat(own, "/", stream, "/");
+  }
   for (const Usable& peer : UsablePeers(*config, view_of, ctx, /*require_eligible=*/false)) {
     if (steering.pathways.size() >= kMaxPathways) break;
     steering.pathways.push_back({peer.member->node, absl::StrCat(peer.base, "/", stream, "/")});
   }
   return steering;
+}
+
+std::vector<hls::Pathway> OttGate::MpdBackups(const http::RequestContext& ctx,
+                                              const std::string& stream,
+                                              const OttSettings& ott) const {
+  std::vector<hls::Pathway> out;
+  if (!ott.enabled || ClassifyPlayer(UserAgent(ctx)) != PlayerClass::kSwitches) return out;
+  auto config = config_->Get();
+  auto peers = UsablePeers(*config, ott, ctx);
+  const std::string own = OwnBase(*config, ott.group, ctx);
+  if (peers.empty() || own.empty()) return out;
+  out.push_back({node_id_, absl::StrCat(own, "/", stream, "/")});
+  for (const Usable& peer : peers) {
+    if (out.size() > 2) break;
+    out.push_back({peer.member->node, absl::StrCat(peer.base, "/", peer.member->stream, "/")});
+  }
+  return out;
+}
+
+std::string OttGate::OwnBase(const NodeConfig& config, const std::string& group,
+                             const http::RequestContext& ctx) const {
+  auto view = config.ott_groups.find(group);
+  if (view == config.ott_groups.end()) return "";
+  for (const auto& m : view->second.members) {
+    if (m.node != node_id_) continue;
+    BackupPeer self{m.node, m.http_base, m.https_base, m.address_public, m.shared_name, m.load};
+    return BackupBase(self, ViewerPublic(ctx), ctx.ViewerScheme() == "https");
+  }
+  return "";
 }
 
 std::optional<std::string> OttGate::Pass(const NodeConfig& config, const std::string& stream,

@@ -67,11 +67,18 @@ class OttGate {
 
   // CS-1: the pathways of `stream`'s master playlists and MPDs for this viewer, or nullopt
   // when steering is off for it (central sent no "steering:<stream>" view): this node first
-  // (relative URIs), then every other candidate whose address this viewer may use (O-11…O-14),
-  // in node-id order, kMaxPathways at most.
+  // (relative URIs; `self_base` its absolute base when known), then every other candidate whose
+  // address this viewer may use (O-11…O-14), in node-id order, kMaxPathways at most.
   static constexpr size_t kMaxPathways = 8;
   std::optional<hls::Steering> Pathways(const http::RequestContext& ctx,
                                         const std::string& stream) const;
+
+  // S-17: the BaseURLs of an OTT stream's MPD for this viewer: this node (at its absolute base;
+  // none when that is unknown), then up to two eligible peers whose address it may use (the O-6
+  // rules), in node-id order; empty when backups do not apply (not an OTT stream, a player that
+  // does not switch, no peer).
+  std::vector<hls::Pathway> MpdBackups(const http::RequestContext& ctx, const std::string& stream,
+                                       const OttSettings& ott) const;
 
   // O-7, O-16: a request carrying `?pass=`. nullopt: admitted (counted as a backup session);
   // otherwise the answer to send (403 with the reason, 429 when overloaded).
@@ -114,6 +121,10 @@ class OttGate {
   std::vector<Usable> UsablePeers(const NodeConfig& config, const OttSettings& ott,
                                   const http::RequestContext& ctx,
                                   bool require_eligible = true) const;
+  // This node's own base URL for this viewer as the group's view has it ("" when unknown):
+  // an MPD cannot mix a relative BaseURL with absolute ones (dash.js keeps only the first).
+  std::string OwnBase(const NodeConfig& config, const std::string& group,
+                      const http::RequestContext& ctx) const;
   std::optional<std::string> Pass(const NodeConfig& config, const std::string& stream,
                                   const std::string& group) const;
   bool Overloaded(const NodeConfig& config, bool already_counted);

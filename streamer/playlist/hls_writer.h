@@ -55,6 +55,9 @@ struct Steering {
   std::string server_uri;  // EXT-X-CONTENT-STEERING:SERVER-URI
   std::string pathway_id;  // the pathway the player starts on (this node)
   std::vector<Pathway> pathways;
+  // This node's absolute base, for forms that cannot mix relative and absolute URIs (an MPD's
+  // BaseURLs); "" when unknown.
+  std::string self_base;
 };
 
 struct Master {

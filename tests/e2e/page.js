@@ -111,13 +111,7 @@
     var hls = new Hls(config);
     state.hls = hls;
     state.version = Hls.version || null;
-    hls.on(Hls.Events.FRAG_LOADED, function (ev, data) {
-      try {
-        var host = new URL(data.frag.url, location.href).host;
-        var hosts = state.frag_hosts;
-        if (hosts[hosts.length - 1] !== host && hosts.length < 50) hosts.push(host);
-      } catch (e) {}
-    });
+    hls.on(Hls.Events.FRAG_LOADED, function (ev, data) { noteFragHost(data.frag.url); });
     hls.on(Hls.Events.ERROR, function (ev, data) {
       var e = {
         source: 'hls.js',
@@ -140,6 +134,15 @@
     hls.on(Hls.Events.LEVEL_SWITCHED, function (ev, data) { note('hls:levelSwitched ' + data.level); });
     hls.attachMedia(video);
     hls.loadSource(url);
+  }
+
+  // The hosts media segments came from, in order, each change once (at most 50).
+  function noteFragHost(url) {
+    try {
+      var host = new URL(url, location.href).host;
+      var hosts = state.frag_hosts;
+      if (hosts[hosts.length - 1] !== host && hosts.length < 50) hosts.push(host);
+    } catch (e) {}
   }
 
   function startDash() {
@@ -188,6 +191,9 @@
       tryPlay('playbackNotAllowed');
     });
     p.on(ev.STREAM_INITIALIZED, function () { note('dash:streamInitialized'); });
+    p.on(ev.FRAGMENT_LOADING_COMPLETED, function (e) {
+      if (e.request && e.request.type === 'MediaSegment') noteFragHost(e.request.url);
+    });
     p.on(ev.QUALITY_CHANGE_RENDERED, function (e) {
       var q = e.newRepresentation ? e.newRepresentation.id : e.newQuality;  // 5.x : 4.x
       note('dash:quality ' + e.mediaType + '=' + q);
@@ -228,7 +234,15 @@
     });
     p.addEventListener('variantchanged', function () { note('shaka:variantChanged'); });
     p.attach(video)
-      .then(function () { return p.load(url); })
+      .then(function () {
+        var net = p.getNetworkingEngine();
+        if (net) {
+          net.registerResponseFilter(function (type, response) {
+            if (type === shaka.net.NetworkingEngine.RequestType.SEGMENT) noteFragHost(response.uri);
+          });
+        }
+        return p.load(url);
+      })
       .then(function () {
         note('shaka:loaded');
         tryPlay('loaded');

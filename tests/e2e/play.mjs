@@ -270,6 +270,13 @@ async function run() {
     }
   });
   page.on('pageerror', (err) => process.stderr.write(`[browser pageerror] ${err.message}\n`));
+  // Content steering (CS-2): each steering request and the answer, in the diagnostics.
+  page.on('response', async (res) => {
+    if (!res.url().includes('/steering/')) return;
+    let body = '';
+    try { body = (await res.text()).slice(0, 300); } catch (e) {}
+    process.stderr.write(`[steering] ${res.url()} ${res.status()} ${body}\n`);
+  });
   page.on('requestfailed', (req) => {
     const f = req.failure();
     process.stderr.write(`[browser requestfailed] ${req.url()} ${f ? f.errorText : ''}\n`);
