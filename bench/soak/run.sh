@@ -37,7 +37,7 @@
 # Caches that fill by design and show as growth until they reach their bounds: a streamer
 # keeps archived files open (counted apart in the fd figures; ARCHIVE_OPEN_FILES, default 64
 # here — the streamer's own default is 256), and the edge keeps what it fetched for archive
-# requests in memory (EDGE_ARCHIVE_CACHE_MIB, default 32 here, 256 in the streamer; its fetched
+# requests in memory (EDGE_ARCHIVE_CACHE_MIB, default 4 here, 256 in the streamer; its fetched
 # bytes, from /metrics, are printed beside its RSS growth). The soak's bounds are smaller than
 # the defaults so that they are reached within the warm-up: what R-8 looks for is growth that
 # has no bound.
@@ -139,7 +139,7 @@ for entry in ingest-1:ingest ingest-2:ingest edge-1:edge; do
     --cluster-token-file="$work/central-db/cluster-token" --node-id="$id" --role="${entry##*:}" \
     --hostname=127.0.0.1 --listen=127.0.0.1:0 --publish-listen=127.0.0.1:0 \
     --archive-open-files="${ARCHIVE_OPEN_FILES:-64}" \
-    --edge-archive-cache-bytes=$((${EDGE_ARCHIVE_CACHE_MIB:-32} << 20)) \
+    --edge-archive-cache-bytes=$((${EDGE_ARCHIVE_CACHE_MIB:-4} << 20)) \
     "${shed_flags[@]}" >"$results/$id.out" 2>"$results/$id.log" &
   node_pids+=($!); node_names+=("$id")
   node_http[$id]=$(ready "$results/$id.out" http)
