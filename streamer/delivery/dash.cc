@@ -158,6 +158,14 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
                     i + 1, "\" dvb:weight=\"1\">", XmlEscape(p.base.empty() ? "./" : p.base),
                     "</BaseURL>\n");
   }
+  // The MPD itself at each pathway, so that its reloads follow the steering (or, without it,
+  // outlive this node): dash.js picks a Location as it picks a BaseURL.
+  for (const hls::Pathway& p : options.pathways) {
+    if (p.base.empty()) continue;
+    absl::StrAppend(&out, "  <Location serviceLocation=\"", XmlEscape(p.id), "\">",
+                    XmlEscape(hls::WithQuery(p.base + "index.mpd", options.uri_query)),
+                    "</Location>\n");
+  }
   if (!options.steering_uri.empty() && !options.pathways.empty()) {
     absl::StrAppend(&out, "  <ContentSteering defaultServiceLocation=\"",
                     XmlEscape(options.pathways.front().id), "\" queryBeforeStart=\"false\">",

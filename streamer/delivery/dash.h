@@ -19,7 +19,8 @@ struct DashOptions {
   std::string uri_query;           // appended to the init and media templates (A-3: a token)
   // S-17, CS-1: one BaseURL per pathway (this node's first; base "" = "./", which dash.js
   // reads as the only BaseURL: give absolute ones), with
-  // serviceLocation = the pathway id and DVB priority in list order (weight 1); with a
+  // serviceLocation = the pathway id and DVB priority in list order (weight 1), and a
+  // Location (the MPD there, with `uri_query`) per pathway with an absolute base; with a
   // steering server, a ContentSteering element naming it and this node's pathway.
   std::vector<hls::Pathway> pathways;
   std::string steering_uri;  // empty: no ContentSteering

@@ -107,6 +107,19 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
   auto vlc =
       Http("GET", a.http, "/ch1/index.m3u8", "", {{"User-Agent", "VLC/3.0.18 LibVLC/3.0.18"}});
   CHECK(Variants(vlc.body) == 1);
+  // S-17: a DASH player's MPD lists the members as BaseURLs (this node first) and the MPD at
+  // each of them as Locations; not for a player that does not switch.
+  auto mpd = Http("GET", a.http, "/ch1/index.mpd", "", {{"User-Agent", kBrowser}});
+  INFO(mpd.body);
+  CHECK(mpd.body.find("<BaseURL serviceLocation=\"node-a\" dvb:priority=\"1\" dvb:weight=\"1\">"
+                      "http://" +
+                      a.http + "/ch1/</BaseURL>") != std::string::npos);
+  for (const Streamer* s : {&b, &c}) {
+    CHECK(mpd.body.find(">http://" + s->http + "/ch1/</BaseURL>") != std::string::npos);
+    CHECK(mpd.body.find(">http://" + s->http + "/ch1/index.mpd</Location>") != std::string::npos);
+  }
+  CHECK(Http("GET", a.http, "/ch1/index.mpd", "", {{"User-Agent", "VLC/3.0.18"}})
+            .body.find("<BaseURL") == std::string::npos);
 
   SECTION("kill -9 of the node under a playing viewer") {
     // The VLC request above is a play session on A for two target durations: let it lapse,

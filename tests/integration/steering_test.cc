@@ -4,6 +4,7 @@
 // from a drained node to the other within the answer's TTL and one target duration.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <future>
 #include <set>
 #include <thread>
@@ -234,6 +235,111 @@ TEST_CASE("CS-4 S-17 dash.js 5 moves off a drained node by its BaseURLs and stee
 
 TEST_CASE("CS-4 S-17 Shaka moves off a drained node by its BaseURLs and steering") {
   DrainUnderPlayer("Shaka", "/ch1/index.mpd", "--player shaka");
+}
+
+// S-17 with steering: a DASH player's node killed under it, the player carries on from the
+// other pathway (its BaseURLs, and its MPD reloads by the Locations the steering orders).
+void DashContinuesOnKill(const char* what, const std::string& flags) {
+  SteeredCluster k;
+  StartSteered(k);
+  auto playing = std::async(std::launch::async, [&] {
+    return PlayInBrowser("http://" + k.a.http + "/ch1/index.mpd", 18, flags + " --timeout-s 80");
+  });
+  REQUIRE(Eventually([&] { return Watching(k.central, "node-a"); }, 30s));
+  std::this_thread::sleep_for(6s);  // steady playback on A
+  k.a.process->Signal(SIGKILL);
+  k.a.process->Wait();
+  auto result = playing.get();
+  INFO(result.dump());
+  CHECK(result["ok"] == true);
+  for (const auto& e : result["errors"]) CHECK(e["fatal"] == false);
+  auto hosts = result["frag_hosts"];
+  REQUIRE(hosts.size() >= 2);
+  CHECK(hosts.front() == k.a.http);
+  CHECK(hosts.back() == k.b.http);
+  REQUIRE(result["max_stall_s"].is_number());
+  WARN("S-17 " << what << " " << result["player_version"]
+               << " after kill -9 of its node: max stall " << result["max_stall_s"] << " s");
+}
+
+TEST_CASE("S-17 CS-1 dash.js 5 moves to the other BaseURL when its node is killed") {
+  DashContinuesOnKill("dash.js", "--player dash");
+}
+
+TEST_CASE("S-17 CS-1 Shaka moves to the other BaseURL when its node is killed") {
+  DashContinuesOnKill("Shaka", "--player shaka");
+}
+
+TEST_CASE(
+    "CS-2 Z-6 Z-15 an office's only node killed under hls.js: it continues on the fallback "
+    "zone's node by its pathway, and a node at its session limit comes last") {
+  SteeredCluster k;
+  StartSteered(k);
+  // A is the office's node (the office's routes cover this client), B the fallback zone's.
+  auto put = [&](const std::string& path, const std::string& body) {
+    auto r = Http("PUT", k.central.http, "/central/api-v4/" + path, body);
+    INFO(path << ": " << r.body);
+    REQUIRE((r.status == 200 || r.status == 201));
+  };
+  put("zones/hq", R"({"routes": []})");
+  put("zones/office", R"({"routes": ["127.0.0.0/8", "::1/128"], "fallback_zone": "hq"})");
+  for (auto [node, zone] : {std::pair{"node-a", "office"}, std::pair{"node-b", "hq"}}) {
+    auto r = Http("PATCH", k.central.http, std::string("/central/api-v4/streamers/") + node,
+                  std::string(R"({"zone": ")") + zone + "\"}");
+    REQUIRE(r.status == 200);
+  }
+  // The office first for its viewer, even with B less loaded (a better zone wins, CS-2).
+  REQUIRE(Eventually(
+      [&] {
+        auto m = Steer(k.central, "?_HLS_pathway=node-b");
+        return m["PATHWAY-PRIORITY"] == nlohmann::json::array({"node-a", "node-b"});
+      },
+      5s));
+
+  SECTION("Z-15 a node at its session limit comes last") {
+    auto limit = Http("PATCH", k.central.http, "/central/api-v4/streamers/node-a",
+                      R"({"cdn": {"playback_session_limit": 1}})");
+    REQUIRE(limit.status == 200);
+    // One viewer on A reaches its limit: A last for everyone, new viewers sent to B.
+    REQUIRE(Http("GET", k.a.http, "/ch1/index.m3u8").status == 200);
+    REQUIRE(Eventually(
+        [&] {
+          auto m = Steer(k.central, "?_HLS_pathway=node-a");
+          return m["PATHWAY-PRIORITY"] == nlohmann::json::array({"node-b", "node-a"});
+        },
+        10s));
+    auto r = Http("GET", k.central.http, "/ch1/index.m3u8");
+    CHECK(r.status == 302);
+    CHECK(r.headers["Location"].find(k.b.http) != std::string::npos);
+  }
+
+  SECTION("kill -9 of the office's node under hls.js") {
+    auto playing = std::async(std::launch::async, [&] {
+      return PlayInBrowser("http://" + k.a.http + "/ch1/index.m3u8", 18, "--ott --timeout-s 80");
+    });
+    REQUIRE(Eventually([&] { return Watching(k.central, "node-a"); }, 30s));
+    std::this_thread::sleep_for(6s);  // steady playback on A
+    k.a.process->Signal(SIGKILL);
+    k.a.process->Wait();
+    auto result = playing.get();
+    INFO(result.dump());
+    CHECK(result["ok"] == true);
+    for (const auto& e : result["errors"]) CHECK(e["fatal"] == false);
+    auto hosts = result["frag_hosts"];
+    REQUIRE(hosts.size() >= 2);
+    CHECK(hosts.front() == k.a.http);
+    CHECK(hosts.back() == k.b.http);
+    REQUIRE(result["max_stall_s"].is_number());
+    WARN("CS-2 Z-6 hls.js after kill -9 of the office's node: max stall " << result["max_stall_s"]
+                                                                          << " s");
+    CHECK(result["max_stall_s"].get<double>() <= 0.5);
+    // Steering now names only the fallback zone's node (the office's is offline).
+    REQUIRE(Eventually(
+        [&] {
+          return Steer(k.central, "")["PATHWAY-PRIORITY"] == nlohmann::json::array({"node-b"});
+        },
+        15s));
+  }
 }
 
 }  // namespace
