@@ -117,6 +117,15 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
   // only at its end: aim one segment plus a part behind the edge (three parts at least).
   const int64_t latency_ms = std::max(3 * part_ms, segment_ms + part_ms);
 
+  // The time-shift window ends where the oldest listed segment begins, less the longest
+  // segment (players put its start a segment before their live edge): a player never picks a
+  // segment this node cannot serve — a new stream's first segment, which the packager drops
+  // while its tracks are not all known, would be a 410 for a player starting in its first
+  // seconds. At least a segment, at most the live window.
+  const int64_t oldest_wall_ms = segments[first]->program_date_time_ms;
+  const int64_t shift_ms = std::clamp<int64_t>(options.now_unix_ms - oldest_wall_ms - longest_ms,
+                                               segment_ms, live_window * segment_ms);
+
   // A-3: a viewer's query follows both templates (XML-escaped, as any attribute).
   const std::string query = options.uri_query.empty() ? "" : XmlEscape("?" + options.uri_query);
   auto segment_template = [&](const Timeline& t) {
@@ -149,7 +158,7 @@ std::string DashManifest(const std::vector<std::shared_ptr<const RenditionWindow
       "availabilityStartTime=\"",
       DateTime(availability_start_ms), "\" publishTime=\"", DateTime(options.now_unix_ms),
       "\" minimumUpdatePeriod=\"", Duration(segment_ms), "\" timeShiftBufferDepth=\"",
-      Duration(live_window * segment_ms), "\" suggestedPresentationDelay=\"", Duration(latency_ms),
+      Duration(shift_ms), "\" suggestedPresentationDelay=\"", Duration(latency_ms),
       "\" maxSegmentDuration=\"", Duration(longest_ms), "\" minBufferTime=\"", Duration(segment_ms),
       "\">\n");
   for (size_t i = 0; i < options.pathways.size(); ++i) {

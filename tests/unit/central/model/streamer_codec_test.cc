@@ -350,9 +350,6 @@ TEST_CASE("Z-16 a non-negative limit held as a signed integer is accepted") {
   CHECK((*result)["cdn"]["playback_session_limit"] == 100);
 }
 
-}  // namespace
-}  // namespace meshwork::central
-
 TEST_CASE("CS-4 drain is a boolean, false unless set, and a patch can set and clear it") {
   CHECK(Valid(kMinimal)["drain"] == false);
   CHECK(RejectedField(R"({"hostname": "h", "role": "edge", "drain": "yes"})") == "drain");
@@ -364,3 +361,6 @@ TEST_CASE("CS-4 drain is a boolean, false unless set, and a patch can set and cl
   REQUIRE(back.ok());
   CHECK((*back)["drain"] == false);
 }
+
+}  // namespace
+}  // namespace meshwork::central

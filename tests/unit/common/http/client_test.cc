@@ -18,7 +18,7 @@ namespace {
 using namespace std::chrono_literals;
 
 // A server with GET /hello.
-std::unique_ptr<Server> StartServer(std::chrono::milliseconds idle_timeout) {
+std::unique_ptr<Server> StartClientTestServer(std::chrono::milliseconds idle_timeout) {
   ServerOptions options;
   options.name = "test";
   options.listen = "127.0.0.1:0";
@@ -53,7 +53,7 @@ bool ServerIdle(const Server& server) {
 }
 
 TEST_CASE("S-19 a kept-alive client sends sequential requests on one connection") {
-  auto server = StartServer(30s);
+  auto server = StartClientTestServer(30s);
   KeepAliveClient client;
   for (int i = 0; i < 5; ++i) {
     auto res = client.Fetch(ClientGet(*server, "/hello"));
@@ -64,7 +64,7 @@ TEST_CASE("S-19 a kept-alive client sends sequential requests on one connection"
 }
 
 TEST_CASE("S-19 a kept-alive client opens a new connection after Connection: close") {
-  auto server = StartServer(30s);
+  auto server = StartClientTestServer(30s);
   KeepAliveClient client;
   auto bye = ClientGet(*server, "/hello");
   bye.headers.emplace_back("Connection", "close");  // the server answers in kind
@@ -78,7 +78,7 @@ TEST_CASE("S-19 a kept-alive client opens a new connection after Connection: clo
 }
 
 TEST_CASE("S-19 a request on a connection the server closed while idle is sent again") {
-  auto server = StartServer(100ms);
+  auto server = StartClientTestServer(100ms);
   KeepAliveClient client;
   REQUIRE(client.Fetch(ClientGet(*server, "/hello")).ok());
   REQUIRE(ServerIdle(*server));  // the server dropped the idle connection
@@ -90,7 +90,7 @@ TEST_CASE("S-19 a request on a connection the server closed while idle is sent a
 }
 
 TEST_CASE("S-19 a kept-alive client reports a refused connection and a passed deadline") {
-  auto server = StartServer(30s);
+  auto server = StartClientTestServer(30s);
   uint16_t port = server->port();
   server->Stop(std::chrono::milliseconds(100));
   server.reset();

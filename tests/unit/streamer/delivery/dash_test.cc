@@ -128,6 +128,27 @@ size_t CountIn(const std::string& text, const std::string& needle) {
 
 }  // namespace
 
+TEST_CASE("S-16 L-6 a new stream's time-shift window starts at its first listed segment") {
+  // The packager dropped the timeline's first segment (its tracks were not all known yet);
+  // two segments are listed, the second one's first part is out.
+  WindowSpec spec;
+  spec.first = spec.origin_msn + 1;
+  spec.count = 2;
+  auto windows = Stream(spec);
+  const int64_t first_start_ms = windows[0]->segments[0]->program_date_time_ms;
+  DashOptions options;
+  options.now_unix_ms = first_start_ms + 4'500;
+  std::string mpd = DashManifest(windows, options);
+  INFO(mpd);
+  CHECK(Attr(mpd, "MPD", "timeShiftBufferDepth") == "PT2.5S");
+  // A player's window begins a segment before its live edge less the time-shift depth: the
+  // start of the first listed segment, so it never asks for the dropped one before it.
+  CHECK(options.now_unix_ms - 2'500 - 2'000 >= first_start_ms);
+  // Long after the start, the whole live window.
+  options.now_unix_ms = first_start_ms + 60'000;
+  CHECK(Attr(DashManifest(windows, options), "MPD", "timeShiftBufferDepth") == "PT12S");
+}
+
 TEST_CASE(
     "S-16 S-16a the MPD is dynamic with $Number$ templates, UTCTiming and one media type per "
     "AdaptationSet") {

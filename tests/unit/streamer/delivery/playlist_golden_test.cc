@@ -102,6 +102,23 @@ TEST_CASE("one playlist writer: live HLS-TS master and media playlists match the
   CheckGolden("live_media_cmaf.m3u8", MediaPlaylist(*cmaf_only, nullptr));
 }
 
+TEST_CASE("CS-1 one playlist writer: steered masters list each variant once per pathway") {
+  auto v1 = Window("v1", true, 8, 2);
+  auto v2 = Window("v2", true, 8, 1);
+  auto a1 = Window("a1", false, 8, 2);
+  hls::Steering steering;
+  steering.server_uri = "https://central.example.net/steering/news";
+  steering.pathway_id = "edge-1";
+  steering.pathways = {{"edge-1", ""}, {"edge-2", "https://edge-2.example.net/news/"}};
+  // HLS-TS: two variants on each pathway, this node's relative; the token on every URI.
+  CheckGolden("steered_master.m3u8", MasterPlaylist({v1, v2}, "token=t", &steering));
+  // CMAF: each pathway's own audio group.
+  CheckGolden("steered_ll_master.m3u8", LowLatencyMasterPlaylist({a1, v1}, true, "", &steering));
+  // No pathway: exactly the unsteered master.
+  steering.pathways.clear();
+  CHECK(MasterPlaylist({v1, v2}, "", &steering) == MasterPlaylist({v1, v2}));
+}
+
 TEST_CASE("one playlist writer: LL-HLS master, full and delta playlists match their golden files") {
   auto v1 = Window("v1", true, 8, 2);
   auto a1 = Window("a1", false, 8, 2);
