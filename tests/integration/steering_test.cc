@@ -49,9 +49,8 @@ void StartSteered(SteeredCluster& k) {
   const std::string& source = SourceTs(120);
   k.push_a = PushFile(source, k.a.publish, "ch1");
   k.push_b = PushFile(source, k.b.publish, "ch1");
-  // Players start once each node lists three segments: a DASH player starting within the
-  // stream's first seconds asks for its first segment, which the packager may have dropped
-  // (a 410 hole at a stream's start, not fixed).
+  // Players start once each node lists three segments: the stall bounds below are about the
+  // move, not about a player's start on a stream seconds old.
   for (const Streamer* s : {&k.a, &k.b}) {
     REQUIRE(Eventually(
         [&] { return Count(Http("GET", s->http, "/ch1/v1/index.m3u8").body, "#EXTINF") >= 3; },
