@@ -33,9 +33,12 @@ function cell(v) {
 
 class AuthError extends Error {}
 
-async function api(path) {
+async function api(path, method = 'GET', request = undefined) {
   const token = sessionStorage.getItem(TOKEN_KEY) || '';
-  const res = await fetch(API + path, { headers: token ? { Authorization: 'Bearer ' + token } : {} });
+  const headers = token ? { Authorization: 'Bearer ' + token } : {};
+  if (request !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(API + path,
+    { method, headers, body: request === undefined ? undefined : JSON.stringify(request) });
   if (res.status === 401 || res.status === 403) throw new AuthError('the token was refused');
   const body = await res.json().catch(() => ({}));
   if (!res.ok) throw new Error((body.error && body.error.message) || `${res.status} ${res.statusText}`);
@@ -74,13 +77,28 @@ function loadCells(s) {
   return [cell(r.cpu_percent), cell(r.in_kbit), cell(r.out_kbit), cell(r.play_sessions), cell((r.streams || []).length)];
 }
 
+// CS-4: a draining streamer takes no new viewers and comes last in every steering answer, so
+// its viewers leave within one steering TTL; the button toggles it.
 async function streamersScreen() {
   const { streamers } = await api('/streamers');
   view().innerHTML = '<h1>Streamers</h1>' + table(
-    ['Id', 'Role', 'Zone', 'State', 'CPU %', 'In kbit/s', 'Out kbit/s', 'Viewers', 'Streams', 'Host'],
+    ['Id', 'Role', 'Zone', 'State', 'CPU %', 'In kbit/s', 'Out kbit/s', 'Viewers', 'Streams', 'Host', 'Drain'],
     streamers.map((s) => [esc(s.id), esc(s.role), esc(s.zone),
       `<span data-node="${esc(s.id)}">${badge(s.status && s.status.online, 'online', 'offline')}</span>`,
-      ...loadCells(s), esc(s.hostname)]));
+      ...loadCells(s), esc(s.hostname),
+      `${s.drain ? '<span class="badge bad">draining</span> ' : ''}` +
+      `<button data-drain="${esc(s.id)}" data-to="${s.drain ? 'false' : 'true'}">${s.drain ? 'Undrain' : 'Drain'}</button>`]));
+  for (const b of view().querySelectorAll('button[data-drain]')) {
+    b.addEventListener('click', async () => {
+      b.disabled = true;
+      try {
+        await api('/streamers/' + encodeURIComponent(b.dataset.drain), 'PATCH', { drain: b.dataset.to === 'true' });
+        await streamersScreen();
+      } catch (e) {
+        b.insertAdjacentHTML('afterend', ` <span class="error">${esc(e.message)}</span>`);
+      }
+    });
+  }
 }
 
 async function zonesScreen() {

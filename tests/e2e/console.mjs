@@ -129,6 +129,20 @@ async function run() {
       await shot(page, name);
     }
 
+    // CS-4: drain the first streamer from its screen, see it draining, and undo it.
+    {
+      await page.goto(`${opts.central}/console/#/streamers`);
+      const id = Object.keys(pids)[0];
+      await page.click(`button[data-drain="${id}"][data-to="true"]`, { timeout: 10000 });
+      const drained = await waitView(page, (t) => t.includes('draining') && t.includes('Undrain'));
+      if (!drained.includes('draining')) fail(`streamer ${id} was not shown draining after Drain`);
+      await shot(page, 'streamer-draining');
+      await page.click(`button[data-drain="${id}"][data-to="false"]`, { timeout: 10000 });
+      const undone = await waitView(page, (t) => !t.includes('draining'));
+      if (undone.includes('draining')) fail(`streamer ${id} still draining after Undrain`);
+      result.drained = id;
+    }
+
     // The player: plays through central's redirect and names the node serving it.
     await page.goto(`${opts.central}/console/#/play/${encodeURIComponent(opts.stream)}/ll`);
     const want = Number(opts['play-seconds']);

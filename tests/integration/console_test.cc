@@ -26,7 +26,9 @@ HttpResult Api(const Central& central, const std::string& method, const std::str
               {{"Authorization", "Bearer " + kConsoleToken}});
 }
 
-TEST_CASE("M-7 the console logs in, shows the cluster, plays a stream and sees its node die") {
+TEST_CASE(
+    "M-7 CS-4 the console logs in, shows the cluster, drains a streamer, plays a stream and sees "
+    "its node die") {
   const std::string dir = MakeTempDir("console");
   const std::string token_file = dir + "/api-token";
   std::ofstream(token_file) << kConsoleToken << "\n";
@@ -127,6 +129,7 @@ TEST_CASE("M-7 the console logs in, shows the cluster, plays a stream and sees i
   CHECK(result["screens"]["alerts"].get<std::string>().find("reserve-ott-member-problem") !=
         std::string::npos);
   CHECK(result.value("offline_after_s", 99.0) <= 5);
+  CHECK(result["drained"] == "ingest-1");  // CS-4: drained and undone from the Streamers screen
   CHECK(result["ok"] == true);
   CHECK(rc == 0);
 }

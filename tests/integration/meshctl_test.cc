@@ -94,6 +94,27 @@ TEST_CASE("M-6 meshctl writes objects, shows them, and names the bad field of a 
   CHECK(route.find("503") != std::string::npos);
 }
 
+TEST_CASE("CS-4 M-6 meshctl drains a streamer and undoes it") {
+  MeshctlCluster c;
+  const std::string token = "--token " + kMeshctlToken;
+  REQUIRE(Eventually([&] { return ExitCode(c.Run(token + " drain edge-1").first) == 0; }, 20s));
+  auto [status, out] = c.Run(token + " drain edge-1");
+  INFO(out);
+  CHECK(out.find("edge-1: draining") != std::string::npos);
+  auto body = Http("GET", c.central.http, "/central/api-v4/streamers/edge-1", "",
+                   {{"Authorization", "Bearer " + kMeshctlToken}})
+                  .Json();
+  CHECK(body["drain"] == true);
+  auto [undo_status, undo] = c.Run(token + " drain edge-1 --undo");
+  INFO(undo);
+  CHECK(ExitCode(undo_status) == 0);
+  CHECK(undo.find("edge-1: taking viewers") != std::string::npos);
+  auto [list_status, list] = c.Run(token + " streamers");
+  CHECK(list.find("DRAIN") != std::string::npos);
+  // An unknown streamer: the API's 404, exit 1.
+  CHECK(ExitCode(c.Run(token + " drain nobody").first) == 1);
+}
+
 TEST_CASE("M-6 meshctl exit codes: no or wrong token 4, unreachable 3, usage 2") {
   MeshctlCluster c;
   auto [none_status, none_out] = c.Run("zones");
