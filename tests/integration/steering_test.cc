@@ -183,6 +183,38 @@ TEST_CASE(
   CHECK(odd.body.find("script") == std::string::npos);
 }
 
+TEST_CASE(
+    "CS-2 CS-5 the steering server: 429 with Retry-After beyond its answer budget, h2c "
+    "and HTTP/1.1") {
+  Central central = StartCentral(MakeTempDir("steering-limits"), "127.0.0.1:0", "127.0.0.1:0",
+                                 {"--steering-max-answers-per-s=5"});
+  auto put = Http("PUT", central.http, "/central/api-v4/streams/ch1",
+                  R"({"placement": {"streamers": []}, "steering": {"enabled": true}})");
+  REQUIRE((put.status == 200 || put.status == 201));
+  // No node serves it: 503 with Retry-After (the player keeps its pathway and asks again).
+  auto none = Http("GET", central.http, "/steering/ch1");
+  CHECK(none.status == 503);
+  CHECK(none.headers["Retry-After"] == "10");
+  // Over HTTP/2 (prior knowledge) as over HTTP/1.1.
+  auto [rc, out] = RunCommand(
+      "curl -s -o /dev/null -w '%{http_version} %{http_code}' "
+      "--http2-prior-knowledge http://" +
+      central.http + "/steering/nope");
+  CHECK(out == "2 410");
+  // Beyond five answers in a second: 429 + Retry-After, counted as overload.
+  int refused = 0;
+  for (int i = 0; i < 20; ++i) {
+    auto r = Http("GET", central.http, "/steering/ch1");
+    if (r.status == 429) {
+      ++refused;
+      CHECK(r.headers["Retry-After"] == "1");
+    }
+  }
+  CHECK(refused >= 5);
+  CHECK(MetricAt(central.http, "meshwork_steering_answers_total", "result=\"overload\"") >=
+        refused);
+}
+
 // CS-4 with a real player: it plays from node A, A is drained, and B counts its session
 // within the steering TTL and one target duration, with no stall over 0.5 s and no fatal
 // error. Returns the player's result.
