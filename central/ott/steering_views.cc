@@ -46,6 +46,7 @@ void AddSteeringViews(const ClusterConfig& config, const NodeStates& nodes,
                          {"https_base", a.https_base.empty() ? json(nullptr) : json(a.https_base)},
                          {"address_public", a.address_public},
                          {"shared_name", a.shared_name},
+                         {"zone", streamer.settings.zone()},
                          {"load", 0}});
       candidates.push_back(id);
     }

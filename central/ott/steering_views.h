@@ -9,7 +9,7 @@
 // nodes with the same address rules, O-9…O-14; ':' never appears in an OTT group name):
 //   {"group": "steering:s1", "server_uri": "http://central:8080/steering/s1", "ttl_s": 10,
 //    "members": [{"node", "stream", "eligible", "http_base", "https_base", "address_public",
-//                 "shared_name", "load"}]}
+//                 "shared_name", "zone", "load"}]}
 // Each candidate node gets the view of each steered stream it is a candidate of. Pure.
 #pragma once
 

@@ -58,6 +58,7 @@ std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
         member.https_base = text("https_base");
         member.address_public = m.value("address_public", false);
         member.shared_name = m.value("shared_name", false);
+        member.zone = text("zone");
         auto load = m.find("load");
         member.load = load != m.end() && load->is_number_unsigned() ? load->get<uint64_t>() : 0;
         if (auto archive = m.find("archive"); archive != m.end() && archive->is_object()) {

@@ -28,6 +28,7 @@ struct OttMember {
   uint64_t load = 0;
   // D-6: what the member has recorded, per protocol ("ts", "fmp4"): [from_ms, to_ms).
   std::map<std::string, std::pair<int64_t, int64_t>> archive;
+  std::string zone;  // CS-1: the member's zone (steering views only)
 };
 // An OTT group, or (CS-1) a steered stream's pathways: group "steering:<stream>", whose
 // members are the nodes that can serve the stream (central/ott/steering_views.h).

@@ -121,7 +121,13 @@ std::optional<hls::Steering> OttGate::Pathways(const http::RequestContext& ctx,
   if (std::string own = OwnBase(*config, view_of.group, ctx); !own.empty()) {
     steering.self_base = absl::StrCat(own, "/", stream, "/");
   }
-  for (const Usable& peer : UsablePeers(*config, view_of, ctx, /*require_eligible=*/false)) {
+  // Nodes of this node's zone first (its viewers' zone, most likely), then the others, each
+  // in node-id order: with more candidates than fit, the zone's own are kept.
+  auto peers = UsablePeers(*config, view_of, ctx, /*require_eligible=*/false);
+  const std::string& own_zone = config->settings.zone();
+  std::stable_partition(peers.begin(), peers.end(),
+                        [&](const Usable& p) { return p.member->zone == own_zone; });
+  for (const Usable& peer : peers) {
     if (steering.pathways.size() >= kMaxPathways) break;
     steering.pathways.push_back({peer.member->node, absl::StrCat(peer.base, "/", stream, "/")});
   }

@@ -68,7 +68,8 @@ class OttGate {
   // CS-1: the pathways of `stream`'s master playlists and MPDs for this viewer, or nullopt
   // when steering is off for it (central sent no "steering:<stream>" view): this node first
   // (relative URIs; `self_base` its absolute base when known), then every other candidate whose
-  // address this viewer may use (O-11…O-14), in node-id order, kMaxPathways at most.
+  // address this viewer may use (O-11…O-14), those of this node's zone first, each part in
+  // node-id order, kMaxPathways at most.
   static constexpr size_t kMaxPathways = 8;
   std::optional<hls::Steering> Pathways(const http::RequestContext& ctx,
                                         const std::string& stream) const;

@@ -71,6 +71,40 @@ TEST_CASE("O-6 the master lists the node's own variant first, then two backups w
                                             hls::Variant{}, "v1"));
 }
 
+TEST_CASE(
+    "CS-1 pathways: this node first, its zone's nodes next, addresses by the viewer, "
+    "at most eight") {
+  Fixture f({Member("node-a")});
+  auto c = std::make_shared<NodeConfig>(*f.config.Get());
+  c->settings.set_zone("office");
+  OttView view{"steering:ch1", {}, "http://central:8080/steering/ch1"};
+  for (int i = 0; i < 12; ++i) {
+    OttMember m = Member(i == 0 ? "node-a" : "node-" + std::to_string(100 + i));
+    m.zone = i % 3 == 0 ? "office" : "hq";
+    m.address_public = true;
+    view.members.push_back(m);
+  }
+  OttMember hidden = Member("node-private");  // a private address, for a public viewer
+  hidden.zone = "office";
+  view.members.push_back(hidden);
+  c->ott_groups["steering:ch1"] = view;
+  f.config.Set(c);
+  auto steering = f.gate.Pathways(f.Request(kBrowser, "203.0.113.9"), "ch1");
+  REQUIRE(steering);
+  CHECK(steering->server_uri == "http://central:8080/steering/ch1");
+  CHECK(steering->pathway_id == "node-a");
+  CHECK(steering->self_base == "http://node-a:80/ch1/");
+  std::vector<std::string> ids;
+  for (const auto& p : steering->pathways) ids.push_back(p.id);
+  // The office's others (103, 106, 109) before hq's, eight in all, no private address.
+  CHECK(ids == std::vector<std::string>{"node-a", "node-103", "node-106", "node-109", "node-101",
+                                        "node-102", "node-104", "node-105"});
+  CHECK(steering->pathways[0].base.empty());
+  CHECK(steering->pathways[1].base == "http://node-103:80/ch1/");
+  // No view for the stream: no steering.
+  CHECK_FALSE(f.gate.Pathways(f.Request(kBrowser), "other"));
+}
+
 TEST_CASE("O-7 a pass from another node is admitted, a bad one answered 403 with the reason") {
   Fixture f({Member("node-a"), Member("node-b")});
   int64_t now = UnixMillis(f.clock.Now()) / 1000;
