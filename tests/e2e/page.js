@@ -1,7 +1,8 @@
 // Browser side of the e2e harness (served by play.mjs, runs inside Chromium).
-// Configuration comes from the page's query string: ?player=hls|dash|dash4|shaka&ll=0|1&url=...
+// Configuration comes from the page's query string: ?player=hls|dash|dash4|shaka|videojs&ll=0|1&url=...
 // dash is dash.js 5.x, dash4 dash.js 4.x (both expose the global `dashjs`), shaka Shaka
-// Player 5.x (the global `shaka`).
+// Player 5.x (the global `shaka`), videojs video.js 8 with its VHS engine (the global `videojs`;
+// HLS or DASH by the URL).
 // Everything the Node side needs is exposed on window.__harness.
 (function () {
   'use strict';
@@ -201,6 +202,28 @@
     p.initialize(video, url, true);
   }
 
+  function startVideojs() {
+    if (typeof videojs === 'undefined') {
+      recordError({ source: 'harness', type: 'setup', details: 'video.js not loaded', fatal: true });
+      return;
+    }
+    state.version = videojs.VERSION || null;
+    note('video.js ' + state.version);
+    // Media segments as VHS fetched them (playlists, manifests and steering left out).
+    videojs.Vhs.xhr.onResponse(function (request, error, response) {
+      var uri = (response && response.url) || (request && request.uri) || '';
+      if (/\.(ts|m4s)(\?|$)/.test(uri)) noteFragHost(uri);
+    });
+    var p = videojs(video, { muted: true, autoplay: true, html5: { vhs: { overrideNative: true } } });
+    state.videojs = p;
+    p.on('error', function () {
+      var e = p.error() || {};
+      recordError({ source: 'video.js', type: 'error', code: e.code, details: short(e.message), fatal: true });
+    });
+    p.on('loadedmetadata', function () { note('videojs:loadedmetadata'); tryPlay('loadedmetadata'); });
+    p.src({ src: url, type: /\.mpd(\?|$)/.test(url) ? 'application/dash+xml' : 'application/x-mpegURL' });
+  }
+
   function startShaka() {
     if (typeof shaka === 'undefined') {
       recordError({ source: 'harness', type: 'setup', details: 'Shaka Player not loaded', fatal: true });
@@ -340,6 +363,8 @@
     startDash();
   } else if (player === 'shaka') {
     startShaka();
+  } else if (player === 'videojs') {
+    startVideojs();
   } else {
     startHls();
   }

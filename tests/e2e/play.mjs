@@ -3,13 +3,14 @@
 // with a real player (hls.js, dash.js or Shaka Player) loaded from a page on a different origin, and
 // reports whether playback advanced for the requested time.
 //
-//   node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash|dash4|shaka] [--low-latency]
+//   node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash|dash4|shaka|videojs] [--low-latency]
 //                           [--timeout-s T] [--screenshot FILE] [--ott] [--seek-to S]
 //                           [--insecure-tls]
 // --insecure-tls: accept a self-signed certificate on an https:// URL (tests only). The
 // result counts the stream origin's responses by protocol (`protocols`, e.g. {"h2": 40}).
 // --player: hls (hls.js), dash (dash.js 5.x, package `dashjs`), dash4 (dash.js 4.x, package
-// `dashjs4`, an npm alias of dashjs@4) or shaka (Shaka Player 5.x, package `shaka-player`).
+// `dashjs4`, an npm alias of dashjs@4), shaka (Shaka Player 5.x, package `shaka-player`) or
+// videojs (video.js 8.x and its VHS engine, package `video.js`).
 // --ott: hls.js load timeouts of about one target duration (O-21); the result lists the hosts
 // fragments came from, in order (frag_hosts).
 //
@@ -35,7 +36,7 @@ function log(...a) {
 function usage(msg) {
   process.stderr.write(
     (msg ? 'play.mjs: ' + msg + '\n' : '') +
-      'usage: node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash|dash4|shaka] [--low-latency]\n' +
+      'usage: node tests/e2e/play.mjs --url URL --seconds N [--player hls|dash|dash4|shaka|videojs] [--low-latency]\n' +
       '                             [--timeout-s T] [--screenshot FILE] [--ott] [--seek-to S]\n' +
       '                             [--insecure-tls]\n',
   );
@@ -74,8 +75,9 @@ const LIBS = {
   dash: 'dashjs/dist/modern/umd/dash.all.min.js', // dash.js 5.x
   dash4: 'dashjs4/dist/dash.all.min.js', // dash.js 4.x (npm alias dashjs4)
   shaka: 'shaka-player/dist/shaka-player.compiled.js', // Shaka Player 5.x
+  videojs: 'video.js/dist/video.min.js', // video.js 8.x with VHS
 };
-if (!Object.hasOwn(LIBS, opts.player)) usage('--player must be hls, dash, dash4 or shaka');
+if (!Object.hasOwn(LIBS, opts.player)) usage('--player must be hls, dash, dash4, shaka or videojs');
 const timeoutS = opts['timeout-s'] !== undefined ? Number(opts['timeout-s']) : seconds + 15;
 if (!isFinite(timeoutS) || timeoutS <= 0) usage('--timeout-s must be a positive number');
 const lowLatency = opts['low-latency'];

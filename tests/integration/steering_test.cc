@@ -268,6 +268,11 @@ TEST_CASE("CS-4 S-17 Shaka moves off a drained node by its BaseURLs and steering
   DrainUnderPlayer("Shaka", "/ch1/index.mpd", "--player shaka");
 }
 
+TEST_CASE("CS-4 video.js moves off a drained node by its pathways") {
+  auto result = DrainUnderPlayer("video.js", "/ch1/index.m3u8", "--player videojs");
+  CHECK(result["player_version"].get<std::string>().rfind("8.", 0) == 0);
+}
+
 // S-17 with steering: a DASH player's node killed under it, the player carries on from the
 // other pathway (its BaseURLs, and its MPD reloads by the Locations the steering orders).
 void DashContinuesOnKill(const char* what, const std::string& flags) {
