@@ -10,6 +10,7 @@
 #include "central/model/access_keys.h"
 #include "central/model/json_fields.h"
 #include "central/model/object_codecs.h"
+#include "central/model/steering_config.h"
 #include "central/model/streamer_codec.h"
 #include "central/model/streamer_proto.h"
 #include "common/log/log.h"
@@ -21,6 +22,7 @@ namespace meshwork::central {
 namespace {
 
 constexpr char kTrustedProxiesKey[] = "trusted_proxies";
+constexpr char kSteeringKey[] = "steering";  // CS-1: the cluster-wide default
 
 std::string Envelope(uint64_t revision, const json& value) {
   return json{{"revision", revision}, {"value", value}}.dump();
@@ -328,6 +330,13 @@ absl::StatusOr<std::shared_ptr<ClusterConfig>> ConfigService::ReadAll(Store* sto
     config->trusted_proxies_revision = env.first;
     config->trusted_set = MakeSet(config->trusted_proxies);
   }
+  ASSIGN_OR_RETURN(auto steering, store->Get(Kind::kConfig, kSteeringKey));
+  if (steering) {
+    ASSIGN_OR_RETURN(auto env, OpenEnvelope(*steering, "steering"));
+    json resolved;
+    RETURN_IF_ERROR(ResolveSteering(json{{"steering", env.second}}, resolved));
+    config->steering = (resolved.is_object() ? resolved.value("steering", json()) : json());
+  }
   ASSIGN_OR_RETURN(auto rows, store->Scan(Kind::kStreamers));
   for (auto& [id, text] : rows) {
     ASSIGN_OR_RETURN(auto env, OpenEnvelope(text, absl::StrCat("streamer ", id)));
@@ -429,7 +438,9 @@ void ConfigService::CatchUpPending() {
 }
 
 json ConfigService::ConfigJson(const ClusterConfig& config) {
-  return {{"trusted_proxies", config.trusted_proxies}, {"revision", config.revision}};
+  return {{"trusted_proxies", config.trusted_proxies},
+          {"steering", config.steering},
+          {"revision", config.revision}};
 }
 
 void ConfigService::Publish(std::shared_ptr<const ClusterConfig> next) {
@@ -439,7 +450,7 @@ void ConfigService::Publish(std::shared_ptr<const ClusterConfig> next) {
 
 absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::PatchConfig(const json& patch) {
   if (!patch.is_object()) return InvalidField("body", "a merge patch must be a JSON object");
-  RETURN_IF_ERROR(RejectUnknownMembers(patch, {"trusted_proxies", "revision"}, ""));
+  RETURN_IF_ERROR(RejectUnknownMembers(patch, {"trusted_proxies", "steering", "revision"}, ""));
   return Write([&]() -> absl::StatusOr<std::shared_ptr<const ClusterConfig>> {
     auto current = snapshot_.Get();
     auto next = std::make_shared<ClusterConfig>(*current);
@@ -451,6 +462,12 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::PatchConfig(
       next->trusted_proxies_revision = revision;
       mutations.push_back(
           {Kind::kConfig, kTrustedProxiesKey, Envelope(revision, next->trusted_proxies)});
+    }
+    if (auto it = patch.find("steering"); it != patch.end()) {  // CS-1; null clears it
+      json resolved;
+      RETURN_IF_ERROR(ResolveSteering(json{{"steering", *it}}, resolved));
+      next->steering = (resolved.is_object() ? resolved.value("steering", json()) : json());
+      mutations.push_back({Kind::kConfig, kSteeringKey, Envelope(revision, next->steering)});
     }
     if (mutations.empty()) return current;  // nothing to change: no new revision
     ASSIGN_OR_RETURN(next->revision, CommitLocked(mutations));

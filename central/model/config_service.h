@@ -63,6 +63,9 @@ struct ClusterConfig {
   std::vector<std::string> trusted_proxies;  // canonical CIDR strings
   std::shared_ptr<const net::CidrSet> trusted_set = std::make_shared<const net::CidrSet>();
   uint64_t trusted_proxies_revision = 0;
+  // CS-1: the cluster-wide content steering default (a canonical "steering" member, see
+  // steering_config.h), for streams without their own; null: none.
+  nlohmann::json steering;
   std::map<std::string, StreamerRecord> streamers;  // by id
   ObjectMap zones;                                  // by name
   ObjectMap streams;                                // by name

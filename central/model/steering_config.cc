@@ -47,10 +47,13 @@ absl::Status ResolveSteering(const json& body, json& out) {
   return absl::OkStatus();
 }
 
-SteeringSettings SteeringOf(const json& stream_object) {
+SteeringSettings SteeringOf(const json& stream_object, const json& cluster_default) {
   SteeringSettings s;
   auto it = stream_object.find("steering");
-  if (it == stream_object.end() || !it->is_object()) return s;
+  if (it == stream_object.end() || !it->is_object()) {
+    if (!cluster_default.is_object()) return s;
+    return SteeringOf(json{{"steering", cluster_default}});
+  }
   s.enabled = it->value("enabled", false);
   s.ttl_s = it->value("ttl_s", s.ttl_s);
   s.rebalance_percent = it->value("rebalance_percent", s.rebalance_percent);

@@ -6,7 +6,8 @@
 // serve it is one pathway) and central's steering answers for it; `ttl_s` is the TTL of each
 // answer, 1…3600 s (default 10); `rebalance_percent`, 0…1000 (default 25), is how much more
 // loaded than the best node a viewer's current pathway must be before an answer moves it
-// (CS-3). Kept in canonical form only when present, every member then written.
+// (CS-3). Kept in canonical form only when present, every member then written. The same
+// member in /config is the default of every stream without one.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,9 @@ struct SteeringSettings {
 // Validates `body`'s "steering" member and writes its canonical form into `out`.
 absl::Status ResolveSteering(const nlohmann::json& body, nlohmann::json& out);
 
-// The settings of a canonical stream object (defaults, disabled, when it has none).
-SteeringSettings SteeringOf(const nlohmann::json& stream_object);
+// The settings of a canonical stream object: its own "steering" member, else
+// `cluster_default` (the /config "steering" member, CS-1), else the defaults, disabled.
+SteeringSettings SteeringOf(const nlohmann::json& stream_object,
+                            const nlohmann::json& cluster_default = nullptr);
 
 }  // namespace meshwork::central

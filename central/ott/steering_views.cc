@@ -18,7 +18,7 @@ void AddSteeringViews(const ClusterConfig& config, const NodeStates& nodes,
   std::map<std::string, NodeAddresses> addresses;
   bool addresses_known = false;
   for (const auto& [stream, record] : config.streams) {
-    const SteeringSettings steering = SteeringOf(record.object);
+    const SteeringSettings steering = SteeringOf(record.object, config.steering);
     if (!steering.enabled) continue;
     if (!addresses_known) {
       addresses = ViewerAddresses(config, nodes);

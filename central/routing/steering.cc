@@ -165,8 +165,9 @@ SteeringService::Answer SteeringService::Steer(const SteeringRequest& request) {
   if (record == config->streams.end() && !live->contains(request.stream)) {
     return fail(410, "unknown_stream", "no such stream in the cluster", 0);
   }
-  const SteeringSettings settings =
-      record == config->streams.end() ? SteeringSettings() : SteeringOf(record->second.object);
+  const SteeringSettings settings = record == config->streams.end()
+                                        ? SteeringOf(json::object(), config->steering)
+                                        : SteeringOf(record->second.object, config->steering);
 
   // The zones this viewer may be served from, best first (-1: any, unrestricted mode).
   std::vector<int> chain;

@@ -175,6 +175,31 @@ TEST_CASE(
       },
       5s));
 
+  // CS-1: the cluster-wide default in /config steers a stream without its own member; with
+  // neither, the master has no pathways.
+  auto stream = Http("GET", k.central.http, "/central/api-v4/streams/ch1").Json();
+  stream.erase("steering");
+  REQUIRE(Http("PUT", k.central.http, "/central/api-v4/streams/ch1", stream.dump()).status == 200);
+  REQUIRE(Eventually(
+      [&] {
+        return Http("GET", k.a.http, "/ch1/index.m3u8").body.find("PATHWAY-ID") ==
+               std::string::npos;
+      },
+      10s));
+  auto cluster = Http("PATCH", k.central.http, "/central/api-v4/config",
+                      R"({"steering": {"enabled": true, "ttl_s": 5}})");
+  INFO(cluster.body);
+  REQUIRE(cluster.status == 200);
+  CHECK(cluster.Json()["steering"]["ttl_s"] == 5);
+  REQUIRE(Eventually(
+      [&] {
+        return Http("GET", k.a.http, "/ch1/index.m3u8").body.find("PATHWAY-ID=\"node-b\"") !=
+               std::string::npos;
+      },
+      10s));
+  CHECK(Http("PATCH", k.central.http, "/central/api-v4/config", R"({"steering": {"ttl_s": 0}})")
+            .status == 400);
+
   // 410 for a stream the cluster does not know; a bad pathway id is ignored, not echoed.
   auto unknown = Http("GET", k.central.http, "/steering/nope");
   CHECK(unknown.status == 410);

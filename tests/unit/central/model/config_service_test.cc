@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "central/model/steering_config.h"
 #include "central/store/store.h"
 #include "common/net/ip_address.h"
 #include "common/status/status_map.h"
@@ -65,7 +66,8 @@ TEST_CASE("T-3 the default trusted-proxy list is empty") {
   CHECK(config->trusted_proxies.empty());
   CHECK(config->trusted_set->empty());
   CHECK(config->streamers.empty());
-  CHECK(ConfigService::ConfigJson(*config) == J(R"({"trusted_proxies": [], "revision": 0})"));
+  CHECK(ConfigService::ConfigJson(*config) ==
+        J(R"({"trusted_proxies": [], "steering": null, "revision": 0})"));
 }
 
 TEST_CASE("T-1 a PATCH of trusted_proxies is stored, canonical and applied at once") {
@@ -88,7 +90,37 @@ TEST_CASE("T-1 a PATCH of trusted_proxies is stored, canonical and applied at on
   CHECK_FALSE(set.Contains(Ip("192.0.2.2")));
   CHECK(ConfigService::ConfigJson(**next) ==
         J(R"({"trusted_proxies": ["10.0.0.0/8", "2a02:6b8::/32", "192.0.2.1/32"],
-              "revision": 1})"));
+              "steering": null, "revision": 1})"));
+}
+
+TEST_CASE("CS-1 a cluster-wide steering default in /config: stored, read back, cleared") {
+  ConfigFixture f;
+  auto next = f.service->PatchConfig(J(R"({"steering": {"enabled": true, "ttl_s": 6}})"));
+  INFO(next.status().ToString());
+  REQUIRE(next.ok());
+  CHECK((*next)->steering == J(R"({"enabled": true, "ttl_s": 6, "rebalance_percent": 25})"));
+  CHECK(ConfigService::ConfigJson(**next)["steering"]["ttl_s"] == 6);
+  // A stream without its own member takes it; one with its own keeps its own.
+  CHECK(SteeringOf(J("{}"), (*next)->steering).enabled);
+  CHECK(SteeringOf(J("{}"), (*next)->steering).ttl_s == 6);
+  CHECK_FALSE(SteeringOf(J(R"({"steering": {"enabled": false, "ttl_s": 10,
+                                            "rebalance_percent": 25}})"),
+                         (*next)->steering)
+                  .enabled);
+  // Read back from the store after a restart.
+  const nlohmann::json stored = (*next)->steering;
+  f.Reopen();
+  CHECK(f.service->Current()->steering == stored);
+  next = f.service->Current();
+  // Refused with the field named, nothing written; null clears it.
+  auto bad = f.service->PatchConfig(J(R"({"steering": {"ttl_s": 0}})"));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(FieldOf(bad.status()) == "steering.ttl_s");
+  CHECK(f.service->Current() == *next);
+  auto cleared = f.service->PatchConfig(J(R"({"steering": null})"));
+  REQUIRE(cleared.ok());
+  CHECK((*cleared)->steering.is_null());
+  CHECK_FALSE(SteeringOf(J("{}"), (*cleared)->steering).enabled);
 }
 
 TEST_CASE("T-5 an invalid CIDR in a PATCH is rejected naming the element and nothing changes") {
