@@ -40,7 +40,10 @@ struct SteeredCluster {
 void StartSteered(SteeredCluster& k) {
   k.central = StartCentral(MakeTempDir("steering"));
   k.a = StartIngestWithStream(k.central, "node-a", "ch1");
-  k.b = StartIngestWithStream(k.central, "node-b", "ch1");
+  // B on a loopback address of its own, as two machines would be: players tell pathways
+  // apart by host (Shaka bans a failed location by its domain).
+  k.b = StartIngestWithStream(k.central, "node-b", "ch1", {"publish://"},
+                              {"--listen=127.0.0.2:0", "--hostname=127.0.0.2"});
   auto stream = Http("GET", k.central.http, "/central/api-v4/streams/ch1").Json();
   stream["steering"] = {{"enabled", true}, {"ttl_s", kTtlS}};
   auto put = Http("PUT", k.central.http, "/central/api-v4/streams/ch1", stream.dump());
