@@ -18,10 +18,12 @@
   // dash.js error codes after which it keeps playing (it retries, skips or falls back); the
   // same numbers in 4.x and 5.x:
   // 16 time sync failed (falls back to the local clock), 17/27 fragment download failed,
-  // 18 null fragment request, 21 buffer remove failed, 33 timed-text parse error.
+  // 18 null fragment request, 21 buffer remove failed, 25 manifest download failed (a live
+  // MPD's refresh: it plays on from the MPD it has; a first load that fails plays nothing,
+  // which the harness sees as no playback), 33 timed-text parse error.
   // Every other ERROR code (manifest load/parse, init segment, append, capabilities, ...)
   // is treated as fatal.
-  var DASH_NONFATAL = [16, 17, 18, 21, 27, 33];
+  var DASH_NONFATAL = [16, 17, 18, 21, 25, 27, 33];
 
   var state = {
     player: player,
