@@ -70,14 +70,8 @@ nginx -c "$work/nginx.conf" -p "$work" &
 pids+=($!)
 for _ in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$nginx_port/" && break; sleep 0.1; done
 
-measure() {  # measure URL → "req/s p99_ms"
-  wrk -t1 -c64 -d"${duration}s" --latency "$1" > "$work/wrk.txt"
-  local rps p99
-  rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
-  p99=$(awk '$1 == "99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' "$work/wrk.txt")
-  if grep -q "Non-2xx or 3xx" "$work/wrk.txt"; then echo "$1: $(grep "Non-2xx" "$work/wrk.txt")" >&2; fi
-  echo "$rps $p99"
-}
+source "$root/bench/lib/wrk.sh"
+measure() { wrk_measure "$1" 64 "$duration" "$work/wrk.txt"; }  # measure URL → "req/s p99_ms"
 read -r r_rps r_p99 < <(measure "http://$central_http/ch1/index.m3u8")
 read -r s_rps s_p99 < <(measure "$steer")
 read -r n_rps n_p99 < <(measure "http://127.0.0.1:$nginx_port/")
