@@ -61,7 +61,7 @@ TEST_CASE("M-5 /status shows each stream's inputs, renditions, live edge and vie
   CHECK(status["load"]["out_kbit"].is_number());
 }
 
-TEST_CASE("S-18 play sessions are counted under the protocol the viewer's own route names") {
+TEST_CASE("S-18 S-17 play sessions are counted under the protocol the viewer's own route names") {
   const std::string dir = MakeTempDir("node-status-protocols");
   Central central = StartCentral(dir + "/db");
   Streamer ingest = StartIngestWithStream(central, "ingest-1", "demo");
@@ -75,7 +75,9 @@ TEST_CASE("S-18 play sessions are counted under the protocol the viewer's own ro
       },
       30s));
   // One viewer per protocol, told apart by their players; one more that only fetched an init
-  // segment (LL-HLS and DASH share it), which names no protocol and makes no session.
+  // segment (LL-HLS and DASH share it): an LL-HLS player has a session from its playlist
+  // before it asks for one, so a CMAF object without a session is a DASH player's (one moved
+  // here by a BaseURL fetches segments only, S-17), counted as a DASH viewer.
   REQUIRE(Http("GET", ingest.http, "/demo/index.m3u8", "", as("hls-player")).status == 200);
   REQUIRE(Http("GET", ingest.http, "/demo/index.ll.m3u8", "", as("ll-player")).status == 200);
   REQUIRE(Http("GET", ingest.http, "/demo/v1/init.mp4", "", as("ll-player")).status == 200);
@@ -83,12 +85,13 @@ TEST_CASE("S-18 play sessions are counted under the protocol the viewer's own ro
   nlohmann::json demo = StreamStatus(ingest, "demo");
   INFO(demo.dump());
   REQUIRE(demo.is_object());
-  CHECK(demo["viewers"] == nlohmann::json({{"dash", 1}, {"hls", 1}, {"ll-hls", 1}}));
-  CHECK(demo["play_sessions"] == 3);
-  // A viewer that moves to another protocol is counted once, under the new one.
+  CHECK(demo["viewers"] == nlohmann::json({{"dash", 2}, {"hls", 1}, {"ll-hls", 1}}));
+  CHECK(demo["play_sessions"] == 4);
+  // A viewer that moves to another protocol is counted once, under the new one; the LL-HLS
+  // viewer's init segment left it an LL-HLS viewer.
   REQUIRE(Http("GET", ingest.http, "/demo/index.mpd", "", as("hls-player")).status == 200);
   demo = StreamStatus(ingest, "demo");
-  CHECK(demo["viewers"] == nlohmann::json({{"dash", 2}, {"ll-hls", 1}}));
+  CHECK(demo["viewers"] == nlohmann::json({{"dash", 3}, {"ll-hls", 1}}));
 }
 
 TEST_CASE(
