@@ -316,8 +316,15 @@
       } else if (state.shaka) {
         var sp = state.shaka;
         var stats = sp.getStats ? sp.getStats() : {};
-        s.latency_s = num(stats.liveLatency);
-        if (s.latency_s !== null) s.latency_source = 'shaka.liveLatency';
+        // P-9: by program date-time (the playhead's wall-clock time) when the stream has one.
+        var when = sp.getPlayheadTimeAsDate ? sp.getPlayheadTimeAsDate() : null;
+        if (when && !isNaN(when.getTime()) && when.getTime() > 0) {
+          s.latency_s = (Date.now() - when.getTime()) / 1000;
+          s.latency_source = 'playheadDate';
+        } else {
+          s.latency_s = num(stats.liveLatency);
+          if (s.latency_s !== null) s.latency_source = 'shaka.liveLatency';
+        }
         var tracks = (sp.getVariantTracks && sp.getVariantTracks()) || [];
         var active = tracks.filter(function (t) { return t.active; })[0] || null;
         s.level = { index: active ? tracks.indexOf(active) : null, height: (active && active.height) || video.videoHeight || null, bitrate: active ? active.bandwidth || null : null, count: tracks.length };

@@ -27,6 +27,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..', '..');
 const NODE_MODULES = path.join(REPO, 'node_modules');
 const SAMPLE_MS = 250;
+// P-9: latency is sampled from this long after playback started (the start-up catch-up done).
+const LATENCY_SETTLE_S = 5;
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
 function log(...a) {
@@ -120,7 +122,8 @@ function emit() {
   emitted = true;
   if (!result.wall_s && t0 !== null) result.wall_s = (performance.now() - t0) / 1000;
   const r = { ...result };
-  for (const k of ['played_s', 'wall_s', 'startup_s', 'max_stall_s', 'latency_s', 'hls_latency_s']) {
+  for (const k of ['played_s', 'wall_s', 'startup_s', 'max_stall_s', 'latency_s', 'hls_latency_s',
+    'latency_median_s', 'latency_p90_s']) {
     if (typeof r[k] === 'number') r[k] = Math.round(r[k] * 1000) / 1000;
   }
   process.stdout.write('RESULT ' + JSON.stringify(r) + '\n');
@@ -309,6 +312,7 @@ async function run() {
   let lastAdvanceWall = null;
   let last = null;
   let consecutiveEvalFailures = 0;
+  const latencies = [];
   while (true) {
     const loopStart = performance.now();
     let s;
@@ -343,6 +347,11 @@ async function run() {
       }
     }
     prev = { t: s.t, wall };
+    // P-9: latency samples once playback has settled (5 s after it started).
+    if (result.startup_s !== null && wall - result.startup_s >= LATENCY_SETTLE_S &&
+        typeof s.latency_s === 'number') {
+      latencies.push(s.latency_s);
+    }
 
     if (s.fatal) {
       result.reason = 'fatal player error';
@@ -368,6 +377,13 @@ async function run() {
   }
   result.wall_s = elapsed();
   result.final_t = last ? last.t : null;
+  if (latencies.length) {
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+    result.latency_median_s = at(0.5);
+    result.latency_p90_s = at(0.9);
+    result.latency_samples = sorted.length;
+  }
   // A stall still in progress at the end counts too.
   if (lastAdvanceWall !== null && result.startup_s !== null && result.played_s < seconds) {
     result.max_stall_s = Math.max(result.max_stall_s, result.wall_s - lastAdvanceWall);

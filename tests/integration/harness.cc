@@ -108,6 +108,25 @@ void Process::Signal(int sig) {
   if (pid_ > 0) kill(pid_, sig);
 }
 
+void Process::Stop() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGSTOP);
+  const std::string tasks = "/proc/" + std::to_string(pid_) + "/task";
+  auto all_stopped = [&] {
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+      std::ifstream in(task.path() / "stat");
+      std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      size_t paren = stat.rfind(')');  // the state follows the command name in parentheses
+      if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'T') {
+        return false;
+      }
+    }
+    return !ec;
+  };
+  REQUIRE(Eventually(all_stopped, std::chrono::seconds(5)));
+}
+
 int Process::Wait() {
   int status = 0;
   if (pid_ > 0) {

@@ -31,6 +31,9 @@ class Process {
   // Blocks until the READY line (returns its JSON) or the timeout/exit (fails the test).
   nlohmann::json WaitReady(std::chrono::milliseconds timeout = 20s);
   void Signal(int sig);
+  // SIGSTOP, then waits (≤ 5 s) until every thread of the process shows as stopped in /proc:
+  // kill(2) returns before a busy thread has stopped, and it could still answer meanwhile.
+  void Stop();
   // Waits for exit; returns the exit status as from waitpid.
   int Wait();
   // Whether the child has exited (reaped here if so); never blocks.

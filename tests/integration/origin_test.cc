@@ -225,7 +225,7 @@ TEST_CASE("Z-23 a central listener with delivery: proxy answers with the node's 
   CHECK(MetricAt(central.http, "meshwork_central_proxied_total", "result=\"answered\"") >= 4);
 
   // A node that stops answering: 502 (or 504) naming it, until central takes it offline.
-  node.process->Signal(SIGSTOP);
+  node.process->Stop();
   auto stuck = Http("GET", central.http, segment);
   node.process->Signal(SIGCONT);
   CHECK(stuck.status == 504);
