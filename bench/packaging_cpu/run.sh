@@ -19,7 +19,7 @@
 # (event=local_publish_refused) and the packaging is incomplete. PACE=full pushes without -re
 # (as before the one store) to look at that. The streamer's CPU is read from
 # /proc/PID/stat (utime + stime) before the push and once the playlists have stopped changing
-# after it; the idle CPU of an equally long interval (measured for 3 s before) is printed and
+# after it; the idle CPU of an equally long interval (measured for 5 s before) is printed and
 # subtracted. The feeder ffmpeg's own CPU (demux + TS remux + HTTP) is printed, not counted.
 # Completeness: the ingest store keeps only the newest 18 segments, so a watcher polls the TS
 # and LL-HLS media playlists every 100 ms during the push and collects every segment listed;
@@ -38,6 +38,7 @@
 # PERF=FILE: also `perf record -g` the streamer (all its threads) from the push's start until
 # the playlists settle, into FILE (the CPU figures of such a run include perf's sampling cost;
 # take the ratio from a run without it). `perf report -i FILE --no-children` reads it.
+# PERF_ARGS (default -g) replaces the call-graph option, e.g. PERF_ARGS="--call-graph dwarf".
 #
 # Loopback only; every process it starts is stopped on exit; bounded (~1.5–2 min: the source
 # encode, then the DURATION-long real-time push). Binaries from BUILD_DIR (default <repo>/build).
@@ -167,9 +168,15 @@ print(json.dumps(out))
 PY
 
 # ---- streamer: idle baseline, then the push --------------------------------------------------
-idle0=$(cpu_s "$streamer_pid"); t_idle0=$(date +%s.%N)
-sleep 3
-idle1=$(cpu_s "$streamer_pid"); t_idle1=$(date +%s.%N)
+# The idle rate from the threads' run time in nanoseconds (/proc/PID/task/*/schedstat): utime
+# and stime count whole clock ticks (10 ms), and one tick more or less over 3 s, scaled to the
+# push's minute, moved the result by 0.2 CPU-s between runs.
+run_ns_s() {  # run_ns_s PID → the run time of the process's live threads in seconds
+  cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.6f\n", s / 1e9 }'
+}
+idle0=$(run_ns_s "$streamer_pid"); t_idle0=$(date +%s.%N)
+sleep 5
+idle1=$(run_ns_s "$streamer_pid"); t_idle1=$(date +%s.%N)
 idle_rate=$(echo "$idle0 $idle1 $t_idle0 $t_idle1" | awk '{ printf "%.5f", ($2 - $1) / ($4 - $3) }')
 
 # Polling interval: 0.1 s for a full-speed push (about one segment per 100 ms), 0.5 s in real
@@ -180,7 +187,7 @@ watch_pid=$!
 pids+=($watch_pid)
 perf_pid=""
 if [ -n "$perf_out" ]; then
-  perf record -g -q -p "$streamer_pid" -o "$perf_out" 2>"$work/perf.err" &
+  perf record ${PERF_ARGS:--g} -q -p "$streamer_pid" -o "$perf_out" 2>"$work/perf.err" &
   perf_pid=$!
   pids+=($perf_pid)
 fi

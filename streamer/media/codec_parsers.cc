@@ -69,34 +69,53 @@ bool PlausibleSize(int64_t w, int64_t h) { return w > 0 && h > 0 && w <= 65536 &
 
 }  // namespace
 
-std::vector<std::string_view> SplitAnnexB(std::string_view data) {
-  std::vector<std::string_view> nals;
+namespace {
+
+// The offset of the next 00 00 01 in `data` whose 01 is at or after `from` + 2, or the size
+// when none. Looks for the 01 with memchr (01 bytes are rare in slice data, so this skips most
+// of a frame at memory speed, P-7).
+size_t FindStartCode(std::string_view data, size_t from) {
   const size_t n = data.size();
-  // Finds the next 00 00 01 at or after `from`; returns n when none. Looks for the 01 with
-  // memchr (01 bytes are rare in slice data, so this skips most of a frame at memory speed:
-  // the packager splits every video frame twice, P-7).
-  auto find_start = [&](size_t from) {
-    size_t i = from + 2;  // where the 01 of a start code at `from` would be
-    while (i < n) {
-      const void* one = std::memchr(data.data() + i, 1, n - i);
-      if (one == nullptr) return n;
-      size_t j = static_cast<size_t>(static_cast<const char*>(one) - data.data());
-      if (data[j - 1] == 0 && data[j - 2] == 0) return j - 2;
-      i = j + 1;
-    }
-    return n;
-  };
-  size_t sc = find_start(0);
+  size_t i = from + 2;
+  while (i < n) {
+    const void* one = std::memchr(data.data() + i, 1, n - i);
+    if (one == nullptr) return n;
+    size_t j = static_cast<size_t>(static_cast<const char*>(one) - data.data());
+    if (data[j - 1] == 0 && data[j - 2] == 0) return j - 2;
+    i = j + 1;
+  }
+  return n;
+}
+
+}  // namespace
+
+bool NextAnnexBNal(std::string_view data, size_t* pos, std::string_view* nal) {
+  const size_t n = data.size();
+  // The first call finds the first start code; later ones start at the one the last call found.
+  size_t sc = *pos == 0 ? FindStartCode(data, 0) : *pos;
   while (sc < n) {
     size_t begin = sc + 3;
-    size_t next = find_start(begin);
+    size_t next = FindStartCode(data, begin);
     size_t end = next;
     // Zero bytes before the next start code (a 4-byte start code's leading zero or
     // trailing_zero_8bits) are not part of the NAL unit.
     while (end > begin && data[end - 1] == 0) --end;
-    if (end > begin) nals.push_back(data.substr(begin, end - begin));
     sc = next;
+    if (end > begin) {
+      *pos = next;  // > 0: a start code found after a NAL unit's first byte
+      *nal = data.substr(begin, end - begin);
+      return true;
+    }
   }
+  *pos = n;
+  return false;
+}
+
+std::vector<std::string_view> SplitAnnexB(std::string_view data) {
+  std::vector<std::string_view> nals;
+  size_t pos = 0;
+  std::string_view nal;
+  while (NextAnnexBNal(data, &pos, &nal)) nals.push_back(nal);
   return nals;
 }
 

@@ -18,6 +18,12 @@ namespace meshwork::media {
 // Splits an Annex B byte stream into NAL units (without start codes).
 std::vector<std::string_view> SplitAnnexB(std::string_view data);
 
+// The NAL units of an Annex B byte stream one at a time, for a caller that may stop early
+// (P-7: the demuxer needs the NAL units before the first slice only, not the slice data).
+// `*pos` starts at 0; each call stores the next non-empty NAL unit (without its start code) in
+// `*nal` and returns true, or returns false at the end.
+bool NextAnnexBNal(std::string_view data, size_t* pos, std::string_view* nal);
+
 // Removes emulation-prevention bytes (00 00 03 → 00 00).
 std::string UnescapeRbsp(std::string_view nal);
 

@@ -321,7 +321,16 @@ std::string Fmp4Writer::Fragment(std::span<const Frame> frames, uint32_t sequenc
     trafs.push_back({&t, std::move(samples)});
   }
 
+  size_t payload = 0;
+  size_t sample_count = 0;
+  for (const Traf& traf : trafs) {
+    for (const Sample& s : traf.samples) payload += s.data.size();
+    sample_count += traf.samples.size();
+  }
   Writer w;
+  // moof: mfhd, and per track traf/tfhd/tfdt/trun headers (well under 256 bytes) and 16 bytes
+  // per sample; then the mdat (P-7: written once, without regrowing the string).
+  w.Reserve(64 + 256 * trafs.size() + 16 * sample_count + 8 + payload);
   const size_t moof_start = w.size();
   w.Begin("moof");
   w.BeginFull("mfhd", 0, 0);
@@ -351,10 +360,6 @@ std::string Fmp4Writer::Fragment(std::span<const Frame> frames, uint32_t sequenc
   }
   w.End();  // moof
 
-  size_t payload = 0;
-  for (const Traf& traf : trafs) {
-    for (const Sample& s : traf.samples) payload += s.data.size();
-  }
   const size_t mdat_header = 8;
   size_t offset = w.size() - moof_start + mdat_header;
   for (Traf& traf : trafs) {

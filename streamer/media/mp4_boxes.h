@@ -35,6 +35,8 @@ class Writer {
   }
   void Zeros(size_t n) { out_.append(n, '\0'); }
   void Bytes(std::string_view b) { out_.append(b); }
+  // Room for `n` more bytes, so that a box of known size is written without regrowing.
+  void Reserve(size_t n) { out_.reserve(out_.size() + n); }
   void FourCc(const char (&cc)[5]) { out_.append(cc, 4); }
 
   void Begin(const char (&type)[5]) {

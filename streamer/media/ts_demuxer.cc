@@ -57,9 +57,10 @@ struct TsDemuxer::Impl {
   struct Stream {
     uint8_t stream_type = 0;
     TrackInfo info;
-    bool announced = false;  // on_track called with a usable TrackInfo
-    std::string sps;         // the SPS the info was derived from
-    std::string pes;         // PES being reassembled
+    bool announced = false;     // on_track called with a usable TrackInfo
+    std::string sps;            // the SPS the info was derived from
+    std::string pes;            // PES being reassembled
+    size_t last_pes_bytes = 0;  // the previous PES's size: the next one's buffer is that big
     bool in_pes = false;
     // Timestamps (unwrapped) of the previous frame, for unwrapping and for PES without PTS.
     bool have_ts = false;
@@ -345,6 +346,9 @@ struct TsDemuxer::Impl {
     if (pusi) {
       CompletePes(pid, s);
       s.in_pes = true;
+      // P-7: room for a PES like the last one (≤ kMaxPesBytes), so that a video frame is not
+      // regrown (and copied) a dozen times from 184-byte packets.
+      s.pes.reserve(std::max(payload.size(), s.last_pes_bytes + s.last_pes_bytes / 8));
       s.pes.assign(payload);
     } else if (s.in_pes) {
       if (s.pes.size() + payload.size() > kMaxPesBytes) {
@@ -370,6 +374,7 @@ struct TsDemuxer::Impl {
     s.in_pes = false;
     std::string pes = std::move(s.pes);
     s.pes.clear();
+    s.last_pes_bytes = pes.size();
     auto b = AsSpan(pes);
     if (b.size() < 9 || b[0] != 0 || b[1] != 0 || b[2] != 1) {
       ++stats().pes_dropped;
@@ -458,17 +463,24 @@ struct TsDemuxer::Impl {
     bool keyframe = false;
     std::string_view sps;
     std::vector<std::string> params;
-    for (std::string_view nal : SplitAnnexB(es)) {
+    // Up to the first slice: parameter sets and SEI come before it, and its type says whether
+    // the picture is a keyframe (every slice of an IDR/IRAP picture has the same type). The
+    // rest of the access unit is slice data, not scanned (P-7).
+    size_t pos = 0;
+    std::string_view nal;
+    while (NextAnnexBNal(es, &pos, &nal)) {
       if (hevc) {
         int t = HevcNalType(nal);
         if (t >= 16 && t <= 23) keyframe = true;
         if (t == 33 && sps.empty()) sps = nal;
         if (t >= 32 && t <= 34) params.emplace_back(nal);
+        if (t >= 0 && t <= 31) break;  // a VCL NAL unit
       } else {
         int t = H264NalType(nal);
         if (t == 5) keyframe = true;
         if (t == 7 && sps.empty()) sps = nal;
         if (t == 7 || t == 8) params.emplace_back(nal);
+        if (t >= 1 && t <= 5) break;  // a coded slice
       }
     }
     if (!sps.empty()) {

@@ -139,8 +139,10 @@ void TsMuxer::WriteFrame(const Frame& frame, std::string& out) {
   const bool with_dts = frame.dts != frame.pts;
   const bool add_aud = track.codec == Codec::kH264 && !StartsWithH264Aud(data);
   static const std::string kAud("\x00\x00\x00\x01\x09\xf0", 6);
+  // The PES is its header (with the AUD) followed by the frame's bytes, copied from the frame
+  // straight into the packets (P-7: no intermediate copy of the frame).
   std::string pes;
-  pes.reserve(19 + (add_aud ? kAud.size() : 0) + data.size());
+  pes.reserve(19 + kAud.size());
   pes.append("\x00\x00\x01", 3);
   pes.push_back(static_cast<char>(track.stream_id));
   size_t pes_length = 3 + (with_dts ? 10 : 5) + (add_aud ? kAud.size() : 0) + data.size();
@@ -154,7 +156,17 @@ void TsMuxer::WriteFrame(const Frame& frame, std::string& out) {
   PutTimestamp(pes, with_dts ? 0x3 : 0x2, frame.pts);
   if (with_dts) PutTimestamp(pes, 0x1, frame.dts);
   if (add_aud) pes.append(kAud);
-  pes.append(data);
+  const size_t pes_size = pes.size() + data.size();
+  // Appends bytes [from, from+n) of the PES (header, then frame) to `out`.
+  auto append_pes = [&](size_t from, size_t n) {
+    if (from < pes.size()) {
+      size_t k = std::min(n, pes.size() - from);
+      out.append(pes, from, k);
+      from += k;
+      n -= k;
+    }
+    if (n > 0) out.append(data, from - pes.size(), n);
+  };
 
   // Adaptation field of the first packet: PCR on the PCR PID, random access on keyframes.
   const bool with_pcr = track.pid == pcr_pid_;
@@ -175,10 +187,10 @@ void TsMuxer::WriteFrame(const Frame& frame, std::string& out) {
 
   size_t off = 0;
   bool first = true;
-  while (first || off < pes.size()) {
+  while (first || off < pes_size) {
     std::string af = first ? first_af : std::string();
     bool has_af = !af.empty();
-    size_t remaining = pes.size() - off;
+    size_t remaining = pes_size - off;
     size_t capacity = kPacket - 4 - (has_af ? 1 + af.size() : 0);
     if (remaining < capacity) {
       // Last packet: fill it with adaptation-field stuffing.
@@ -203,7 +215,7 @@ void TsMuxer::WriteFrame(const Frame& frame, std::string& out) {
       out.push_back(static_cast<char>(af.size()));
       out.append(af);
     }
-    out.append(pes, off, payload);
+    append_pes(off, payload);
     off += payload;
     first = false;
   }
