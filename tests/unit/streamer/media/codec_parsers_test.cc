@@ -139,6 +139,33 @@ TEST_CASE("S-3 SplitAnnexB splits on 3- and 4-byte start codes") {
   CHECK(lead[0] == std::string_view("\x09\xf0", 2));
 }
 
+TEST_CASE("P-7 NextAnnexBNal walks the NAL units one at a time and can stop early") {
+  const std::string data(
+      "\x00\x00\x00\x01\x67\x64\x00\x00\x01\x68\xee\x00\x00\x00\x01\x65\x88"
+      "\x00\x00\x03\x01\x00\x00\x01\x41\x9a",
+      26);
+  std::vector<std::string_view> walked;
+  size_t pos = 0;
+  std::string_view nal;
+  while (NextAnnexBNal(data, &pos, &nal)) walked.push_back(nal);
+  CHECK(walked == SplitAnnexB(data));
+  REQUIRE(walked.size() == 4);
+  // Stopping at the first slice (type 5) leaves the rest unread; the walk resumes from there.
+  pos = 0;
+  int seen = 0;
+  while (NextAnnexBNal(data, &pos, &nal)) {
+    ++seen;
+    if ((nal[0] & 0x1f) == 5) break;
+  }
+  CHECK(seen == 3);
+  REQUIRE(NextAnnexBNal(data, &pos, &nal));
+  CHECK(nal == std::string_view("\x41\x9a", 2));
+  CHECK_FALSE(NextAnnexBNal(data, &pos, &nal));
+  CHECK_FALSE(NextAnnexBNal(data, &pos, &nal));  // stays at the end
+  pos = 0;
+  CHECK_FALSE(NextAnnexBNal("no start code", &pos, &nal));
+}
+
 TEST_CASE("S-3 UnescapeRbsp removes emulation-prevention bytes") {
   CHECK(UnescapeRbsp(std::string("\x00\x00\x03\x01", 4)) == std::string("\x00\x00\x01", 3));
   CHECK(UnescapeRbsp(std::string("\x00\x00\x03\x00\x00\x03", 6)) ==
