@@ -1,7 +1,5 @@
 #include "streamer/delivery/viewer_routes.h"
 
-#include <charconv>
-
 #include "absl/strings/str_cat.h"
 #include "common/http/content.h"
 #include "common/http/response.h"
@@ -14,6 +12,7 @@
 #include "streamer/delivery/playlists.h"
 #include "streamer/delivery/responses.h"
 #include "streamer/delivery/shedder.h"
+#include "streamer/delivery/viewer_path.h"
 #include "streamer/ott/ott_gate.h"
 #include "streamer/relay/relay.h"
 
@@ -24,23 +23,9 @@ using http::Responder;
 
 namespace {
 
-// What a viewer path names.
-struct Target {
-  enum Kind {
-    kMaster,
-    kMedia,
-    kSegment,
-    kLlMaster,
-    kLlMedia,
-    kInit,
-    kM4s,
-    kPart,
-    kMpd
-  } kind = kMaster;
-  std::string stream;
-  std::string rendition;
-  int64_t msn = 0;
-  int part = -1;
+// What a viewer path names (viewer_path.h), with the stream it names and what admission
+// found for this viewer.
+struct Target : ViewerPath {
   std::shared_ptr<StreamPipeline> pipeline;
   std::string carry;        // the query every URI written for this viewer carries
   std::string carry_token;  // the same for URIs that lead to another node
@@ -48,64 +33,16 @@ struct Target {
   uint64_t max_sessions = 0;
 };
 
-bool ParseMsn(std::string_view s, int64_t* msn) {
-  if (s.empty() || s.size() > 18) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *msn);
-  return ec == std::errc() && p == s.data() + s.size() && *msn >= 0 && *msn <= kMaxMsn;
-}
-
 std::optional<Target> Resolve(std::string_view path, const StreamManager& streams) {
-  if (!path.empty() && path.front() == '/') path.remove_prefix(1);
-  size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
-  std::string_view prefix = path.substr(0, slash);
-  std::string_view file = path.substr(slash + 1);
+  std::shared_ptr<StreamPipeline> found;
+  auto parsed = ParseViewerPath(path, [&](std::string_view name) {
+    found = streams.Find(std::string(name));
+    return found != nullptr;
+  });
+  if (!parsed) return std::nullopt;
   Target t;
-  auto ends_with = [&file](std::string_view suffix) {
-    return file.size() > suffix.size() && file.substr(file.size() - suffix.size()) == suffix;
-  };
-  if (file == "index.mpd") {
-    if (!(t.pipeline = streams.Find(std::string(prefix)))) return std::nullopt;
-    t.kind = Target::kMpd;
-    t.stream = prefix;
-    return t;
-  }
-  if (file == "index.m3u8" || file == "index.ll.m3u8") {
-    bool ll = file == "index.ll.m3u8";
-    if ((t.pipeline = streams.Find(std::string(prefix)))) {
-      t.kind = ll ? Target::kLlMaster : Target::kMaster;
-      t.stream = prefix;
-      return t;
-    }
-    t.kind = ll ? Target::kLlMedia : Target::kMedia;
-  } else if (ends_with(".ts") && ParseMsn(file.substr(0, file.size() - 3), &t.msn)) {
-    t.kind = Target::kSegment;
-  } else if (file == "init.mp4") {
-    t.kind = Target::kInit;
-  } else if (ends_with(".m4s")) {
-    std::string_view name = file.substr(0, file.size() - 4);
-    size_t dot = name.find('.');
-    int64_t part = 0;
-    if (dot == std::string_view::npos) {
-      if (!ParseMsn(name, &t.msn)) return std::nullopt;
-      t.kind = Target::kM4s;
-    } else {
-      if (!ParseMsn(name.substr(0, dot), &t.msn) || !ParseMsn(name.substr(dot + 1), &part) ||
-          part > 100'000) {
-        return std::nullopt;
-      }
-      t.kind = Target::kPart;
-      t.part = static_cast<int>(part);
-    }
-  } else {
-    return std::nullopt;
-  }
-  size_t split = prefix.rfind('/');
-  if (split == std::string_view::npos || split == 0) return std::nullopt;
-  t.stream = prefix.substr(0, split);
-  t.rendition = prefix.substr(split + 1);
-  t.pipeline = streams.Find(t.stream);
-  if (!t.pipeline) return std::nullopt;
+  static_cast<ViewerPath&>(t) = std::move(*parsed);
+  t.pipeline = std::move(found);  // the last lookup was the stream's, and found it
   return t;
 }
 
