@@ -200,6 +200,15 @@ TEST_CASE(
   auto node = StartIngestWithStream(central, "ingest-1", "cmaf");
   auto push = PushFile(SourceTs(60), node.publish, "cmaf");
   std::string mpd = WaitForMpd(node, "cmaf");
+  // A rendition is listed once its first segment is in: audio's may close a frame before
+  // video's (a CI run read the MPD in between).
+  Eventually(
+      [&] {
+        mpd = WaitForMpd(node, "cmaf");
+        return mpd.find("contentType=\"video\"") != std::string::npos &&
+               mpd.find("contentType=\"audio\"") != std::string::npos;
+      },
+      10s);
   INFO(mpd);
   CHECK(mpd.find("contentType=\"audio\"") != std::string::npos);
   CHECK(mpd.find("contentType=\"video\"") != std::string::npos);
