@@ -34,9 +34,13 @@ size_t NewestPartBytes(const Streamer& node, const std::string& playlist) {
   return Http("GET", node.http, "/live/v1/" + last).body.size();
 }
 
+// [2slots]: two players and a timing check. Beside load, the edge's relay can begin the hinted
+// part's fetch after the viewer asked: the viewer is then held until the part is complete
+// instead of joining it in flight (a known gap, issue 30) and the check fails.
 TEST_CASE(
     "P-13 S-19 a viewer at an edge receives a part's first bytes before its upstream finished "
-    "sending it, over HTTP/1.1 and h2, and dash.js and Shaka play DASH through the edge") {
+    "sending it, over HTTP/1.1 and h2, and dash.js and Shaka play DASH through the edge",
+    "[2slots]") {
   TcpProxy link;  // the ingest node's public address: the edge's only way to it
   auto central = StartCentral(MakeTempDir("in-flight"));
   auto ingest = StartIngestWithStream(
