@@ -481,6 +481,8 @@ class Relay::StreamRelay {
     if (!registry || std::make_pair(key.msn, key.part) <= f.last_part) return true;
     auto object = registry->Begin(stream_, f.name, key);
     if (!object) return true;  // the registry is full: the part is fetched once listed
+    // Viewers that asked before the fetch began are held for the whole part: they join it now.
+    relay_->store_->WakeObjectWaiters(stream_, f.name, key);
     auto hinted = std::make_unique<Hinted>(registry, stream_, f.name, key, object);
     std::string timing_field;
     auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),

@@ -433,6 +433,12 @@ absl::Status OriginStore::Wait(const std::string& stream, const std::string& ren
   return absl::OkStatus();
 }
 
+void OriginStore::WakeObjectWaiters(const std::string& stream, const std::string& rendition,
+                                    ObjectKey key) {
+  waiters_.Publish(ObjectWaiterKey(stream, rendition, key),
+                   Position{std::numeric_limits<int64_t>::max(), -1});
+}
+
 std::function<uint64_t(int64_t msn)> ListedVersions(std::shared_ptr<const OriginStreamView> view,
                                                     const std::string& rendition, bool ts) {
   std::shared_ptr<const OriginRendition> r;

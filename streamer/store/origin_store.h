@@ -135,6 +135,11 @@ class OriginStore {
                     uint64_t seen_generation, boost::asio::any_io_executor executor,
                     Waiters::TimePoint deadline, Waiters::Callback callback);
 
+  // P-13: releases the viewers held for the object (kPublished) so that they look again: a
+  // relay has just begun it in flight, and they join it as its bytes arrive instead of waiting
+  // for the whole object. A released viewer that finds nothing new holds again.
+  void WakeObjectWaiters(const std::string& stream, const std::string& rendition, ObjectKey key);
+
   // Holds until (stream, rendition) has published `position` (a blocking playlist reload,
   // a streamed segment); one already published completes at once. ResourceExhausted beyond
   // max_waiters.
