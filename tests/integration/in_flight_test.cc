@@ -34,9 +34,9 @@ size_t NewestPartBytes(const Streamer& node, const std::string& playlist) {
   return Http("GET", node.http, "/live/v1/" + last).body.size();
 }
 
-// [2slots]: two players and a timing check. Beside load, the edge's relay can begin the hinted
-// part's fetch after the viewer asked: the viewer is then held until the part is complete
-// instead of joining it in flight (a known gap, issue 30) and the check fails.
+// [2slots]: two players and a timing check. Beside load the edge's relay may begin the hinted
+// part's fetch after the viewer asked: the held viewer is then woken to join it in flight
+// (OriginStore::WakeObjectWaiters; before that it waited for the whole part and this failed).
 TEST_CASE(
     "P-13 S-19 a viewer at an edge receives a part's first bytes before its upstream finished "
     "sending it, over HTTP/1.1 and h2, and dash.js and Shaka play DASH through the edge",
