@@ -84,6 +84,34 @@ TEST_CASE("L-7 a held read is released the moment its object is published") {
   CHECK(store.waiting() == 0);
 }
 
+TEST_CASE("P-13 a read held for an object is woken when a relay begins it in flight") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  store.Apply(Configs({{"live/ch1", StreamObject()}}));
+  REQUIRE(store.Publish(Put("a", 0)).ok());
+  clock.Advance(2100ms);
+  auto view = store.View("live/ch1");
+  ObjectKey key{ObjectKey::kTs, 1, -1};
+  auto d = store.Decide(*view, view->renditions.at("v1").get(), key);
+  REQUIRE(d.verdict == ReadDecision::kHold);
+  boost::asio::io_context io;
+  std::vector<Waiters::Outcome> fired;
+  REQUIRE(store
+              .Wait("live/ch1", "v1", key, d.generation, io.get_executor(), clock.Monotonic() + 10s,
+                    [&](Waiters::Outcome o) { fired.push_back(o); })
+              .ok());
+  // Another object's wake leaves it held; its own wakes it (to look for the object in flight).
+  store.WakeObjectWaiters("live/ch1", "v1", {ObjectKey::kTs, 2, -1});
+  io.poll();
+  CHECK(fired.empty());
+  store.WakeObjectWaiters("live/ch1", "v1", key);
+  io.restart();
+  io.poll();
+  REQUIRE(fired.size() == 1);
+  CHECK(fired[0] == Waiters::Outcome::kPublished);
+  CHECK(store.waiting() == 0);
+}
+
 TEST_CASE("L-7 a waiter registered after the publish it waits for is released at once") {
   FakeClock clock;
   OriginStore store({}, clock);
