@@ -34,9 +34,10 @@ size_t NewestPartBytes(const Streamer& node, const std::string& playlist) {
   return Http("GET", node.http, "/live/v1/" + last).body.size();
 }
 
-// [2slots]: two players and a timing check. Beside load the edge's relay may begin the hinted
-// part's fetch after the viewer asked: the held viewer is then woken to join it in flight
-// (OriginStore::WakeObjectWaiters; before that it waited for the whole part and this failed).
+// [2slots]: two players and a timing check. Known failure (issue 30, cause not found): in the
+// ASan build the h2 viewer of hint …829.3 gets the part only once it is complete in 3 runs of
+// 4 (and in CI rehearsals beside load); waking held viewers when the relay begins a part
+// (OriginStore::WakeObjectWaiters) did not change it. The plain build passes.
 TEST_CASE(
     "P-13 S-19 a viewer at an edge receives a part's first bytes before its upstream finished "
     "sending it, over HTTP/1.1 and h2, and dash.js and Shaka play DASH through the edge",
