@@ -213,8 +213,9 @@ class Relay::StreamRelay {
     return relay_->store_->Publish(std::move(request)).status();
   }
 
-  // P-13: a part fetched on the upstream's preload hint, registered in InFlightObjects from
-  // before its first byte until the store has it (or the relay moves on): ended on destruction.
+  // P-13: a part fetched from upstream (on its preload hint, or listed there and not relayed
+  // yet), registered in InFlightObjects from before its first byte until the store has it (or
+  // the relay moves on): ended on destruction.
   class Hinted {
    public:
     Hinted(InFlightObjects* registry, std::string stream, std::string rendition, ObjectKey key,
@@ -364,10 +365,18 @@ class Relay::StreamRelay {
         std::unique_ptr<Hinted> hinted;
         if (f.hinted && f.hinted->key() == key) hinted = std::move(f.hinted);
         std::string timing;
-        auto bytes = hinted ? absl::StatusOr<Chunk>(hinted->bytes)
-                            : Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name),
-                                  PartDeadline(f), &timing);
-        if (!bytes.ok()) return;
+        absl::StatusOr<Chunk> bytes;
+        if (hinted) {
+          bytes = hinted->bytes;
+        } else {
+          // S-25: still crossing to this node, so viewers held for it get its bytes as they
+          // come (an upstream's hint can be gone by the time its playlist reaches a slow edge).
+          hinted = BeginShared(f, key);
+          bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name), PartDeadline(f),
+                      &timing, hinted ? &hinted->object() : nullptr);
+          if (!bytes.ok()) return;  // `hinted` fails the object for its readers
+          if (hinted) hinted->object().Complete();
+        }
         AdoptOrigin(f, timing);
         PublishPart(f, e, *bytes);
         continue;
@@ -479,14 +488,12 @@ class Relay::StreamRelay {
     InFlightObjects* registry = relay_->options_.in_flight;
     ObjectKey key{ObjectKey::kPart, hint.first, hint.second};
     if (!registry || std::make_pair(key.msn, key.part) <= f.last_part) return true;
-    auto object = registry->Begin(stream_, f.name, key);
-    if (!object) return true;  // the registry is full: the part is fetched once listed
-    // Viewers that asked before the fetch began are held for the whole part: they join it now.
-    relay_->store_->WakeObjectWaiters(stream_, f.name, key);
-    auto hinted = std::make_unique<Hinted>(registry, stream_, f.name, key, object);
+    auto hinted = BeginShared(f, key);
+    if (!hinted) return true;  // the registry is full: the part is fetched once listed
+    GrowingObject* object = &hinted->object();
     std::string timing_field;
     auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),
-                     PartDeadline(f), &timing_field, object.get());
+                     PartDeadline(f), &timing_field, object);
     if (!bytes.ok()) {
       if (absl::IsFailedPrecondition(bytes.status())) return true;
       log::Warn("relay_hinted_part_failed", {{"stream", stream_},
@@ -511,6 +518,17 @@ class Relay::StreamRelay {
     hinted->bytes = *bytes;
     f.hinted = std::move(hinted);
     return true;
+  }
+
+  // The part `key` registered as in flight (null without a registry, or when it is full or
+  // has the part already). Viewers held for the part before the fetch began join it now.
+  std::unique_ptr<Hinted> BeginShared(Follow& f, ObjectKey key) {
+    InFlightObjects* registry = relay_->options_.in_flight;
+    if (!registry) return nullptr;
+    auto object = registry->Begin(stream_, f.name, key);
+    if (!object) return nullptr;
+    relay_->store_->WakeObjectWaiters(stream_, f.name, key);
+    return std::make_unique<Hinted>(registry, stream_, f.name, key, std::move(object));
   }
 
   Relay* relay_;

@@ -103,6 +103,10 @@ const result = {
   wall_s: 0,
   startup_s: null,
   max_stall_s: 0,
+  // Every gap over 0.3 s between two samples where currentTime advanced, by the page's clock:
+  // {end_ms: Date.now() at the advance that ended it, s: its length}. Lets a test bound the
+  // stalls after an event (a node killed at a known wall time) apart from the start-up's.
+  stalls: [],
   seeks: 0,
   errors: [],
   latency_s: null,
@@ -310,6 +314,7 @@ async function run() {
   // wall-clock gap between two samples where currentTime changed, once playback started.
   let prev = null; // {t, wall}
   let lastAdvanceWall = null;
+  let lastAdvancePageMs = null;
   let last = null;
   let consecutiveEvalFailures = 0;
   const latencies = [];
@@ -342,8 +347,11 @@ async function run() {
         }
         if (lastAdvanceWall !== null && result.startup_s !== null) {
           result.max_stall_s = Math.max(result.max_stall_s, wall - lastAdvanceWall);
+          const gapMs = s.wall_ms - lastAdvancePageMs;
+          if (gapMs > 300) result.stalls.push({ end_ms: s.wall_ms, s: gapMs / 1000 });
         }
         lastAdvanceWall = wall;
+        lastAdvancePageMs = s.wall_ms;
       }
     }
     prev = { t: s.t, wall };
@@ -387,6 +395,10 @@ async function run() {
   // A stall still in progress at the end counts too.
   if (lastAdvanceWall !== null && result.startup_s !== null && result.played_s < seconds) {
     result.max_stall_s = Math.max(result.max_stall_s, result.wall_s - lastAdvanceWall);
+    if (last) {
+      const gapMs = last.wall_ms - lastAdvancePageMs;
+      if (gapMs > 300) result.stalls.push({ end_ms: last.wall_ms, s: gapMs / 1000 });
+    }
   }
 
   try {

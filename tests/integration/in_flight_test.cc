@@ -34,10 +34,10 @@ size_t NewestPartBytes(const Streamer& node, const std::string& playlist) {
   return Http("GET", node.http, "/live/v1/" + last).body.size();
 }
 
-// [2slots]: two players and a timing check. Known failure (issue 30, cause not found): in the
-// ASan build the h2 viewer of hint …829.3 gets the part only once it is complete in 3 runs of
-// 4 (and in CI rehearsals beside load); waking held viewers when the relay begins a part
-// (OriginStore::WakeObjectWaiters) did not change it. The plain build passes.
+// [2slots]: two players and a timing check. A slow relay (the ASan build) can miss the
+// upstream's hint for a segment's short last part — the next playlist lists it complete — so
+// the relay's fetch of a listed part is shared in flight too; before that, the h2 viewer of
+// such a part got it only whole (3 runs of 4 in the ASan build).
 TEST_CASE(
     "P-13 S-19 a viewer at an edge receives a part's first bytes before its upstream finished "
     "sending it, over HTTP/1.1 and h2, and dash.js and Shaka play DASH through the edge",

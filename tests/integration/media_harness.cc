@@ -1,5 +1,6 @@
 #include "tests/integration/media_harness.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -133,6 +134,18 @@ Streamer StartIngestWithStream(const Central& central, const std::string& id,
       },
       10s));
   return node;
+}
+
+double MaxStallSince(const nlohmann::json& result, std::chrono::system_clock::time_point since) {
+  if (!result.contains("stalls") || !result["stalls"].is_array()) return -1;
+  const double since_ms = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(since.time_since_epoch()).count());
+  double longest = 0;
+  for (const auto& stall : result["stalls"]) {
+    if (stall["end_ms"].get<double>() >= since_ms)
+      longest = std::max(longest, stall["s"].get<double>());
+  }
+  return longest;
 }
 
 nlohmann::json PlayInBrowser(const std::string& url, int seconds, const std::string& flags) {

@@ -1,6 +1,7 @@
 // Helpers for media tests with real peers: ffmpeg sources, ffprobe checks, playlist parsing.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,11 @@ nlohmann::json PlayInBrowser(const std::string& url, int seconds, const std::str
 // Checks a PlayInBrowser result: play.mjs exited 0, reported ok, played at least `seconds`,
 // and no player error was fatal (the reason, errors and log tail are in the failure).
 void CheckPlayed(const nlohmann::json& result, int seconds);
+
+// The longest stall in a PlayInBrowser result that ended at or after `since` (a wall-clock
+// time: the moment a test failed a node); 0 when none did. A stall that began before `since`
+// counts whole. -1 when the result has no "stalls" list.
+double MaxStallSince(const nlohmann::json& result, std::chrono::system_clock::time_point since);
 
 // PlayInBrowser with the current dash.js (`flags` are more options, e.g. "--seek-to 10"):
 // checks the player that ran is dash.js 5.x and returns the result for CheckPlayed.

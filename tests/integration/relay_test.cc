@@ -304,7 +304,9 @@ TEST_CASE(
 
 // Two ingest nodes with the same source, an edge relaying from one of them under an hls.js
 // LL-HLS viewer; `fail` then takes the edge's upstream away. Returns the player's result
-// after `fail`, having checked that the edge moved to another node. With `parent_edge`
+// after `fail`, having checked that the edge moved to another node, with
+// "stall_after_failure_s": the longest stall that ended after `fail` began (S-21's bound is on
+// the move; a stall while hls.js joins the live edge is the start-up's). With `parent_edge`
 // (S-26) two edges share an office zone: the player plays from the one that relays from the
 // other (the stream's parent edge there), and `fail` takes the parent away.
 nlohmann::json UpstreamFailsUnderPlayer(const std::function<void(Streamer& upstream)>& fail,
@@ -387,6 +389,7 @@ nlohmann::json UpstreamFailsUnderPlayer(const std::function<void(Streamer& upstr
         return !s.empty() && *s.rbegin() >= started + 3;
       },
       20s));
+  const auto failed_at = std::chrono::system_clock::now();
   if (parent) {
     REQUIRE(upstream == (parent == &edge_1 ? "edge-1" : "edge-2"));
     fail(*parent);
@@ -394,6 +397,7 @@ nlohmann::json UpstreamFailsUnderPlayer(const std::function<void(Streamer& upstr
     fail(upstream == "ingest-a" ? a : b);
   }
   auto result = playing.get();
+  result["stall_after_failure_s"] = MaxStallSince(result, failed_at);
   INFO(result.dump());
   CHECK(result["ok"] == true);
   for (const auto& e : result["errors"]) CHECK(e["fatal"] == false);
@@ -421,9 +425,10 @@ TEST_CASE(
   INFO("ok " << result["ok"] << ", errors " << result["errors"].size() << ", seeks "
              << result["seeks"]);
   WARN("S-26 max stall behind the sibling edge after kill -9 of the parent edge: "
-       << result["max_stall_s"] << " s");
-  REQUIRE(result["max_stall_s"].is_number());
-  CHECK(result["max_stall_s"].get<double>() <= 0.5);  // one part target
+       << result["stall_after_failure_s"]
+       << " s (the whole run's, start-up included: " << result["max_stall_s"] << " s)");
+  REQUIRE(result["stall_after_failure_s"].get<double>() >= 0);
+  CHECK(result["stall_after_failure_s"].get<double>() <= 0.5);  // one part target
 }
 
 // Three slots (its file's default): 0.28 s was measured with the R-8 soak beside it, but a CI
@@ -439,10 +444,11 @@ TEST_CASE("R-9 S-21 the edge's upstream black-holed under hls.js: the edge moves
     BlackHole(PortOf(upstream.http));
   });
   INFO(result.dump());
-  WARN("R-9 max stall behind the edge after its upstream was black-holed: " << result["max_stall_s"]
-                                                                            << " s");
-  REQUIRE(result["max_stall_s"].is_number());
-  CHECK(result["max_stall_s"].get<double>() <= 0.5);  // S-21 with R-9: one part target
+  WARN("R-9 max stall behind the edge after its upstream was black-holed: "
+       << result["stall_after_failure_s"]
+       << " s (the whole run's, start-up included: " << result["max_stall_s"] << " s)");
+  REQUIRE(result["stall_after_failure_s"].get<double>() >= 0);
+  CHECK(result["stall_after_failure_s"].get<double>() <= 0.5);  // S-21 with R-9: one part target
 }
 
 // No time bound: two slots.

@@ -276,6 +276,7 @@ nlohmann::json DrainUnderPlayer(const std::string& what, const std::string& path
   // The set-up's own requests to B were a play session there for a few seconds: let it lapse.
   REQUIRE(Eventually([&] { return !Watching(k.central, "node-b"); }, 15s));
   auto drained_at = std::chrono::steady_clock::now();
+  const auto drained_wall = std::chrono::system_clock::now();
   REQUIRE(Http("PATCH", k.central.http, "/central/api-v4/streamers/node-a", R"({"drain": true})")
               .status == 200);
   // B counts a play session from the player's first request there, a segment for a DASH
@@ -290,10 +291,13 @@ nlohmann::json DrainUnderPlayer(const std::string& what, const std::string& path
   INFO(result.dump());
   CHECK(result["ok"] == true);
   for (const auto& e : result["errors"]) CHECK(e["fatal"] == false);
-  REQUIRE(result["max_stall_s"].is_number());
+  // The move is under test; a stall while the player joined the live edge is the start-up's.
+  const double stall = MaxStallSince(result, drained_wall);
+  REQUIRE(stall >= 0);
   WARN("CS-4 " << what << " " << result["player_version"] << ": on node B " << moved_s
-               << " s after the drain; max stall " << result["max_stall_s"] << " s");
-  CHECK(result["max_stall_s"].get<double>() <= 0.5);
+               << " s after the drain; max stall " << stall
+               << " s (start-up included: " << result["max_stall_s"] << " s)");
+  CHECK(stall <= 0.5);
   CHECK(moved_s <= kTtlS + 2 + 1);  // TTL + one target duration + the report's second
   auto hosts = result["frag_hosts"];
   REQUIRE(hosts.size() >= 2);
@@ -317,7 +321,7 @@ TEST_CASE("CS-4 S-17 Shaka moves off a drained node by its BaseURLs and steering
 
 // A player started on node A, A killed under it after steady playback: the result, checked to
 // have played through with no fatal error, fetching from A first and from B last (printed
-// with `what`).
+// with `what`), with "stall_after_failure_s": its longest stall from the kill on.
 nlohmann::json KillUnderPlayer(SteeredCluster& k, const std::string& path, const std::string& flags,
                                const std::string& what) {
   auto playing = std::async(std::launch::async, [&] {
@@ -325,9 +329,11 @@ nlohmann::json KillUnderPlayer(SteeredCluster& k, const std::string& path, const
   });
   REQUIRE(Eventually([&] { return Watching(k.central, "node-a"); }, 30s));
   std::this_thread::sleep_for(4s);  // steady playback on A
+  const auto failed_at = std::chrono::system_clock::now();
   k.a.process->Signal(SIGKILL);
   k.a.process->Wait();
   auto result = playing.get();
+  result["stall_after_failure_s"] = MaxStallSince(result, failed_at);
   INFO(result.dump());
   CHECK(result["ok"] == true);
   for (const auto& e : result["errors"]) CHECK(e["fatal"] == false);
@@ -335,9 +341,10 @@ nlohmann::json KillUnderPlayer(SteeredCluster& k, const std::string& path, const
   REQUIRE(hosts.size() >= 2);
   CHECK(hosts.front() == k.a.http);
   CHECK(hosts.back() == k.b.http);
-  REQUIRE(result["max_stall_s"].is_number());
+  REQUIRE(result["stall_after_failure_s"].get<double>() >= 0);
   WARN(what << " " << result["player_version"] << " after kill -9 of its node: max stall "
-            << result["max_stall_s"] << " s");
+            << result["stall_after_failure_s"] << " s (start-up included: " << result["max_stall_s"]
+            << " s)");
   return result;
 }
 
@@ -392,7 +399,7 @@ TEST_CASE(
   {
     auto result =
         KillUnderPlayer(k, "/ch1/index.m3u8", "--ott", "CS-2 Z-6 hls.js, the office's node");
-    CHECK(result["max_stall_s"].get<double>() <= 0.5);
+    CHECK(result["stall_after_failure_s"].get<double>() <= 0.5);
     // Steering now names only the fallback zone's node (the office's is offline).
     REQUIRE(Eventually(
         [&] {
