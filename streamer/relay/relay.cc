@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "common/crypto/base64url.h"
 #include "common/http/client.h"
+#include "common/http/gunzip.h"
 #include "common/json/bounded_json.h"
 #include "common/log/log.h"
 #include "streamer/media/mp4_probe.h"
@@ -143,7 +144,9 @@ class Relay::StreamRelay {
   // An answer other than 200 is FailedPrecondition (the upstream is there; transport failures
   // and deadlines are Unavailable and DeadlineExceeded). `timing` receives the answer's
   // X-Media-Timing field (left as is when it has none); with `in_flight`, the body's pieces
-  // and that field are handed to the object as they arrive (P-13).
+  // and that field are handed to the object as they arrive (P-13). Playlists are asked for
+  // gzip-compressed (P-16: a parent edge reloads one per part and rendition) and inflated
+  // here; the bytes counted are the compressed ones, what crossed.
   absl::StatusOr<Chunk> Get(http::KeepAliveClient& client, const std::string& target,
                             std::chrono::milliseconds timeout, std::string* timing = nullptr,
                             GrowingObject* in_flight = nullptr) {
@@ -166,6 +169,8 @@ class Relay::StreamRelay {
     if (relay_->options_.cluster_token) {
       request.headers.emplace_back("Authorization", "Bearer " + relay_->options_.cluster_token());
     }
+    const bool playlist = std::string_view(target).substr(0, target.find('?')).ends_with(".m3u8");
+    if (playlist) request.headers.emplace_back("Accept-Encoding", "gzip");
     relay_->requests_.fetch_add(1);
     if (relay_->requests_metric_) relay_->requests_metric_->Increment();
     auto res = client.Fetch(request);
@@ -183,6 +188,15 @@ class Relay::StreamRelay {
     }
     if (auto t = res->find(kMediaTimingField); timing && t != res->end()) {
       *timing = std::string(t->value());
+    }
+    if (auto e = res->find(http::beast_http::field::content_encoding); e != res->end()) {
+      if (!playlist || e->value() != "gzip") {
+        return absl::DataLossError(
+            absl::StrCat("upstream sent Content-Encoding ", std::string(e->value())));
+      }
+      auto text = http::Gunzip(res->body(), relay_->options_.max_object_bytes);
+      if (!text.ok()) return text.status();
+      return std::make_shared<const std::string>(std::move(*text));
     }
     return std::make_shared<const std::string>(std::move(res->body()));
   }
@@ -454,7 +468,8 @@ class Relay::StreamRelay {
       // Two checks: the date-times the playlist gives, and (S-6) the media start of the
       // segment central's fingerprint of the upstream names.
       if (!f.followed_base.empty() && base != f.followed_base &&
-          (!SameTimeline(f.relayed_pdt, *playlist, kSameTimelineToleranceMs) ||
+          (!SameTimeline(f.relayed_pdt, *playlist, kSameTimelineToleranceMs,
+                         f.info->target_duration_ms) ||
            !SameFingerprint(f.relayed_start, upstreams_.timeline_fingerprint(),
                             kSameStartTolerance90k)) &&
           f.other_timeline_in_row < 3) {

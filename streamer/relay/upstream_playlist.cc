@@ -190,14 +190,25 @@ std::vector<std::string> ParseMasterRenditions(std::string_view text) {
 }
 
 bool SameTimeline(const std::map<int64_t, int64_t>& relayed_pdt,
-                  const UpstreamMediaPlaylist& playlist, int64_t tolerance_ms) {
+                  const UpstreamMediaPlaylist& playlist, int64_t tolerance_ms, int64_t segment_ms) {
+  const UpstreamEntry* newest = nullptr;
   for (auto e = playlist.entries.rbegin(); e != playlist.entries.rend(); ++e) {
     if (e->part >= 0 || e->program_date_time_ms == 0) continue;
+    if (!newest) newest = &*e;
     auto known = relayed_pdt.find(e->msn);
     if (known == relayed_pdt.end()) continue;
     const int64_t delta = e->program_date_time_ms - known->second;
     return delta <= tolerance_ms && delta >= -tolerance_ms;
   }
+  if (!newest || relayed_pdt.empty() || segment_ms <= 0) return true;
+  // No msn in common: the time between the two newest segments against their msn distance
+  // (128-bit: the values come from an upstream's text).
+  const auto& [relayed_msn, relayed_ms] = *relayed_pdt.rbegin();
+  const __int128 msns = static_cast<__int128>(newest->msn) - relayed_msn;
+  const __int128 ms = static_cast<__int128>(newest->program_date_time_ms) - relayed_ms;
+  const __int128 slack = static_cast<__int128>(segment_ms) + tolerance_ms;
+  if (msns > 0) return ms >= msns * segment_ms - slack;
+  if (msns < 0) return -ms >= -msns * segment_ms - slack;
   return true;
 }
 

@@ -67,10 +67,16 @@ std::vector<std::string> ParseMasterRenditions(std::string_view text);
 // program date-time of the segments it relayed (msn → ms). The same stream on the same
 // timeline (S-5) gives a segment the same msn and the same date-time on every node; a node
 // on another timeline (its own anchor, a source that restarted elsewhere) lists the same
-// msn at another time. Compared on the newest msn both know, within `tolerance_ms`; true when
-// they share no msn (nothing to tell them apart).
+// msn at another time. Compared on the newest msn both know, within `tolerance_ms`. When they
+// share no msn and `segment_ms` (the template's segment duration) is known, by the S-5 rule
+// instead: msn k starts at the first keyframe at or after k segment durations and a
+// discontinuity adds time, never msns, so from the newest relayed segment to the upstream's
+// newest, the date-time moves at least (msn distance × segment_ms) less one segment and the
+// tolerance — an upstream whose msns run ahead of (or behind) its date-times, a source fed
+// with other timestamps, is another timeline. True when nothing can be compared.
 bool SameTimeline(const std::map<int64_t, int64_t>& relayed_pdt,
-                  const UpstreamMediaPlaylist& playlist, int64_t tolerance_ms);
+                  const UpstreamMediaPlaylist& playlist, int64_t tolerance_ms,
+                  int64_t segment_ms = 0);
 
 // S-6, S-21: whether an upstream's timeline fingerprint ("msn:start:duration", 90 kHz, as
 // central relays it from the node's report) agrees with the starts of the segments an edge

@@ -4,13 +4,15 @@
 // Properties (a violation traps): at most kMaxEntries entries; positions are non-negative and
 // a part's index is bounded; durations are within a day; master rendition names are single,
 // safe path segments without repeats; parsing is deterministic; a part timing field read
-// back from its own formatting is the same.
+// back from its own formatting is the same; a gzip body (P-16: the relay asks for playlists
+// compressed) never inflates past its limit.
 
 #include <cstddef>
 #include <cstdint>
 #include <set>
 #include <string_view>
 
+#include "common/http/gunzip.h"
 #include "streamer/relay/upstream_playlist.h"
 
 namespace {
@@ -54,6 +56,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           again->independent == timing->independent &&
           again->discontinuity == timing->discontinuity &&
           again->timeline_origin == timing->timeline_origin && again->start == timing->start);
+  }
+  // P-16: the relay's playlists come gzip-compressed; what inflates is bounded and parsed.
+  if (auto inflated = meshwork::http::Gunzip(in, 64 * 1024); inflated.ok()) {
+    Check(inflated->size() <= 64 * 1024);
+    (void)ParseMediaPlaylist(*inflated);
   }
   // S-6: a fingerprint from central's answer; any text is either compared or accepted.
   (void)SameFingerprint({{7, 630000}}, in, 4500);

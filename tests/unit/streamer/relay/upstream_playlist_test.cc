@@ -79,6 +79,41 @@ TEST_CASE("S-21 an upstream is on the edge's timeline when a segment both know h
 }
 
 TEST_CASE(
+    "S-21 S-5 with no msn in common, an upstream whose msns run ahead of or behind its "
+    "date-times is on another timeline") {
+  // The edge relayed msn 100…102 (2 s segments); the upstream lists 150…152 at nearly the
+  // same wall time: its source's timestamps are 100 s later, so its msn 150 is the media
+  // the edge knows as 100.
+  std::map<int64_t, int64_t> relayed;
+  for (int64_t msn : {100, 101, 102}) relayed[msn] = 1'000'000 + msn * 2000;
+  auto listing = [](int64_t first, int64_t first_ms) {
+    UpstreamMediaPlaylist p;
+    for (int64_t i = 0; i < 3; ++i) {
+      p.entries.push_back({first + i, -1, 2'000'000, first_ms + i * 2000, false, false});
+    }
+    return p;
+  };
+  const int64_t now_ms = relayed[102] + 4000;
+  CHECK_FALSE(SameTimeline(relayed, listing(150, now_ms), 1000, 2000));
+  CHECK_FALSE(SameTimeline(relayed, listing(40, now_ms), 1000, 2000));  // msns behind
+  // Without the segment duration nothing tells them apart (the old rule).
+  CHECK(SameTimeline(relayed, listing(150, now_ms), 1000));
+  // The same timeline, ahead by a few segments: its date-times follow its msns (a segment's
+  // start may come up to a keyframe interval late: within one segment).
+  CHECK(SameTimeline(relayed, listing(106, relayed[102] + 4 * 2000 - 1500), 1000, 2000));
+  // A discontinuity upstream (a source gap of 30 s) adds time, never msns: still the same.
+  CHECK(SameTimeline(relayed, listing(106, relayed[102] + 4 * 2000 + 30'000), 1000, 2000));
+  // An upstream behind the edge on the same timeline (it lists older segments only).
+  relayed[110] = relayed[102] + 8 * 2000;
+  relayed.erase(100);
+  relayed.erase(101);
+  relayed.erase(102);
+  CHECK(SameTimeline(relayed, listing(100, 1'000'000 + 100 * 2000), 1000, 2000));
+  // Absurd msns from an upstream's text neither overflow nor pass.
+  CHECK_FALSE(SameTimeline(relayed, listing(INT64_MAX - 3, now_ms), 1000, 2000));
+}
+
+TEST_CASE(
     "P-13 S-25 an object's timing field reads back as written, timeline origin included, and "
     "malformed fields are refused") {
   UpstreamEntry written;
