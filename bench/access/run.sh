@@ -16,9 +16,9 @@
 #   1 MiB segment                          open / sid / token (?token=T) / bearer
 #
 # Load: wrk -t${WRK_THREADS:-1} -c${CONNECTIONS:-100} -dDURATION (default 10 s) per case and
-# server, keep-alive; THREADS (default 2) streamer HTTP threads / nginx workers. Bar: every
+# server, keep-alive, ROUNDS (default 3) times each in turn, the median reported; THREADS (default 2) streamer HTTP threads / nginx workers. Bar: every
 # protected case ≥ 0.95 × the same case open (req/s), no non-2xx answer.
-# Loopback only; everything it starts is stopped on exit; ~1.5 min with the defaults. Uses the
+# Loopback only; everything it starts is stopped on exit; ~5 min with the defaults. Uses the
 # binaries in BUILD_DIR (default <repo>/build), /usr/sbin/nginx, wrk and python3.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -92,13 +92,17 @@ measure() {  # measure NAME PATH MODE URL [WRK_ARGS...]
   read -r rps mbs bad < <(wrk_get "$url" "$@")
   echo "$name|$mode|$rps|$mbs|$bad" >>"$work/results"
 }
-for c in "media playlist|v1/index.m3u8" "1 MiB segment|$seg"; do
-  name="${c%%|*}"; p="${c#*|}"
-  measure "$name" "$p" open "http://$viewer/open/$p"
-  measure "$name" "$p" sid "http://$viewer/prot/$p?$sid"
-  measure "$name" "$p" token "http://$viewer/prot/$p?token=$token"
-  measure "$name" "$p" bearer "http://$viewer/prot/$p" "${bearer[@]}"
-  measure "$name" "$p" nginx "http://127.0.0.1:$nginx_port/open/$p"
+# ROUNDS (default 3) rounds, every case once per round in turn, so a drift of the machine
+# touches every mode alike; each mode's figure is the median of its rounds.
+for round in $(seq 1 "${ROUNDS:-3}"); do
+  for c in "media playlist|v1/index.m3u8" "1 MiB segment|$seg"; do
+    name="${c%%|*}"; p="${c#*|}"
+    measure "$name" "$p" open "http://$viewer/open/$p"
+    measure "$name" "$p" sid "http://$viewer/prot/$p?$sid"
+    measure "$name" "$p" token "http://$viewer/prot/$p?token=$token"
+    measure "$name" "$p" bearer "http://$viewer/prot/$p" "${bearer[@]}"
+    measure "$name" "$p" nginx "http://127.0.0.1:$nginx_port/open/$p"
+  done
 done
 
 printf '\nP-17 viewer access, wrk -t%s -c%s -d%ss per case, %s streamer HTTP threads / nginx workers\n' \
@@ -106,9 +110,16 @@ printf '\nP-17 viewer access, wrk -t%s -c%s -d%ss per case, %s streamer HTTP thr
 python3 - "$work/results" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("|") for l in open(sys.argv[1])]
-by = {}
+runs = {}
 for name, mode, rps, mbs, bad in rows:
-    by.setdefault(name, {})[mode] = (float(rps), float(mbs), int(bad))
+    runs.setdefault(name, {}).setdefault(mode, []).append((float(rps), float(mbs), int(bad)))
+by = {}
+for name, modes in runs.items():
+    for mode, rs in modes.items():
+        ordered = sorted(rs)
+        mid = ordered[len(ordered) // 2]
+        by.setdefault(name, {})[mode] = (mid[0], mid[1], sum(r[2] for r in rs))
+        print(f"{name} {mode}: rounds " + ", ".join(f"{r[0]:.0f}" for r in rs) + " req/s")
 fails = 0
 print(f"{'case':<16} {'mode':<7} {'req/s':>9} {'MiB/s':>8} {'non-2xx':>7} {'÷ open':>7} {'bar':>6}")
 for name, modes in by.items():
