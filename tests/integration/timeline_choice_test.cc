@@ -28,12 +28,6 @@ int64_t NewestAt(const Streamer& edge) {
   return info.entries.empty() ? -1 : info.entries.back().msn;
 }
 
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST_CASE(
     "S-21 S-6 an edge passes over an upstream on another timeline, and follows it once no "
     "other is left") {
@@ -72,7 +66,7 @@ TEST_CASE(
   const std::string log_after_a = ReadFile(edge.process->log_path());
   INFO(log_after_a.substr(log_after_a.size() > 4000 ? log_after_a.size() - 4000 : 0));
   // It was offered ingest-b first and passed it over (S-21: same timeline only).
-  CHECK(Count(log_after_a, "event=relay_upstream_other_timeline") >= 1);
+  CHECK(log_after_a.find("event=relay_upstream_other_timeline") != std::string::npos);
   CHECK(log_after_a.find("event=relay_failover stream=live node=ingest-b") != std::string::npos);
   const int64_t on_c = NewestAt(edge);
   REQUIRE(Eventually([&] { return NewestAt(edge) >= on_c + 2; }, 20s));
