@@ -36,7 +36,9 @@ double Since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-TEST_CASE("S-12 S-13 blocking reload and preload hints hold until publish, 503 after 3 targets") {
+TEST_CASE(
+    "S-12 S-13 S-14 S-15 blocking reload and preload hints hold until publish, parts outlive "
+    "their listing, 503 after 3 targets") {
   auto dir = MakeTempDir("llhls");
   auto central = StartCentral(dir);
   auto node = StartIngestWithStream(central, "ingest-1", "ll");
@@ -91,6 +93,28 @@ TEST_CASE("S-12 S-13 blocking reload and preload hints hold until publish, 503 a
 
   // The source stops: a request for a segment that never comes answers 503 after 3 × 2 s.
   push->Wait();
+
+  // S-14: the playlist lists the parts of its newest segments only; a segment's parts stay
+  // downloadable for 3 target durations after they leave it — those of the three segments
+  // before the oldest one still listed with parts left within that time.
+  {
+    const std::string text = Http("GET", node.http, "/ll/v1/index.ll.m3u8").body;
+    std::smatch m;
+    REQUIRE(std::regex_search(text, m, std::regex("#EXT-X-PART:[^\n]*URI=\"([0-9]+)\\.")));
+    const int64_t oldest_with_parts = std::stoll(m[1]);
+    auto listed = ParseMediaPlaylist(text);
+    REQUIRE(!listed.entries.empty());
+    INFO(text);
+    REQUIRE(listed.entries.front().msn <= oldest_with_parts - 3);  // they were published here
+    for (int64_t back = 1; back <= 3; ++back) {
+      const std::string name = std::to_string(oldest_with_parts - back) + ".0.m4s";
+      CHECK(text.find("URI=\"" + name) == std::string::npos);
+      auto left = Http("GET", node.http, "/ll/v1/" + name);
+      INFO(name);
+      CHECK(left.status == 200);
+      CHECK(left.body.substr(4, 4) == "moof");
+    }
+  }
   edge = LiveEdge(node, "ll");
   start = std::chrono::steady_clock::now();
   auto never = Http("GET", node.http,
