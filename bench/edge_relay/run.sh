@@ -197,6 +197,11 @@ print("    viewers: %d requests, %d errors %s; %d parts, %d segments, %d playlis
 f = a["first"]
 print("    added to a part first byte over the origin, first viewer of each part:"
       " p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d parts)" % (f["p50"], f["p99"], f["max"], f["n"]))
+p = a.get("front_probe")
+if p:
+    print("    added, one viewer of the front on its own thread (apart from this load generator\x27s queue):"
+          " p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d parts, %d errors)" % (
+          p["p50"], p["p99"], p["max"], p["n"], p["errors"]))
 print("    added, every viewer (includes serving them all on this machine):"
       " p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d answers; probe errors %d)" % (
       a["p50"], a["p99"], a["max"], a["n"], a["probe_errors"]))'

@@ -27,8 +27,9 @@
 // follows the same path on the probe address (the upstream itself), and the result adds the
 // delay each viewer's part answers had over the probe's answer for the same part (time of the
 // response header's arrival), in ms: "added_ms":{"n":…,"p50":…,"p99":…,"max":…,
-// "first":{…}} (P-13), where "first" is over parts, of each part's earliest viewer.
-// The viewers share one thread (asio coroutines), the probe has its own; loopback use only.
+// "first":{…},"front_probe":{…}} (P-13), where "first" is over parts, of each part's earliest
+// viewer, and "front_probe" that of one more viewer of the front on a thread of its own.
+// The viewers share one thread (asio coroutines), the probes have their own; loopback use only.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -491,8 +492,25 @@ int main(int argc, char** argv) {
                    asio::detached);
     probe_thread = std::thread([&probe_io] { probe_io.run(); });
   }
+  // With the probe, one more viewer of the front on a thread of its own ("front_probe"): what
+  // the front adds, without the time this process takes to get through the other viewers'
+  // answers first (a front that releases a thousand held reloads at once sends this one
+  // thread a thousand playlists to parse before the first part's answer is read).
+  Totals front_totals;
+  asio::io_context front_io;
+  std::thread front_thread;
+  if (!o.probe_host.empty()) {
+    tcp::resolver front_resolver(front_io);
+    auto front_endpoint = *front_resolver.resolve(o.host, o.port).begin();
+    asio::co_spawn(front_io,
+                   Viewer(o, "ll", front_endpoint, front_totals, start, end,
+                          std::chrono::milliseconds(0), false),
+                   asio::detached);
+    front_thread = std::thread([&front_io] { front_io.run(); });
+  }
   io.run();
   if (probe_thread.joinable()) probe_thread.join();
+  if (front_thread.joinable()) front_thread.join();
   Totals totals;
   std::string by_kind;
   for (auto& [kind, t] : kinds) {
@@ -535,10 +553,19 @@ int main(int argc, char** argv) {
   }
   std::vector<double> first;
   for (const auto& [name, d] : first_by_part) first.push_back(d);
-  std::string added_json = "{\"n\":" + std::to_string(added.size()) + "," + Percentiles(added) +
-                           ",\"probe_errors\":" + std::to_string(probe_totals.errors) +
-                           ",\"first\":{\"n\":" + std::to_string(first.size()) + "," +
-                           Percentiles(first) + "}}";
+  std::vector<double> front;
+  for (const auto& [name, at] : front_totals.viewer_part_ms) {
+    auto it = probe_totals.probe_part_ms.find(name);
+    if (it != probe_totals.probe_part_ms.end() && it->second >= 2000) {
+      front.push_back(at - it->second);
+    }
+  }
+  std::string added_json =
+      "{\"n\":" + std::to_string(added.size()) + "," + Percentiles(added) +
+      ",\"probe_errors\":" + std::to_string(probe_totals.errors) +
+      ",\"first\":{\"n\":" + std::to_string(first.size()) + "," + Percentiles(first) +
+      "},\"front_probe\":{\"n\":" + std::to_string(front.size()) + "," + Percentiles(front) +
+      ",\"errors\":" + std::to_string(front_totals.errors) + "}}";
   std::string statuses;
   for (const auto& [code, n] : totals.statuses) {
     statuses +=
