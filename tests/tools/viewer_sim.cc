@@ -483,14 +483,19 @@ int main(int argc, char** argv) {
   Totals probe_totals;  // the probe's own requests are not the viewers'
   asio::io_context probe_io;
   std::thread probe_thread;
+  // One LL-HLS viewer of HOST:PORT on `context`, run by a thread of its own.
+  auto spawn_alone = [&](asio::io_context& context, const std::string& host,
+                         const std::string& port, Totals& t, bool probe) {
+    tcp::resolver alone_resolver(context);
+    auto alone_endpoint = *alone_resolver.resolve(host, port).begin();
+    asio::co_spawn(
+        context,
+        Viewer(o, "ll", alone_endpoint, t, start, end, std::chrono::milliseconds(0), probe),
+        asio::detached);
+    return std::thread([&context] { context.run(); });
+  };
   if (!o.probe_host.empty()) {
-    tcp::resolver probe_resolver(probe_io);
-    auto probe_endpoint = *probe_resolver.resolve(o.probe_host, o.probe_port).begin();
-    asio::co_spawn(probe_io,
-                   Viewer(o, "ll", probe_endpoint, probe_totals, start, end,
-                          std::chrono::milliseconds(0), true),
-                   asio::detached);
-    probe_thread = std::thread([&probe_io] { probe_io.run(); });
+    probe_thread = spawn_alone(probe_io, o.probe_host, o.probe_port, probe_totals, true);
   }
   // With the probe, one more viewer of the front on a thread of its own ("front_probe"): what
   // the front adds, without the time this process takes to get through the other viewers'
@@ -499,15 +504,8 @@ int main(int argc, char** argv) {
   Totals front_totals;
   asio::io_context front_io;
   std::thread front_thread;
-  if (!o.probe_host.empty()) {
-    tcp::resolver front_resolver(front_io);
-    auto front_endpoint = *front_resolver.resolve(o.host, o.port).begin();
-    asio::co_spawn(front_io,
-                   Viewer(o, "ll", front_endpoint, front_totals, start, end,
-                          std::chrono::milliseconds(0), false),
-                   asio::detached);
-    front_thread = std::thread([&front_io] { front_io.run(); });
-  }
+  if (!o.probe_host.empty())
+    front_thread = spawn_alone(front_io, o.host, o.port, front_totals, false);
   io.run();
   if (probe_thread.joinable()) probe_thread.join();
   if (front_thread.joinable()) front_thread.join();

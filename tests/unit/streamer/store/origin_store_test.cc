@@ -53,22 +53,31 @@ TEST_CASE("L-1 a publish is 201 when new and 204 when the same pipeline retries 
   CHECK(store.Publish(std::move(r)).status().code() == absl::StatusCode::kNotFound);
 }
 
-TEST_CASE("L-7 a held read is released the moment its object is published") {
+// A read of msn 1 (in production, not published) held on `io`; its outcomes go to `fired`.
+struct HeldRead {
   FakeClock clock;
-  OriginStore store({}, clock);
-  store.Apply(Configs({{"live/ch1", StreamObject()}}));
-  REQUIRE(store.Publish(Put("a", 0)).ok());
-  clock.Advance(2100ms);  // msn 1 is in production
-  auto view = store.View("live/ch1");
+  OriginStore store{{}, clock};
   ObjectKey key{ObjectKey::kTs, 1, -1};
-  auto d = store.Decide(*view, view->renditions.at("v1").get(), key);
-  REQUIRE(d.verdict == ReadDecision::kHold);
   boost::asio::io_context io;
   std::vector<Waiters::Outcome> fired;
-  REQUIRE(store
-              .Wait("live/ch1", "v1", key, d.generation, io.get_executor(), clock.Monotonic() + 10s,
-                    [&](Waiters::Outcome o) { fired.push_back(o); })
-              .ok());
+
+  HeldRead() {
+    store.Apply(Configs({{"live/ch1", StreamObject()}}));
+    REQUIRE(store.Publish(Put("a", 0)).ok());
+    clock.Advance(2100ms);  // msn 1 is in production
+    auto view = store.View("live/ch1");
+    auto d = store.Decide(*view, view->renditions.at("v1").get(), key);
+    REQUIRE(d.verdict == ReadDecision::kHold);
+    REQUIRE(store
+                .Wait("live/ch1", "v1", key, d.generation, io.get_executor(),
+                      clock.Monotonic() + 10s, [this](Waiters::Outcome o) { fired.push_back(o); })
+                .ok());
+  }
+};
+
+TEST_CASE("L-7 a held read is released the moment its object is published") {
+  HeldRead h;
+  auto& [clock, store, key, io, fired] = h;
   // Another object's publish does not release it.
   REQUIRE(store.Publish(Put("b", 0)).ok());
   io.poll();
@@ -78,28 +87,14 @@ TEST_CASE("L-7 a held read is released the moment its object is published") {
   io.poll();
   REQUIRE(fired.size() == 1);
   CHECK(fired[0] == Waiters::Outcome::kPublished);
-  view = store.View("live/ch1");
-  d = store.Decide(*view, view->renditions.at("v1").get(), key);
-  CHECK(d.verdict == ReadDecision::kServe);
+  auto view = store.View("live/ch1");
+  CHECK(store.Decide(*view, view->renditions.at("v1").get(), key).verdict == ReadDecision::kServe);
   CHECK(store.waiting() == 0);
 }
 
 TEST_CASE("P-13 a read held for an object is woken when a relay begins it in flight") {
-  FakeClock clock;
-  OriginStore store({}, clock);
-  store.Apply(Configs({{"live/ch1", StreamObject()}}));
-  REQUIRE(store.Publish(Put("a", 0)).ok());
-  clock.Advance(2100ms);
-  auto view = store.View("live/ch1");
-  ObjectKey key{ObjectKey::kTs, 1, -1};
-  auto d = store.Decide(*view, view->renditions.at("v1").get(), key);
-  REQUIRE(d.verdict == ReadDecision::kHold);
-  boost::asio::io_context io;
-  std::vector<Waiters::Outcome> fired;
-  REQUIRE(store
-              .Wait("live/ch1", "v1", key, d.generation, io.get_executor(), clock.Monotonic() + 10s,
-                    [&](Waiters::Outcome o) { fired.push_back(o); })
-              .ok());
+  HeldRead h;
+  auto& [clock, store, key, io, fired] = h;
   // Another object's wake leaves it held; its own wakes it (to look for the object in flight).
   store.WakeObjectWaiters("live/ch1", "v1", {ObjectKey::kTs, 2, -1});
   io.poll();
