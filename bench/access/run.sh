@@ -16,8 +16,11 @@
 #   1 MiB segment                          open / sid / token (?token=T) / bearer
 #
 # Load: wrk -t${WRK_THREADS:-1} -c${CONNECTIONS:-100} -dDURATION (default 10 s) per case and
-# server, keep-alive, ROUNDS (default 3) times each in turn, the median reported; THREADS (default 2) streamer HTTP threads / nginx workers. Bar: every
-# protected case ≥ 0.95 × the same case open (req/s), no non-2xx answer.
+# server, keep-alive, ROUNDS (default 5) times each in turn, the median reported; THREADS (default 2) streamer HTTP threads / nginx workers. Bar: every
+# protected case ≥ 0.95 × the same case open (req/s), no non-2xx answer. Beside each figure, the
+# streamer's own CPU per answer (µs, user + system from /proc), which does not depend on how
+# the load generator shares the two cores. PERF_MODE="token …" records a perf profile of the
+# streamer during those modes' playlist case (kept with KEEP_WORK=1).
 # Loopback only; everything it starts is stopped on exit; ~5 min with the defaults. Uses the
 # binaries in BUILD_DIR (default <repo>/build), /usr/sbin/nginx, wrk and python3.
 set -euo pipefail
@@ -85,16 +88,34 @@ start_nginx_files "$www"
 bearer=(-H "Authorization: Bearer $token")
 # case: NAME|PATH|open URL|protected URL|protected WRK_ARGS (bearer or none)
 : >"$work/results"
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 measure() {  # measure NAME PATH MODE URL [WRK_ARGS...]
   local name="$1" path="$2" mode="$3" url="$4"
   shift 4
   echo "measuring: $name, $mode…" >&2
+  # PERF_MODE="<mode> …": a perf profile of the streamer during those modes' playlist case
+  # ($work/perf-<mode>.data, kept with KEEP_WORK).
+  local perf_pid=""
+  if [[ " ${PERF_MODE:-} " == *" $mode "* ]] && [ "$name" = "media playlist" ]; then
+    perf record -F ${PERF_FREQ:-999} -g -o "$work/perf-$mode.data" -p "$streamer_pid" -- sleep "$duration" \
+      >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
+  local ticks_before ticks_after
+  ticks_before=$(cpu_ticks "$streamer_pid")
   read -r rps mbs bad < <(wrk_get "$url" "$@")
-  echo "$name|$mode|$rps|$mbs|$bad" >>"$work/results"
+  ticks_after=$(cpu_ticks "$streamer_pid")
+  [ -z "$perf_pid" ] || wait "$perf_pid" || true
+  # The streamer's CPU (user + system) per answer, µs: what the server spends, apart from
+  # how the load generator shares the cores (nginx: not measured, 0).
+  local us_per=0
+  [ "$mode" = nginx ] || us_per=$(python3 -c "print(($ticks_after - $ticks_before) * 1e6 / \
+    $(getconf CLK_TCK) / max(1.0, $rps * $duration))")
+  echo "$name|$mode|$rps|$mbs|$bad|$us_per" >>"$work/results"
 }
-# ROUNDS (default 3) rounds, every case once per round in turn, so a drift of the machine
+# ROUNDS (default 5) rounds, every case once per round in turn, so a drift of the machine
 # touches every mode alike; each mode's figure is the median of its rounds.
-for round in $(seq 1 "${ROUNDS:-3}"); do
+for round in $(seq 1 "${ROUNDS:-5}"); do
   for c in "media playlist|v1/index.m3u8" "1 MiB segment|$seg"; do
     name="${c%%|*}"; p="${c#*|}"
     measure "$name" "$p" open "http://$viewer/open/$p"
@@ -111,28 +132,33 @@ python3 - "$work/results" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("|") for l in open(sys.argv[1])]
 runs = {}
-for name, mode, rps, mbs, bad in rows:
-    runs.setdefault(name, {}).setdefault(mode, []).append((float(rps), float(mbs), int(bad)))
+for name, mode, rps, mbs, bad, us in rows:
+    runs.setdefault(name, {}).setdefault(mode, []).append(
+        (float(rps), float(mbs), int(bad), float(us)))
 by = {}
 for name, modes in runs.items():
     for mode, rs in modes.items():
         ordered = sorted(rs)
         mid = ordered[len(ordered) // 2]
-        by.setdefault(name, {})[mode] = (mid[0], mid[1], sum(r[2] for r in rs))
-        print(f"{name} {mode}: rounds " + ", ".join(f"{r[0]:.0f}" for r in rs) + " req/s")
+        cpu = sorted(r[3] for r in rs)[len(rs) // 2]
+        by.setdefault(name, {})[mode] = (mid[0], mid[1], sum(r[2] for r in rs), cpu)
+        print(f"{name} {mode}: rounds " + ", ".join(f"{r[0]:.0f}" for r in rs) + " req/s, "
+              + ", ".join(f"{r[3]:.1f}" for r in rs) + " µs CPU/answer")
 fails = 0
-print(f"{'case':<16} {'mode':<7} {'req/s':>9} {'MiB/s':>8} {'non-2xx':>7} {'÷ open':>7} {'bar':>6}")
+print(f"{'case':<16} {'mode':<7} {'req/s':>9} {'MiB/s':>8} {'non-2xx':>7} {'µs CPU':>7}"
+      f" {'÷ open':>7} {'bar':>6}")
 for name, modes in by.items():
     base = modes["open"][0]
     for mode in ("open", "sid", "token", "bearer", "nginx"):
-        rps, mbs, bad = modes[mode]
+        rps, mbs, bad, cpu = modes[mode]
         ratio = rps / base if base else 0
         verdict = ""
         if mode in ("sid", "token", "bearer"):
             ok = ratio >= 0.95 and bad == 0
             fails += not ok
             verdict = "PASS" if ok else "FAIL"
-        print(f"{name:<16} {mode:<7} {rps:>9.0f} {mbs:>8.1f} {bad:>7} {ratio:>7.2f}"
+        cpu_text = f"{cpu:.1f}" if mode != "nginx" else "-"
+        print(f"{name:<16} {mode:<7} {rps:>9.0f} {mbs:>8.1f} {bad:>7} {cpu_text:>7} {ratio:>7.2f}"
               f" {'≥0.95' if verdict else '':>6} {verdict}")
 print(f"{6 - fails} of 6 protected cases pass")
 PY

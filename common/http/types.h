@@ -51,6 +51,9 @@ struct RequestContext {
   std::string ViewerScheme() const;
   // Value of query parameter `name` (not decoded beyond '+'/'%XX'); empty optional if absent.
   std::optional<std::string> QueryParam(std::string_view name) const;
+  // The same without a copy: a view into the query, or into `*storage` when the value had to
+  // be decoded; valid while both are.
+  std::optional<std::string_view> QueryParam(std::string_view name, std::string* storage) const;
 };
 
 // A response sent in pieces with chunked transfer (Responder::StartChunked), for objects

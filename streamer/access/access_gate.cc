@@ -1,6 +1,7 @@
 #include "streamer/access/access_gate.h"
 
 #include <algorithm>
+#include <array>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -51,14 +52,22 @@ std::string_view CookieToken(const http::RequestContext& ctx) {
 }
 
 // Only the characters a compact JWT is made of may be copied into a URI.
+// The characters of a compact JWT (base64url and '.'), as a table: a token is checked on
+// every request that carries it in the query.
+constexpr std::array<bool, 256> kCompactTokenChars = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c) {
+    table[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '-' || c == '_' || c == '.';
+  }
+  return table;
+}();
+
 bool IsCompactToken(std::string_view token) {
   if (token.empty() || token.size() > crypto::kMaxJwtBytes) return false;
-  for (char c : token) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
-      return false;
-    }
-  }
-  return true;
+  bool ok = true;
+  for (char c : token) ok &= kCompactTokenChars[static_cast<unsigned char>(c)];
+  return ok;
 }
 
 std::string_view ModeName(const AccessConfig& access) {
@@ -120,7 +129,9 @@ void AccessGate::CountAdmitted(const std::string& stream) {
 
 AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std::string& stream,
                                      bool archive, std::string_view cors) {
-  auto config = config_ ? config_->Get() : nullptr;
+  // Every viewer request comes here: the configuration is read through this thread's cache.
+  thread_local Snapshot<NodeConfig>::ReadCache cache;
+  const NodeConfig* config = config_ ? config_->Read(cache) : nullptr;
   const StreamConfig* settings = nullptr;
   if (config) {
     if (auto it = config->streams.find(stream); it != config->streams.end()) {
@@ -131,7 +142,7 @@ AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std:
     if (Internode(BearerToken(ctx))) return {};
     return Refuse(stream, http::Status::forbidden, "policy_unknown", cors);
   }
-  return CheckUnder(ctx, stream, settings->access, archive, cors, config.get());
+  return CheckUnder(ctx, stream, settings->access, archive, cors, config);
 }
 
 void AccessGate::CountAdmitted(const std::string& stream, const AccessConfig& access) {
@@ -176,8 +187,8 @@ int64_t AccessGate::NowSeconds() const {
   return std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
 }
 
-std::pair<std::shared_ptr<const crypto::JwtClaims>, std::string> AccessGate::Verify(
-    std::string_view token, const NodeConfig* node) {
+const crypto::JwtClaims* AccessGate::Verify(std::string_view token, const NodeConfig* node,
+                                            std::string* reason) {
   const int64_t now_s = NowSeconds();
   const std::shared_ptr<const crypto::JwtKeySet> no_keys;
   const auto& keys = node ? node->access_keys : no_keys;
@@ -203,18 +214,26 @@ std::pair<std::shared_ptr<const crypto::JwtClaims>, std::string> AccessGate::Ver
   thread_local Memo memo;
   if (memo.claims && memo.keys == keys && memo.token == token &&
       memo.claims->exp + crypto::kJwtSkewSeconds > now_s) {
-    return {memo.claims, ""};
+    return memo.claims.get();
   }
+  // The memo holds what it answers until this thread's next Verify (kept whatever the token's
+  // size: the caller uses the claims only within its request).
   auto remember = [&](std::shared_ptr<const crypto::JwtClaims> claims) {
-    if (token.size() <= 4096) memo = Memo{keys, std::string(token), claims};
-    return claims;
+    memo = Memo{keys, std::string(token), std::move(claims)};
+    return memo.claims.get();
   };
-  if (auto found = verified_.Find(token, now_s)) return {remember(std::move(found)), ""};
-  if (!keys) return {nullptr, "unknown_kid"};
+  if (auto found = verified_.Find(token, now_s)) return remember(std::move(found));
+  if (!keys) {
+    *reason = "unknown_kid";
+    return nullptr;
+  }
   auto claims = crypto::VerifyJwt(token, *keys, now_s);
-  if (!claims.ok()) return {nullptr, std::string(claims.status().message())};
+  if (!claims.ok()) {
+    *reason = std::string(claims.status().message());
+    return nullptr;
+  }
   verified_.Insert(token, *claims);
-  return {remember(std::make_shared<const crypto::JwtClaims>(*std::move(claims))), ""};
+  return remember(std::make_shared<const crypto::JwtClaims>(*std::move(claims)));
 }
 
 AccessGate::Result AccessGate::Check(const http::RequestContext& ctx, const std::string& stream,
@@ -246,9 +265,10 @@ AccessGate::Result AccessGate::CheckUnder(const http::RequestContext& ctx,
     return refuse(http::Status::forbidden, "address_denied");
   }
   if (access.mode == AccessConfig::Mode::kOpen) return {};
-  std::optional<std::string> from_query = ctx.QueryParam("token");
+  std::string decoded;  // a `?token=` that was percent-encoded
+  const std::optional<std::string_view> from_query = ctx.QueryParam("token", &decoded);
   if (access.mode == AccessConfig::Mode::kBackend) {
-    std::string_view token = from_query ? std::string_view(*from_query) : bearer;
+    std::string_view token = from_query ? *from_query : bearer;
     if (token.empty()) token = CookieToken(ctx);
     Ask ask;
     ask.backend = access.backend;
@@ -256,7 +276,7 @@ AccessGate::Result AccessGate::CheckUnder(const http::RequestContext& ctx,
     ask.policy_max_sessions = access.max_sessions_per_login;
     ask.cors = std::string(cors);
     if (from_query && IsCompactToken(*from_query)) {
-      ask.carry = absl::StrCat("token=", *from_query);
+      ask.carry = absl::StrCat("token=", AbslView(*from_query));
       ask.carry_token = ask.carry;
     }
     BackendQuery& q = ask.query;
@@ -272,19 +292,19 @@ AccessGate::Result AccessGate::CheckUnder(const http::RequestContext& ctx,
     return result;
   }
   // `?sid=` is the short id this node wrote for a token (SessionIds); it stands for it.
-  std::shared_ptr<const std::string> from_id;
+  const std::string* from_id = nullptr;
+  std::optional<std::string> sid;
   if (!from_query) {
-    if (auto sid = ctx.QueryParam("sid")) {
+    if ((sid = ctx.QueryParam("sid"))) {
       from_id = ids_.Find(*sid);
       if (!from_id) return refuse(http::Status::forbidden, "session_unknown");
     }
   }
-  std::string_view token = from_query ? std::string_view(*from_query)
-                           : from_id  ? std::string_view(*from_id)
-                                      : bearer;
+  std::string_view token = from_query ? *from_query : from_id ? std::string_view(*from_id) : bearer;
   if (token.empty()) token = CookieToken(ctx);
   if (token.empty()) return refuse(http::Status::unauthorized, "token_missing");
-  auto [claims, reason] = Verify(token, node);
+  std::string reason;
+  const crypto::JwtClaims* claims = Verify(token, node, &reason);
   if (!claims) return refuse(http::Status::forbidden, reason);
   if (!crypto::JwtAllowsStream(*claims, stream)) return refuse(http::Status::forbidden, "stream");
   if (claims->ip) {
@@ -298,12 +318,17 @@ AccessGate::Result AccessGate::CheckUnder(const http::RequestContext& ctx,
     return refuse(http::Status::forbidden, "revoked");
   }
   Result result;
-  if ((from_query || from_id) && IsCompactToken(token)) {
+  // An id stands only for a token that was compact when the id was issued.
+  if (from_id || (from_query && IsCompactToken(token))) {
     // This node's URIs carry the short id (the token when the id table is full); URIs to other
     // nodes the token itself.
     result.carry_token = absl::StrCat("token=", AbslView(token));
-    std::string id = ids_.Issue(token, claims->exp + crypto::kJwtSkewSeconds, NowSeconds());
-    result.carry = id.empty() ? result.carry_token : absl::StrCat("sid=", id);
+    if (from_id) {
+      result.carry = absl::StrCat("sid=", *sid);  // the id the viewer presented stands already
+    } else {
+      std::string id = ids_.Issue(token, claims->exp + crypto::kJwtSkewSeconds, NowSeconds());
+      result.carry = id.empty() ? result.carry_token : absl::StrCat("sid=", id);
+    }
   }
   result.login = claims->sub;
   if (!result.login.empty()) {

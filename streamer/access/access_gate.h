@@ -145,10 +145,10 @@ class AccessGate {
                 std::string_view cors);
   // The verdict for a backend's `answer` to `ask`.
   Result Verdict(const Ask& ask, const BackendAnswer& answer);
-  // The verified claims of `token` under `node`'s keys (cache, else the verifier); the refusal
-  // reason otherwise.
-  std::pair<std::shared_ptr<const crypto::JwtClaims>, std::string> Verify(std::string_view token,
-                                                                          const NodeConfig* node);
+  // The verified claims of `token` under `node`'s keys (cache, else the verifier), held by
+  // the calling thread until its next Verify; null with `reason` set otherwise.
+  const crypto::JwtClaims* Verify(std::string_view token, const NodeConfig* node,
+                                  std::string* reason);
   prometheus::Counter& Counter(prometheus::Family<prometheus::Counter>* family,
                                const std::string& stream, const char* label,
                                std::string_view value);

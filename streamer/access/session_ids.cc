@@ -56,10 +56,10 @@ std::string SessionIds::Issue(std::string_view token, int64_t exp_unix_s, int64_
   return id;
 }
 
-std::shared_ptr<const std::string> SessionIds::Find(std::string_view id) {
+const std::string* SessionIds::Find(std::string_view id) {
   if (id.size() != kIdChars) return nullptr;
   thread_local Memo memo;
-  if (memo.table == serial_ && memo.found && memo.id == id) return memo.found;
+  if (memo.table == serial_ && memo.found && memo.id == id) return memo.found.get();
   std::shared_ptr<const std::string> found;
   {
     absl::MutexLock lock(&mu_);
@@ -67,8 +67,8 @@ std::shared_ptr<const std::string> SessionIds::Find(std::string_view id) {
     if (it == by_id_.end()) return nullptr;
     found = it->second.token;
   }
-  memo = Memo{serial_, "", std::string(id), found};
-  return found;
+  memo = Memo{serial_, "", std::string(id), std::move(found)};
+  return memo.found.get();
 }
 
 size_t SessionIds::size() const {

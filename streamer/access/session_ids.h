@@ -43,7 +43,9 @@ class SessionIds {
   // until then; empty when the table is full.
   std::string Issue(std::string_view token, int64_t exp_unix_s, int64_t now_unix_s);
   // The token `id` stands for, or null (never issued here, expired and swept, or not an id).
-  std::shared_ptr<const std::string> Find(std::string_view id);
+  // Held by the calling thread's memo until its next Find (no shared count is touched on a
+  // repeated id).
+  const std::string* Find(std::string_view id);
 
   size_t size() const;
 

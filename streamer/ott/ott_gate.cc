@@ -80,7 +80,8 @@ void OttGate::Apply(const NodeConfig& config) {
 }
 
 OttSettings OttGate::Settings(const std::string& stream) const {
-  auto map = settings_.Get();
+  thread_local Snapshot<SettingsMap>::ReadCache cache;  // read on every viewer request
+  const SettingsMap* map = settings_.Read(cache);
   auto it = map->find(stream);
   return it == map->end() ? OttSettings{} : it->second;
 }
