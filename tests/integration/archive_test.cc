@@ -462,7 +462,9 @@ TEST_CASE(
   CHECK(edge.process->running());
 }
 
-TEST_CASE("D-5 an archive period goes to the group member that recorded most of it") {
+TEST_CASE(
+    "D-5 D-6 an archive period goes to the group member that recorded most of it, ranges from load "
+    "reports") {
   auto dir = MakeTempDir("archive-group");
   auto central = StartCentral(dir + "/central");
   // Two members of one OTT group on this host: each records under its own --dvr-root.

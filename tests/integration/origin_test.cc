@@ -9,8 +9,11 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 #include <future>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "tests/integration/harness.h"
 
@@ -46,7 +49,35 @@ void BrokenUpload(const std::string& address, const std::string& path) {
   close(fd);
 }
 
-TEST_CASE("L-1 L-6 L-7 L-8 L-9 L-10 L-13 L-14 a published stream on a real origin") {
+// L-2: PUTs `pieces` as chunks of one chunked body, each in its own send(); the status line.
+std::string ChunkedUpload(const std::string& address, const std::string& path,
+                          const std::vector<std::string>& pieces) {
+  auto colon = address.rfind(':');
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  inet_pton(AF_INET, address.substr(0, colon).c_str(), &sa.sin_addr);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+  auto send_all = [fd](const std::string& bytes) {
+    REQUIRE(send(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()));
+  };
+  send_all("PUT " + path +
+           " HTTP/1.1\r\nHost: x\r\nX-Pipeline: a\r\nTransfer-Encoding: chunked\r\n\r\n");
+  for (const auto& piece : pieces) {
+    char size[32];
+    snprintf(size, sizeof size, "%zx\r\n", piece.size());
+    send_all(size + piece + "\r\n");
+  }
+  send_all("0\r\n\r\n");
+  std::string answer(256, '\0');
+  ssize_t n = recv(fd, answer.data(), answer.size(), 0);
+  close(fd);
+  answer.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return answer.substr(0, answer.find("\r\n"));
+}
+
+TEST_CASE("L-1 L-2 L-6 L-7 L-8 L-9 L-10 L-13 L-14 L-18 a published stream on a real origin") {
   auto dir = MakeTempDir("origin");
   auto central = StartCentral(dir);
   auto node = StartStreamer(central.grpc, "origin-1", "origin", {"--max-object-bytes=200000"});
@@ -81,6 +112,12 @@ TEST_CASE("L-1 L-6 L-7 L-8 L-9 L-10 L-13 L-14 a published stream on a real origi
   CHECK(bad.status == 400);
   CHECK(bad.Json()["error"]["field"] == "X-Pipeline");
   CHECK(Http("GET", node.http, "/live/v1/" + ms + ".ts").body == "third");
+  // L-2: a body in chunks, as they arrive, is one object.
+  CHECK(ChunkedUpload(node.publish, "/live/v2/" + ms + ".ts",
+                      {std::string(40'000, 'a'), "b", std::string(20'000, 'c')}) ==
+        "HTTP/1.1 201 Created");
+  CHECK(Http("GET", node.http, "/live/v2/" + ms + ".ts").body ==
+        std::string(40'000, 'a') + "b" + std::string(20'000, 'c'));
 
   // L-6: unknown rendition → 404 with max-age=1.
   auto unknown = Http("GET", node.http, "/live/v7/" + ms + ".ts");

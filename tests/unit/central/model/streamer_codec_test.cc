@@ -1,12 +1,15 @@
 #include "central/model/streamer_codec.h"
 
 #include <catch2/catch.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "central/model/streamer_proto.h"
 #include "common/status/status_map.h"
+#include "google/protobuf/descriptor.h"
 #include "nlohmann/json.hpp"
 #include "tests/unit/json_literal.h"
 
@@ -73,6 +76,41 @@ TEST_CASE("M-1 a full streamer body is kept as given") {
   auto c = ValidateStreamer(body, "edge-1");
   REQUIRE(c.ok());
   CHECK(*c == body);
+}
+
+// C-8: the members of `object` and the fields of `message` are the same names, nested
+// objects with their messages' fields (Limit fields carry a number in JSON); `central_only`
+// names the JSON members the node is never sent.
+void CheckSameNames(const json& object, const google::protobuf::Descriptor& message,
+                    const std::set<std::string>& central_only, const std::string& path) {
+  for (const auto& [key, value] : object.items()) {
+    if (central_only.count(path + key)) continue;
+    INFO(path + key);
+    const auto* field = message.FindFieldByName(key);
+    REQUIRE(field != nullptr);
+    if (value.is_object()) {
+      REQUIRE(field->message_type() != nullptr);
+      CheckSameNames(value, *field->message_type(), central_only, path + key + ".");
+    }
+  }
+  for (int i = 0; i < message.field_count(); ++i) {
+    INFO(path + message.field(i)->name());
+    CHECK(object.contains(message.field(i)->name()));
+  }
+}
+
+TEST_CASE("C-8 the REST streamer object and the gRPC settings message share field names") {
+  json c = Valid(R"({"hostname": "h", "role": "edge", "zone": "spb",
+                     "cdn": {"playback_session_limit": 1, "playback_bandwidth_kbit": 2,
+                             "network_bandwidth_kbit": 3},
+                     "backup_session_limit": 4,
+                     "alert_thresholds": {"cpu_percent_error": 5, "network_percent_error": 6}})");
+  // `drain` (CS-4) is central's steering input, not a node setting.
+  CheckSameNames(c, *v1::StreamerSettings::descriptor(), {"drain"}, "");
+  for (const auto& [key, value] : c.items()) {
+    INFO(key);
+    CHECK(key == absl::AsciiStrToLower(key));  // snake_case
+  }
 }
 
 TEST_CASE("Z-16 a limit of 0 is kept as 0, distinct from null") {
@@ -205,7 +243,7 @@ TEST_CASE("M-1 alert thresholds must be between 0 and 100") {
   CHECK(c["alert_thresholds"]["network_percent_error"] == 100);
 }
 
-TEST_CASE("M-1 zone names must be valid names or null") {
+TEST_CASE("Z-4 M-1 a node's zone is a member of the node, a valid zone name or null (unzoned)") {
   CHECK(RejectedField(R"({"hostname": "h", "role": "edge", "zone": "Moscow"})") == "zone");
   CHECK(RejectedField(R"({"hostname": "h", "role": "edge", "zone": ""})") == "zone");
   CHECK(RejectedField(R"({"hostname": "h", "role": "edge", "zone": "-east"})") == "zone");

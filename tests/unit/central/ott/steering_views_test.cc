@@ -9,6 +9,8 @@ namespace meshwork::central::ott {
 namespace steering_views_unit {
 namespace {
 
+using namespace testing;  // ott_fixture.h
+
 // ch1 placed on ingest-1 and ingest-3, steered; an edge online, another offline.
 struct Steered {
   ClusterConfig config = HealthyConfig();

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "common/crypto/pass.h"
+#include "common/net/client_address.h"
 
 namespace meshwork::streamer {
 namespace {
@@ -201,6 +202,32 @@ TEST_CASE("O-11 a viewer with a public address gets no private backup") {
   // The redirect on open follows the same rule.
   auto location = f.gate.RedirectTarget(f.Request("", "203.0.113.9"), "ch1", f.ott, "index.m3u8");
   CHECK(location.rfind("http://node-c:80/", 0) == 0);
+}
+
+TEST_CASE("O-12 the client is the peer, or behind a trusted proxy the address it forwards") {
+  OttMember open = Member("node-c");
+  open.address_public = true;
+  Fixture f({Member("node-a"), Member("node-b"), open});
+  auto trusted = net::CidrSet::Parse({"10.0.0.0/8"}, "trusted_proxies");
+  REQUIRE(trusted.ok());
+  const std::vector<std::string_view> forwarded = {"203.0.113.9"};
+  // What the server fills in per request (T-2): a proxy at 10.0.0.1 forwarding a public viewer.
+  auto viewer_via = [&](const char* proxy, const net::CidrSet& trust) {
+    auto ctx = f.Request(kBrowser);
+    ctx.peer = *net::IpAddress::Parse(proxy);
+    ctx.client = net::ResolveClientAddress(ctx.peer, trust, forwarded);
+    return f.gate.MasterWithBackups(ctx, "ch1", f.ott, hls::Variant{1}, "v1");
+  };
+  // Trusted: the viewer is public and gets only the public backup.
+  auto master = viewer_via("10.0.0.1", *trusted);
+  REQUIRE(master);
+  CHECK(master->find("node-b") == std::string::npos);
+  CHECK(master->find("http://node-c:80/") != std::string::npos);
+  // The same proxy untrusted: every viewer behind it looks private and gets both backups.
+  master = viewer_via("10.0.0.1", net::CidrSet());
+  REQUIRE(master);
+  CHECK(master->find("http://node-b:80/") != std::string::npos);
+  CHECK(master->find("http://node-c:80/") != std::string::npos);
 }
 
 TEST_CASE("O-6 the backup rotation of one stream stays balanced when another stream interleaves") {
