@@ -7,12 +7,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <future>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/integration/harness.h"
@@ -209,6 +211,62 @@ TEST_CASE("L-1 L-2 L-6 L-7 L-8 L-9 L-10 L-13 L-14 L-18 a published stream on a r
             .status == 304);
   // L-18: nothing here was slow.
   CHECK(MetricAt(node.http, "meshwork_slow_publish_total") == 0);
+}
+
+TEST_CASE("L-3 L-18 publishes are acknowledged in time while viewers keep the node busy",
+          "[2slots]") {
+  auto dir = MakeTempDir("isolation");
+  auto central = StartCentral(dir);
+  auto node = StartStreamer(central.grpc, "origin-1", "origin");
+  const int64_t start = NowMs() - 10'500;
+  nlohmann::json stream = {{"placement", {{"streamers", {"origin-1"}}}},
+                           {"segment_ms", 2000},
+                           {"live_window", 4},
+                           {"pipelines", {"a", "b"}},
+                           {"template", {{"availability_start", start}}}};
+  REQUIRE(Http("PUT", central.http, "/central/api-v4/streams/live", stream.dump()).status == 201);
+  auto producing = [&] { return (NowMs() - start) / 2000; };
+  REQUIRE(Eventually(
+      [&] { return PutObject(node, "/live/v1/init.mp4", "init", "a").status == 201; }, 10s));
+  REQUIRE(PutObject(node, "/live/v1/" + std::to_string(producing() - 1) + ".ts", "x", "a").status ==
+          201);
+
+  // Viewers: three clients asking for the playlist, a listed segment and a future one (404 +
+  // TTL) as fast as they can, one connection per request, for as long as the publisher runs.
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered{0};
+  std::vector<std::thread> viewers;
+  for (int i = 0; i < 3; ++i) {
+    viewers.emplace_back([&] {
+      while (!stop) {
+        for (std::string path : {std::string("/live/v1/index.m3u8"),
+                                 "/live/v1/" + std::to_string(producing() - 1) + ".ts",
+                                 "/live/v1/" + std::to_string(producing() + 3) + ".ts"}) {
+          if (Http("GET", node.http, path, "", {}, 2s).status != 0) ++answered;
+        }
+      }
+    });
+  }
+  // The publisher: 30 objects of 256 KiB, both pipelines in turn, over the publish listener.
+  const std::string body(256 * 1024, 'p');
+  const int answered_before = answered;
+  int acknowledged = 0;
+  for (int i = 0; i < 30; ++i) {
+    auto put = PutObject(node, "/live/v1/" + std::to_string(producing() - 1) + ".ts", body,
+                         i % 2 ? "b" : "a");
+    INFO(i << ": " << put.status << " " << put.body);
+    CHECK((put.status == 201 || put.status == 204));
+    acknowledged += put.status == 201 || put.status == 204;
+  }
+  const int answered_during = answered - answered_before;
+  stop = true;
+  for (auto& t : viewers) t.join();
+  INFO("viewer answers during the publishes: " << answered_during);
+  CHECK(answered_during >= 30);  // the viewers were busy the whole time
+  CHECK(acknowledged == 30);
+  // L-18: no acknowledgement came later than its budget after the body's last byte.
+  CHECK(MetricAt(node.http, "meshwork_slow_publish_total") == 0);
+  CHECK(MetricAt(node.http, "meshwork_publish_ack_seconds_count") >= 30);
 }
 
 TEST_CASE("Z-23 a central listener with delivery: proxy answers with the node's own answer") {

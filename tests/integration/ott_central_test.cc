@@ -152,7 +152,9 @@ TEST_CASE("O-7 central keeps a viewing key in use and rotates it on request") {
   CHECK(Get(again, "/ott-key")["key_id"] == "k2");
 }
 
-TEST_CASE("O-19 a stream with ott on two nodes forms a group listing both members") {
+TEST_CASE(
+    "O-2 O-19 a stream with ott on two nodes forms one group of both members, the key "
+    "distributed") {
   auto dir = MakeTempDir("ott-groups");
   auto central = StartCentral(dir);
   auto put = Http("PUT", central.http, kApi + "/streams/ch1",

@@ -43,7 +43,9 @@ OttMember Member(std::string node, uint64_t load = 0, bool eligible = true) {
   return {node, "ch1", eligible, "http://" + node + ":80", "", false, false, load};
 }
 
-TEST_CASE("O-6 the master lists the node's own variant first, then two backups with passes") {
+TEST_CASE(
+    "O-6 O-9 the master lists the node's own variant first, then two backups at their own "
+    "addresses") {
   Fixture f({Member("node-a"), Member("node-b"), Member("node-c"), Member("node-d")});
   REQUIRE(f.ott.enabled);
   CHECK(f.ott.stale_after_ms == 4000);
