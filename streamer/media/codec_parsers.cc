@@ -90,11 +90,21 @@ size_t FindStartCode(std::string_view data, size_t from) {
 }  // namespace
 
 bool NextAnnexBNal(std::string_view data, size_t* pos, std::string_view* nal) {
+  return NextAnnexBNalUntil(data, pos, nal, nullptr);
+}
+
+bool NextAnnexBNalUntil(std::string_view data, size_t* pos, std::string_view* nal,
+                        bool (*last)(uint8_t header)) {
   const size_t n = data.size();
   // The first call finds the first start code; later ones start at the one the last call found.
   size_t sc = *pos == 0 ? FindStartCode(data, 0) : *pos;
   while (sc < n) {
     size_t begin = sc + 3;
+    if (last && begin < n && last(static_cast<uint8_t>(data[begin]))) {
+      *pos = n;  // the rest is this NAL unit's: not searched
+      *nal = data.substr(begin);
+      return true;
+    }
     size_t next = FindStartCode(data, begin);
     size_t end = next;
     // Zero bytes before the next start code (a 4-byte start code's leading zero or

@@ -23,6 +23,11 @@ std::vector<std::string_view> SplitAnnexB(std::string_view data);
 // `*pos` starts at 0; each call stores the next non-empty NAL unit (without its start code) in
 // `*nal` and returns true, or returns false at the end.
 bool NextAnnexBNal(std::string_view data, size_t* pos, std::string_view* nal);
+// The same, except that a NAL unit whose header byte `last` accepts ends the iteration: it is
+// returned with the rest of `data`, its end not searched (the demuxer stops at the first
+// slice, whose type is all it needs: the slice data is most of a frame's bytes, P-7).
+bool NextAnnexBNalUntil(std::string_view data, size_t* pos, std::string_view* nal,
+                        bool (*last)(uint8_t header));
 
 // Removes emulation-prevention bytes (00 00 03 → 00 00).
 std::string UnescapeRbsp(std::string_view nal);

@@ -24,12 +24,17 @@ constexpr uint32_t kNonSyncSampleFlags = 0x01010000;  // depends_on = 1, is_non_
 }  // namespace
 
 // One sample of a fragment, in its track's timescale.
+// A sample's bytes are views into its frame (alive for the Fragment call) and are written
+// into the mdat once, there (P-7: no intermediate copy): video NAL units each behind a 4-byte
+// length, audio one raw AAC frame.
 struct Fmp4Writer::Sample {
   int64_t dts = 0;
   int64_t cto = 0;
   uint32_t duration = 0;
   uint32_t flags = 0;
-  std::string data;
+  std::vector<std::string_view> nals;  // video: written length-prefixed
+  std::string_view raw;                // audio: written as it is
+  size_t size = 0;                     // bytes in the mdat
 };
 
 Fmp4Writer::Fmp4Writer(const std::vector<TrackInfo>& tracks) {
@@ -228,8 +233,19 @@ std::vector<Fmp4Writer::Sample> Fmp4Writer::VideoSamples(Track& track,
   samples.reserve(frames.size());
   for (const Frame* f : frames) {
     Sample s;
-    s.data = f->data ? ToLengthPrefixed(*f->data, hevc) : std::string();
-    if (s.data.empty()) continue;  // its time goes to the previous sample
+    if (f->data) {
+      // Annex B → 4-byte length prefixes, without AUD and parameter sets (they are in the
+      // init segment).
+      size_t pos = 0;
+      std::string_view nal;
+      while (NextAnnexBNal(*f->data, &pos, &nal)) {
+        const int t = hevc ? HevcNalType(nal) : H264NalType(nal);
+        if (hevc ? (t >= 32 && t <= 35) : (t == 7 || t == 8 || t == 9)) continue;
+        s.nals.push_back(nal);
+        s.size += 4 + nal.size();
+      }
+    }
+    if (s.size == 0) continue;  // its time goes to the previous sample
     s.dts = f->dts;
     s.cto = f->pts - f->dts;
     s.flags = f->keyframe ? kSyncSampleFlags : kNonSyncSampleFlags;
@@ -284,7 +300,8 @@ std::vector<Fmp4Writer::Sample> Fmp4Writer::AudioSamples(Track& track,
       s.dts = t;
       s.duration = kAacFrameSamples;
       s.flags = kSyncSampleFlags;
-      s.data.assign(d.substr(off + h->header_bytes, h->frame_bytes - h->header_bytes));
+      s.raw = d.substr(off + h->header_bytes, h->frame_bytes - h->header_bytes);
+      s.size = s.raw.size();
       samples.push_back(std::move(s));
       off += h->frame_bytes;
       t += kAacFrameSamples;
@@ -324,7 +341,7 @@ std::string Fmp4Writer::Fragment(std::span<const Frame> frames, uint32_t sequenc
   size_t payload = 0;
   size_t sample_count = 0;
   for (const Traf& traf : trafs) {
-    for (const Sample& s : traf.samples) payload += s.data.size();
+    for (const Sample& s : traf.samples) payload += s.size;
     sample_count += traf.samples.size();
   }
   Writer w;
@@ -351,7 +368,7 @@ std::string Fmp4Writer::Fragment(std::span<const Frame> frames, uint32_t sequenc
     w.U32(0);
     for (const Sample& s : traf.samples) {
       w.U32(s.duration);
-      w.U32(static_cast<uint32_t>(s.data.size()));
+      w.U32(static_cast<uint32_t>(s.size));
       w.U32(s.flags);
       w.U32(static_cast<uint32_t>(ClampI32(s.cto)));
     }
@@ -364,12 +381,18 @@ std::string Fmp4Writer::Fragment(std::span<const Frame> frames, uint32_t sequenc
   size_t offset = w.size() - moof_start + mdat_header;
   for (Traf& traf : trafs) {
     w.PatchU32(traf.data_offset_at, static_cast<uint32_t>(offset));
-    for (const Sample& s : traf.samples) offset += s.data.size();
+    for (const Sample& s : traf.samples) offset += s.size;
   }
   w.U32(static_cast<uint32_t>(mdat_header + payload));
   w.FourCc("mdat");
   for (const Traf& traf : trafs) {
-    for (const Sample& s : traf.samples) w.Bytes(s.data);
+    for (const Sample& s : traf.samples) {
+      for (std::string_view nal : s.nals) {
+        w.U32(static_cast<uint32_t>(nal.size()));
+        w.Bytes(nal);
+      }
+      w.Bytes(s.raw);
+    }
   }
   return w.Take();
 }

@@ -264,23 +264,4 @@ int32_t ClampI32(int64_t v) {
                                                   std::numeric_limits<int32_t>::max()));
 }
 
-std::string ToLengthPrefixed(std::string_view annexb, bool hevc) {
-  std::string out;
-  out.reserve(annexb.size() + 16);
-  for (std::string_view nal : SplitAnnexB(annexb)) {
-    if (nal.empty()) continue;
-    if (hevc) {
-      int t = HevcNalType(nal);
-      if (t >= 32 && t <= 35) continue;  // VPS, SPS, PPS, AUD
-    } else {
-      int t = H264NalType(nal);
-      if (t == 7 || t == 8 || t == 9) continue;  // SPS, PPS, AUD
-    }
-    uint32_t n = static_cast<uint32_t>(nal.size());
-    for (int i = 3; i >= 0; --i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
-    out.append(nal);
-  }
-  return out;
-}
-
 }  // namespace meshwork::media::mp4_boxes

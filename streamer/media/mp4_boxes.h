@@ -78,7 +78,5 @@ void WriteMatrix(Writer& w);
 int64_t Rescale(int64_t t90k, uint32_t timescale);
 uint32_t ClampU32(int64_t v);
 int32_t ClampI32(int64_t v);
-// Annex B → 4-byte length prefixes, without AUD and parameter sets.
-std::string ToLengthPrefixed(std::string_view annexb, bool hevc);
 
 }  // namespace meshwork::media::mp4_boxes

@@ -468,7 +468,10 @@ struct TsDemuxer::Impl {
     // rest of the access unit is slice data, not scanned (P-7).
     size_t pos = 0;
     std::string_view nal;
-    while (NextAnnexBNal(es, &pos, &nal)) {
+    // A VCL NAL unit (HEVC types 0…31) or a coded slice (H.264 types 1…5) ends the scan.
+    auto vcl = hevc ? +[](uint8_t h) { return ((h >> 1) & 0x3f) <= 31; }
+                    : +[](uint8_t h) { return (h & 0x1f) >= 1 && (h & 0x1f) <= 5; };
+    while (NextAnnexBNalUntil(es, &pos, &nal, vcl)) {
       if (hevc) {
         int t = HevcNalType(nal);
         if (t >= 16 && t <= 23) keyframe = true;

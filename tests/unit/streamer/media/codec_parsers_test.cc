@@ -164,6 +164,24 @@ TEST_CASE("P-7 NextAnnexBNal walks the NAL units one at a time and can stop earl
   CHECK_FALSE(NextAnnexBNal(data, &pos, &nal));  // stays at the end
   pos = 0;
   CHECK_FALSE(NextAnnexBNal("no start code", &pos, &nal));
+
+  // Until a slice: the NAL units before it as usual, then the slice with everything after it
+  // (its end not searched), then the end.
+  auto slice = +[](uint8_t h) { return (h & 0x1f) >= 1 && (h & 0x1f) <= 5; };
+  pos = 0;
+  std::vector<std::string_view> until;
+  while (NextAnnexBNalUntil(data, &pos, &nal, slice)) until.push_back(nal);
+  REQUIRE(until.size() == 3);
+  CHECK(until[0] == walked[0]);
+  CHECK(until[1] == walked[1]);
+  CHECK(until[2] == std::string_view(data).substr(15));  // 65 88 … 41 9a
+  CHECK(pos == data.size());
+  // A stream without a slice is walked whole.
+  pos = 0;
+  const std::string params("\x00\x00\x01\x67\x64\x00\x00\x01\x68\xee", 10);
+  int count = 0;
+  while (NextAnnexBNalUntil(params, &pos, &nal, slice)) ++count;
+  CHECK(count == 2);
 }
 
 TEST_CASE("S-3 UnescapeRbsp removes emulation-prevention bytes") {
