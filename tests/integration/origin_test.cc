@@ -35,8 +35,8 @@ HttpResult PutObject(const Streamer& node, const std::string& path, const std::s
   return Http("PUT", node.publish, path, body, extra);
 }
 
-// Sends a PUT whose body stops halfway, then closes the connection (L-2).
-void BrokenUpload(const std::string& address, const std::string& path) {
+// A blocking TCP connection to `address` (127.0.0.1:PORT).
+int ConnectTo(const std::string& address) {
   auto colon = address.rfind(':');
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
@@ -44,6 +44,12 @@ void BrokenUpload(const std::string& address, const std::string& path) {
   inet_pton(AF_INET, address.substr(0, colon).c_str(), &sa.sin_addr);
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+  return fd;
+}
+
+// Sends a PUT whose body stops halfway, then closes the connection (L-2).
+void BrokenUpload(const std::string& address, const std::string& path) {
+  int fd = ConnectTo(address);
   std::string request = "PUT " + path +
                         " HTTP/1.1\r\nHost: x\r\nX-Pipeline: a\r\nContent-Length: 100000\r\n\r\n" +
                         std::string(50'000, 'x');
@@ -54,13 +60,7 @@ void BrokenUpload(const std::string& address, const std::string& path) {
 // L-2: PUTs `pieces` as chunks of one chunked body, each in its own send(); the status line.
 std::string ChunkedUpload(const std::string& address, const std::string& path,
                           const std::vector<std::string>& pieces) {
-  auto colon = address.rfind(':');
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
-  inet_pton(AF_INET, address.substr(0, colon).c_str(), &sa.sin_addr);
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+  int fd = ConnectTo(address);
   auto send_all = [fd](const std::string& bytes) {
     REQUIRE(send(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()));
   };
@@ -79,22 +79,38 @@ std::string ChunkedUpload(const std::string& address, const std::string& path,
   return answer.substr(0, answer.find("\r\n"));
 }
 
-TEST_CASE("L-1 L-2 L-6 L-7 L-8 L-9 L-10 L-13 L-14 L-18 a published stream on a real origin") {
-  auto dir = MakeTempDir("origin");
-  auto central = StartCentral(dir);
-  auto node = StartStreamer(central.grpc, "origin-1", "origin", {"--max-object-bytes=200000"});
-  // msn 5 is in production when the stream is created (availability start 10.5 s ago).
-  const int64_t start = NowMs() - 10'500;
+// Central and an origin streamer `origin-1` holding stream `live` (2 s segments, a window of 4,
+// pipelines a and b) whose msn 5 was in production when it was created, placed on the node.
+struct LiveOrigin {
+  Central central;
+  Streamer node;
+  int64_t start = 0;  // the template's availability start
+  int64_t Producing() const { return (NowMs() - start) / 2000; }
+};
+LiveOrigin StartLiveOrigin(const std::string& tag, const std::vector<std::string>& flags) {
+  LiveOrigin o;
+  auto dir = MakeTempDir(tag);
+  o.central = StartCentral(dir);
+  o.node = StartStreamer(o.central.grpc, "origin-1", "origin", flags);
+  o.start = NowMs() - 10'500;
   nlohmann::json stream = {{"placement", {{"streamers", {"origin-1"}}}},
                            {"segment_ms", 2000},
                            {"live_window", 4},
                            {"pipelines", {"a", "b"}},
-                           {"template", {{"availability_start", start}}}};
-  REQUIRE(Http("PUT", central.http, "/central/api-v4/streams/live", stream.dump()).status == 201);
-  auto producing = [&] { return (NowMs() - start) / 2000; };
+                           {"template", {{"availability_start", o.start}}}};
+  REQUIRE(Http("PUT", o.central.http, "/central/api-v4/streams/live", stream.dump()).status == 201);
   // Placed: the publish listener knows the stream.
   REQUIRE(Eventually(
-      [&] { return PutObject(node, "/live/v1/init.mp4", "init", "a").status == 201; }, 10s));
+      [&] { return PutObject(o.node, "/live/v1/init.mp4", "init", "a").status == 201; }, 10s));
+  return o;
+}
+
+TEST_CASE("L-1 L-2 L-6 L-7 L-8 L-9 L-10 L-13 L-14 L-18 a published stream on a real origin") {
+  auto origin = StartLiveOrigin("origin", {"--max-object-bytes=200000"});
+  const auto& central = origin.central;
+  const auto& node = origin.node;
+  const int64_t start = origin.start;
+  auto producing = [&] { return origin.Producing(); };
 
   // L-1: created, replaced, another pipeline's candidate; the preferred one is served.
   int64_t m = producing() - 1;
@@ -215,19 +231,9 @@ TEST_CASE("L-1 L-2 L-6 L-7 L-8 L-9 L-10 L-13 L-14 L-18 a published stream on a r
 
 TEST_CASE("L-3 L-18 publishes are acknowledged in time while viewers keep the node busy",
           "[2slots]") {
-  auto dir = MakeTempDir("isolation");
-  auto central = StartCentral(dir);
-  auto node = StartStreamer(central.grpc, "origin-1", "origin");
-  const int64_t start = NowMs() - 10'500;
-  nlohmann::json stream = {{"placement", {{"streamers", {"origin-1"}}}},
-                           {"segment_ms", 2000},
-                           {"live_window", 4},
-                           {"pipelines", {"a", "b"}},
-                           {"template", {{"availability_start", start}}}};
-  REQUIRE(Http("PUT", central.http, "/central/api-v4/streams/live", stream.dump()).status == 201);
-  auto producing = [&] { return (NowMs() - start) / 2000; };
-  REQUIRE(Eventually(
-      [&] { return PutObject(node, "/live/v1/init.mp4", "init", "a").status == 201; }, 10s));
+  auto origin = StartLiveOrigin("isolation", {});
+  const auto& node = origin.node;
+  auto producing = [&] { return origin.Producing(); };
   REQUIRE(PutObject(node, "/live/v1/" + std::to_string(producing() - 1) + ".ts", "x", "a").status ==
           201);
 
