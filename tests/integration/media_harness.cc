@@ -1,10 +1,13 @@
 #include "tests/integration/media_harness.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -29,19 +32,34 @@ const std::string& SourceTs(int seconds) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = made.find(seconds);
   if (it != made.end()) return it->second;
-  std::string dir = MakeTempDir("source");
-  std::string file = dir + "/source.ts";
-  std::string cmd =
-      "ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=640x360:rate=25 -f lavfi "
+  const std::string args =
+      "-f lavfi -i testsrc2=size=640x360:rate=25 -f lavfi "
       "-i sine=frequency=440:sample_rate=48000 -t " +
       std::to_string(seconds) +
       " -c:v libx264 -preset veryfast -g 50 -keyint_min 50 -sc_threshold 0 -pix_fmt yuv420p "
-      "-c:a aac -b:a 96k -f mpegts " +
-      file + " 2>&1";
-  auto [rc, out] = RunCommand(cmd);
-  INFO(out);
-  REQUIRE(rc == 0);
-  return made.emplace(seconds, file).first->second;
+      "-c:a aac -b:a 96k -f mpegts";
+  // The encode is deterministic (the same bytes every time), so one file serves every test
+  // process of every run: each ctest entry is its own process, and an encode on both cores at
+  // a test's start was a burst of load beside the stall-bounded tests (M-10, R-9). Kept under
+  // the system's temporary directory, named by a hash of the arguments; written under a
+  // temporary name and renamed, so a reader never sees a partial file.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "meshwork-test-sources";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const fs::path file = dir / ("source-" + std::to_string(seconds) + "s-" +
+                               std::to_string(std::hash<std::string>()(args) % 1000000007) + ".ts");
+  if (!fs::exists(file, ec) || fs::file_size(file, ec) == 0) {
+    const std::string partial =
+        file.string() + ".partial." + std::to_string(static_cast<long>(getpid()));
+    auto [rc, out] =
+        RunCommand("ffmpeg -hide_banner -loglevel error -y " + args + " " + partial + " 2>&1");
+    INFO(out);
+    REQUIRE(rc == 0);
+    fs::rename(partial, file, ec);
+    REQUIRE_FALSE(ec);
+  }
+  return made.emplace(seconds, file.string()).first->second;
 }
 
 std::unique_ptr<Process> SendTs(const std::string& url) {

@@ -13,8 +13,9 @@ namespace meshwork::testing {
 // Runs a shell command; returns its exit status and stdout.
 std::pair<int, std::string> RunCommand(const std::string& command);
 
-// A 2 s-GOP H.264 + AAC MPEG-TS test source of `seconds` (testsrc2 + sine), made once per
-// process and reused.
+// A 2 s-GOP H.264 + AAC MPEG-TS test source of `seconds` (testsrc2 + sine), encoded once and
+// kept in the system's temporary directory for every later test process and run (the
+// encode is deterministic); never modify the file.
 const std::string& SourceTs(int seconds = 40);
 
 // `ffmpeg -re -i FILE -c copy -copyts -f mpegts -method PUT http://ADDRESS/STREAM/publish`
