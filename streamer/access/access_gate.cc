@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/http/content.h"
@@ -51,9 +50,8 @@ std::string_view CookieToken(const http::RequestContext& ctx) {
   return {};
 }
 
-// Only the characters a compact JWT is made of may be copied into a URI.
-// The characters of a compact JWT (base64url and '.'), as a table: a token is checked on
-// every request that carries it in the query.
+// Only the characters a compact JWT is made of (base64url and '.') may be copied into a URI;
+// a table, since a token is checked on every request that carries it in the query.
 constexpr std::array<bool, 256> kCompactTokenChars = [] {
   std::array<bool, 256> table{};
   for (int c = 0; c < 256; ++c) {
@@ -216,8 +214,8 @@ const crypto::JwtClaims* AccessGate::Verify(std::string_view token, const NodeCo
       memo.claims->exp + crypto::kJwtSkewSeconds > now_s) {
     return memo.claims.get();
   }
-  // The memo holds what it answers until this thread's next Verify (kept whatever the token's
-  // size: the caller uses the claims only within its request).
+  // The memo holds what it answers until this thread's next Verify (the caller uses the claims
+  // only within its request); only verified tokens, at most kMaxJwtBytes, are kept.
   auto remember = [&](std::shared_ptr<const crypto::JwtClaims> claims) {
     memo = Memo{keys, std::string(token), std::move(claims)};
     return memo.claims.get();
