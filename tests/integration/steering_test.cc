@@ -370,6 +370,15 @@ TEST_CASE("CS-4 video.js moves off a drained node by its pathways") {
   CHECK(result["player_version"].get<std::string>().rfind("8.", 0) == 0);
 }
 
+// CS-1: the fourth player of spec 10's list, its node killed under it: it carries on from the
+// other pathway of the master (no stall bound: printed only, like the DASH players').
+TEST_CASE("CS-1 video.js continues on the other pathway when its node is killed", "[2slots]") {
+  SteeredCluster k;
+  StartSteered(k);
+  auto result = KillUnderPlayer(k, "/ch1/index.m3u8", "--player videojs", "CS-1 video.js");
+  CHECK(result["player_version"].get<std::string>().rfind("8.", 0) == 0);
+}
+
 TEST_CASE(
     "CS-2 Z-6 an office's only node killed under hls.js: it continues on the fallback zone's "
     "node by its pathway") {
