@@ -28,7 +28,8 @@
 # --http-threads and nginx's worker_processes, default 2), FRONTS (default "edge nginx
 # varnish"), KEEP_WORK=1 keeps the work directory. Loopback only; bounded in time (ffmpeg -t,
 # viewer_sim --seconds); everything started is stopped on exit. Binaries from BUILD_DIR
-# (default <repo>/build).
+# (default <repo>/build). PERF=FILE also runs `perf record -g` on the edge while its viewers
+# play (PERF_FREQ, default 999 Hz).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -72,6 +73,7 @@ start_node ingest ingest-1 --public-port="$hop_edge"
 origin_http=$node_http
 origin_publish=$node_publish
 start_node edge edge-1
+edge_pid=${pids[-1]}
 front_edge=${node_http##*:}
 for _ in $(seq 1 50); do
   api PUT zones/local '{"routes":["127.0.0.0/8","::1/128"]}' 2>/dev/null && break
@@ -183,6 +185,10 @@ for front in $fronts; do
   done
   sleep 2
   from=$(date +%s.%N)
+  if [ "$front" = edge ] && [ -n "${PERF:-}" ]; then
+    perf record -F "${PERF_FREQ:-999}" -g -q -p "$edge_pid" -o "$PERF" -- sleep "$duration" \
+      2>"$work/perf.err" &
+  fi
   "$sim" --target "127.0.0.1:$port" --path "$path" --viewers "$viewers" \
     --seconds "$duration" --probe "$origin_http" >"$work/sim-$front.txt" 2>&1 ||
     die "viewer_sim failed: $(tail -3 "$work/sim-$front.txt")"

@@ -99,7 +99,8 @@ http {
 }
 NGINX
 "$nginx_bin" -p "$work/" -c "$work/nginx.conf" -e "$work/nginx-error.log" &
-pids+=($!)
+nginx_pid=$!
+pids+=($nginx_pid)
 for _ in $(seq 1 50); do
   [ "$(status_of "http://127.0.0.1:$nginx_port/live/v1/$future_lo.ts")" = 404 ] && break
   sleep 0.1
@@ -111,38 +112,56 @@ lookups() {  # the streamer's meshwork_origin_index_lookups_total (summed over l
     awk '$1 ~ /^meshwork_origin_index_lookups_total(\{|$)/ { s += $2; seen = 1 }
          END { if (seen) printf "%.0f\n", s; else print "missing" }'
 }
-measure() {  # measure URL SCRIPT → "req/s non-2xx/3xx-answers socket-errors"
+# CPU ticks (user + system) of PIDs together, from /proc.
+cpu_ticks() { for p in "$@"; do awk '{ print $14 + $15 }' "/proc/$p/stat"; done | awk '{ s += $1 } END { print s + 0 }'; }
+# measure URL SCRIPT PIDS → "req/s non-2xx/3xx-answers socket-errors µs-CPU-per-answer": PIDS
+# (quoted, space-separated) are the server's processes whose CPU is divided by the answers.
+# PERF=FILE records the first of them during the future phase (PERF_FREQ, default 999 Hz;
+# PERF_ARGS, default -g, e.g. "--call-graph dwarf,16384").
+measure() {
+  local t0 t1
+  t0=$(cpu_ticks $3)
+  if [ -n "${PERF:-}" ] && [ "$2" = "$work/future.lua" ] && [ "$1" = "http://$viewer/" ]; then
+    perf record -F "${PERF_FREQ:-999}" ${PERF_ARGS:--g} -q -p "${3%% *}" -o "$PERF" -- sleep "$duration" \
+      2>"$work/perf.err" &
+  fi
   wrk -t1 -c100 -d"${duration}s" -s "$2" "$1" >"$work/wrk.txt" 2>&1 || true
-  awk '
+  t1=$(cpu_ticks $3)
+  awk -v ticks=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" '
     /requests in/ { total = $1 }
     /Requests\/sec/ { rps = $2 }
     /Non-2xx/ { non = $NF }
     /Socket errors/ { gsub(/,/, ""); errs = $4 + $6 + $8 + $10 }
-    END { printf "%s %d %d %d\n", rps, non, total, errs }' "$work/wrk.txt"
+    END { printf "%s %d %d %d %.2f\n", rps, non, total, errs,
+                 total ? ticks / hz * 1e6 / total : 0 }' "$work/wrk.txt"
 }
 before=$(lookups)
-read -r f_rps f_non f_total f_err < <(measure "http://$viewer/" "$work/future.lua")
-read -r g_rps g_non g_total g_err < <(measure "http://$viewer/" "$work/gone.lua")
+read -r f_rps f_non f_total f_err f_cpu < <(measure "http://$viewer/" "$work/future.lua" "$streamer_pid")
+read -r g_rps g_non g_total g_err g_cpu < <(measure "http://$viewer/" "$work/gone.lua" "$streamer_pid")
 after=$(lookups)
 spot_check after
 # The counter is live: one read of the published segment is a lookup.
 [ "$(status_of "http://$viewer/live/v1/$first.ts")" = 200 ] || die "the published segment is gone"
 probe=$(lookups)
-read -r n_rps n_non n_total n_err < <(measure "http://127.0.0.1:$nginx_port/" "$work/future.lua")
+nginx_pids="$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')"
+read -r n_rps n_non n_total n_err n_cpu < <(measure "http://127.0.0.1:$nginx_port/" "$work/future.lua" "$nginx_pids")
 
 printf '\nP-5 404/410 storm, wrk -t1 -c100 -d%ss, %s threads / workers each, CPU shedding %s\n' \
   "$duration" "$threads" "${SHED:-off}"
 printf 'future msns %s…%s (404 + TTL), never-existing msns %s…%s (410)\n' \
   "$future_lo" "$future_hi" "$gone_lo" "$gone_hi"
 python3 - "$f_rps" "$f_non" "$f_total" "$f_err" "$g_rps" "$g_non" "$g_total" "$g_err" \
-  "$n_rps" "$n_non" "$n_total" "$n_err" "$before" "$after" "$probe" <<'PY'
+  "$n_rps" "$n_non" "$n_total" "$n_err" "$before" "$after" "$probe" \
+  "$f_cpu" "$g_cpu" "$n_cpu" <<'PY'
 import sys
 a = sys.argv[1:]
+cpu = a[15:18]
 rows = [("streamer 404 future", a[0:4]), ("streamer 410 gone", a[4:8]),
         ("nginx static 404", a[8:12])]
-print(f"{'answers':<20} {'req/s':>10} {'requests':>10} {'non-2xx':>10} {'sock.err':>8}")
-for name, (rps, non, total, err) in rows:
-    print(f"{name:<20} {float(rps):>10.0f} {total:>10} {non:>10} {err:>8}")
+print(f"{'answers':<20} {'req/s':>10} {'requests':>10} {'non-2xx':>10} {'sock.err':>8} "
+      f"{'µs CPU/answer':>14}")
+for (name, (rps, non, total, err)), c in zip(rows, cpu):
+    print(f"{name:<20} {float(rps):>10.0f} {total:>10} {non:>10} {err:>8} {float(c):>14.2f}")
 nginx = float(a[8])
 for name, (rps, non, total, err) in rows[:2]:
     r = float(rps) / nginx

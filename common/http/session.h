@@ -93,6 +93,8 @@ class Session final : public SessionBase {
                        uint64_t length) override;
   void CompleteFile(Response header, std::shared_ptr<const OpenFile> file, uint64_t offset,
                     uint64_t length) override;
+  void CompletePrepared(std::shared_ptr<const PreparedAnswer> answer,
+                        const AnswerFields& extra) override;
   void ReadChunk(BodyReader::ChunkFn on_chunk) override;
   void BeginChunked(Response header) override;
   void QueueChunk(std::shared_ptr<const std::string> data) override;
@@ -164,10 +166,11 @@ class Session final : public SessionBase {
   std::unique_ptr<uint8_t[]> chunk_;
   bool body_done_ = true;
   // The header being written (its capacity is kept from answer to answer) and a whole
-  // answer's body; the buffers of a whole answer point into both.
+  // answer's body (or prepared_'s); the buffers of a whole answer point into both.
   std::string head_;
   std::string body_;
   std::array<asio::const_buffer, 2> whole_;
+  std::shared_ptr<const PreparedAnswer> prepared_;  // a prepared answer's body being written
   // A scatter-gather answer in flight: its buffer list (header, then pieces of the chunks)
   // and the chunks it points into.
   std::vector<asio::const_buffer> gather_;

@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "boost/asio/any_io_executor.hpp"
 #include "common/http/deadline_wheel.h"
+#include "common/http/prepared_answer.h"
 #include "common/http/types.h"
 #include "common/time/clock.h"
 
@@ -45,6 +46,13 @@ class SessionBase : public std::enable_shared_from_this<SessionBase>, public Dea
   // Answers the current request with a body from an open file (sendfile on plain TCP).
   virtual void CompleteFile(Response header, std::shared_ptr<const OpenFile> file, uint64_t offset,
                             uint64_t length) = 0;
+  // Answers the current request with a prepared answer and `extra` fields (on this session's
+  // executor). The default sends it through Complete or CompleteBuffers
+  // (CompleteAsResponse); HTTP/1.1 sessions write the prepared bytes themselves.
+  virtual void CompletePrepared(std::shared_ptr<const PreparedAnswer> answer,
+                                const AnswerFields& extra) {
+    CompleteAsResponse(*this, *answer, extra.view());
+  }
   // Reads the next chunk of a streamed request body (on this session's executor).
   virtual void ReadChunk(BodyReader::ChunkFn on_chunk) = 0;
   // Chunked responses (on this session's executor): the header, then chunks in order; a

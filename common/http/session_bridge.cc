@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "boost/asio/dispatch.hpp"
+#include "common/http/prepared_answer.h"
 #include "common/http/response.h"
 
 namespace meshwork::http {
@@ -26,6 +27,19 @@ void Responder::Send(Response response) {
   auto sink = std::move(sink_);
   sink_ = nullptr;
   sink->Complete(std::move(response));
+}
+
+void Responder::SendPrepared(std::shared_ptr<const PreparedAnswer> answer,
+                             const AnswerFields& extra) {
+  if (!sink_) return;  // already answered
+  auto sink = std::move(sink_);
+  sink_ = nullptr;
+  sink->CompletePrepared(std::move(answer), extra);
+}
+
+void Responder::Sink::CompletePrepared(std::shared_ptr<const PreparedAnswer> answer,
+                                       const AnswerFields& extra) {
+  CompleteAsResponse(*this, *answer, extra.view());
 }
 
 std::shared_ptr<ChunkedWriter> Responder::StartChunked(Response header) {
@@ -148,6 +162,14 @@ void SessionSink::CompleteFile(Response header, std::shared_ptr<const OpenFile> 
                  [session, h = std::move(header), f = std::move(file), offset, length]() mutable {
                    session->CompleteFile(std::move(h), std::move(f), offset, length);
                  });
+}
+
+void SessionSink::CompletePrepared(std::shared_ptr<const PreparedAnswer> answer,
+                                   const AnswerFields& extra) {
+  auto session = session_;
+  asio::dispatch(session->executor(), [session, a = std::move(answer), extra]() mutable {
+    session->CompletePrepared(std::move(a), extra);
+  });
 }
 
 void SessionChunkedWriter::Write(std::shared_ptr<const std::string> data) {

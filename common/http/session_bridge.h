@@ -25,6 +25,8 @@ class SessionSink final : public Responder::Sink {
                        uint64_t length) override;
   void CompleteFile(Response header, std::shared_ptr<const OpenFile> file, uint64_t offset,
                     uint64_t length) override;
+  void CompletePrepared(std::shared_ptr<const PreparedAnswer> answer,
+                        const AnswerFields& extra) override;
 
  private:
   std::shared_ptr<SessionBase> session_;

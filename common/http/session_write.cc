@@ -8,69 +8,15 @@
 #include <charconv>
 #include <optional>
 
+#include "common/http/prepared_answer.h"
 #include "common/http/session.h"
 
 namespace meshwork::http::server_internal {
 
-namespace {
-
-void AppendDecimal(uint64_t v, std::string& out) {
-  char digits[20];
-  size_t n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v > 0);
-  while (n > 0) out += digits[--n];
-}
-
-// Fields the session writes itself; a handler's own are dropped.
-bool SessionField(beast_http::field f) {
-  return f == beast_http::field::content_length || f == beast_http::field::transfer_encoding ||
-         f == beast_http::field::connection || f == beast_http::field::server ||
-         f == beast_http::field::date;
-}
-
-}  // namespace
-
 void AppendResponseHead(const beast_http::response_header<>& head, std::string_view date,
                         std::optional<uint64_t> content_length, bool keep, std::string& out) {
-  std::string_view reason = head.reason();
-  size_t size = 9 + 4 + reason.size() + 2 + 64 + date.size() + 2;
-  for (const auto& f : head) size += f.name_string().size() + 2 + f.value().size() + 2;
-  out.reserve(out.size() + size);
-  out += "HTTP/1.1 ";
-  char status[4] = {};
-  unsigned code = head.result_int() % 1000;
-  status[0] = static_cast<char>('0' + code / 100);
-  status[1] = static_cast<char>('0' + code / 10 % 10);
-  status[2] = static_cast<char>('0' + code % 10);
-  status[3] = ' ';
-  out.append(status, 4);
-  out.append(reason.data(), reason.size());
-  out += "\r\n";
-  for (const auto& f : head) {
-    if (SessionField(f.name())) continue;
-    out.append(f.name_string().data(), f.name_string().size());
-    out += ": ";
-    out.append(f.value().data(), f.value().size());
-    out += "\r\n";
-  }
-  out += "Server: meshwork\r\nDate: ";
-  out.append(date.data(), date.size());
-  out += "\r\n";
-  // RFC 9112 §6.1, §6.3: 1xx, 204 and 304 answers carry neither framing field (they end at
-  // their header; a Transfer-Encoding there makes clients wait for a chunked body).
-  const bool bodiless = code < 200 || code == 204 || code == 304;
-  if (!bodiless && content_length) {
-    out += "Content-Length: ";
-    AppendDecimal(*content_length, out);
-    out += "\r\n";
-  } else if (!bodiless) {
-    out += "Transfer-Encoding: chunked\r\n";
-  }
-  if (!keep) out += "Connection: close\r\n";
-  out += "\r\n";
+  head_internal::AppendStatusAndFields(head, out);
+  head_internal::AppendSessionFields(head.result_int() % 1000, date, content_length, keep, out);
 }
 
 template <typename Stream>
@@ -112,6 +58,25 @@ void Session<Stream>::Write(Response response) {
   SendAll(whole_, [self = Self(), keep](beast::error_code ec, size_t n) {
     self->server_->AddBytesOut(n);
     self->body_ = std::string();  // a body's memory is not kept for the next answer
+    if (ec || !keep) return self->Close();
+    self->ReadHeader();
+  });
+}
+
+template <typename Stream>
+void Session<Stream>::CompletePrepared(std::shared_ptr<const PreparedAnswer> answer,
+                                       const AnswerFields& extra) {
+  CountAnswer(answer->status(), answer->body().size());
+  bool keep = KeepAfterAnswer();
+  head_.clear();
+  answer->AppendHead(extra.view(), server_->Date(), keep, head_);
+  whole_[0] = asio::buffer(head_);
+  whole_[1] = answer->bodiless() || method_ == Verb::head ? asio::const_buffer()
+                                                          : asio::buffer(answer->body());
+  prepared_ = std::move(answer);  // held until the write ends
+  SendAll(whole_, [self = Self(), keep](beast::error_code ec, size_t n) {
+    self->server_->AddBytesOut(n);
+    self->prepared_ = nullptr;
     if (ec || !keep) return self->Close();
     self->ReadHeader();
   });

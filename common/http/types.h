@@ -19,6 +19,8 @@
 namespace meshwork::http {
 
 class ByteBudget;
+class AnswerFields;
+class PreparedAnswer;
 
 namespace beast_http = boost::beast::http;
 using Request = beast_http::request<beast_http::string_body>;
@@ -145,6 +147,11 @@ class Responder {
     // sends them with sendfile(2) on plain connections.
     virtual void CompleteFile(Response header, std::shared_ptr<const OpenFile> file,
                               uint64_t offset, uint64_t length);
+    // Sends a prepared answer with `extra` fields. The default sends its Response form
+    // through Complete, or CompleteBuffers for a shared body (CompleteAsResponse); the
+    // server's HTTP/1.1 sink writes the prepared bytes.
+    virtual void CompletePrepared(std::shared_ptr<const PreparedAnswer> answer,
+                                  const AnswerFields& extra);
   };
   explicit Responder(std::shared_ptr<Sink> sink) : sink_(std::move(sink)) {}
   Responder(Responder&&) = default;
@@ -171,6 +178,10 @@ class Responder {
   // length cannot be kept). A HEAD request gets the header alone.
   void SendFile(Response header, std::shared_ptr<const OpenFile> file, uint64_t offset,
                 uint64_t length);
+  // Answers (instead of Send) with `answer` and the per-request fields `extra` (P-5, P-3):
+  // over HTTP/1.1 the prepared header bytes, `extra`, Server, Date and the framing fields are
+  // written with the body in one write; no Response is built.
+  void SendPrepared(std::shared_ptr<const PreparedAnswer> answer, const AnswerFields& extra);
   bool sent() const { return sink_ == nullptr; }
 
  private:

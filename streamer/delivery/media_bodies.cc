@@ -1,5 +1,7 @@
 #include "streamer/delivery/media_bodies.h"
 
+#include <array>
+
 #include "absl/strings/str_cat.h"
 #include "common/http/content.h"
 #include "common/http/response.h"
@@ -64,17 +66,9 @@ void SendMediaPlaylist(http::Responder& out, const RenditionWindow::Rendered& re
                        std::string_view carry, bool accepts_gzip, int max_age,
                        std::string_view cors, const std::string* notifications) {
   const bool carried = !carry.empty();
-  http::Response res{http::Status::ok, 11};
-  res.set(http::beast_http::field::content_type, kPlaylistType);
-  res.set(http::beast_http::field::cache_control,
-          absl::StrCat(carried ? "private, " : "", "max-age=", max_age));
-  res.set(http::beast_http::field::vary, "Accept-Encoding");
-  if (accepts_gzip && !carried) res.set(http::beast_http::field::content_encoding, "gzip");
-  if (notifications) res.set("X-Stream-Notifications", *notifications);
-  http::AddCors(res, cors);
-  http::SharedBuffers body;
+  std::shared_ptr<const std::string> body;
   if (!carried) {
-    body.Append(accepts_gzip ? rendered.gzip : rendered.plain);
+    body = accepts_gzip ? rendered.gzip : rendered.plain;
   } else {
     thread_local CarriedMemo memo;
     if (memo.source != rendered.plain || memo.carry != carry) {
@@ -82,10 +76,47 @@ void SendMediaPlaylist(http::Responder& out, const RenditionWindow::Rendered& re
       memo.source = rendered.plain;
       memo.carry.assign(carry);
     }
-    body.Append(memo.filled);
+    body = memo.filled;
   }
-  uint64_t size = body.size;
-  out.SendBuffers(std::move(res), std::move(body), 0, size);
+  // P-3, P-13: the answer (header bytes and body) is prepared once per rendering and kind
+  // on each worker thread; thousands of viewers of one revision share it.
+  struct Prepared {
+    std::shared_ptr<const std::string> body;  // the key's identity: held, so never reused
+    bool gzip = false;
+    int max_age = 0;
+    std::string cors;
+    std::string notifications;
+    bool has_notifications = false;
+    std::shared_ptr<const http::PreparedAnswer> answer;
+  };
+  thread_local std::array<Prepared, 8> prepared;
+  thread_local size_t next = 0;
+  const bool gzip = accepts_gzip && !carried;
+  for (const Prepared& p : prepared) {
+    if (p.answer && p.body == body && p.gzip == gzip && p.max_age == max_age && p.cors == cors &&
+        p.has_notifications == (notifications != nullptr) &&
+        (!notifications || p.notifications == *notifications)) {
+      return out.SendPrepared(p.answer, http::AnswerFields());
+    }
+  }
+  http::Response res{http::Status::ok, 11};
+  res.set(http::beast_http::field::content_type, kPlaylistType);
+  res.set(http::beast_http::field::cache_control,
+          absl::StrCat(carried ? "private, " : "", "max-age=", max_age));
+  res.set(http::beast_http::field::vary, "Accept-Encoding");
+  if (gzip) res.set(http::beast_http::field::content_encoding, "gzip");
+  if (notifications) res.set("X-Stream-Notifications", *notifications);
+  http::AddCors(res, cors);
+  Prepared& slot = prepared[next];
+  next = (next + 1) % prepared.size();
+  slot = Prepared{body,
+                  gzip,
+                  max_age,
+                  std::string(cors),
+                  notifications ? *notifications : std::string(),
+                  notifications != nullptr,
+                  std::make_shared<const http::PreparedAnswer>(std::move(res), body)};
+  out.SendPrepared(slot.answer, http::AnswerFields());
 }
 
 }  // namespace meshwork::streamer

@@ -473,26 +473,26 @@ void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
     }
     case ReadDecision::kNotYet: {
       metrics_->Read("not_yet");
-      http::Response res = NotFound("not published yet", policy.cors);
-      res.set(field::field::cache_control, absl::StrCat("max-age=", d.ttl_ms / 1000));
-      res.set("X-Cache-TTL-Ms", std::to_string(d.ttl_ms));
-      return r->Send(std::move(res));
+      // P-5: the same 404 for every future object, only its TTL written per request.
+      http::AnswerFields ttl;
+      ttl.Add("Cache-Control", "max-age=", d.ttl_ms / 1000);
+      ttl.Add("X-Cache-TTL-Ms", "", d.ttl_ms);
+      return r->SendPrepared(PreparedErrorAnswer(PreparedError::kNotYet, policy.cors), ttl);
     }
     case ReadDecision::kGone: {
       metrics_->Read("gone");
-      http::Response res = http::ErrorResponse(http::Status::gone, "gone",
-                                               "not delivered by any pipeline before its "
-                                               "retry deadline, or before the stream's start");
       int64_t window_s =
           (static_cast<int64_t>(policy.live_window) * policy.tmpl.segment_ms + 999) / 1000;
-      res.set(field::field::cache_control,
-              absl::StrCat("max-age=", std::max<int64_t>(window_s, 1)));
-      http::AddCors(res, policy.cors);
-      return r->Send(std::move(res));
+      http::AnswerFields window;
+      window.Add("Cache-Control", "max-age=", std::max<int64_t>(window_s, 1));
+      return r->SendPrepared(PreparedErrorAnswer(PreparedError::kGone, policy.cors), window);
     }
     case ReadDecision::kMissing:
       metrics_->Read("missing");
-      return r->Send(NotFound(rend ? "no such object" : "no such rendition", policy.cors));
+      return r->SendPrepared(
+          PreparedErrorAnswer(rend ? PreparedError::kNoObject : PreparedError::kNoRendition,
+                              policy.cors),
+          http::AnswerFields());
     case ReadDecision::kHold:
       break;
   }

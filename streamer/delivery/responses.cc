@@ -1,5 +1,8 @@
 #include "streamer/delivery/responses.h"
 
+#include <memory>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/http/content.h"
@@ -47,6 +50,42 @@ http::Response PlaylistResponse(const http::Request& request, std::string body, 
   http::AddCors(res, cors);
   res.prepare_payload();
   return res;
+}
+
+const std::shared_ptr<const http::PreparedAnswer>& PreparedErrorAnswer(PreparedError which,
+                                                                       std::string_view cors) {
+  struct Kept {
+    PreparedError which;
+    std::string cors;
+    std::shared_ptr<const http::PreparedAnswer> answer;
+  };
+  // Per thread: no lock, and the answers' reference counts stay on this core.
+  thread_local std::vector<Kept> kept;
+  for (const Kept& k : kept) {
+    if (k.which == which && k.cors == cors) return k.answer;
+  }
+  if (kept.size() >= 32) kept.clear();  // answers being written are held by their sessions
+  http::Response res;
+  switch (which) {
+    case PreparedError::kNotYet:
+      res = http::ErrorResponse(absl::NotFoundError("not published yet"));
+      break;
+    case PreparedError::kGone:
+      res = http::ErrorResponse(http::Status::gone, "gone",
+                                "not delivered by any pipeline before its retry deadline, or "
+                                "before the stream's start");
+      break;
+    case PreparedError::kNoObject:
+      res = NotFound("no such object", cors);
+      break;
+    case PreparedError::kNoRendition:
+      res = NotFound("no such rendition", cors);
+      break;
+  }
+  http::AddCors(res, cors);
+  kept.push_back(
+      Kept{which, std::string(cors), std::make_shared<const http::PreparedAnswer>(std::move(res))});
+  return kept.back().answer;
 }
 
 }  // namespace meshwork::streamer

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/http/prepared_answer.h"
 #include "common/http/types.h"
 
 namespace meshwork::streamer {
@@ -16,6 +17,18 @@ inline constexpr char kImmutable[] = "max-age=86400, immutable";
 
 // 404 for an unknown stream, rendition or object (L-6: `Cache-Control: max-age=1`).
 http::Response NotFound(std::string_view what, std::string_view cors);
+// P-5: the answers of a 404/410 storm, rendered once per worker thread and CORS value
+// (`cors` comes from a stream's policy, never from a request; at most 32 are kept per
+// thread). Each has its content type, CORS fields and M-1 body; the caller adds what changes
+// per request (AnswerFields):
+//   kNotYet       404 "not published yet" (L-8: the caller adds Cache-Control and
+//                 X-Cache-TTL-Ms from the object's TTL);
+//   kGone         410 "gone" (L-9: the caller adds Cache-Control from the live window);
+//   kNoObject,
+//   kNoRendition  404 like NotFound(), `Cache-Control: max-age=1` included.
+enum class PreparedError { kNotYet, kGone, kNoObject, kNoRendition };
+const std::shared_ptr<const http::PreparedAnswer>& PreparedErrorAnswer(PreparedError which,
+                                                                       std::string_view cors);
 // 503 with `Retry-After: 1`, not cacheable (a hold that ran out, a full waiter table).
 http::Response Unavailable(std::string_view message, std::string_view cors);
 // 503 for a read shed under pressure (L-16): `Cache-Control: max-age=5`, `Retry-After: 5`,

@@ -1,0 +1,150 @@
+#include "common/http/prepared_answer.h"
+
+#include <charconv>
+#include <cstring>
+
+#include "absl/base/internal/raw_logging.h"
+
+namespace meshwork::http {
+
+namespace {
+
+bool CleanText(std::string_view s) {
+  return s.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
+void AppendDecimal(uint64_t v, std::string& out) {
+  char digits[20];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), v);
+  out.append(digits, end);
+}
+
+}  // namespace
+
+void AnswerFields::Add(std::string_view name, std::string_view value) {
+  ABSL_RAW_CHECK(!name.empty() && CleanText(name) && name.find(':') == std::string_view::npos &&
+                     CleanText(value),
+                 "a malformed prepared header field");
+  const size_t need = name.size() + 2 + value.size() + 2;
+  ABSL_RAW_CHECK(size_ + need <= kCapacity, "prepared header fields over their capacity");
+  char* at = bytes_.data() + size_;
+  std::memcpy(at, name.data(), name.size());
+  at += name.size();
+  std::memcpy(at, ": ", 2);
+  at += 2;
+  std::memcpy(at, value.data(), value.size());
+  at += value.size();
+  std::memcpy(at, "\r\n", 2);
+  size_ += need;
+}
+
+void AnswerFields::Add(std::string_view name, std::string_view prefix, int64_t value) {
+  char text[64];
+  ABSL_RAW_CHECK(prefix.size() <= sizeof(text) - 24, "a prepared field's prefix is too long");
+  std::memcpy(text, prefix.data(), prefix.size());
+  auto [end, ec] = std::to_chars(text + prefix.size(), text + sizeof(text), value);
+  Add(name, std::string_view(text, static_cast<size_t>(end - text)));
+}
+
+namespace head_internal {
+
+bool SessionField(beast_http::field f) {
+  return f == beast_http::field::content_length || f == beast_http::field::transfer_encoding ||
+         f == beast_http::field::connection || f == beast_http::field::server ||
+         f == beast_http::field::date;
+}
+
+void AppendStatusAndFields(const beast_http::response_header<>& head, std::string& out) {
+  std::string_view reason = head.reason();
+  size_t size = 9 + 4 + reason.size() + 2;
+  for (const auto& f : head) size += f.name_string().size() + 2 + f.value().size() + 2;
+  out.reserve(out.size() + size + 96);  // and room for the session's own fields
+  out += "HTTP/1.1 ";
+  char status[4] = {};
+  unsigned code = head.result_int() % 1000;
+  status[0] = static_cast<char>('0' + code / 100);
+  status[1] = static_cast<char>('0' + code / 10 % 10);
+  status[2] = static_cast<char>('0' + code % 10);
+  status[3] = ' ';
+  out.append(status, 4);
+  out.append(reason.data(), reason.size());
+  out += "\r\n";
+  for (const auto& f : head) {
+    if (SessionField(f.name())) continue;
+    out.append(f.name_string().data(), f.name_string().size());
+    out += ": ";
+    out.append(f.value().data(), f.value().size());
+    out += "\r\n";
+  }
+}
+
+void AppendSessionFields(unsigned code, std::string_view date,
+                         std::optional<uint64_t> content_length, bool keep, std::string& out) {
+  out += "Server: meshwork\r\nDate: ";
+  out.append(date.data(), date.size());
+  out += "\r\n";
+  // RFC 9112 §6.1, §6.3: 1xx, 204 and 304 answers carry neither framing field (they end at
+  // their header; a Transfer-Encoding there makes clients wait for a chunked body).
+  const bool bodiless = code < 200 || code == 204 || code == 304;
+  if (!bodiless && content_length) {
+    out += "Content-Length: ";
+    AppendDecimal(*content_length, out);
+    out += "\r\n";
+  } else if (!bodiless) {
+    out += "Transfer-Encoding: chunked\r\n";
+  }
+  if (!keep) out += "Connection: close\r\n";
+  out += "\r\n";
+}
+
+}  // namespace head_internal
+
+PreparedAnswer::PreparedAnswer(Response response) : PreparedAnswer(std::move(response), nullptr) {}
+
+PreparedAnswer::PreparedAnswer(Response response, std::shared_ptr<const std::string> body)
+    : status_(response.result_int() % 1000), shared_body_(std::move(body)) {
+  if (shared_body_) {
+    body_ = *shared_body_;
+  } else {
+    own_body_ = std::move(response.body());
+    body_ = own_body_;
+  }
+  head_internal::AppendStatusAndFields(response.base(), head_);
+  head_.shrink_to_fit();
+  for (const auto& f : response.base()) {
+    if (!head_internal::SessionField(f.name())) fields_.insert(f.name_string(), f.value());
+  }
+  fields_.result(response.result());
+  fields_.version(11);
+}
+
+void PreparedAnswer::AppendHead(std::string_view extra, std::string_view date, bool keep,
+                                std::string& out) const {
+  out.reserve(out.size() + head_.size() + extra.size() + date.size() + 80);
+  out += head_;
+  out += extra;
+  head_internal::AppendSessionFields(status_, date, body_.size(), keep, out);
+}
+
+Response PreparedAnswer::ToResponse(std::string_view extra, bool with_body) const {
+  Response r = fields_;
+  // `extra` holds whole "Name: value\r\n" lines (AnswerFields).
+  while (!extra.empty()) {
+    size_t eol = extra.find("\r\n");
+    std::string_view line = extra.substr(0, eol);
+    size_t colon = line.find(": ");
+    if (colon != std::string_view::npos) {
+      r.insert(line.substr(0, colon), line.substr(colon + 2));
+    }
+    extra.remove_prefix(eol == std::string_view::npos ? extra.size() : eol + 2);
+  }
+  if (with_body) {
+    r.body().assign(body_.data(), body_.size());
+    r.prepare_payload();
+  } else if (!bodiless()) {
+    r.content_length(body_.size());
+  }
+  return r;
+}
+
+}  // namespace meshwork::http

@@ -1,0 +1,144 @@
+// Prepared answers (P-5, P-3): rendered once, written as bytes over HTTP/1.1, and as a
+// Response through any other sink (h2).
+#include "common/http/prepared_answer.h"
+
+#include <catch2/catch.hpp>
+
+#include "common/http/response.h"
+#include "tests/unit/common/http/server_test_util.h"
+
+namespace meshwork::http {
+namespace prepared_answer_test {
+namespace {
+
+using namespace test;
+
+std::shared_ptr<const PreparedAnswer> NotYet() {
+  Response res = ErrorResponse(Status::not_found, "not_found", "not published yet");
+  res.set(beast_http::field::access_control_allow_origin, "*");
+  // The session writes these itself: a handler's own are dropped.
+  res.set(beast_http::field::server, "other");
+  res.set(beast_http::field::connection, "keep-alive");
+  return std::make_shared<const PreparedAnswer>(std::move(res));
+}
+
+AnswerFields Ttl(int64_t ms) {
+  AnswerFields f;
+  f.Add("Cache-Control", "max-age=", ms / 1000);
+  f.Add("X-Cache-TTL-Ms", "", ms);
+  return f;
+}
+
+TEST_CASE("P-5 L-8 a prepared 404 is written with its per-request fields, framed by the session") {
+  auto answer = NotYet();
+  Router router;
+  router.Add({Verb::get, Verb::head}, "/future",
+             [answer](RequestContext&, Responder r) { r.SendPrepared(answer, Ttl(3250)); });
+  router.Add({Verb::get}, "/other",
+             [answer](RequestContext&, Responder r) { r.SendPrepared(answer, Ttl(999)); });
+  auto server = StartServer(SmallOptions(), std::move(router));
+  RawConnection conn(server->port());
+  conn.Write("GET /future HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto res = conn.Read();
+  REQUIRE(res);
+  CHECK(res->result_int() == 404);
+  CHECK((*res)[beast_http::field::content_type] == "application/json");
+  CHECK((*res)[beast_http::field::access_control_allow_origin] == "*");
+  CHECK((*res)[beast_http::field::cache_control] == "max-age=3");
+  CHECK((*res)["X-Cache-TTL-Ms"] == "3250");
+  CHECK((*res)[beast_http::field::server] == "meshwork");
+  CHECK(res->count(beast_http::field::server) == 1);
+  CHECK_FALSE((*res)[beast_http::field::date].empty());
+  CHECK(res->body() == answer->body());
+  CHECK(res->body().find("not published yet") != std::string::npos);
+  CHECK((*res)[beast_http::field::content_length] == std::to_string(answer->body().size()));
+  CHECK(res->keep_alive());
+
+  // HEAD: the same header with the body's length, no body; the connection stays in step.
+  conn.Write("HEAD /future HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto head = conn.Read(5000ms, /*head=*/true);
+  REQUIRE(head);
+  CHECK(head->result_int() == 404);
+  CHECK((*head)[beast_http::field::content_length] == std::to_string(answer->body().size()));
+  CHECK(head->body().empty());
+  // The same prepared answer, other fields: nothing of the first request's left over.
+  conn.Write("GET /other HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  auto last = conn.Read();
+  REQUIRE(last);
+  CHECK((*last)[beast_http::field::cache_control] == "max-age=0");
+  CHECK((*last)["X-Cache-TTL-Ms"] == "999");
+  CHECK(last->count("X-Cache-TTL-Ms") == 1);
+  CHECK_FALSE(last->keep_alive());
+  CHECK(conn.ClosedByPeer());
+}
+
+// A sink that only knows Complete (as the h2 stream's does for prepared answers).
+class CapturingSink final : public Responder::Sink {
+ public:
+  explicit CapturingSink(std::optional<Response>* out) : out_(out) {}
+  void Complete(Response response) override { *out_ = std::move(response); }
+
+ private:
+  std::optional<Response>* out_;
+};
+
+TEST_CASE("P-5 a sink without prepared bytes gets the same answer as a Response") {
+  std::optional<Response> got;
+  Responder r(std::make_shared<CapturingSink>(&got));
+  r.SendPrepared(NotYet(), Ttl(2000));
+  CHECK(r.sent());
+  REQUIRE(got);
+  CHECK(got->result_int() == 404);
+  CHECK((*got)[beast_http::field::cache_control] == "max-age=2");
+  CHECK((*got)["X-Cache-TTL-Ms"] == "2000");
+  CHECK((*got)[beast_http::field::access_control_allow_origin] == "*");
+  CHECK(got->count(beast_http::field::server) == 0);  // the transport writes its own
+  CHECK(got->body().find("not published yet") != std::string::npos);
+  CHECK((*got)[beast_http::field::content_length] == std::to_string(got->body().size()));
+}
+
+TEST_CASE("P-3 a prepared playlist keeps its shared body, over HTTP/1.1 and through any sink") {
+  auto body = std::make_shared<const std::string>("#EXTM3U\n#EXT-X-VERSION:9\n");
+  Response header{Status::ok, 11};
+  header.set(beast_http::field::content_type, "application/vnd.apple.mpegurl");
+  header.body() = "ignored: the shared body is the answer's";
+  auto answer = std::make_shared<const PreparedAnswer>(std::move(header), body);
+  CHECK(answer->body().data() == body->data());  // not copied
+  Router router;
+  router.Add({Verb::get}, "/v1/index.m3u8",
+             [answer](RequestContext&, Responder r) { r.SendPrepared(answer, AnswerFields()); });
+  auto server = StartServer(SmallOptions(), std::move(router));
+  RawConnection conn(server->port());
+  for (int i = 0; i < 2; ++i) {
+    conn.Write("GET /v1/index.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n");
+    auto res = conn.Read();
+    REQUIRE(res);
+    CHECK(res->result_int() == 200);
+    CHECK(res->body() == *body);
+  }
+  std::optional<Response> got;
+  Responder r(std::make_shared<CapturingSink>(&got));
+  r.SendPrepared(answer, AnswerFields());
+  REQUIRE(got);
+  CHECK(got->body() == *body);
+  CHECK((*got)[beast_http::field::content_length] == std::to_string(body->size()));
+  CHECK((*got)[beast_http::field::content_type] == "application/vnd.apple.mpegurl");
+}
+
+TEST_CASE("P-5 a prepared 304 has no body and no framing field") {
+  Response res{Status::not_modified, 11};
+  res.set(beast_http::field::etag, "\"7-v1\"");
+  res.body() = "dropped on the wire";
+  PreparedAnswer answer(std::move(res));
+  CHECK(answer.bodiless());
+  std::string head;
+  answer.AppendHead("", "Sat, 05 Dec 2026 10:00:00 GMT", true, head);
+  CHECK(head.rfind("HTTP/1.1 304 Not Modified\r\nETag: \"7-v1\"\r\n", 0) == 0);
+  CHECK(head.find("Content-Length") == std::string::npos);
+  CHECK(head.find("Transfer-Encoding") == std::string::npos);
+  CHECK(head.ends_with("Date: Sat, 05 Dec 2026 10:00:00 GMT\r\n\r\n"));
+}
+
+}  // namespace
+}  // namespace prepared_answer_test
+}  // namespace meshwork::http
