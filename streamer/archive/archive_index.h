@@ -1,13 +1,21 @@
 // D-2/D-4: what this node has recorded, in memory: per track (stream, protocol, rendition)
 // the recorded segments by wall-clock start and the init segments by the time they took
 // effect. Rebuilt from disk at start-up (Scan), kept by the recorder as it writes and trims,
-// read by the archive routes. Thread-safe: one mutex, held for map operations only (no I/O
-// under it); readers get copies of the few entries they ask for.
+// read by the archive routes.
+//
+// Thread-safe. L-19: reads never wait on a writer's work. The index is an immutable
+// snapshot (tracks → immutable track views, each track's segments in sorted runs of at most
+// 2 × kRun shared between snapshots); a reader holds the lock only to copy the snapshot's
+// pointer, then searches it unlocked. Writers are serialized by a lock of their own, build
+// the next snapshot from the current one (copying the track map's pointers and the one run
+// they change, O(tracks + kRun)), and take the readers' lock only to swap the pointer. No
+// I/O under either lock.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -64,14 +72,32 @@ class ArchiveIndex {
   // Drops everything of `stream` from memory (its files stay).
   void Forget(const std::string& stream);
 
- private:
-  struct Track {
-    std::map<int64_t, ArchivedSegment> segments;
-    std::map<int64_t, bool> inits;
+  // Segments per run of a track view (a run splits in two past twice this).
+  static constexpr size_t kRun = 256;
+  // One track as of one snapshot. Immutable.
+  struct TrackView {
+    std::vector<std::shared_ptr<const std::vector<ArchivedSegment>>> runs;  // sorted, non-empty
+    std::vector<int64_t> inits;                                             // sorted, unique
     uint64_t bytes = 0;
+    size_t count = 0;
   };
-  mutable absl::Mutex mu_;
-  std::map<TrackKey, Track> tracks_ ABSL_GUARDED_BY(mu_);
+  using Tracks = std::map<TrackKey, std::shared_ptr<const TrackView>>;
+  // The current snapshot: the lock is held for this pointer copy only (L-19).
+  std::shared_ptr<const Tracks> Snapshot() const;
+
+ private:
+  // Runs `change` on a copy of `track`'s view (an empty one if none and `create`) under the
+  // writers' lock and publishes the snapshot with the result; returns what `change` returns
+  // (a default value, and nothing published, for a missing track without `create`).
+  template <typename Change>
+  auto Update(const TrackKey& track, bool create, Change change);
+  // Publishes `next` (under the writers' lock); the old snapshot is released after the swap,
+  // outside the readers' lock.
+  void Publish(std::shared_ptr<const Tracks> next);
+
+  absl::Mutex write_mu_;    // serializes writers; held while they build the next snapshot
+  mutable absl::Mutex mu_;  // guards the pointer below, for a copy or a swap only
+  std::shared_ptr<const Tracks> tracks_ ABSL_GUARDED_BY(mu_) = std::make_shared<const Tracks>();
 };
 
 // D-2: reads what `root` holds for `stream` into `index` (both protocols, every rendition)
