@@ -72,16 +72,6 @@ TEST_CASE("P-5 L-8 a prepared 404 is written with its per-request fields, framed
   CHECK(conn.ClosedByPeer());
 }
 
-// A sink that only knows Complete (as the h2 stream's does for prepared answers).
-class CapturingSink final : public Responder::Sink {
- public:
-  explicit CapturingSink(std::optional<Response>* out) : out_(out) {}
-  void Complete(Response response) override { *out_ = std::move(response); }
-
- private:
-  std::optional<Response>* out_;
-};
-
 TEST_CASE("P-5 a sink without prepared bytes gets the same answer as a Response") {
   std::optional<Response> got;
   Responder r(std::make_shared<CapturingSink>(&got));

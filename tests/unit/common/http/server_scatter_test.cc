@@ -239,16 +239,6 @@ TEST_CASE("L-17 an unsatisfiable range on a scatter-gather response answers 416"
   CHECK(next->body() == MediaBytes().substr(0, 1));
 }
 
-// A sink that only knows Complete: SendBuffers falls back to a copied string body.
-class CapturingSink final : public Responder::Sink {
- public:
-  explicit CapturingSink(std::optional<Response>* out) : out_(out) {}
-  void Complete(Response response) override { *out_ = std::move(response); }
-
- private:
-  std::optional<Response>* out_;
-};
-
 TEST_CASE("L-17 a sink without scatter-gather gets the slice copied into a string body") {
   std::optional<Response> got;
   Responder r(std::make_shared<CapturingSink>(&got));

@@ -108,4 +108,15 @@ inline void CheckErrorBody(const Response& response, int status, std::string_vie
   CHECK_FALSE(body["error"]["message"].get<std::string>().empty());
 }
 
+// A Responder sink that only knows Complete (the fallbacks of SendBuffers and SendPrepared
+// write through it): keeps the answer in `*out`.
+class CapturingSink final : public Responder::Sink {
+ public:
+  explicit CapturingSink(std::optional<Response>* out) : out_(out) {}
+  void Complete(Response response) override { *out_ = std::move(response); }
+
+ private:
+  std::optional<Response>* out_;
+};
+
 }  // namespace meshwork::http::test
