@@ -113,17 +113,23 @@ playlist_url="http://$streamer_http/$stream/v1/index.ll.m3u8"
 have_playlist=""
 for _ in $(seq 1 150); do
   if curl -fsS "$playlist_url" >"$work/playlist.m3u8" 2>/dev/null &&
-    [ "$(grep -c '\.m4s$' "$work/playlist.m3u8" || true)" -ge 2 ] &&
+    [ "$(grep -c '\.m4s\(?v=[0-9]*\)\{0,1\}$' "$work/playlist.m3u8" || true)" -ge 2 ] &&
     grep -q '^#EXT-X-PRELOAD-HINT:TYPE=PART' "$work/playlist.m3u8"; then
     have_playlist=yes
     break
   fi
   sleep 0.2
 done
-[ -n "$have_playlist" ] || die "no LL-HLS playlist at $playlist_url (see $work/streamer.log)"
+if [ -z "$have_playlist" ]; then
+  echo "last playlist read:" >&2
+  head -30 "$work/playlist.m3u8" >&2 2>/dev/null || true
+  echo "streamer log (tail):" >&2
+  tail -5 "$work/streamer.log" >&2 || true
+  die "no LL-HLS playlist at $playlist_url"
+fi
 
 hint() {  # prints "M P" of the preload hint in the playlist file $1
-  sed -n 's/^#EXT-X-PRELOAD-HINT:TYPE=PART,URI="\([0-9]*\)\.\([0-9]*\)\.m4s".*/\1 \2/p' "$1" |
+  sed -n 's/^#EXT-X-PRELOAD-HINT:TYPE=PART,URI="\([0-9]*\)\.\([0-9]*\)\.m4s[^"]*".*/\1 \2/p' "$1" |
     tail -n1
 }
 
