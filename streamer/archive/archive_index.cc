@@ -120,6 +120,36 @@ void ArchiveIndex::Add(const TrackKey& track, const ArchivedSegment& segment) {
   });
 }
 
+void ArchiveIndex::AddMany(const TrackKey& track, std::vector<ArchivedSegment> segments) {
+  if (segments.empty()) return;
+  Update(track, /*create=*/true, [&](TrackView& view) {
+    // The held segments first, then the new ones; a stable sort keeps them in that order
+    // among equal starts, and the last of each start is the one kept.
+    std::vector<ArchivedSegment> all;
+    all.reserve(view.count + segments.size());
+    for (const auto& run : view.runs) all.insert(all.end(), run->begin(), run->end());
+    all.insert(all.end(), segments.begin(), segments.end());
+    std::stable_sort(all.begin(), all.end(),
+                     [](const auto& a, const auto& b) { return a.start_ms < b.start_ms; });
+    TrackView rebuilt;
+    rebuilt.inits = std::move(view.inits);
+    Run run;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (i + 1 < all.size() && all[i + 1].start_ms == all[i].start_ms) continue;
+      run.push_back(all[i]);
+      rebuilt.bytes += all[i].size;
+      ++rebuilt.count;
+      if (run.size() == kRun) {
+        rebuilt.runs.push_back(std::make_shared<const Run>(std::move(run)));
+        run = Run();
+      }
+    }
+    if (!run.empty()) rebuilt.runs.push_back(std::make_shared<const Run>(std::move(run)));
+    view = std::move(rebuilt);
+    return true;
+  });
+}
+
 void ArchiveIndex::AddInit(const TrackKey& track, int64_t start_ms) {
   Update(track, /*create=*/true, [&](TrackView& view) {
     auto it = std::lower_bound(view.inits.begin(), view.inits.end(), start_ms);
@@ -285,6 +315,7 @@ size_t Scan(const std::filesystem::path& root, const std::string& stream, Archiv
       std::string name = rendition.path().filename().string();
       if (!SafeName(name) || !rendition.is_directory(ec)) continue;
       TrackKey track{stream, proto, name};
+      std::vector<ArchivedSegment> segments;  // added at once (ArchiveIndex::AddMany)
       std::string_view extension = SegmentExtension(proto);
       auto options = fs::directory_options::skip_permission_denied;
       for (auto it = fs::recursive_directory_iterator(rendition.path(), options, ec);
@@ -309,9 +340,10 @@ size_t Scan(const std::filesystem::path& root, const std::string& stream, Archiv
         if (!parsed) continue;
         uint64_t size = entry.file_size(ec);
         if (ec) continue;
-        index.Add(track, ArchivedSegment{parsed->first, parsed->second, size});
+        segments.push_back(ArchivedSegment{parsed->first, parsed->second, size});
         ++found;
       }
+      index.AddMany(track, std::move(segments));
     }
   }
   return found;

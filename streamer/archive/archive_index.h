@@ -44,6 +44,10 @@ class ArchiveIndex {
  public:
   void Add(const TrackKey& track, const ArchivedSegment& segment);
   void AddInit(const TrackKey& track, int64_t start_ms);
+  // Adds many segments of one track at once (a scan at start-up): one new snapshot, the
+  // track's runs rebuilt once, instead of a run copied per segment. A start already held, or
+  // given twice, keeps the last one given.
+  void AddMany(const TrackKey& track, std::vector<ArchivedSegment> segments);
   bool Contains(const TrackKey& track, int64_t start_ms) const;
   std::optional<ArchivedSegment> Find(const TrackKey& track, int64_t start_ms) const;
   // Segments that overlap [from_ms, to_ms), in order; at most `limit`.

@@ -78,6 +78,25 @@ void SendMediaPlaylist(http::Responder& out, const RenditionWindow::Rendered& re
     }
     body = memo.filled;
   }
+  const bool gzip = accepts_gzip && !carried;
+  auto header = [&] {
+    http::Response res{http::Status::ok, 11};
+    res.set(http::beast_http::field::content_type, kPlaylistType);
+    res.set(http::beast_http::field::cache_control,
+            absl::StrCat(carried ? "private, " : "", "max-age=", max_age));
+    res.set(http::beast_http::field::vary, "Accept-Encoding");
+    if (gzip) res.set(http::beast_http::field::content_encoding, "gzip");
+    if (notifications) res.set("X-Stream-Notifications", *notifications);
+    http::AddCors(res, cors);
+    return res;
+  };
+  if (carried) {
+    // One viewer's URIs: nobody else shares this rendering, nothing to prepare.
+    http::SharedBuffers buffers;
+    buffers.Append(body);
+    uint64_t size = buffers.size;
+    return out.SendBuffers(header(), std::move(buffers), 0, size);
+  }
   // P-3, P-13: the answer (header bytes and body) is prepared once per rendering and kind
   // on each worker thread; thousands of viewers of one revision share it.
   struct Prepared {
@@ -91,7 +110,6 @@ void SendMediaPlaylist(http::Responder& out, const RenditionWindow::Rendered& re
   };
   thread_local std::array<Prepared, 8> prepared;
   thread_local size_t next = 0;
-  const bool gzip = accepts_gzip && !carried;
   for (const Prepared& p : prepared) {
     if (p.answer && p.body == body && p.gzip == gzip && p.max_age == max_age && p.cors == cors &&
         p.has_notifications == (notifications != nullptr) &&
@@ -99,14 +117,6 @@ void SendMediaPlaylist(http::Responder& out, const RenditionWindow::Rendered& re
       return out.SendPrepared(p.answer, http::AnswerFields());
     }
   }
-  http::Response res{http::Status::ok, 11};
-  res.set(http::beast_http::field::content_type, kPlaylistType);
-  res.set(http::beast_http::field::cache_control,
-          absl::StrCat(carried ? "private, " : "", "max-age=", max_age));
-  res.set(http::beast_http::field::vary, "Accept-Encoding");
-  if (gzip) res.set(http::beast_http::field::content_encoding, "gzip");
-  if (notifications) res.set("X-Stream-Notifications", *notifications);
-  http::AddCors(res, cors);
   Prepared& slot = prepared[next];
   next = (next + 1) % prepared.size();
   slot = Prepared{body,
@@ -115,7 +125,7 @@ void SendMediaPlaylist(http::Responder& out, const RenditionWindow::Rendered& re
                   std::string(cors),
                   notifications ? *notifications : std::string(),
                   notifications != nullptr,
-                  std::make_shared<const http::PreparedAnswer>(std::move(res), body)};
+                  std::make_shared<const http::PreparedAnswer>(header(), body)};
   out.SendPrepared(slot.answer, http::AnswerFields());
 }
 

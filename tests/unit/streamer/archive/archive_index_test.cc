@@ -111,6 +111,32 @@ TEST_CASE(
   CHECK(index.Range(kV1, 0, INT64_MAX, 10).empty());
 }
 
+TEST_CASE("L-19 D-2 adding a scan's segments at once equals adding them one by one") {
+  std::mt19937 rng(2);
+  std::vector<ArchivedSegment> segments;
+  for (int64_t i = 0; i < 1300; ++i) segments.push_back(Seg(i * 2000, 2000, 10 + i % 5));
+  std::shuffle(segments.begin(), segments.end(), rng);
+  ArchiveIndex one_by_one;
+  ArchiveIndex at_once;
+  one_by_one.Add(kV1, Seg(4000, 2000, 999));  // held before: the scan's copy replaces it
+  at_once.Add(kV1, Seg(4000, 2000, 999));
+  for (const auto& s : segments) one_by_one.Add(kV1, s);
+  at_once.AddMany(kV1, segments);
+  CHECK(at_once.SegmentCount() == 1300);
+  CHECK(at_once.StreamBytes("news") == one_by_one.StreamBytes("news"));
+  CHECK(at_once.Find(kV1, 4000)->size == 10 + 2 % 5);
+  for (const auto& run : at_once.Snapshot()->at(kV1)->runs) {
+    CHECK(run->size() <= ArchiveIndex::kRun);
+  }
+  auto a = at_once.Range(kV1, 0, INT64_MAX, 2000);
+  auto b = one_by_one.Range(kV1, 0, INT64_MAX, 2000);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].start_ms == b[i].start_ms);
+    CHECK(a[i].size == b[i].size);
+  }
+}
+
 TEST_CASE("L-19 a reader's snapshot stays whole while writers add, trim and forget") {
   ArchiveIndex index;
   for (int64_t i = 0; i < 100; ++i) index.Add(kV1, Seg(i * 2000));
