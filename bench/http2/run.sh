@@ -14,6 +14,9 @@
 # THREADS worker processes. Prints req/s of each and the streamer/nginx ratio.
 # Loopback only; every process it starts is stopped on exit. KEEP_WORK=1 keeps the work
 # directory. Uses the binaries in BUILD_DIR (default <repo>/build).
+# PERF=FILE records the streamer (`perf record`, PERF_FREQ default 999 Hz, PERF_ARGS default
+# -g) while h2load loads it with the case PERF_CASE (segment, part or playlist; default
+# segment); that case's figures then include perf's cost.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -89,7 +92,17 @@ for c in "1 MiB segment|$segment_path" "64 KiB part|$part_path" \
   "~1 KiB playlist|/live/v1/index.m3u8"; do
   name="${c%%|*}"
   path="${c##*|}"
+  perf_pid=
+  if [ -n "${PERF:-}" ] && [[ "$name" == *"${PERF_CASE:-segment}"* ]]; then
+    perf record -F "${PERF_FREQ:-999}" ${PERF_ARGS:--g} -q -p "$streamer_pid" -o "$PERF" \
+      2>"$work/perf.err" &
+    perf_pid=$!
+  fi
   read -r s_rps s_proto s_ok <<<"$(h2 "https://$https$path")"
+  if [ -n "$perf_pid" ]; then
+    kill -INT "$perf_pid"
+    wait "$perf_pid" || true
+  fi
   read -r n_rps n_proto n_ok <<<"$(h2 "https://127.0.0.1:$nginx_port$path")"
   printf '  %-16s streamer %10s req/s (%s, %s ok)   nginx %10s req/s (%s, %s ok)   ratio %s\n' \
     "$name" "$s_rps" "$s_proto" "$s_ok" "$n_rps" "$n_proto" "$n_ok" \
