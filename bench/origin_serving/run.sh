@@ -31,6 +31,9 @@
 # Loopback only; every process it starts is stopped on exit; ~2.7 min with the defaults
 # (6 cases × 2 × DURATION + ~40 s of set-up: encode, the real-time push). Uses the binaries in BUILD_DIR (default
 # <repo>/build), /usr/sbin/nginx (NGINX), ffmpeg and wrk from PATH.
+# PERF=FILE records the streamer (`perf record`, PERF_FREQ default 999 Hz, PERF_ARGS default -g)
+# during the case whose name starts with PERF_CASE (default "published 1 MiB"); that case's
+# figure then includes perf's cost.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -157,7 +160,14 @@ done
 for c in "${cases[@]}"; do
   name="${c%%|*}"; rest="${c#*|}"; bar="${rest%%|*}"; p="${rest#*|}"
   echo "measuring: $name ($p)…" >&2
+  perf_pid=
+  if [ -n "${PERF:-}" ] && [[ "$name" == "${PERF_CASE:-published 1 MiB}"* ]]; then
+    perf record -F "${PERF_FREQ:-999}" ${PERF_ARGS:--g} -q -p "$streamer_pid" -o "$PERF" \
+      -- sleep "$duration" 2>"$work/perf.err" &
+    perf_pid=$!
+  fi
   read -r s_rps s_mbs s_bad < <(wrk_get "http://$viewer$p")
+  if [ -n "$perf_pid" ]; then wait "$perf_pid" || true; fi
   read -r n_rps n_mbs n_bad < <(wrk_get "http://127.0.0.1:$nginx_port$p")
   end_code=$(curl -s -o /dev/null -w '%{http_code}' "http://$viewer$p")
   echo "$name|$bar|$p|$(stat -c %s "$www$p")|$s_rps|$s_mbs|$s_bad|$n_rps|$n_mbs|$n_bad|$end_code" \

@@ -40,6 +40,8 @@
 # take the ratio from a run without it). `perf report -i FILE --no-children` reads it.
 # PERF_ARGS (default -g) replaces the call-graph option, e.g. PERF_ARGS="--call-graph dwarf".
 #
+# STREAMER_ENV="NAME=VALUE …": the streamer's environment only (e.g. GLIBC_TUNABLES).
+#
 # Loopback only; every process it starts is stopped on exit; bounded (~1.5–2 min: the source
 # encode, then the DURATION-long real-time push). Binaries from BUILD_DIR (default <repo>/build).
 set -euo pipefail
@@ -95,7 +97,7 @@ read -r src_dur src_kbps < <(ffprobe -v error -show_entries format=duration,bit_
 pids+=($!)
 central_http=$(ready "$work/central.out" http)
 central_grpc=$(ready "$work/central.out" grpc)
-"$build/streamer/streamer" --central="$central_grpc" \
+env ${STREAMER_ENV:-} "$build/streamer/streamer" --central="$central_grpc" \
   --cluster-token-file="$work/db/cluster-token" --node-id=ingest-1 --role=ingest \
   --hostname=127.0.0.1 --listen=127.0.0.1:0 --publish-listen=127.0.0.1:0 \
   --http-threads="$threads" "${shed_flags[@]}" "${input_flags[@]}" \

@@ -3,7 +3,8 @@
 # Both get the same number of worker threads/processes (THREADS, default 2) and the same
 # load: wrk -t1 -c64 over HTTP/1.1 keep-alive for DURATION seconds (default 10).
 # Prints req/s and p99 for each and the ratios (bar: ≥ 0.8 × nginx req/s, p99 ≤ 2 × nginx).
-# Loopback only; every process it starts is stopped on exit.
+# PERF=FILE records central (`perf record`, PERF_FREQ default 999 Hz, PERF_ARGS default -g)
+# during its measurement. Loopback only; every process it starts is stopped on exit.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -21,7 +22,8 @@ ready() {  # ready FIFO KEY — waits for the READY line and prints the address 
 mkfifo "$work/central.out"
 "$build/central/central" --data-dir="$work/db" --http-listen=127.0.0.1:0 --grpc-listen=127.0.0.1:0 \
   --http-threads="$threads" >"$work/central.out" 2>"$work/central.log" &
-pids+=($!)
+central_pid=$!
+pids+=($central_pid)
 read -r central_ready < "$work/central.out"
 central_http=$(echo "${central_ready#READY }" | python3 -c "import json,sys; print(json.load(sys.stdin)['http'])")
 central_grpc=$(echo "${central_ready#READY }" | python3 -c "import json,sys; print(json.load(sys.stdin)['grpc'])")
@@ -65,7 +67,13 @@ for _ in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$nginx_port/" &&
 
 source "$root/bench/lib/wrk.sh"
 measure() { wrk_measure "$1" 64 "$duration" "$work/wrk.txt"; }  # measure URL → "req/s p99_ms"
+if [ -n "${PERF:-}" ]; then
+  perf record -F "${PERF_FREQ:-999}" ${PERF_ARGS:--g} -q -p "$central_pid" -o "$PERF" \
+    -- sleep "$duration" 2>"$work/perf.err" &
+  perf_pid=$!
+fi
 read -r c_rps c_p99 < <(measure "http://$central_http/ch1/index.m3u8")
+if [ -n "${PERF:-}" ]; then wait "$perf_pid" || true; fi
 read -r n_rps n_p99 < <(measure "http://127.0.0.1:$nginx_port/ch1/index.m3u8")
 
 printf '\nP-2 redirects, wrk -t1 -c64 -d%ss, %s workers each\n' "$duration" "$threads"

@@ -13,6 +13,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "boost/asio.hpp"
 #include "boost/asio/ssl.hpp"
@@ -118,6 +120,49 @@ class TlsClient {
     return result;
   }
 
+  // Writes bytes to the TCP connection under the TLS layer (a forged record).
+  void WriteRaw(const std::string& bytes) {
+    beast::error_code ec;
+    asio::write(beast::get_lowest_layer(stream_).socket(), asio::buffer(bytes), ec);
+    REQUIRE_FALSE(ec);
+  }
+
+  // Sends GET `target` without reading the answer.
+  void SendOnly(const std::string& target) {
+    Request req{Verb::get, target, 11};
+    req.set(beast_http::field::host, "localhost");
+    beast::error_code result;
+    beast::get_lowest_layer(stream_).expires_after(5s);
+    beast_http::async_write(stream_, req, [&](beast::error_code ec, size_t) { result = ec; });
+    Run();
+    REQUIRE_FALSE(result);
+  }
+
+  // Reads until the connection ends; returns how many bytes arrived.
+  size_t Drain(std::chrono::milliseconds timeout, beast::error_code& how) {
+    size_t total = 0;
+    std::vector<char> buf(64 * 1024);
+    beast::get_lowest_layer(stream_).expires_after(timeout);
+    std::function<void(beast::error_code, size_t)> on_read = [&](beast::error_code ec, size_t n) {
+      total += n;
+      if (ec) {
+        how = ec;
+        return;
+      }
+      stream_.async_read_some(asio::buffer(buf), on_read);
+    };
+    stream_.async_read_some(asio::buffer(buf), on_read);
+    Run();
+    return total;
+  }
+
+  // A small receive buffer, so that a client that stops reading stalls the server soon.
+  void SmallReceiveBuffer() {
+    auto& socket = beast::get_lowest_layer(stream_).socket();
+    socket.open(tcp::v4());
+    socket.set_option(asio::socket_base::receive_buffer_size(4096));
+  }
+
   const std::string& peer_cn() const { return peer_cn_; }
   const std::string& body() const { return body_; }
   // Records received since the connection opened (handshake included).
@@ -161,6 +206,8 @@ struct TlsFixture {
     return out;
   }();
 
+  std::chrono::milliseconds send_timeout{10'000};
+
   TlsFixture() { MakeCertificate("one", cert, key); }
 
   ServerOptions Options() {
@@ -171,6 +218,7 @@ struct TlsFixture {
     options.threads = 2;
     options.read_timeout = 300ms;
     options.idle_timeout = 10s;
+    options.send_timeout = send_timeout;
     options.tls_cert_file = cert;
     options.tls_key_file = key;
     return options;
@@ -188,6 +236,13 @@ struct TlsFixture {
       for (size_t at = 0; at < media.size(); at += 256 * 1024) {
         body.Append(std::make_shared<const std::string>(media.substr(at, 256 * 1024)));
       }
+      SendMedia(ctx.request, responder, std::move(body), "video/mp4");
+    });
+    // 64 MiB: more than the socket buffers hold (the same chunk again and again).
+    router.Add({Verb::get}, "/big", [this](RequestContext& ctx, Responder responder) {
+      auto chunk = std::make_shared<const std::string>(media.substr(0, 256 * 1024));
+      SharedBuffers body;
+      for (int i = 0; i < 256; ++i) body.Append(chunk);
       SendMedia(ctx.request, responder, std::move(body), "video/mp4");
     });
     // P-15: the shape of HTTP/2 DATA frames — a 9-byte piece before every 16 KiB piece.
@@ -266,6 +321,45 @@ TEST_CASE("P-15 small pieces between large ones leave in whole TLS records, byte
   INFO("records " << records << " for " << client.body().size() << " bytes");
   CHECK(records <= most);
   CHECK(records >= most - 1);
+}
+
+TEST_CASE("R-3 misbehaving TLS peers lose only their own connection") {
+  TlsFixture f;
+  f.send_timeout = 300ms;
+  auto server = f.Start();
+
+  SECTION("a forged record after the handshake closes the connection at once") {
+    TlsClient client;
+    REQUIRE(client.Connect(server->port()) == "");
+    REQUIRE(client.Get("/scheme") == 200);
+    // An application-data record whose tag cannot verify.
+    std::string forged = std::string("\x17\x03\x03\x00\x40", 5) + std::string(64, '\x5a');
+    client.WriteRaw(forged);
+    beast::error_code how;
+    auto started = std::chrono::steady_clock::now();
+    client.Drain(3s, how);
+    CHECK(how);
+    CHECK(how != beast::error::timeout);
+    CHECK(std::chrono::steady_clock::now() - started < 2s);
+  }
+  SECTION("a peer that stops reading a large answer is cut by the send deadline") {
+    TlsClient client;
+    client.SmallReceiveBuffer();
+    REQUIRE(client.Connect(server->port()) == "");
+    client.SendOnly("/big");
+    // The server's send deadline runs on its real clock (its wheel's 100 ms ticks): reading
+    // at any time before it fires would be progress, so the client waits without reading.
+    std::this_thread::sleep_for(1500ms);
+    beast::error_code how;
+    size_t got = client.Drain(5s, how);
+    CHECK(how);
+    CHECK(how != beast::error::timeout);
+    CHECK(got < 64u * 1024 * 1024);
+  }
+  // Whatever happened to that connection, the next client is served.
+  TlsClient next;
+  REQUIRE(next.Connect(server->port()) == "");
+  CHECK(next.Get("/scheme") == 200);
 }
 
 TEST_CASE("T-6 a TLS listener refuses TLS below 1.2") {
