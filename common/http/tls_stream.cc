@@ -73,6 +73,8 @@ TlsEngine::TlsEngine(SSL_CTX* ctx) {
   BIO_set_data(bio, this);
   SSL_set_bio(ssl_, bio, bio);  // the SSL owns it
   SSL_set_accept_state(ssl_);
+  // OpenSSL frees its record buffers when nothing is buffered (held connections, P-15).
+  SSL_set_mode(ssl_, SSL_MODE_RELEASE_BUFFERS);
 }
 
 TlsEngine::~TlsEngine() { SSL_free(ssl_); }
@@ -134,6 +136,10 @@ ErrorCode TlsEngine::Encrypt(const char* data, size_t size) {
 }
 
 size_t TlsEngine::Pack(const char* data, size_t size) {
+  // More than a record: room for a whole operation's records at once, not grown by doubling.
+  if (packed_ + size > kRecordBytes && produced_.capacity() < kKeepOutputBytes) {
+    produced_.reserve(kKeepOutputBytes);
+  }
   size_t took = 0;
   while (size > 0 && packed_ < kPackBytes && !error_) {
     size_t room = kPackBytes - packed_;
@@ -196,10 +202,18 @@ void TlsEngine::Sent() {
 }
 
 void TlsEngine::TrimIdle() {
+  if (in_ && in_begin_ == in_end_) {
+    in_.reset();
+    in_begin_ = in_end_ = 0;
+  }
   if (in_flight_ || !produced_.empty()) return;
   std::string().swap(produced_);
   std::string().swap(sending_);
   std::string().swap(staging_);
+}
+
+size_t TlsEngine::BufferBytes() const {
+  return (in_ ? kInputBytes : 0) + produced_.capacity() + sending_.capacity() + staging_.capacity();
 }
 
 void TlsEngine::SendNowBestEffort(int fd) {

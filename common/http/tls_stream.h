@@ -81,9 +81,12 @@ class TlsEngine {
   const std::string& InFlight() const { return sending_; }
   void Sent();
 
-  // Lets go of the output buffers' memory while the connection waits for its peer with
-  // nothing to send (a kept-alive or held connection keeps only the input buffer).
+  // Lets go of the ciphertext buffers' memory while the connection waits for its peer with
+  // nothing buffered (with SSL_MODE_RELEASE_BUFFERS, OpenSSL does the same with its own), so
+  // a kept-alive or held connection costs about the SSL object alone.
   void TrimIdle();
+  // The ciphertext buffers' memory now (tests).
+  size_t BufferBytes() const;
 
   // Writes what is produced without waiting (a non-blocking send, best effort: the alert before
   // a close).
@@ -127,12 +130,17 @@ class BasicTlsStream {
 
   BasicTlsStream(Socket socket, boost::asio::ssl::context& ctx)
       : socket_(std::move(socket)),
-        engine_(std::make_unique<tls_internal::TlsEngine>(ctx.native_handle())) {}
+        engine_(std::make_unique<tls_internal::TlsEngine>(ctx.native_handle())) {
+    ErrorCode ignored;  // reads try the socket first (ReadOp); asio's own ops are unaffected
+    socket_.non_blocking(true, ignored);
+  }
   BasicTlsStream(BasicTlsStream&&) = default;  // only between operations
 
   executor_type get_executor() { return socket_.get_executor(); }
   Socket& next_layer() { return socket_; }
   SSL* native_handle() { return engine_->ssl(); }
+  // The stream's own ciphertext buffers (not OpenSSL's), in bytes.
+  size_t buffer_bytes() const { return engine_->BufferBytes(); }
 
   template <typename Handler>  // void(ErrorCode)
   void async_handshake(boost::asio::ssl::stream_base::handshake_type, Handler&& handler) {
@@ -223,23 +231,31 @@ class BasicTlsStream {
     boost::asio::mutable_buffer into;
     Handler handler;
 
-    // Decrypts what is there; waits for the socket only when OpenSSL needs more ciphertext.
+    // Decrypts what is there; reads the socket (without waiting) when OpenSSL needs more
+    // ciphertext, and only when it has none waits for it with no buffer held.
     void Next(bool initiating) {
-      tls_internal::TlsEngine::Step step;
-      if (into.size() > 0) step = s->engine_->Read(into);
-      if (!step.want_input) {
-        if (initiating) {
-          return tls_internal::PostCompletion(s->get_executor(), std::move(handler), step.ec,
-                                              step.bytes);
-        }
-        return handler(step.ec, step.bytes);
+      for (;;) {
+        tls_internal::TlsEngine::Step step;
+        if (into.size() > 0) step = s->engine_->Read(into);
+        if (!step.want_input) return Complete(initiating, step.ec, step.bytes);
+        ErrorCode ec;
+        size_t n = s->socket_.read_some(s->engine_->InputSpace(), ec);
+        if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) break;
+        if (ec) return Complete(initiating, Truncated(ec), 0);
+        s->engine_->Received(n);
       }
+      // An idle connection keeps no ciphertext buffers while it waits.
       s->engine_->TrimIdle();
-      s->socket_.async_read_some(s->engine_->InputSpace(), std::move(*this));
+      s->socket_.async_wait(Socket::wait_read, std::move(*this));
     }
-    void operator()(ErrorCode ec, size_t n) {
-      if (ec) return handler(Truncated(ec), size_t{0});
-      s->engine_->Received(n);
+    void Complete(bool initiating, ErrorCode ec, size_t n) {
+      if (initiating) {
+        return tls_internal::PostCompletion(s->get_executor(), std::move(handler), ec, n);
+      }
+      handler(ec, n);
+    }
+    void operator()(ErrorCode ec) {  // the socket is readable (or closed)
+      if (ec) return handler(ec, size_t{0});
       Next(false);
     }
   };
