@@ -264,7 +264,6 @@ class BasicTlsStream {
   struct HandshakeOp {
     BasicTlsStream* s;
     Handler handler;
-    bool sending = false;
 
     void Next(bool initiating) {
       tls_internal::TlsEngine::Step step = s->engine_->Handshake();
@@ -286,37 +285,21 @@ class BasicTlsStream {
     }
     // Our flight goes out whole before we read the peer's next one (or complete).
     void Send(bool then_receive) {
-      sending = true;
       pending_input = then_receive;
-      offset = 0;
-      const std::string& out = s->engine_->TakeOutput();
-      s->socket_.async_write_some(boost::asio::buffer(out), std::move(*this));
+      SendOp<HandshakeOp, false>{s, std::move(*this), 0}.Start();
     }
-    void Receive() {
-      sending = false;
-      s->socket_.async_read_some(s->engine_->InputSpace(), std::move(*this));
-    }
-    void operator()(ErrorCode ec, size_t n) {
-      if (ec) {
-        if (sending) s->engine_->Sent();
-        return handler(Truncated(ec));
-      }
-      if (!sending) {
-        s->engine_->Received(n);
-        return Next(false);
-      }
-      offset += n;
-      const std::string& out = s->engine_->InFlight();
-      if (offset < out.size()) {
-        auto rest = boost::asio::buffer(out.data() + offset, out.size() - offset);
-        return s->socket_.async_write_some(rest, std::move(*this));
-      }
-      s->engine_->Sent();
+    void Receive() { s->socket_.async_read_some(s->engine_->InputSpace(), std::move(*this)); }
+    void operator()(ErrorCode ec) {  // our flight is sent
+      if (ec) return handler(Truncated(ec));
       if (pending_input) return Receive();
       handler(ErrorCode{});
     }
+    void operator()(ErrorCode ec, size_t n) {  // the peer's bytes arrived
+      if (ec) return handler(Truncated(ec));
+      s->engine_->Received(n);
+      Next(false);
+    }
     bool pending_input = false;
-    size_t offset = 0;
   };
 
   // A TCP end in the middle of the TLS stream is a truncation (as asio::ssl reports it).
