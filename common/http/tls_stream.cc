@@ -109,13 +109,18 @@ TlsEngine::Step TlsEngine::Read(asio::mutable_buffer into) {
   Step step;
   if (r == 1) {
     step.bytes = got;
-    return step;
-  }
-  if (SSL_get_error(ssl_, r) == SSL_ERROR_WANT_READ) {
+  } else if (SSL_get_error(ssl_, r) == SSL_ERROR_WANT_READ) {
     step.want_input = true;
-    return step;
+  } else {
+    step.ec = Failure(r);
   }
-  step.ec = Failure(r);
+  if (!step.ec && produced_.size() > kReadOutputBytes) {
+    // The peer keeps making us answer (alerts, key updates) and never lets it out.
+    ERR_clear_error();
+    step = Step{};
+    step.ec = ErrorCode(static_cast<int>(ERR_PACK(ERR_LIB_SSL, 0, SSL_R_EXCESSIVE_MESSAGE_SIZE)),
+                        asio::error::get_ssl_category());
+  }
   return step;
 }
 

@@ -16,7 +16,11 @@
 // run on its worker's single thread (the socket's executor); completions that are ready at
 // once are posted, never run inside the initiating call. Output that OpenSSL produces while
 // reading (an alert) waits for the next write or shutdown. TLS 1.2 renegotiation is refused by
-// the context (SSL_OP_NO_RENEGOTIATION). Errors: the peer's close_notify reads as
+// the context (SSL_OP_NO_RENEGOTIATION); a peer that makes OpenSSL answer while it never reads
+// (alerts to renegotiation attempts, key updates) fails its read once that unsent output
+// passes kReadOutputBytes, and a read that takes kPackBytes of ciphertext without plaintext
+// yields the worker before taking more. A shutdown or write while a send is in flight (a
+// caller's bug) completes with asio::error::in_progress. Errors: the peer's close_notify reads as
 // asio::error::eof, a TCP end without it as asio::ssl::error::stream_truncated, OpenSSL's
 // failures as errors of asio's ssl category.
 #pragma once
@@ -39,6 +43,8 @@ using ErrorCode = boost::system::error_code;
 // Plaintext per TLS record (RFC 8446 §5.1's maximum) and per write operation.
 inline constexpr size_t kRecordBytes = 16384;
 inline constexpr size_t kPackBytes = 4 * kRecordBytes;
+// Output OpenSSL may produce while reading, unsent, before the read fails.
+inline constexpr size_t kReadOutputBytes = kRecordBytes;
 
 // OpenSSL's half: the SSL object, its BIO and the ciphertext buffers. Not movable (the BIO
 // points at it); TlsStream holds it on the heap.
@@ -79,6 +85,7 @@ class TlsEngine {
   bool HasOutput() const { return !produced_.empty(); }
   const std::string& TakeOutput();
   const std::string& InFlight() const { return sending_; }
+  bool SendInFlight() const { return in_flight_; }
   void Sent();
 
   // Lets go of the ciphertext buffers' memory while the connection waits for its peer with
@@ -150,6 +157,10 @@ class BasicTlsStream {
   // Sends our close_notify; does not wait for the peer's (RFC 8446 §6.1 allows it).
   template <typename Handler>  // void(ErrorCode)
   void async_shutdown(Handler&& handler) {
+    if (engine_->SendInFlight()) {  // a write is still sending: the caller closes instead
+      return tls_internal::PostCompletion(get_executor(), std::forward<Handler>(handler),
+                                          ErrorCode(boost::asio::error::in_progress));
+    }
     ErrorCode ec = engine_->Shutdown();
     if (ec || !engine_->HasOutput()) {
       return tls_internal::PostCompletion(get_executor(), std::forward<Handler>(handler), ec);
@@ -172,6 +183,10 @@ class BasicTlsStream {
 
   template <typename ConstBuffers, typename Handler>  // void(ErrorCode, size_t)
   void async_write_some(const ConstBuffers& buffers, Handler&& handler) {
+    if (engine_->SendInFlight()) {  // a shutdown is sending: no more data after close_notify
+      return tls_internal::PostCompletion(get_executor(), std::forward<Handler>(handler),
+                                          ErrorCode(boost::asio::error::in_progress), size_t{0});
+    }
     engine_->StartPack();
     for (auto it = boost::asio::buffer_sequence_begin(buffers);
          it != boost::asio::buffer_sequence_end(buffers); ++it) {
@@ -234,15 +249,23 @@ class BasicTlsStream {
     // Decrypts what is there; reads the socket (without waiting) when OpenSSL needs more
     // ciphertext, and only when it has none waits for it with no buffer held.
     void Next(bool initiating) {
+      size_t taken = 0;  // ciphertext read by this call without plaintext coming out
       for (;;) {
         tls_internal::TlsEngine::Step step;
         if (into.size() > 0) step = s->engine_->Read(into);
         if (!step.want_input) return Complete(initiating, step.ec, step.bytes);
+        if (taken >= tls_internal::kPackBytes) {
+          // A peer that streams records with no data in them (alerts, handshake noise)
+          // does not hold the worker: the rest waits behind the worker's other work.
+          return boost::asio::post(s->get_executor(),
+                                   [op = std::move(*this)]() mutable { op.Next(false); });
+        }
         ErrorCode ec;
         size_t n = s->socket_.read_some(s->engine_->InputSpace(), ec);
         if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) break;
         if (ec) return Complete(initiating, Truncated(ec), 0);
         s->engine_->Received(n);
+        taken += n;
       }
       // An idle connection keeps no ciphertext buffers while it waits.
       s->engine_->TrimIdle();

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -212,6 +213,39 @@ TEST_CASE("R-3 the end of a TLS stream: close_notify reads as eof, a bare TCP en
     CHECK_FALSE(shut);
     CHECK(result == asio::error::eof);
   }
+}
+
+TEST_CASE("R-3 a peer that makes TLS answer while never reading loses its connection") {
+  Pair p;
+  // Each KeyUpdate asking for ours makes OpenSSL write one while reading; the peer never
+  // reads, and the session (an upload, say) never writes, so nothing would let it out.
+  std::atomic<bool> ended{false};
+  ErrorCode how;
+  size_t got = 0;
+  char buf[64];
+  std::function<void(ErrorCode, size_t)> on_read = [&](ErrorCode ec, size_t n) {
+    got += n;
+    if (ec) {
+      how = ec;
+      ended = true;
+      return;
+    }
+    p.server->async_read_some(asio::buffer(buf), on_read);
+  };
+  p.server->async_read_some(asio::buffer(buf), on_read);
+  int sent = 0;
+  for (; sent < 3000 && !ended; ++sent) {
+    REQUIRE(SSL_key_update(p.client->native_handle(), SSL_KEY_UPDATE_REQUESTED) == 1);
+    ErrorCode ec;
+    asio::write(*p.client, asio::buffer("x", 1), ec);
+    if (ec) break;  // the server closed
+    p.Poll();
+  }
+  p.RunUntil([&] { return ended.load(); });
+  INFO("key updates sent " << sent << ", bytes read " << got);
+  REQUIRE(ended);
+  CHECK(how.category() == asio::error::get_ssl_category());
+  CHECK(got < 3000);
 }
 
 }  // namespace tls_stream_test
