@@ -53,7 +53,8 @@ absl::StatusOr<std::shared_ptr<ssl::context>> LoadServerTlsContext(const std::st
   ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                    ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
                    ssl::context::single_dh_use);
-  // TLS 1.2 renegotiation would make reads write (tls_stream.h): refused.
+  // TLS 1.2 renegotiation: refused (the refusal's alert is output made while reading, which
+  // tls_stream.h caps).
   SSL_CTX_set_options(ctx->native_handle(), SSL_OP_NO_RENEGOTIATION);
   if (SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION) != 1) {
     return absl::InternalError(
