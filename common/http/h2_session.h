@@ -47,6 +47,7 @@ class H2Session final : public SessionBase {
   void BeginChunked(Response) override { Unreachable(); }
   void QueueChunk(std::shared_ptr<const std::string>) override { Unreachable(); }
   asio::any_io_executor executor() override { return stream_.get_executor(); }
+  bool OnWorker() override { return stream_.get_executor().running_in_this_thread(); }
 
   // On the worker: what a stream's sink and chunked writer do.
   void Answer(int32_t id, Response header, SharedBuffers body);

@@ -99,6 +99,7 @@ class Session final : public SessionBase {
   void BeginChunked(Response header) override;
   void QueueChunk(std::shared_ptr<const std::string> data) override;
   asio::any_io_executor executor() override { return stream_.get_executor(); }
+  bool OnWorker() override { return stream_.get_executor().running_in_this_thread(); }
 
  private:
   std::shared_ptr<Session> Self() {
@@ -110,13 +111,21 @@ class Session final : public SessionBase {
     Lowest().cancel(ec);
   }
   void OnDeadline() override { CancelIo(); }
+  // Puts the socket in non-blocking mode for writes of our own (asio's reads already did,
+  // as a rule: then no system call).
+  void EnsureNonBlocking(beast::error_code& ec) {
+    if (!Lowest().native_non_blocking()) Lowest().native_non_blocking(true, ec);
+  }
 
   // session_read.cc
   void Handshake();
   // S-24: gives the connection (and the bytes read so far) to an HTTP/2 session.
   void HandOverToH2();
   void ReadHeader();
-  void StartHeaderRead();
+  // Reads more of a request header into buffer_ (the idle or read deadline already set).
+  void ReadMoreHeader();
+  // Runs the parser over buffer_: the header whole → OnHeader; else reads more.
+  void ParseHeader();
   void OnHeader(beast::error_code ec, size_t n);
   // A streamed route's header is complete: answers 100 Continue if asked, then calls it.
   void StartStreaming(const StreamingHandler* handler, std::vector<std::string> params);
@@ -141,6 +150,17 @@ class Session final : public SessionBase {
   // deadline whenever bytes move; then `done(ec, bytes_written)`.
   template <typename Buffers, typename Done>
   void SendAll(const Buffers& buffers, Done done);
+  // Sends whole_ (a whole answer's header and body), then FinishWhole.
+  void SendWhole(bool keep);
+  // After a whole answer: lets its body go; reads the next request or closes.
+  void FinishWhole(beast::error_code ec, size_t n, bool keep);
+  struct Deferred {
+    beast::error_code ec;
+    size_t n = 0;
+    bool keep = false;
+  };
+  // FinishWhole for an answer sent at once, posted now and then (a stack bound).
+  void FinishInline(Deferred done);
   void PumpChunks();
   // Sends bytes of `file` from `offset` with sendfile(2) (plain connections).
   void SendFileBody(std::shared_ptr<const OpenFile> file, uint64_t offset, uint64_t length,
@@ -181,10 +201,16 @@ class Session final : public SessionBase {
   bool chunk_writing_ = false;
   bool chunked_keep_ = false;
   std::shared_ptr<RequestContext> ctx_;
+  // A handler is running (Dispatch): an answer it sent whole at once is finished when it
+  // returns (deferred_), never inside its call.
+  bool in_handler_ = false;
+  std::optional<Deferred> deferred_;
+  unsigned inline_finishes_ = 0;
   Router::Match match_;  // the route OnHeader found for the request being read
   net::IpAddress peer_;
   uint16_t local_port_ = 0;
   bool idle_ = false;
+  bool header_timed_ = false;  // the read deadline of the header being read is set
   bool handshaking_ = false;
   bool handshake_done_ = false;
   bool first_read_ = true;  // h2c by prior knowledge shows in the first bytes only

@@ -60,6 +60,8 @@ class SessionBase : public std::enable_shared_from_this<SessionBase>, public Dea
   virtual void BeginChunked(Response header) = 0;
   virtual void QueueChunk(std::shared_ptr<const std::string> data) = 0;
   virtual boost::asio::any_io_executor executor() = 0;
+  // Whether the caller runs on this session's worker (where a completion may run inline).
+  virtual bool OnWorker() = 0;
   std::weak_ptr<DeadlineWheel::Timed> WeakTimed() final { return weak_from_this(); }
 
   std::atomic<bool> broken{false};  // the connection failed during a chunked response

@@ -141,6 +141,8 @@ std::shared_ptr<ChunkedWriter> SessionSink::StartChunked(Response header) {
 }
 
 void SessionSink::Complete(Response response) {
+  // On the worker already (a handler answering in its call): no hop, nothing type-erased.
+  if (session_->OnWorker()) return session_->Complete(std::move(response));
   auto session = session_;
   asio::dispatch(session->executor(),
                  [session, r = std::move(response)]() mutable { session->Complete(std::move(r)); });
@@ -166,6 +168,7 @@ void SessionSink::CompleteFile(Response header, std::shared_ptr<const OpenFile> 
 
 void SessionSink::CompletePrepared(std::shared_ptr<const PreparedAnswer> answer,
                                    const AnswerFields& extra) {
+  if (session_->OnWorker()) return session_->CompletePrepared(std::move(answer), extra);
   auto session = session_;
   asio::dispatch(session->executor(), [session, a = std::move(answer), extra]() mutable {
     session->CompletePrepared(std::move(a), extra);

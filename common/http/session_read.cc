@@ -136,36 +136,64 @@ void Session<Stream>::ReadHeader() {
   // No body limit while the header is read: a streaming route takes any length. Others get
   // theirs once the route is known (OnHeader).
   parser_->body_limit(boost::none);
-  if (buffer_.size() > 0) return StartHeaderRead();  // a pipelined request is under way
+  header_timed_ = false;
+  if (buffer_.size() > 0) return ParseHeader();  // a pipelined request is under way
   // Idle until the first byte: the idle timeout; from there the whole header is due within
   // the read timeout.
   idle_ = true;
   SetDeadline(server_->options.idle_timeout);
-  stream_.async_read_some(buffer_.prepare(std::min<size_t>(4096, buffer_.max_size())),
-                          [self = Self()](beast::error_code ec, size_t n) {
-                            self->buffer_.commit(n);  // counted when the parser takes it
-                            if (ec) {
-                              self->idle_ = false;
-                              return self->OnHeader(ec, 0);
-                            }
-                            if (self->first_read_) {
-                              self->first_read_ = false;
-                              auto data = self->buffer_.cdata();
-                              std::string_view first(static_cast<const char*>(data.data()),
-                                                     data.size());
-                              if (!kTls && StartsWithH2Preface(first)) return self->HandOverToH2();
-                            }
-                            self->StartHeaderRead();
-                          });
+  ReadMoreHeader();
 }
 
 template <typename Stream>
-void Session<Stream>::StartHeaderRead() {
+void Session<Stream>::ReadMoreHeader() {
+  size_t room = buffer_.max_size() - buffer_.size();
+  stream_.async_read_some(
+      buffer_.prepare(std::min<size_t>(4096, room)),
+      [self = Self()](beast::error_code ec, size_t n) {
+        self->buffer_.commit(n);  // counted when the parser takes it
+        if (ec) {
+          self->idle_ = false;
+          // Beast's names for the end of the stream before or inside a request header.
+          if (ec == asio::error::eof) {
+            ec = self->buffer_.size() == 0 ? beast::error_code(beast_http::error::end_of_stream)
+                                           : beast::error_code(beast_http::error::partial_message);
+          }
+          return self->OnHeader(ec, 0);
+        }
+        if (self->first_read_) {
+          self->first_read_ = false;
+          auto data = self->buffer_.cdata();
+          std::string_view first(static_cast<const char*>(data.data()), data.size());
+          if (!kTls && StartsWithH2Preface(first)) return self->HandOverToH2();
+        }
+        self->ParseHeader();
+      });
+}
+
+template <typename Stream>
+void Session<Stream>::ParseHeader() {
   idle_ = false;
-  SetDeadline(server_->options.read_timeout);
-  beast_http::async_read_header(
-      stream_, buffer_, *parser_,
-      [self = Self()](beast::error_code ec, size_t n) { self->OnHeader(ec, n); });
+  // Beast's parser works on the connection's buffer directly: no composed read operation
+  // and no posted completion per request. It takes nothing until the header is whole (and
+  // fails with header_limit past the limit).
+  beast::error_code ec;
+  size_t used = parser_->put(buffer_.data(), ec);
+  buffer_.consume(used);
+  if (ec == beast_http::error::need_more) {
+    // A header that fills the buffer without ending is over the limit (the buffer is
+    // sized for one header, see DecoderBufferBytes).
+    if (buffer_.size() >= buffer_.max_size()) {
+      return OnHeader(beast_http::error::header_limit, used);
+    }
+    server_->AddBytesIn(used);
+    if (!header_timed_) {
+      header_timed_ = true;
+      SetDeadline(server_->options.read_timeout);
+    }
+    return ReadMoreHeader();
+  }
+  OnHeader(ec, used);
 }
 
 template <typename Stream>
@@ -224,6 +252,8 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
     WriteFinal(BudgetExceeded(server_->options.max_buffered_body_bytes));
     return;
   }
+  // No body (the common GET): straight to the handler, no body read to start and complete.
+  if (parser_->is_done()) return Dispatch();
   if (ExpectsContinue(req)) {
     asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
                       [self = Self()](beast::error_code ec, size_t n) {
@@ -404,13 +434,20 @@ void Session<Stream>::Dispatch() {
     return;
   }
   ctx.params = std::move(match.params);
-  Responder responder(std::make_shared<SessionSink>(Self()));
+  auto self = Self();  // the session outlives the handler's call whatever it does
+  in_handler_ = true;
   try {
-    (*match.handler)(ctx, std::move(responder));
+    (*match.handler)(ctx, Responder(std::make_shared<SessionSink>(self)));
   } catch (const std::exception& e) {
     log::Error("http_handler_exception",
                {{"listener", server_->options.name}, {"path", ctx.path}, {"what", e.what()}});
     // The responder (if still held) answers 500 when it is dropped.
+  }
+  in_handler_ = false;
+  if (deferred_) {
+    Deferred done = *deferred_;
+    deferred_.reset();
+    FinishInline(done);
   }
 }
 

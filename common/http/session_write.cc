@@ -55,12 +55,74 @@ void Session<Stream>::Write(Response response) {
   // ctx_ stays alive until the next request: a handler that answered inline may still use it.
   whole_[0] = asio::buffer(head_);
   whole_[1] = asio::buffer(body_);
+  SendWhole(keep);
+}
+
+template <typename Stream>
+void Session<Stream>::SendWhole(bool keep) {
+  if constexpr (!kTls) {
+    // One sendmsg on the non-blocking socket first: a small answer to a client that reads
+    // leaves whole, and its completion is not posted. Whatever the socket does not take goes
+    // through an asynchronous write under the send deadline.
+    size_t total = whole_[0].size() + whole_[1].size();
+    beast::error_code ec;
+    EnsureNonBlocking(ec);
+    ssize_t n = -1;
+    if (!ec) {
+      iovec iov[2] = {{const_cast<void*>(whole_[0].data()), whole_[0].size()},
+                      {const_cast<void*>(whole_[1].data()), whole_[1].size()}};
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = whole_[1].size() > 0 ? 2 : 1;
+      do {
+        n = ::sendmsg(Lowest().native_handle(), &msg, MSG_NOSIGNAL);
+      } while (n < 0 && errno == EINTR);
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+        ec = beast::error_code(errno, beast::system_category());
+      }
+    }
+    size_t sent = n > 0 ? static_cast<size_t>(n) : 0;
+    if (ec || sent == total) {
+      // Inside the handler's call the next request must not start yet (the handler may
+      // still use its context): Dispatch finishes the answer when the handler returns.
+      if (in_handler_) {
+        deferred_ = Deferred{ec, sent, keep};
+        return;
+      }
+      return FinishInline(Deferred{ec, sent, keep});
+    }
+    // The rest asynchronously; the bytes count when the answer's write ends, as always.
+    size_t from_head = std::min(sent, whole_[0].size());
+    whole_[0] += from_head;
+    whole_[1] += sent - from_head;
+    return SendAll(whole_, [self = Self(), keep, sent](beast::error_code ec, size_t n) {
+      self->FinishWhole(ec, sent + n, keep);
+    });
+  }
   SendAll(whole_, [self = Self(), keep](beast::error_code ec, size_t n) {
-    self->server_->AddBytesOut(n);
-    self->body_ = std::string();  // a body's memory is not kept for the next answer
-    if (ec || !keep) return self->Close();
-    self->ReadHeader();
+    self->FinishWhole(ec, n, keep);
   });
+}
+
+template <typename Stream>
+void Session<Stream>::FinishInline(Deferred done) {
+  // Pipelined requests answered at once would otherwise nest one call chain per request:
+  // every 16th finish is posted, which bounds the stack.
+  if (++inline_finishes_ % 16 == 0) {
+    asio::post(stream_.get_executor(),
+               [self = Self(), done] { self->FinishWhole(done.ec, done.n, done.keep); });
+    return;
+  }
+  FinishWhole(done.ec, done.n, done.keep);
+}
+
+template <typename Stream>
+void Session<Stream>::FinishWhole(beast::error_code ec, size_t n, bool keep) {
+  server_->AddBytesOut(n);
+  body_ = std::string();  // a body's memory is not kept for the next answer
+  prepared_ = nullptr;
+  if (ec || !keep) return Close();
+  ReadHeader();
 }
 
 template <typename Stream>
@@ -74,12 +136,7 @@ void Session<Stream>::CompletePrepared(std::shared_ptr<const PreparedAnswer> ans
   whole_[1] = answer->bodiless() || method_ == Verb::head ? asio::const_buffer()
                                                           : asio::buffer(answer->body());
   prepared_ = std::move(answer);  // held until the write ends
-  SendAll(whole_, [self = Self(), keep](beast::error_code ec, size_t n) {
-    self->server_->AddBytesOut(n);
-    self->prepared_ = nullptr;
-    if (ec || !keep) return self->Close();
-    self->ReadHeader();
-  });
+  SendWhole(keep);
 }
 
 template <typename Stream>
@@ -146,7 +203,7 @@ void Session<Stream>::CompleteFile(Response header, std::shared_ptr<const OpenFi
   size_t sent = 0;
   if constexpr (!kTls) {
     beast::error_code ec;
-    Lowest().native_non_blocking(true, ec);
+    EnsureNonBlocking(ec);
     ssize_t n =
         ec ? -1
            : ::send(Lowest().native_handle(), head_.data(), head_.size(), MSG_MORE | MSG_NOSIGNAL);
@@ -188,7 +245,7 @@ void Session<Stream>::SendFileBody(std::shared_ptr<const OpenFile> file, uint64_
       void Next() {
         auto& socket = self->Lowest();
         beast::error_code ec;
-        socket.native_non_blocking(true, ec);
+        self->EnsureNonBlocking(ec);
         while (left > 0 && !ec) {
           size_t want = static_cast<size_t>(std::min<uint64_t>(left, 1u << 20));
           ssize_t n = ::sendfile(socket.native_handle(), file->fd(), &offset, want);

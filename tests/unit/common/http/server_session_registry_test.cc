@@ -22,6 +22,7 @@ class IdleSession final : public SessionBase {
   void BeginChunked(Response) override {}
   void QueueChunk(std::shared_ptr<const std::string>) override {}
   boost::asio::any_io_executor executor() override { return io_.get_executor(); }
+  bool OnWorker() override { return false; }
   void OnDeadline() override {}
   bool shut_down = false;
 
