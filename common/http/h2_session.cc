@@ -130,7 +130,7 @@ void H2Session<Stream>::Start() {
     self->h2_.Start();
     std::string first = std::move(self->pending_input_);
     if (!first.empty()) {
-      self->server_->AddBytesIn(first.size());
+      self->server_->AddBytesIn(*self->worker_, first.size());
       if (!self->Receive(first)) self->closing_ = true;
     }
     self->Flush();
@@ -163,7 +163,7 @@ void H2Session<Stream>::Read() {
   stream_.async_read_some(asio::buffer(read_buffer_.data(), read_buffer_.size()),
                           [self = Self()](beast::error_code ec, size_t n) {
                             if (ec) return self->Close();
-                            self->server_->AddBytesIn(n);
+                            self->server_->AddBytesIn(*self->worker_, n);
                             if (!self->Receive(std::string_view(self->read_buffer_.data(), n))) {
                               self->closing_ = true;  // GOAWAY queued: flush it, then close
                               return self->Flush();
@@ -202,7 +202,7 @@ void H2Session<Stream>::Flush() {
   ArmTimer();
   asio::async_write(stream_, gather_, [self = Self()](beast::error_code ec, size_t n) {
     self->write_in_flight_ = false;
-    self->server_->AddBytesOut(n);
+    self->server_->AddBytesOut(*self->worker_, n);
     self->writing_.Clear();  // lets the chunks go
     if (ec) return self->Close();
     self->ArmTimer();

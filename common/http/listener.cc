@@ -112,18 +112,7 @@ const std::string& Server::Impl::Date() const {
 
 void Server::Impl::CountRequest(Worker& worker, std::string_view method, unsigned status,
                                 double seconds) {
-  if (!requests) return;
-  // Methods fit the small-string buffer: the key costs no allocation once cached.
-  auto key = std::make_pair(std::string(method), status);
-  auto it = worker.request_counters.find(key);
-  if (it == worker.request_counters.end()) {
-    // Family::Add returns the same counter to every worker asking for the same labels.
-    prometheus::Counter* counter = &requests->Add(
-        {{"listener", options.name}, {"method", key.first}, {"status", std::to_string(status)}});
-    it = worker.request_counters.emplace(std::move(key), counter).first;
-  }
-  it->second->Increment();
-  latency->Observe(seconds);
+  tally->CountRequest(worker.index, method, status, seconds);
 }
 
 void Server::Impl::LogAccess(const RequestContext* ctx, const net::IpAddress& peer,
@@ -186,7 +175,7 @@ void Server::Impl::Accept() {
 }
 
 void Server::Impl::Admit(Worker& worker, WorkerSocket socket) {
-  counters.connections.fetch_add(1, std::memory_order_relaxed);
+  connections.fetch_add(1, std::memory_order_relaxed);
   if (connections_gauge) connections_gauge->Increment();
   std::shared_ptr<SessionBase> session;
   if (tls_enabled) {
@@ -219,7 +208,7 @@ void Server::Impl::Refuse(WorkerSocket socket) {
 }
 
 void Server::Impl::SessionClosed() {
-  counters.connections.fetch_sub(1, std::memory_order_relaxed);
+  connections.fetch_sub(1, std::memory_order_relaxed);
   if (connections_gauge) connections_gauge->Decrement();
   // Both atomics are sequentially consistent: either this sees `stopping`, or Stop's check
   // of `active` sees this decrement.

@@ -26,6 +26,7 @@
 #include "common/http/byte_budget.h"
 #include "common/http/deadline_wheel.h"
 #include "common/http/framing.h"
+#include "common/http/request_tally.h"
 #include "common/http/server.h"
 #include "common/http/session_base.h"
 #include "common/http/tls_stream.h"
@@ -65,9 +66,6 @@ struct Worker {
   SessionRegistry sessions;  // thread-safe (its own mutex)
   // The deadlines of this worker's connections; only this worker's thread touches it.
   DeadlineWheel wheel;
-  // meshwork_http_requests_total's counters by (method, status), looked up once each
-  // (Family::Add hashes label maps). Only this worker's thread touches it: no lock.
-  absl::flat_hash_map<std::pair<std::string, unsigned>, prometheus::Counter*> request_counters;
 };
 
 }  // namespace server_internal
@@ -89,7 +87,9 @@ class Server::Impl {
   // while the contexts are destroyed).
   ServerOptions options;
   const Router router;
-  ServerCounters counters;
+  std::atomic<uint64_t> connections{0};  // open now (ServerCounters::connections)
+  // The per-request metrics, counted per worker (request_tally.h); set by Start.
+  std::shared_ptr<server_internal::RequestTally> tally;
   std::vector<std::unique_ptr<Worker>> workers;  // one per io_context, same index
   // Open connections. Incremented only by the acceptor (so admission never overshoots
   // max_connections), decremented by each closing session.
@@ -152,14 +152,9 @@ class Server::Impl {
   void LogAccess(const RequestContext* ctx, const net::IpAddress& peer, std::string_view method,
                  unsigned status, std::optional<uint64_t> bytes, double seconds,
                  std::string_view protocol) const;
-  void AddBytesIn(uint64_t n) {
-    counters.bytes_in.fetch_add(n, std::memory_order_relaxed);
-    if (bytes_in_counter) bytes_in_counter->Increment(static_cast<double>(n));
-  }
-  void AddBytesOut(uint64_t n) {
-    counters.bytes_out.fetch_add(n, std::memory_order_relaxed);
-    if (bytes_out_counter) bytes_out_counter->Increment(static_cast<double>(n));
-  }
+  // On `worker`'s own thread.
+  void AddBytesIn(Worker& worker, uint64_t n) { tally->AddBytesIn(worker.index, n); }
+  void AddBytesOut(Worker& worker, uint64_t n) { tally->AddBytesOut(worker.index, n); }
 
  private:
   void Admit(Worker& worker, server_internal::WorkerSocket socket);

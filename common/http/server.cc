@@ -101,6 +101,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options, Rou
                        ? absl::StrCat("[", bound.address().to_string(), "]:", bound.port())
                        : absl::StrCat(bound.address().to_string(), ":", bound.port());
   impl->SetUpMetrics();
+  impl->tally = std::make_shared<server_internal::RequestTally>(
+      impl->requests, impl->latency, impl->bytes_in_counter, impl->bytes_out_counter,
+      impl->options.name, impl->workers.size());
+  if (impl->options.registry) metrics::AddCollectHook(*impl->options.registry, impl->tally);
   impl->Accept();
   for (size_t i = 0; i < impl->contexts.size(); ++i) impl->TickWheel(i);
   for (auto& ctx : impl->contexts) {
@@ -133,7 +137,15 @@ absl::Status Server::ReloadTls() {
   return absl::OkStatus();
 }
 
-const ServerCounters& Server::counters() const { return impl_->counters; }
+ServerCounters Server::counters() const {
+  ServerCounters c;
+  if (impl_->tally) {
+    c.bytes_in = impl_->tally->bytes_in();
+    c.bytes_out = impl_->tally->bytes_out();
+  }
+  c.connections = impl_->connections.load(std::memory_order_relaxed);
+  return c;
+}
 
 void Server::Stop(std::chrono::milliseconds grace) {
   if (!impl_ || impl_->stopping.exchange(true)) return;

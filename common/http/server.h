@@ -72,11 +72,11 @@ struct ServerOptions {
   std::vector<std::string> access_log_listeners;
 };
 
-// Byte counters of a listener, for load reports.
+// A listener's byte and connection counts so far, for load reports (a snapshot).
 struct ServerCounters {
-  std::atomic<uint64_t> bytes_in{0};
-  std::atomic<uint64_t> bytes_out{0};
-  std::atomic<uint64_t> connections{0};
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  uint64_t connections = 0;  // open now
 };
 
 class Server {
@@ -90,7 +90,7 @@ class Server {
   uint16_t port() const { return port_; }
   const std::string& bound_address() const { return bound_; }  // "127.0.0.1:PORT"
   const ServerOptions& options() const { return options_; }
-  const ServerCounters& counters() const;
+  ServerCounters counters() const;
 
   // Graceful shutdown: stops accepting, lets in-flight requests finish and closes idle
   // connections, waits up to `grace`, then stops the workers. Idempotent.

@@ -186,7 +186,7 @@ void Session<Stream>::ParseHeader() {
     if (buffer_.size() >= buffer_.max_size()) {
       return OnHeader(beast_http::error::header_limit, used);
     }
-    server_->AddBytesIn(used);
+    server_->AddBytesIn(*worker_, used);
     if (!header_timed_) {
       header_timed_ = true;
       SetDeadline(server_->options.read_timeout);
@@ -199,7 +199,7 @@ void Session<Stream>::ParseHeader() {
 template <typename Stream>
 void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
   idle_ = false;
-  server_->AddBytesIn(n);
+  server_->AddBytesIn(*worker_, n);
   if (ec == beast_http::error::header_limit) {
     WriteFinal(ErrorResponse(Status::request_header_fields_too_large, "invalid_argument",
                              "request header exceeds " +
@@ -257,7 +257,7 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
   if (ExpectsContinue(req)) {
     asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
                       [self = Self()](beast::error_code ec, size_t n) {
-                        self->server_->AddBytesOut(n);
+                        self->server_->AddBytesOut(*self->worker_, n);
                         if (ec) return self->Close();
                         self->ReadBody();
                       });
@@ -273,7 +273,7 @@ void Session<Stream>::StartStreaming(const StreamingHandler* handler,
   asio::async_write(
       stream_, asio::buffer(kContinue.data(), kContinue.size()),
       [self = Self(), handler, params = std::move(params)](beast::error_code ec, size_t n) mutable {
-        self->server_->AddBytesOut(n);
+        self->server_->AddBytesOut(*self->worker_, n);
         if (ec) return self->Close();
         self->DispatchStreaming(handler, std::move(params));
       });
@@ -288,7 +288,7 @@ void Session<Stream>::ReadBody() {
 
 template <typename Stream>
 void Session<Stream>::OnBody(beast::error_code ec, size_t n) {
-  server_->AddBytesIn(n);
+  server_->AddBytesIn(*worker_, n);
   if (ec == beast_http::error::body_limit) {
     WriteFinal(BodyTooLarge(server_->options.body_limit_bytes));
     return;
@@ -397,7 +397,7 @@ void Session<Stream>::ReadChunk(BodyReader::ChunkFn on_chunk) {
   beast_http::async_read_some(
       stream_, buffer_, *stream_parser_,
       [self = Self(), cb = std::move(on_chunk)](beast::error_code ec, size_t n) {
-        self->server_->AddBytesIn(n);
+        self->server_->AddBytesIn(*self->worker_, n);
         self->ClearDeadline();
         if (ec == beast_http::error::need_buffer) ec = {};
         if (ec) {

@@ -118,7 +118,7 @@ void Session<Stream>::FinishInline(Deferred done) {
 
 template <typename Stream>
 void Session<Stream>::FinishWhole(beast::error_code ec, size_t n, bool keep) {
-  server_->AddBytesOut(n);
+  server_->AddBytesOut(*worker_, n);
   body_ = std::string();  // a body's memory is not kept for the next answer
   prepared_ = nullptr;
   if (ec || !keep) return Close();
@@ -176,7 +176,7 @@ void Session<Stream>::CompleteBuffers(Response header, SharedBuffers body, uint6
   }
   // ctx_ stays alive until the next request, as with Write.
   SendAll(gather_, [self = Self(), keep](beast::error_code ec, size_t n) {
-    self->server_->AddBytesOut(n);
+    self->server_->AddBytesOut(*self->worker_, n);
     self->gather_body_ = SharedBuffers{};
     if (ec || !keep) return self->Close();
     self->ReadHeader();
@@ -209,13 +209,13 @@ void Session<Stream>::CompleteFile(Response header, std::shared_ptr<const OpenFi
            : ::send(Lowest().native_handle(), head_.data(), head_.size(), MSG_MORE | MSG_NOSIGNAL);
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return Close();
     if (n > 0) sent = static_cast<size_t>(n);
-    server_->AddBytesOut(sent);
+    server_->AddBytesOut(*worker_, sent);
     if (sent == head_.size()) return SendFileBody(std::move(file), offset, length, keep);
   }
   SendAll(asio::buffer(head_.data() + sent, head_.size() - sent),
           [self = Self(), file = std::move(file), offset, length, keep](beast::error_code ec,
                                                                         size_t n) mutable {
-            self->server_->AddBytesOut(n);
+            self->server_->AddBytesOut(*self->worker_, n);
             if (ec) return self->Close();
             self->SendFileBody(std::move(file), offset, length, keep);
           });
@@ -251,7 +251,7 @@ void Session<Stream>::SendFileBody(std::shared_ptr<const OpenFile> file, uint64_
           ssize_t n = ::sendfile(socket.native_handle(), file->fd(), &offset, want);
           if (n > 0) {
             left -= static_cast<uint64_t>(n);
-            self->server_->AddBytesOut(static_cast<size_t>(n));
+            self->server_->AddBytesOut(*self->worker_, static_cast<size_t>(n));
             continue;
           }
           if (n < 0 && errno == EINTR) continue;
@@ -287,7 +287,7 @@ void Session<Stream>::BeginChunked(Response header) {
   chunked_active_ = true;
   chunk_writing_ = true;
   SendAll(asio::buffer(head_), [self = Self()](beast::error_code ec, size_t n) {
-    self->server_->AddBytesOut(n);
+    self->server_->AddBytesOut(*self->worker_, n);
     self->chunk_writing_ = false;
     if (ec) {
       self->broken.store(true);
@@ -319,7 +319,7 @@ void Session<Stream>::PumpChunks() {
   }
   if (!data) {  // the end
     SendAll(beast_http::make_chunk_last(), [self](beast::error_code ec, size_t n) {
-      self->server_->AddBytesOut(n);
+      self->server_->AddBytesOut(*self->worker_, n);
       self->chunk_writing_ = false;
       self->chunked_active_ = false;
       self->chunks_.clear();
@@ -330,7 +330,7 @@ void Session<Stream>::PumpChunks() {
   }
   SendAll(beast_http::make_chunk(asio::buffer(*data)),
           [self, data](beast::error_code ec, size_t n) {
-            self->server_->AddBytesOut(n);
+            self->server_->AddBytesOut(*self->worker_, n);
             self->chunk_writing_ = false;
             if (ec) {
               self->broken.store(true);

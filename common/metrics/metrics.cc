@@ -1,10 +1,44 @@
 #include "common/metrics/metrics.h"
 
+#include "absl/synchronization/mutex.h"
 #include "prometheus/text_serializer.h"
 
 namespace meshwork::metrics {
 
+namespace {
+
+struct Hooks {
+  absl::Mutex mu;
+  std::vector<std::pair<const prometheus::Registry*, std::weak_ptr<CollectHook>>> list
+      ABSL_GUARDED_BY(mu);
+};
+
+Hooks& AllHooks() {
+  static Hooks* const hooks = new Hooks();
+  return *hooks;
+}
+
+}  // namespace
+
+void AddCollectHook(prometheus::Registry& registry, std::weak_ptr<CollectHook> hook) {
+  Hooks& hooks = AllHooks();
+  absl::MutexLock lock(&hooks.mu);
+  // Drop hooks whose owners are gone, so the list does not grow with listeners restarted.
+  std::erase_if(hooks.list, [](const auto& entry) { return entry.second.expired(); });
+  hooks.list.emplace_back(&registry, std::move(hook));
+}
+
 std::string RenderText(prometheus::Registry& registry) {
+  std::vector<std::shared_ptr<CollectHook>> run;
+  {
+    Hooks& hooks = AllHooks();
+    absl::MutexLock lock(&hooks.mu);
+    for (const auto& [owner, hook] : hooks.list) {
+      if (owner != &registry) continue;
+      if (auto live = hook.lock()) run.push_back(std::move(live));
+    }
+  }
+  for (const auto& hook : run) hook->BeforeCollect();  // outside the list's lock
   return prometheus::TextSerializer().Serialize(registry.Collect());
 }
 

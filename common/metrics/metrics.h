@@ -17,8 +17,22 @@
 
 namespace meshwork::metrics {
 
-// The registry in Prometheus text exposition format (version 0.0.4).
+// The registry in Prometheus text exposition format (version 0.0.4). First runs the
+// registry's collect hooks (below), so counts kept per thread are whole.
 std::string RenderText(prometheus::Registry& registry);
+
+// Something that counts outside the registry (per thread, without shared atomics) and adds
+// its counts to the registry's metrics when asked. BeforeCollect may run on any thread,
+// concurrently with the counting.
+class CollectHook {
+ public:
+  virtual ~CollectHook() = default;
+  virtual void BeforeCollect() = 0;
+};
+
+// Runs `hook` before every RenderText of `registry` while the hook lives (held weakly: its
+// owner drops it to stop). Thread-safe.
+void AddCollectHook(prometheus::Registry& registry, std::weak_ptr<CollectHook> hook);
 
 inline constexpr char kTextContentType[] = "text/plain; version=0.0.4; charset=utf-8";
 

@@ -16,8 +16,8 @@ void FillLoadReport(const LoadReportSources& s, v1::LoadReport& report) {
   for (const auto& id : s.ott->held_key_ids()) report.add_viewing_key_ids(id);
   uint64_t in = 0, out = 0;
   for (const auto* server : s.servers) {
-    in += server->counters().bytes_in.load();
-    out += server->counters().bytes_out.load();
+    in += server->counters().bytes_in;
+    out += server->counters().bytes_out;
   }
   report.set_listener_bytes_in(in);
   report.set_listener_bytes_out(out);

@@ -45,7 +45,7 @@ ClientRequest ClientGet(const Server& server, std::string target) {
 // Waits (≤ 5 s) for the server to have no open connection.
 bool ServerIdle(const Server& server) {
   auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (server.counters().connections.load() != 0) {
+  while (server.counters().connections != 0) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(10ms);
   }

@@ -11,6 +11,8 @@
 
 #include "common/http/response.h"
 #include "common/http/server.h"
+#include "common/metrics/metrics.h"
+#include "prometheus/registry.h"
 #include "tests/raw_connection.h"
 
 namespace meshwork::http {
@@ -29,8 +31,10 @@ ServerOptions Options() {
   return options;
 }
 
-std::unique_ptr<Server> Start(Router router) {
-  auto server = Server::Start(Options(), std::move(router));
+std::unique_ptr<Server> Start(Router router, prometheus::Registry* registry = nullptr) {
+  ServerOptions options = Options();
+  options.registry = registry;
+  auto server = Server::Start(std::move(options), std::move(router));
   INFO(server.status().ToString());
   REQUIRE(server.ok());
   return std::move(*server);
@@ -110,6 +114,49 @@ TEST_CASE("P-5 an unknown path among pipelined requests answers 404 and the rest
   CHECK(not_found == 3000);
   REQUIRE(response);
   CHECK(response->body() == "1");
+}
+
+// The value of the series starting with `series` in `text` (-1 when absent).
+double SeriesValue(const std::string& text, const std::string& series) {
+  size_t at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
+TEST_CASE("M-4 requests counted per worker reach /metrics whole") {
+  prometheus::Registry registry;
+  auto recorder = std::make_shared<Recorder>();
+  auto server = Start(EchoRouter(recorder), &registry);
+  // Several connections, so both workers count; each tally is folded in when scraped.
+  constexpr int kConnections = 6, kEach = 50;
+  for (int c = 0; c < kConnections; ++c) {
+    RawConnection conn(server->port());
+    for (int i = 0; i < kEach; ++i) {
+      conn.Write("GET /n/" + std::to_string(i) + " HTTP/1.1\r\n\r\n");
+      REQUIRE(conn.Read());
+    }
+  }
+  std::string text = metrics::RenderText(registry);
+  INFO(text);
+  const double total = kConnections * kEach;
+  CHECK(SeriesValue(text,
+                    R"(meshwork_http_requests_total{listener="test",method="GET",status="200"})") ==
+        total);
+  CHECK(SeriesValue(text, R"(meshwork_http_request_duration_seconds_count{listener="test"})") ==
+        total);
+  CHECK(SeriesValue(
+            text, R"(meshwork_http_request_duration_seconds_bucket{listener="test",le="+Inf"})") ==
+        total);
+  // Bytes count when a write ends, which may be just after the client read the answer: at
+  // least every answer's status line, and never more than the listener's own tally.
+  double sent = SeriesValue(text, R"(meshwork_http_sent_bytes_total{listener="test"})");
+  CHECK(sent >= total * 17);
+  CHECK(sent <= static_cast<double>(server->counters().bytes_out));
+  CHECK(SeriesValue(text, R"(meshwork_http_received_bytes_total{listener="test"})") >= total * 17);
+  // A second scrape adds nothing that was already folded in.
+  CHECK(SeriesValue(metrics::RenderText(registry),
+                    R"(meshwork_http_requests_total{listener="test",method="GET",status="200"})") ==
+        total);
 }
 
 }  // namespace server_pipeline_test
