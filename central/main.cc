@@ -435,7 +435,10 @@ int Run() {
   options.threads = absl::GetFlag(FLAGS_http_threads);
   options.registry = metrics.get();
   ConfigService* config_ptr = config->get();
-  options.trusted_proxies = [config_ptr] { return config_ptr->Current()->trusted_set; };
+  options.trusted_proxies = [config_ptr]() -> const net::CidrSet* {
+    thread_local Snapshot<ClusterConfig>::ReadCache cache;
+    return config_ptr->Read(cache)->trusted_set.get();
+  };
   auto http_server = http::Server::Start(options, build_router(*http_delivery));
   if (!http_server.ok()) {
     log::Error("startup_failed", {{"error", http_server.status().ToString()}});

@@ -141,7 +141,10 @@ int Run() {
   BlockShutdownAndReloadSignals();
   auto metrics = std::make_shared<prometheus::Registry>();
   Snapshot<NodeConfig> config;
-  auto trusted = [&config] { return config.Get()->trusted_proxies; };
+  auto trusted = [&config]() -> const net::CidrSet* {
+    thread_local Snapshot<NodeConfig>::ReadCache cache;
+    return config.Read(cache)->trusted_proxies.get();
+  };
 
   std::unique_ptr<Agent> agent;
   NodeIdentity identity{node_id, absl::GetFlag(FLAGS_hostname), absl::GetFlag(FLAGS_role),

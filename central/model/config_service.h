@@ -94,6 +94,10 @@ class ConfigService {
   ~ConfigService();
 
   std::shared_ptr<const ClusterConfig> Current() const { return snapshot_.Get(); }
+  // The same for a hot reader, through its own cache (Snapshot::Read).
+  const ClusterConfig* Read(Snapshot<ClusterConfig>::ReadCache& cache) const {
+    return snapshot_.Read(cache);
+  }
 
   // Called after every successful change with the new snapshot, on the writer's thread.
   void Subscribe(std::function<void(std::shared_ptr<const ClusterConfig>)> listener);

@@ -45,8 +45,11 @@
 
 namespace meshwork::http {
 
-// Returns the cluster's current trusted proxies (T-1); called once per request.
-using TrustedProxiesFn = std::function<std::shared_ptr<const net::CidrSet>()>;
+// Returns the cluster's current trusted proxies (T-1); called once per request, on the
+// connection's worker. The set must stay valid on the calling thread until its next call
+// (a provider reads through a thread_local Snapshot::ReadCache: no lock and no shared
+// reference count per request); null = trust no proxy.
+using TrustedProxiesFn = std::function<const net::CidrSet*()>;
 
 struct ServerOptions {
   std::string name = "http";           // listener name in metrics and logs

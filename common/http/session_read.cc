@@ -324,7 +324,7 @@ bool FillRequestContext(RequestContext& ctx, Request request, Server::Impl& serv
   ctx.scheme = server.options.scheme;
   ctx.local_port = local_port;
   ctx.executor = std::move(executor);
-  std::shared_ptr<const net::CidrSet> trusted;
+  const net::CidrSet* trusted = nullptr;
   if (server.options.trusted_proxies) trusted = server.options.trusted_proxies();
   if (trusted) {
     ctx.peer_trusted = trusted->Contains(peer.Unmapped());

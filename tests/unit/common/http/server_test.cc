@@ -250,7 +250,7 @@ json ClientJson(const Server& server, std::vector<std::pair<std::string, std::st
 TEST_CASE("T-2 a trusted peer supplies the client as the last X-Forwarded-For element") {
   auto options = SmallOptions();
   auto trusted = Set({"127.0.0.0/8"});
-  options.trusted_proxies = [trusted] { return trusted; };
+  options.trusted_proxies = [trusted] { return trusted.get(); };
   auto server = StartServer(options, DefaultRouter());
 
   json seen = ClientJson(*server, {{"X-Forwarded-For", "198.51.100.1, 203.0.113.7"}});
@@ -270,7 +270,7 @@ TEST_CASE("T-2 a trusted peer supplies the client as the last X-Forwarded-For el
 TEST_CASE("T-2 several X-Forwarded-For headers on a request to the server form one list") {
   auto options = SmallOptions();
   auto trusted = Set({"127.0.0.0/8"});
-  options.trusted_proxies = [trusted] { return trusted; };
+  options.trusted_proxies = [trusted] { return trusted.get(); };
   auto server = StartServer(options, DefaultRouter());
   RawConnection conn(server->port());
   conn.Write(
@@ -285,7 +285,7 @@ TEST_CASE("T-3 with no trusted proxy the client is the socket peer") {
   SECTION("an empty set") {
     auto options = SmallOptions();
     auto trusted = Set({});
-    options.trusted_proxies = [trusted] { return trusted; };
+    options.trusted_proxies = [trusted] { return trusted.get(); };
     auto server = StartServer(options, DefaultRouter());
     json seen = ClientJson(*server, {{"X-Forwarded-For", "203.0.113.7"}});
     CHECK(seen["client"] == "127.0.0.1");
@@ -294,7 +294,7 @@ TEST_CASE("T-3 with no trusted proxy the client is the socket peer") {
   SECTION("a set that does not contain the peer") {
     auto options = SmallOptions();
     auto trusted = Set({"10.0.0.0/8"});
-    options.trusted_proxies = [trusted] { return trusted; };
+    options.trusted_proxies = [trusted] { return trusted.get(); };
     auto server = StartServer(options, DefaultRouter());
     CHECK(ClientJson(*server, {{"X-Forwarded-For", "203.0.113.7"}})["client"] == "127.0.0.1");
   }
@@ -309,16 +309,17 @@ TEST_CASE("T-3 with no trusted proxy the client is the socket peer") {
 TEST_CASE("T-4 the trusted-proxy list is read per request") {
   auto options = SmallOptions();
   std::mutex mu;
-  std::shared_ptr<const net::CidrSet> current = Set({});
-  options.trusted_proxies = [&] {
+  // Every set stays alive: the server may use the one it was given until its next call.
+  std::vector<std::shared_ptr<const net::CidrSet>> sets = {Set({})};
+  options.trusted_proxies = [&]() -> const net::CidrSet* {
     std::lock_guard<std::mutex> lock(mu);
-    return current;
+    return sets.back().get();
   };
   auto server = StartServer(options, DefaultRouter());
   CHECK(ClientJson(*server, {{"X-Forwarded-For", "203.0.113.7"}})["client"] == "127.0.0.1");
   {
     std::lock_guard<std::mutex> lock(mu);
-    current = Set({"127.0.0.1/32"});
+    sets.push_back(Set({"127.0.0.1/32"}));
   }
   CHECK(ClientJson(*server, {{"X-Forwarded-For", "203.0.113.7"}})["client"] == "203.0.113.7");
   server->Stop();
