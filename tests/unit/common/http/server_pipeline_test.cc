@@ -15,6 +15,7 @@
 #include "common/metrics/metrics.h"
 #include "prometheus/registry.h"
 #include "tests/raw_connection.h"
+#include "tests/unit/common/http/server_test_util.h"
 
 namespace meshwork::http {
 namespace server_pipeline_test {
@@ -22,23 +23,10 @@ namespace server_pipeline_test {
 using meshwork::testing::RawConnection;
 using namespace std::chrono_literals;
 
-ServerOptions Options() {
-  ServerOptions options;
-  options.name = "test";
-  options.listen = "127.0.0.1:0";
-  options.threads = 2;
-  options.header_limit_bytes = 4096;
-  options.body_limit_bytes = 1024;
-  return options;
-}
-
 std::unique_ptr<Server> Start(Router router, prometheus::Registry* registry = nullptr) {
-  ServerOptions options = Options();
+  ServerOptions options = test::SmallOptions();
   options.registry = registry;
-  auto server = Server::Start(std::move(options), std::move(router));
-  INFO(server.status().ToString());
-  REQUIRE(server.ok());
-  return std::move(*server);
+  return test::StartServer(std::move(options), std::move(router));
 }
 
 // GET /n/{i}: answers "i" at once, then reads its context again (after Send).
