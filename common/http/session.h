@@ -159,7 +159,8 @@ class Session final : public SessionBase {
     size_t n = 0;
     bool keep = false;
   };
-  // FinishWhole for an answer sent at once, posted now and then (a stack bound).
+  // FinishWhole for an answer sent at once inside its handler's call, run when the handler
+  // has returned (Dispatch); posted now and then (a stack bound).
   void FinishInline(Deferred done);
   void PumpChunks();
   // Sends bytes of `file` from `offset` with sendfile(2) (plain connections).

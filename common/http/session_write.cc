@@ -83,13 +83,17 @@ void Session<Stream>::SendWhole(bool keep) {
     }
     size_t sent = n > 0 ? static_cast<size_t>(n) : 0;
     if (ec || sent == total) {
-      // Inside the handler's call the next request must not start yet (the handler may
-      // still use its context): Dispatch finishes the answer when the handler returns.
+      // The next request must not start inside the caller's call (a handler, a body-chunk
+      // callback or a timer that released a held answer may still use the context): in
+      // the handler's own call Dispatch finishes the answer when the handler returns; from
+      // anywhere else the finish is posted, as an asynchronous write's completion would be.
       if (in_handler_) {
         deferred_ = Deferred{ec, sent, keep};
         return;
       }
-      return FinishInline(Deferred{ec, sent, keep});
+      asio::post(stream_.get_executor(),
+                 [self = Self(), ec, sent, keep] { self->FinishWhole(ec, sent, keep); });
+      return;
     }
     // The rest asynchronously; the bytes count when the answer's write ends, as always.
     size_t from_head = std::min(sent, whole_[0].size());
@@ -106,8 +110,9 @@ void Session<Stream>::SendWhole(bool keep) {
 
 template <typename Stream>
 void Session<Stream>::FinishInline(Deferred done) {
-  // Pipelined requests answered at once would otherwise nest one call chain per request:
-  // every 16th finish is posted, which bounds the stack.
+  // Pipelined requests answered at once would otherwise nest one call chain per request
+  // (Dispatch → FinishWhole → ReadHeader → Dispatch …): every 16th finish is posted, which
+  // bounds the stack.
   if (++inline_finishes_ % 16 == 0) {
     asio::post(stream_.get_executor(),
                [self = Self(), done] { self->FinishWhole(done.ec, done.n, done.keep); });

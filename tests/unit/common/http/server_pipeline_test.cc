@@ -6,6 +6,8 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -117,6 +119,54 @@ TEST_CASE("P-5 an unknown path among pipelined requests answers 404 and the rest
   while (not_found < 3000 && answers[not_found].result_int() == 404) ++not_found;
   CHECK(not_found == 3000);
   CHECK(answers.back().body() == "1");
+}
+
+TEST_CASE("P-5 a streaming handler may read its context after answering from a body callback") {
+  auto recorder = std::make_shared<Recorder>();
+  // Reads the body to its end, answers from the callback that sees the end, then reads the
+  // context: the answer has left whole by then, and the context must still be this
+  // request's until the callback returns (ASan sees it if it was freed).
+  struct Upload : std::enable_shared_from_this<Upload> {
+    RequestContext* ctx;
+    std::shared_ptr<BodyReader> body;
+    std::optional<Responder> responder;
+    std::shared_ptr<Recorder> recorder;
+    void Next() {
+      body->Read([self = shared_from_this()](const absl::Status& status, std::span<const uint8_t>,
+                                             bool done) {
+        if (status.ok() && !done) return self->Next();
+        self->responder->Send(MakeResponse(Status::ok, "stored", "text/plain"));
+        std::string path(self->ctx->path);
+        std::lock_guard lock(self->recorder->mu);
+        self->recorder->after_send.push_back(std::move(path));
+      });
+    }
+  };
+  Router router;
+  router.AddStreaming(
+      {Verb::put}, "/up/{name}",
+      [recorder](RequestContext& ctx, std::shared_ptr<BodyReader> body, Responder r) {
+        auto upload = std::make_shared<Upload>();
+        upload->ctx = &ctx;
+        upload->body = std::move(body);
+        upload->responder.emplace(std::move(r));
+        upload->recorder = recorder;
+        upload->Next();
+      });
+  auto server = Start(std::move(router));
+  RawConnection conn(server->port());
+  std::vector<std::string> requests;
+  for (int i = 0; i < 50; ++i) {
+    requests.push_back("PUT /up/f" + std::to_string(i) +
+                       " HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc");
+  }
+  auto answers = Pipeline(conn, requests);
+  REQUIRE(answers.size() == requests.size());
+  std::lock_guard lock(recorder->mu);
+  REQUIRE(recorder->after_send.size() == requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    CHECK(recorder->after_send[i] == "/up/f" + std::to_string(i));
+  }
 }
 
 // The value of the series starting with `series` in `text` (-1 when absent).
