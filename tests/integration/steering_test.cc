@@ -324,8 +324,10 @@ TEST_CASE("CS-4 S-17 Shaka moves off a drained node by its BaseURLs and steering
 // with `what`), with "stall_after_failure_s": its longest stall from the kill on.
 nlohmann::json KillUnderPlayer(SteeredCluster& k, const std::string& path, const std::string& flags,
                                const std::string& what) {
+  // 16 s of playback: the kill comes ~5 s in, and a player that keeps ~5 s of buffer (Shaka
+  // at the DASH live edge) could otherwise finish 10 s without one more fetch, from anywhere.
   auto playing = std::async(std::launch::async, [&] {
-    return PlayInBrowser("http://" + k.a.http + path, 10, flags + " --timeout-s 80");
+    return PlayInBrowser("http://" + k.a.http + path, 16, flags + " --timeout-s 80");
   });
   REQUIRE(Eventually([&] { return Watching(k.central, "node-a"); }, 30s));
   std::this_thread::sleep_for(4s);  // steady playback on A
