@@ -1,5 +1,8 @@
 #include "common/process/process.h"
 
+#include <malloc.h>
+
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 
@@ -67,6 +70,15 @@ void NormalizeFlagNames(int argc, char** argv) {
 }
 void ConfigureServerRuntime() {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+}
+
+bool RetainHeapMemory(size_t keep_bytes) {
+  if (keep_bytes == 0) return true;
+  // glibc's largest mmap threshold on 64-bit (half its per-thread heap): every buffer below it
+  // comes from an arena.
+  constexpr int kMmapThreshold = 32 << 20;
+  const int trim = static_cast<int>(std::min<size_t>(keep_bytes, size_t{1} << 30));
+  return mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim) == 1;
 }
 
 }  // namespace meshwork

@@ -44,9 +44,7 @@ std::shared_ptr<const RenditionWindow::Rendered> RenderedMedia(const OriginStore
                                    ListedVersions(view, w.info.name, /*ts=*/false), query);
   }
   auto rendered = std::make_shared<RenditionWindow::Rendered>();
-  auto plain = std::make_shared<const std::string>(std::move(text));
-  rendered->gzip = std::make_shared<const std::string>(http::Gzip(*plain));
-  rendered->plain = std::move(plain);
+  rendered->plain = std::make_shared<const std::string>(std::move(text));
   return w.cache.Keep(key, std::move(rendered));
 }
 
@@ -68,7 +66,14 @@ void SendMediaPlaylist(http::Responder& out, const RenditionWindow::Rendered& re
   const bool carried = !carry.empty();
   std::shared_ptr<const std::string> body;
   if (!carried) {
-    body = accepts_gzip ? rendered.gzip : rendered.plain;
+    if (accepts_gzip) {
+      std::call_once(rendered.gzip_once, [&] {
+        rendered.gzip = std::make_shared<const std::string>(http::Gzip(*rendered.plain));
+      });
+      body = rendered.gzip;
+    } else {
+      body = rendered.plain;
+    }
   } else {
     thread_local CarriedMemo memo;
     if (memo.source != rendered.plain || memo.carry != carry) {

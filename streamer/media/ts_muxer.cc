@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <cstring>
 
 namespace meshwork::media {
 namespace {
@@ -135,17 +137,15 @@ void TsMuxer::WriteFrame(const Frame& frame, std::string& out) {
   static const std::string kEmpty;
   const std::string& data = frame.data ? *frame.data : kEmpty;
 
-  // PES header.
+  // PES header (with the AUD): at most 9 + 10 + 6 bytes.
   const bool with_dts = frame.dts != frame.pts;
   const bool add_aud = track.codec == Codec::kH264 && !StartsWithH264Aud(data);
-  static const std::string kAud("\x00\x00\x00\x01\x09\xf0", 6);
-  // The PES is its header (with the AUD) followed by the frame's bytes, copied from the frame
-  // straight into the packets (P-7: no intermediate copy of the frame).
+  static constexpr char kAud[] = {0x00, 0x00, 0x00, 0x01, 0x09, static_cast<char>(0xf0)};
   std::string pes;
-  pes.reserve(19 + kAud.size());
+  pes.reserve(9 + 10 + sizeof(kAud));
   pes.append("\x00\x00\x01", 3);
   pes.push_back(static_cast<char>(track.stream_id));
-  size_t pes_length = 3 + (with_dts ? 10 : 5) + (add_aud ? kAud.size() : 0) + data.size();
+  size_t pes_length = 3 + (with_dts ? 10 : 5) + (add_aud ? sizeof(kAud) : 0) + data.size();
   // Video PES are unbounded (length 0), as is usual; audio ones carry their length.
   if (track.stream_id == 0xe0 || pes_length > 0xffff) pes_length = 0;
   pes.push_back(static_cast<char>(pes_length >> 8));
@@ -155,70 +155,90 @@ void TsMuxer::WriteFrame(const Frame& frame, std::string& out) {
   pes.push_back(static_cast<char>(with_dts ? 10 : 5));
   PutTimestamp(pes, with_dts ? 0x3 : 0x2, frame.pts);
   if (with_dts) PutTimestamp(pes, 0x1, frame.dts);
-  if (add_aud) pes.append(kAud);
+  if (add_aud) pes.append(kAud, sizeof(kAud));
   const size_t pes_size = pes.size() + data.size();
-  // Appends bytes [from, from+n) of the PES (header, then frame) to `out`.
-  auto append_pes = [&](size_t from, size_t n) {
-    if (from < pes.size()) {
-      size_t k = std::min(n, pes.size() - from);
-      out.append(pes, from, k);
-      from += k;
-      n -= k;
-    }
-    if (n > 0) out.append(data, from - pes.size(), n);
-  };
 
-  // Adaptation field of the first packet: PCR on the PCR PID, random access on keyframes.
+  // Adaptation field of the first packet (after its length byte): PCR on the PCR PID, random
+  // access on keyframes.
   const bool with_pcr = track.pid == pcr_pid_;
   const bool random_access = frame.keyframe && (track.stream_id == 0xe0 || with_pcr);
-  std::string first_af;  // adaptation field after its length byte
+  char first_af[7];
+  size_t first_af_size = 0;
   if (with_pcr || random_access) {
-    first_af.push_back(static_cast<char>((random_access ? 0x40 : 0) | (with_pcr ? 0x10 : 0)));
+    first_af[first_af_size++] =
+        static_cast<char>((random_access ? 0x40 : 0) | (with_pcr ? 0x10 : 0));
     if (with_pcr) {
       uint64_t base = static_cast<uint64_t>(Wrap33(std::max<int64_t>(0, frame.dts - kPcrLead)));
-      first_af.push_back(static_cast<char>(base >> 25));
-      first_af.push_back(static_cast<char>(base >> 17));
-      first_af.push_back(static_cast<char>(base >> 9));
-      first_af.push_back(static_cast<char>(base >> 1));
-      first_af.push_back(static_cast<char>(((base & 1) << 7) | 0x7e));  // extension 0
-      first_af.push_back(0x00);
+      first_af[first_af_size++] = static_cast<char>(base >> 25);
+      first_af[first_af_size++] = static_cast<char>(base >> 17);
+      first_af[first_af_size++] = static_cast<char>(base >> 9);
+      first_af[first_af_size++] = static_cast<char>(base >> 1);
+      first_af[first_af_size++] = static_cast<char>(((base & 1) << 7) | 0x7e);  // extension 0
+      first_af[first_af_size++] = 0x00;
     }
   }
 
-  size_t off = 0;
-  bool first = true;
-  while (first || off < pes_size) {
-    std::string af = first ? first_af : std::string();
-    bool has_af = !af.empty();
-    size_t remaining = pes_size - off;
-    size_t capacity = kPacket - 4 - (has_af ? 1 + af.size() : 0);
-    if (remaining < capacity) {
-      // Last packet: fill it with adaptation-field stuffing.
-      size_t stuffing = capacity - remaining;
-      if (!has_af) {
-        has_af = true;
-        if (stuffing >= 2) {
-          af.push_back(0x00);  // no flags
-          af.append(stuffing - 2, static_cast<char>(0xff));
-        }
-      } else {
-        af.append(stuffing, static_cast<char>(0xff));
-      }
+  // P-7: the packets are written in place, the output grown once per frame: the frame's
+  // bytes are copied once, from the frame into the packets.
+  constexpr size_t kPayload = kPacket - 4;
+  const size_t first_payload = kPayload - (first_af_size > 0 ? 1 + first_af_size : 0);
+  const size_t packets =
+      pes_size <= first_payload ? 1 : 1 + (pes_size - first_payload + kPayload - 1) / kPayload;
+  const size_t base = out.size();
+  out.resize(base + packets * kPacket);
+  char* p = out.data() + base;
+  size_t off = 0;  // of the PES: header bytes first, then the frame's
+  auto copy_pes = [&](size_t n) {
+    if (off < pes.size()) {
+      size_t k = std::min(n, pes.size() - off);
+      std::memcpy(p, pes.data() + off, k);
+      p += k;
+      off += k;
+      n -= k;
     }
-    size_t payload = std::min(remaining, capacity);
-    out.push_back(0x47);
-    out.push_back(static_cast<char>((first ? 0x40 : 0x00) | (track.pid >> 8)));
-    out.push_back(static_cast<char>(track.pid & 0xff));
-    out.push_back(static_cast<char>((has_af ? 0x30 : 0x10) | track.cc));
+    if (n > 0) {
+      std::memcpy(p, data.data() + (off - pes.size()), n);
+      p += n;
+      off += n;
+    }
+  };
+  for (size_t i = 0; i < packets; ++i) {
+    const bool first = i == 0;
+    size_t af_size = first ? first_af_size : 0;
+    bool has_af = af_size > 0;
+    const size_t remaining = pes_size - off;
+    const size_t capacity = kPayload - (has_af ? 1 + af_size : 0);
+    // The last packet is filled up with adaptation-field stuffing.
+    const size_t stuffing = remaining < capacity ? capacity - remaining : 0;
+    const bool only_stuffing = stuffing > 0 && !has_af;  // an adaptation field just for it
+    if (only_stuffing) has_af = true;
+    *p++ = 0x47;
+    *p++ = static_cast<char>((first ? 0x40 : 0x00) | (track.pid >> 8));
+    *p++ = static_cast<char>(track.pid & 0xff);
+    *p++ = static_cast<char>((has_af ? 0x30 : 0x10) | track.cc);
     track.cc = (track.cc + 1) & 0x0f;
     if (has_af) {
-      out.push_back(static_cast<char>(af.size()));
-      out.append(af);
+      if (only_stuffing) {
+        // Its length byte is one byte of the stuffing; a flags byte (no flags) and 0xff fill
+        // the rest.
+        *p++ = static_cast<char>(stuffing - 1);
+        if (stuffing >= 2) {
+          *p++ = 0x00;
+          std::memset(p, 0xff, stuffing - 2);
+          p += stuffing - 2;
+        }
+      } else {
+        *p++ = static_cast<char>(af_size + stuffing);
+        std::memcpy(p, first_af, af_size);
+        p += af_size;
+        std::memset(p, 0xff, stuffing);
+        p += stuffing;
+      }
     }
-    append_pes(off, payload);
-    off += payload;
-    first = false;
+    copy_pes(std::min(remaining, capacity));
   }
+  // The count above and the loop agree by construction; a mismatch would corrupt the segment.
+  if (off != pes_size || p != out.data() + out.size()) std::abort();
 }
 
 }  // namespace meshwork::media

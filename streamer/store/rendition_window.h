@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -125,7 +126,10 @@ struct RenditionWindow {
   // Shared strings: a response sends them as its body without copying (SendBuffers).
   struct Rendered {
     std::shared_ptr<const std::string> plain;
-    std::shared_ptr<const std::string> gzip;
+    // Gzip of `plain`, made at the first request that accepts it (P-7: a playlist nobody
+    // asks compressed is never compressed) under `gzip_once`; read only after that call.
+    mutable std::once_flag gzip_once;
+    mutable std::shared_ptr<const std::string> gzip;
   };
   // The one mutable member, behind its own mutex (any reader thread may fill it). A copy of
   // the window starts with an empty cache: the rendered text belongs to the original's index.
