@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,7 +35,23 @@ std::unique_ptr<Server> Start(Router router, prometheus::Registry* registry = nu
 // GET /n/{i}: answers "i" at once, then reads its context again (after Send).
 struct Recorder {
   std::mutex mu;
+  std::condition_variable recorded;
   std::vector<std::string> after_send;  // the path each handler saw after answering
+
+  void Add(std::string path) {
+    {
+      std::lock_guard lock(mu);
+      after_send.push_back(std::move(path));
+    }
+    recorded.notify_all();
+  }
+  // The paths once `n` are recorded (or after 10 s, whatever is there): a handler records
+  // after its answer has left, so the client can hold the last answer first.
+  std::vector<std::string> WaitFor(size_t n) {
+    std::unique_lock lock(mu);
+    recorded.wait_for(lock, std::chrono::seconds(10), [&] { return after_send.size() >= n; });
+    return after_send;
+  }
 };
 
 Router EchoRouter(std::shared_ptr<Recorder> recorder) {
@@ -43,8 +60,7 @@ Router EchoRouter(std::shared_ptr<Recorder> recorder) {
     r.Send(MakeResponse(Status::ok, ctx.params.at(0), "text/plain"));
     // The context stays valid for the rest of the call even though the answer has left.
     std::string path(ctx.path);
-    std::lock_guard lock(recorder->mu);
-    recorder->after_send.push_back(std::move(path));
+    recorder->Add(std::move(path));
   });
   return router;
 }
@@ -101,10 +117,10 @@ TEST_CASE("P-5 a burst of pipelined requests is answered whole and in order") {
   int in_order = 0;
   while (in_order < kRequests && answers[in_order].body() == std::to_string(in_order)) ++in_order;
   CHECK(in_order == kRequests);
-  std::lock_guard lock(recorder->mu);
-  REQUIRE(recorder->after_send.size() == static_cast<size_t>(kRequests));
-  CHECK(recorder->after_send.front() == "/n/0");
-  CHECK(recorder->after_send.back() == "/n/" + std::to_string(kRequests - 1));
+  auto after_send = recorder->WaitFor(kRequests);
+  REQUIRE(after_send.size() == static_cast<size_t>(kRequests));
+  CHECK(after_send.front() == "/n/0");
+  CHECK(after_send.back() == "/n/" + std::to_string(kRequests - 1));
 }
 
 TEST_CASE("P-5 an unknown path among pipelined requests answers 404 and the rest go on") {
@@ -137,8 +153,7 @@ TEST_CASE("P-5 a streaming handler may read its context after answering from a b
         if (status.ok() && !done) return self->Next();
         self->responder->Send(MakeResponse(Status::ok, "stored", "text/plain"));
         std::string path(self->ctx->path);
-        std::lock_guard lock(self->recorder->mu);
-        self->recorder->after_send.push_back(std::move(path));
+        self->recorder->Add(std::move(path));
       });
     }
   };
@@ -162,10 +177,10 @@ TEST_CASE("P-5 a streaming handler may read its context after answering from a b
   }
   auto answers = Pipeline(conn, requests);
   REQUIRE(answers.size() == requests.size());
-  std::lock_guard lock(recorder->mu);
-  REQUIRE(recorder->after_send.size() == requests.size());
+  auto after_send = recorder->WaitFor(requests.size());
+  REQUIRE(after_send.size() == requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
-    CHECK(recorder->after_send[i] == "/up/f" + std::to_string(i));
+    CHECK(after_send[i] == "/up/f" + std::to_string(i));
   }
 }
 
