@@ -75,9 +75,6 @@ bool PlausibleSize(int64_t w, int64_t h) { return w > 0 && h > 0 && w <= 65536 &
 
 namespace {
 
-// The offset of the next 00 00 01 in `data` whose 01 is at or after `from` + 2, or the size
-// when none. Looks for the 01 with memchr (01 bytes are rare in slice data, so this skips most
-// of a frame at memory speed, P-7).
 // The first 00 00 01 at or after `from`, or data.size(). P-7: every video byte passes here
 // (the fMP4 writer splits each frame into its NAL units); in H.264 slice data 0x01 is common
 // (~1.5 % of bytes), so a memchr for it stops every ~70 bytes. SSE2 (x86-64's baseline)

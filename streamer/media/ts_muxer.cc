@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -238,7 +239,11 @@ void TsMuxer::WriteFrame(const Frame& frame, std::string& out) {
     copy_pes(std::min(remaining, capacity));
   }
   // The count above and the loop agree by construction; a mismatch would corrupt the segment.
-  if (off != pes_size || p != out.data() + out.size()) std::abort();
+  if (off != pes_size || p != out.data() + out.size()) {
+    std::fprintf(stderr, "TsMuxer: %zu packets did not hold a %zu-byte PES exactly\n", packets,
+                 pes_size);
+    std::abort();
+  }
 }
 
 }  // namespace meshwork::media
