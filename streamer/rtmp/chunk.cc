@@ -12,6 +12,8 @@ namespace {
 
 constexpr size_t kMessageHeaderSize[4] = {11, 7, 3, 0};
 constexpr uint32_t kExtendedMarker = 0xFFFFFF;
+// Basic header (3) + format 0 message header (11) + extended timestamp (4).
+constexpr size_t kMaxChunkHeaderSize = 18;
 
 uint32_t Be24(const uint8_t* p) { return (p[0] << 16) | (p[1] << 8) | p[2]; }
 uint32_t Be32(const uint8_t* p) {
@@ -45,35 +47,66 @@ void PutBasicHeader(std::string& out, int fmt, uint32_t csid) {
 }  // namespace
 
 absl::Status ChunkReader::Feed(std::span<const uint8_t> data, std::vector<Message>& out) {
-  Append(data);
-  return Parse(out, SIZE_MAX);
+  return Feed(data, [&](Message& m) {
+    out.push_back(std::move(m));
+    return absl::OkStatus();
+  });
 }
 
-void ChunkReader::Append(std::span<const uint8_t> data) {
+absl::Status ChunkReader::Feed(std::span<const uint8_t> data, MessageFn on_message) {
   bytes_read_ += data.size();
-  pending_.append(reinterpret_cast<const char*>(data.data()), data.size());
-}
-
-absl::Status ChunkReader::Parse(std::vector<Message>& out, size_t max_messages) {
-  const size_t had = out.size();
-  absl::Status status;
-  while (status.ok() && out.size() - had < max_messages) {
-    bool complete = false;
-    status = ParseChunk(out, complete);
-    if (!complete) {
-      // Out of whole chunks: drop what was parsed (once per read, not once per message).
-      pending_.erase(0, pos_);
-      pos_ = 0;
-      break;
+  const uint8_t* in = data.data();
+  size_t left = data.size();
+  // A chunk cut by the end of the last read is completed in pending_, taking at most one
+  // chunk's worth of the new bytes at a time; once parsing has moved past the old bytes it
+  // goes on in place.
+  while (!pending_.empty() && left > 0) {
+    const size_t had = pending_.size();
+    const size_t take = std::min<size_t>(left, kMaxChunkHeaderSize + chunk_size_);
+    pending_.append(reinterpret_cast<const char*>(in), take);
+    size_t used = 0;
+    absl::Status status = ParseChunks(reinterpret_cast<const uint8_t*>(pending_.data()),
+                                      pending_.size(), used, on_message);
+    if (!status.ok()) return status;
+    if (used >= had) {
+      in += used - had;
+      left -= used - had;
+      pending_.clear();
+    } else {  // still inside an old chunk (the chunk size grew): keep what was taken too
+      pending_.erase(0, used);
+      in += take;
+      left -= take;
     }
   }
+  if (!pending_.empty()) return absl::OkStatus();
+  size_t used = 0;
+  absl::Status status = ParseChunks(in, left, used, on_message);
+  if (status.ok()) pending_.assign(reinterpret_cast<const char*>(in + used), left - used);
   return status;
 }
 
-absl::Status ChunkReader::ParseChunk(std::vector<Message>& out, bool& complete) {
-  complete = false;
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(pending_.data()) + pos_;
-  const size_t avail = pending_.size() - pos_;
+absl::Status ChunkReader::ParseChunks(const uint8_t* p, size_t avail, size_t& used,
+                                      MessageFn on_message) {
+  used = 0;
+  for (;;) {
+    size_t one = 0;
+    absl::Status status = ParseChunk(p + used, avail - used, one, on_message);
+    used += one;
+    if (!status.ok() || one == 0) return status;
+  }
+}
+
+void ChunkReader::Release(StreamState& s) {
+  buffered_ -= s.partial.size();
+  charged_ -= s.charged;
+  s.partial.clear();
+  s.charged = 0;
+  s.in_progress = false;
+}
+
+absl::Status ChunkReader::ParseChunk(const uint8_t* p, size_t avail, size_t& used,
+                                     MessageFn on_message) {
+  used = 0;
   if (avail < 1) return absl::OkStatus();
   const int fmt = p[0] >> 6;
   uint32_t csid = p[0] & 0x3f;
@@ -154,35 +187,44 @@ absl::Status ChunkReader::ParseChunk(std::vector<Message>& out, bool& complete) 
   }
   const size_t take = std::min<size_t>(chunk_size_, next.length - have);
   if (avail < at + take) return absl::OkStatus();
-  const size_t dropped = abandon ? it->second.partial.size() : 0;
-  if (buffered_ - dropped + take > limits_.max_buffered_bytes) {
+  // What the message counts against max_buffered_bytes: a new one its whole declared length
+  // when that fits in half the budget (its buffer is then allocated once), else the bytes
+  // it holds.
+  const size_t old_charge = it != streams_.end() && it->second.in_progress ? it->second.charged : 0;
+  const size_t others = charged_ - old_charge;
+  const bool reserve = !continuation && others + next.length <= limits_.max_buffered_bytes / 2;
+  const size_t charge =
+      reserve ? next.length : std::max(continuation ? next.charged : 0, have + take);
+  if (others + charge > limits_.max_buffered_bytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("partial messages exceed ", limits_.max_buffered_bytes, " bytes in all"));
   }
+  if (it == streams_.end()) it = streams_.emplace(csid, StreamState{}).first;
+  StreamState& state = it->second;
+  if (abandon) Release(state);
   std::string partial;
-  if (it != streams_.end()) partial.swap(it->second.partial);
-  if (abandon) partial.clear();
-  buffered_ -= dropped;
+  partial.swap(state.partial);
+  if (reserve) partial.reserve(next.length);
   next.seen = true;
   partial.append(reinterpret_cast<const char*>(p + at), take);
   buffered_ += take;
-  pos_ += at + take;
-  complete = true;
-
-  std::optional<Message> done;
-  if (partial.size() == next.length) {
-    buffered_ -= partial.size();
-    done = Message{csid, next.type, next.stream_id, next.timestamp, std::move(partial)};
-    partial.clear();
-    next.in_progress = false;
-  }
+  charged_ = charged_ - state.charged + charge;
+  next.charged = charge;
   next.partial = std::move(partial);
-  streams_[csid] = std::move(next);
-  if (!done) return absl::OkStatus();
+  state = std::move(next);
+  used = at + take;
+  if (state.partial.size() < state.length) return absl::OkStatus();
+
+  Message done{csid, state.type, state.stream_id, state.timestamp, std::move(state.partial)};
+  buffered_ -= done.payload.size();
+  state.partial.clear();
+  charged_ -= state.charged;
+  state.charged = 0;
+  state.in_progress = false;
   bool handled = false;
-  absl::Status status = Control(*done, handled);
-  if (!handled) out.push_back(std::move(*done));
-  return status;
+  absl::Status status = Control(done, handled);
+  if (!status.ok() || handled) return status;
+  return on_message(done);
 }
 
 absl::Status ChunkReader::Control(const Message& m, bool& handled) {
@@ -195,11 +237,7 @@ absl::Status ChunkReader::Control(const Message& m, bool& handled) {
   const uint32_t value = Be32(reinterpret_cast<const uint8_t*>(m.payload.data()));
   if (m.type == kAbort) {
     auto it = streams_.find(value);
-    if (it != streams_.end() && it->second.in_progress) {
-      buffered_ -= it->second.partial.size();
-      it->second.partial.clear();
-      it->second.in_progress = false;
-    }
+    if (it != streams_.end() && it->second.in_progress) Release(it->second);
     return absl::OkStatus();
   }
   if (value == 0 || value >= (1u << 31) || value > limits_.max_chunk_size) {  // top bit reserved

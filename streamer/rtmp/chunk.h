@@ -3,7 +3,9 @@
 // and a message header of 11, 7, 3 or 0 bytes that says only what changed, plus a 32-bit
 // extended timestamp when the 24-bit field reads 0xFFFFFF.
 //
-// ChunkReader reassembles what a peer sends. It applies the two protocol control messages
+// ChunkReader reassembles what a peer sends, parsing the caller's bytes in place (P-7: the
+// input is copied once, into the message it belongs to, whose buffer is reserved at its
+// declared length when that fits the budget). It applies the two protocol control messages
 // that change how the following bytes are cut (Set Chunk Size, Abort) itself, as soon as
 // they complete, and hands every other message up. Everything it holds is bounded by
 // ChunkLimits; a peer that exceeds a limit or breaks the framing gets an InvalidArgument
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 
 namespace meshwork::rtmp {
@@ -59,16 +62,17 @@ struct ChunkLimits {
 
 class ChunkReader {
  public:
+  using MessageFn = absl::FunctionRef<absl::Status(Message&)>;
   explicit ChunkReader(ChunkLimits limits = {}) : limits_(limits) {}
 
-  // Parses as much of `data` as forms whole chunks (the rest is kept for the next call) and
-  // appends each completed message, except Set Chunk Size and Abort, to `out`.
+  // Parses `data` chunk by chunk in place (only a chunk cut by the end of `data` is kept, for
+  // the next call) and hands each completed message, except Set Chunk Size and Abort, to
+  // `on_message` as soon as it completes, so a handler that calls set_limits changes how the
+  // very next chunk is read. Parsing stops at the first error, the reader's or the
+  // handler's, and returns it; the reader is then not to be fed again.
+  absl::Status Feed(std::span<const uint8_t> data, MessageFn on_message);
+  // The same, collecting the messages into `out`.
   absl::Status Feed(std::span<const uint8_t> data, std::vector<Message>& out);
-  // Feed in two steps, for a caller whose handling of one message changes how the next is
-  // read (set_limits): Append keeps the bytes; Parse appends at most `max_messages`
-  // messages to `out` and leaves the rest of the bytes for the next call.
-  void Append(std::span<const uint8_t> data);
-  absl::Status Parse(std::vector<Message>& out, size_t max_messages);
 
   // Replaces the limits for the messages whose first chunk comes after this call (a session
   // raises them once a publish is admitted). Messages already in progress keep the size
@@ -78,7 +82,8 @@ class ChunkReader {
 
   uint32_t chunk_size() const { return chunk_size_; }
   uint64_t bytes_read() const { return bytes_read_; }  // everything fed so far (for acks)
-  size_t buffered_bytes() const { return buffered_ + pending_.size() - pos_; }
+  // Bytes held: the payloads of partial messages so far, and a cut chunk's bytes.
+  size_t buffered_bytes() const { return buffered_ + pending_.size(); }
 
  private:
   struct StreamState {
@@ -90,18 +95,23 @@ class ChunkReader {
     uint32_t stream_id = 0;
     bool extended = false;  // the last header carried an extended timestamp
     std::string partial;    // payload so far of the message in progress
+    size_t charged = 0;     // what the message in progress counts against max_buffered_bytes
     bool in_progress = false;
   };
-  // One chunk from pending_[pos_…]: 1 = parsed, 0 = needs more bytes, error otherwise.
-  absl::Status ParseChunk(std::vector<Message>& out, bool& complete);
+  // One chunk from p[0…avail): sets `used` to its size once it is whole (0: needs more
+  // bytes; nothing changes until then, as the chunk is parsed again from its start).
+  absl::Status ParseChunk(const uint8_t* p, size_t avail, size_t& used, MessageFn on_message);
+  // Parses whole chunks from p[0…avail) and sets `used` to the bytes they took.
+  absl::Status ParseChunks(const uint8_t* p, size_t avail, size_t& used, MessageFn on_message);
   absl::Status Control(const Message& m, bool& handled);
+  void Release(StreamState& s);  // the message in progress is done or dropped
 
   ChunkLimits limits_;
   uint32_t chunk_size_ = 128;
   std::map<uint32_t, StreamState> streams_;
-  std::string pending_;  // bytes not yet parsed (less than one chunk)
-  size_t pos_ = 0;
+  std::string pending_;  // the start of a chunk cut by the end of the last Feed
   size_t buffered_ = 0;  // sum of StreamState::partial sizes
+  size_t charged_ = 0;   // sum of StreamState::charged: partial messages' memory (≥ buffered_)
   uint64_t bytes_read_ = 0;
 };
 

@@ -200,34 +200,50 @@ absl::Status FlvDepacketizer::VideoConfig(Codec codec, std::span<const uint8_t> 
 absl::Status FlvDepacketizer::VideoFrame(Codec codec, int64_t dts_ms, int32_t cts_ms,
                                          std::span<const uint8_t> nalus) {
   if (!video_ || video_->codec != codec) return absl::OkStatus();  // nothing to decode with
-  std::string annexb = codec == Codec::kHevc ? std::string("\0\0\0\1\x46\x01\x50", 7)
-                                             : std::string("\0\0\0\1\x09\xf0", 6);
-  const size_t delimiter = annexb.size();
+  const std::string_view delimiter = codec == Codec::kHevc
+                                         ? std::string_view("\0\0\0\1\x46\x01\x50", 7)
+                                         : std::string_view("\0\0\0\1\x09\xf0", 6);
+  // Calls fn(nal) for each non-empty NAL unit but access unit delimiters (ours is first).
+  auto for_each_nal = [&](auto&& fn) -> absl::Status {
+    for (size_t at = 0; at < nalus.size();) {
+      if (at + nal_length_size_ > nalus.size()) {
+        return absl::InvalidArgumentError("NAL unit length truncated");
+      }
+      size_t len = 0;
+      for (int i = 0; i < nal_length_size_; ++i) len = (len << 8) | nalus[at + i];
+      at += nal_length_size_;
+      if (len > nalus.size() - at) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("NAL unit of ", len, " bytes overruns its message"));
+      }
+      std::string_view nal(reinterpret_cast<const char*>(&nalus[at]), len);
+      at += len;
+      if (nal.empty()) continue;
+      const int type = NalType(codec, nal);
+      if (!IsDelimiter(codec, type)) fn(nal, type);
+    }
+    return absl::OkStatus();
+  };
+  // First pass: check the framing and size the frame, so it is allocated once (P-7).
   bool key = false;
   bool has_parameter_sets = false;
-  size_t at = 0;
-  while (at < nalus.size()) {
-    if (at + nal_length_size_ > nalus.size()) {
-      return absl::InvalidArgumentError("NAL unit length truncated");
-    }
-    size_t len = 0;
-    for (int i = 0; i < nal_length_size_; ++i) len = (len << 8) | nalus[at + i];
-    at += nal_length_size_;
-    if (len > nalus.size() - at) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("NAL unit of ", len, " bytes overruns its message"));
-    }
-    std::string_view nal(reinterpret_cast<const char*>(&nalus[at]), len);
-    at += len;
-    if (nal.empty()) continue;
-    const int type = NalType(codec, nal);
-    if (IsDelimiter(codec, type)) continue;  // ours is first already
+  size_t size = delimiter.size();
+  absl::Status framing = for_each_nal([&](std::string_view nal, int type) {
     key = key || IsKeyNal(codec, type);
     has_parameter_sets = has_parameter_sets || IsParameterSet(codec, type);
-    annexb.append(kStartCode, 4).append(nal);
-  }
-  if (annexb.size() == delimiter) return absl::OkStatus();
-  if (key && !has_parameter_sets) annexb.insert(delimiter, parameter_sets_annexb_);
+    size += sizeof(kStartCode) + nal.size();
+  });
+  if (!framing.ok()) return framing;
+  if (size == delimiter.size()) return absl::OkStatus();
+  const bool add_parameter_sets = key && !has_parameter_sets;
+  if (add_parameter_sets) size += parameter_sets_annexb_.size();
+  std::string annexb;
+  annexb.reserve(size);
+  annexb.append(delimiter);
+  if (add_parameter_sets) annexb.append(parameter_sets_annexb_);
+  (void)for_each_nal([&](std::string_view nal, int) {
+    annexb.append(kStartCode, sizeof(kStartCode)).append(nal);
+  });
   media::Frame frame;
   frame.pid = kVideoPid;
   frame.codec = codec;
@@ -294,7 +310,9 @@ absl::Status FlvDepacketizer::OnAudio(uint32_t timestamp_ms, std::span<const uin
   const auto& a = *audio_;
   int sampling_index = 0;
   while (kSampleRates[sampling_index] != a.sample_rate) ++sampling_index;
-  std::string data = AdtsHeaderFor(a.aac_object_type, sampling_index, a.channels, payload.size());
+  std::string data;
+  data.reserve(7 + payload.size());
+  data.append(AdtsHeaderFor(a.aac_object_type, sampling_index, a.channels, payload.size()));
   data.append(reinterpret_cast<const char*>(payload.data()), payload.size());
   media::Frame frame;
   frame.pid = kAudioPid;

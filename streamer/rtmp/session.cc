@@ -100,17 +100,10 @@ absl::Status ServerSession::Feed(std::span<const uint8_t> in, std::string& out) 
     phase_ = Phase::kChunks;
   }
   if (phase_ != Phase::kChunks || in.empty()) return absl::OkStatus();
-  // One message at a time: a publish admitted by one raises the limits for the next.
-  reader_.Append(in);
-  std::vector<Message> messages;
-  for (;;) {
-    messages.clear();
-    absl::Status framing = reader_.Parse(messages, 1);
-    for (Message& m : messages) {
-      if (auto s = OnMessage(m, out); !s.ok()) return s;
-    }
-    if (!framing.ok()) return framing;
-    if (messages.empty()) break;
+  // Each message is handled as it completes: a publish admitted by one raises the limits
+  // for the next.
+  if (auto s = reader_.Feed(in, [&](Message& m) { return OnMessage(m, out); }); !s.ok()) {
+    return s;
   }
   if (reader_.bytes_read() - acked_ >= peer_window_) {
     acked_ = reader_.bytes_read();

@@ -10,6 +10,7 @@
 //  * chunks: a message never exceeds max_message_size and is never Set Chunk Size or Abort;
 //    the chunk size stays within 1…max_chunk_size; what is buffered stays bounded; bytes_read
 //    counts every byte fed; each message written again with ChunkWriter reads back the same;
+//    the input fed in pieces gives the messages and the verdict of the same input fed whole;
 //  * FLV: tracks carry the video or audio pid and a codec string (video: a positive size);
 //    frames have non-null, non-empty data (video: Annex B, audio: an ADTS sync word), come
 //    after their track, and pts/dts are 90 × milliseconds within a bounded distance;
@@ -93,6 +94,7 @@ void FuzzChunks(std::span<const uint8_t> in) {
   in = in.subspan(1);
   uint64_t fed = 0;
   std::vector<Message> messages;
+  bool failed = false;
   for (size_t at = 0; at < in.size(); at += piece) {
     auto chunk = in.subspan(at, std::min(piece, in.size() - at));
     absl::Status s = reader.Feed(chunk, messages);
@@ -100,12 +102,22 @@ void FuzzChunks(std::span<const uint8_t> in) {
     Check(reader.bytes_read() == fed);
     Check(reader.chunk_size() >= 1 && reader.chunk_size() <= limits.max_chunk_size);
     // Partial messages, plus less than one chunk (18 header bytes at most) not yet parsed.
-    Check(reader.buffered_bytes() <=
-          limits.max_buffered_bytes + 18 + limits.max_chunk_size + piece);
+    Check(reader.buffered_bytes() <= limits.max_buffered_bytes + 18 + limits.max_chunk_size);
     if (!s.ok()) {
       Check(!s.message().empty());
+      failed = true;
       break;
     }
+  }
+  // Read in one piece, the same bytes give the same messages and the same verdict.
+  ChunkReader whole(limits);
+  std::vector<Message> at_once;
+  Check(whole.Feed(in, at_once).ok() == !failed);
+  Check(at_once.size() == messages.size());
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const Message &a = at_once[i], &b = messages[i];
+    Check(a.chunk_stream == b.chunk_stream && a.type == b.type && a.stream_id == b.stream_id &&
+          a.timestamp == b.timestamp && a.payload == b.payload);
   }
   for (const Message& m : messages) {
     Check(m.payload.size() <= limits.max_message_size);

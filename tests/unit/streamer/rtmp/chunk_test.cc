@@ -538,26 +538,86 @@ TEST_CASE("S-1 RTMP chunks: messages written by ChunkWriter read back unchanged"
   }
 }
 
-TEST_CASE("R-3 RTMP chunks: Parse hands out one message at a time and new limits apply next") {
+TEST_CASE("R-3 RTMP chunks: each message is handed out as it completes and new limits apply next") {
   ChunkWriter w;
   std::string b;
   w.Write(Msg(3, kCommandAmf0, 0, 0, Payload(100, 1)), b);
   w.Write(Msg(4, kVideo, 1, 0, Payload(5000, 2)), b);
   ChunkReader r(ChunkLimits{.max_message_size = 1000});
-  r.Append(std::span(reinterpret_cast<const uint8_t*>(b.data()), b.size()));
   std::vector<Message> out;
-  REQUIRE(r.Parse(out, 1).ok());
-  REQUIRE(out.size() == 1);
-  CHECK(out[0].payload == Payload(100, 1));
-  CHECK(r.buffered_bytes() == b.size() - (12 + 100));  // one format 0 chunk of 100 bytes
-  // With the old limit the 5000-byte message would be refused; raised, it is read.
-  r.set_limits(ChunkLimits{.max_message_size = 8000});
-  REQUIRE(r.Parse(out, 1).ok());
+  auto handler = [&](Message& m) {
+    out.push_back(std::move(m));
+    // With the old limit the 5000-byte message would be refused; raised, it is read.
+    if (out.size() == 1) r.set_limits(ChunkLimits{.max_message_size = 8000});
+    return absl::OkStatus();
+  };
+  REQUIRE(r.Feed(Span(b), handler).ok());
   REQUIRE(out.size() == 2);
+  CHECK(out[0].payload == Payload(100, 1));
   CHECK(out[1].payload == Payload(5000, 2));
   CHECK(r.buffered_bytes() == 0);
-  REQUIRE(r.Parse(out, 1).ok());
-  CHECK(out.size() == 2);
+  // A handler's error stops the parse there: the message after it is not handed out.
+  ChunkReader r2(ChunkLimits{.max_message_size = 8000});
+  int calls = 0;
+  absl::Status s = r2.Feed(Span(b), [&](Message&) {
+    ++calls;
+    return absl::PermissionDeniedError("no");
+  });
+  CHECK(s.code() == absl::StatusCode::kPermissionDenied);
+  CHECK(calls == 1);
+}
+
+TEST_CASE("R-3 RTMP chunks: a message's memory reserved at its declared length counts in full") {
+  // A 300-byte message fits half the 600-byte budget: its buffer is allocated whole at its
+  // first chunk and counts 300 bytes though 128 have arrived. The next message, too long to
+  // reserve, counts what it holds: 128 + 384 > 600 − 300 is refused at its third chunk,
+  // though only 512 payload bytes have arrived.
+  ChunkLimits limits;
+  limits.max_buffered_bytes = 600;
+  ChunkReader r(limits);
+  std::string b;
+  Fmt0(b, 4, 0, 300, kVideo, 1);
+  b += Payload(128, 30);
+  Fmt0(b, 5, 0, 1000, kVideo, 1);
+  b += Payload(128, 31);
+  Basic(b, 3, 5);
+  b += Payload(128, 32);
+  REQUIRE(FeedAll(r, b).status.ok());
+  CHECK(r.buffered_bytes() == 384);  // bytes held, not bytes reserved
+  b.clear();
+  Basic(b, 3, 5);
+  b += Payload(128, 33);
+  ExpectError(FeedAll(r, b).status, "partial messages exceed 600 bytes");
+}
+
+TEST_CASE("P-7 RTMP chunks: reads cut anywhere give the messages of one whole read") {
+  // Chunks are parsed in place from each read; only a chunk cut by a read's end is held.
+  std::vector<Message> msgs;
+  for (int i = 0; i < 40; ++i) {
+    msgs.push_back(
+        Msg(4 + i % 3, i % 2 ? kVideo : kAudio, 1, 40 * i, Payload(37 * i * i % 9000, i)));
+  }
+  for (uint32_t size : {128u, 4096u}) {
+    ChunkWriter w;
+    std::string b;
+    w.Write(Msg(2, kSetChunkSize, 0, 0, std::string("\0\0", 2) + char(size >> 8) + char(size)), b);
+    w.set_chunk_size(size);
+    for (const auto& m : msgs) w.Write(m, b);
+    for (size_t piece :
+         {size_t{1}, size_t{7}, size_t{130}, size_t{4113}, size_t{4114}, size_t{65536}}) {
+      INFO("chunk size " << size << ", reads of " << piece);
+      ChunkReader r;
+      Fed f;
+      for (size_t at = 0; at < b.size() && f.status.ok(); at += piece) {
+        f.status = r.Feed(Span(std::string_view(b).substr(at, piece)), f.messages);
+        CHECK(r.buffered_bytes() <= 9000 + 18 + size);
+      }
+      REQUIRE(f.status.ok());
+      Expect(f.messages, msgs);
+      CHECK(r.buffered_bytes() == 0);
+      CHECK(r.bytes_read() == b.size());
+    }
+  }
 }
 
 }  // namespace
