@@ -19,8 +19,9 @@
 # (event=local_publish_refused) and the packaging is incomplete. PACE=full pushes without -re
 # (as before the one store) to look at that. The streamer's CPU is read from
 # /proc/PID/stat (utime + stime) before the push and once the playlists have stopped changing
-# after it; the idle CPU of an equally long interval (measured for 5 s before) is printed and
-# subtracted. The feeder ffmpeg's own CPU (demux + TS remux + HTTP) is printed, not counted.
+# after it; the idle CPU of an equally long interval (measured for 10 s before, after 2 s of
+# settling) is printed and subtracted. The feeder ffmpeg's own CPU (demux + TS remux + HTTP) is
+# printed, not counted.
 # Completeness: the ingest store keeps only the newest 18 segments, so a watcher polls the TS
 # and LL-HLS media playlists (every 2 s in real time, 100 ms at full speed; one kept-alive
 # connection) during the push and collects every segment listed;
@@ -183,12 +184,15 @@ PY
 # ---- streamer: idle baseline, then the push --------------------------------------------------
 # The idle rate from the threads' run time in nanoseconds (/proc/PID/task/*/schedstat): utime
 # and stime count whole clock ticks (10 ms), and one tick more or less over 3 s, scaled to the
-# push's minute, moved the result by 0.2 CPU-s between runs.
+# push's minute, moved the result by 0.2 CPU-s between runs. Measured over 10 s after 2 s of
+# settling (a 5 s window right after start-up moved the idle estimate between 0.09 and 0.15
+# CPU-s per minute on one build, as much as the changes being measured).
 run_ns_s() {  # run_ns_s PID → the run time of the process's live threads in seconds
   cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.6f\n", s / 1e9 }'
 }
+sleep 2
 idle0=$(run_ns_s "$streamer_pid"); t_idle0=$(date +%s.%N)
-sleep 5
+sleep 10
 idle1=$(run_ns_s "$streamer_pid"); t_idle1=$(date +%s.%N)
 idle_rate=$(echo "$idle0 $idle1 $t_idle0 $t_idle1" | awk '{ printf "%.5f", ($2 - $1) / ($4 - $3) }')
 
