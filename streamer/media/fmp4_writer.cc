@@ -236,13 +236,21 @@ std::vector<Fmp4Writer::Sample> Fmp4Writer::VideoSamples(Track& track,
     if (f->data) {
       // Annex B → 4-byte length prefixes, without AUD and parameter sets (they are in the
       // init segment).
-      size_t pos = 0;
-      std::string_view nal;
-      while (NextAnnexBNal(*f->data, &pos, &nal)) {
+      auto take = [&](std::string_view nal) {
         const int t = hevc ? HevcNalType(nal) : H264NalType(nal);
-        if (hevc ? (t >= 32 && t <= 35) : (t == 7 || t == 8 || t == 9)) continue;
+        if (hevc ? (t >= 32 && t <= 35) : (t == 7 || t == 8 || t == 9)) return;
         s.nals.push_back(nal);
         s.size += 4 + nal.size();
+      };
+      const std::string_view data(*f->data);
+      if (f->nal_count > 0) {  // framed by the source (P-7: no search)
+        for (size_t i = 0; i < f->nal_count; ++i) {
+          take(data.substr(f->nals[i].offset, f->nals[i].size));
+        }
+      } else {
+        size_t pos = 0;
+        std::string_view nal;
+        while (NextAnnexBNal(data, &pos, &nal)) take(nal);
       }
     }
     if (s.size == 0) continue;  // its time goes to the previous sample

@@ -2,6 +2,7 @@
 // of one elementary stream with 90 kHz timestamps.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -44,6 +45,17 @@ struct Frame {
   // The access unit: Annex B byte stream (start codes) for video, one or more ADTS frames
   // (headers included) for AAC. Shared, immutable once emitted.
   std::shared_ptr<const std::string> data;
+  // Video whose source framed the NAL units itself (RTMP's length prefixes): where each NAL
+  // unit of `data` (start codes excluded) begins and how long it is, in order, so a packager
+  // need not search `data` for start codes (P-7). nal_count 0: not known, search. A frame
+  // with more than kMaxKnownNals units leaves them unknown.
+  struct NalSpan {
+    uint32_t offset = 0;
+    uint32_t size = 0;
+  };
+  static constexpr size_t kMaxKnownNals = 8;
+  std::array<NalSpan, kMaxKnownNals> nals{};
+  uint8_t nal_count = 0;
 };
 
 }  // namespace meshwork::media

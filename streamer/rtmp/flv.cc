@@ -184,10 +184,9 @@ absl::Status FlvDepacketizer::VideoConfig(Codec codec, std::span<const uint8_t> 
   track.frame_rate = info->frame_rate;
   track.parameter_sets = config.parameter_sets;
   nal_length_size_ = config.nal_length_size;
-  parameter_sets_annexb_.clear();
-  for (const auto& ps : config.parameter_sets) {
-    parameter_sets_annexb_.append(kStartCode, 4).append(ps);
-  }
+  parameter_sets_bytes_ = 0;
+  for (const auto& ps : config.parameter_sets)
+    parameter_sets_bytes_ += sizeof(kStartCode) + ps.size();
   const bool changed = !video_ || video_->codec != codec ||
                        video_->codec_string != track.codec_string || video_->width != track.width ||
                        video_->height != track.height ||
@@ -236,15 +235,26 @@ absl::Status FlvDepacketizer::VideoFrame(Codec codec, int64_t dts_ms, int32_t ct
   if (!framing.ok()) return framing;
   if (size == delimiter.size()) return absl::OkStatus();
   const bool add_parameter_sets = key && !has_parameter_sets;
-  if (add_parameter_sets) size += parameter_sets_annexb_.size();
-  std::string annexb;
-  annexb.reserve(size);
-  annexb.append(delimiter);
-  if (add_parameter_sets) annexb.append(parameter_sets_annexb_);
-  (void)for_each_nal([&](std::string_view nal, int) {
-    annexb.append(kStartCode, sizeof(kStartCode)).append(nal);
-  });
+  if (add_parameter_sets) size += parameter_sets_bytes_;
   media::Frame frame;
+  // Where each NAL unit lands, for the packagers (frame.h); past kMaxKnownNals, unknown.
+  size_t count = 0;
+  std::string annexb;
+  auto append = [&](std::string_view nal) {
+    if (count < media::Frame::kMaxKnownNals) {
+      frame.nals[count] = {static_cast<uint32_t>(annexb.size() + sizeof(kStartCode)),
+                           static_cast<uint32_t>(nal.size())};
+    }
+    ++count;
+    annexb.append(kStartCode, sizeof(kStartCode)).append(nal);
+  };
+  annexb.reserve(size);
+  append(delimiter.substr(sizeof(kStartCode)));
+  if (add_parameter_sets) {
+    for (const std::string& ps : video_->parameter_sets) append(ps);
+  }
+  (void)for_each_nal([&](std::string_view nal, int) { append(nal); });
+  frame.nal_count = count <= media::Frame::kMaxKnownNals ? static_cast<uint8_t>(count) : 0;
   frame.pid = kVideoPid;
   frame.codec = codec;
   frame.dts = dts_ms * 90;

@@ -73,7 +73,7 @@ class FlvDepacketizer {
   // Video
   std::optional<media::TrackInfo> video_;
   int nal_length_size_ = 4;
-  std::string parameter_sets_annexb_;  // prepended to key frames
+  size_t parameter_sets_bytes_ = 0;  // video_->parameter_sets with start codes (key frames)
   // Audio
   std::optional<media::TrackInfo> audio_;
 };

@@ -13,6 +13,7 @@
 
 #include "absl/strings/escaping.h"
 #include "streamer/media/codec_parsers.h"
+#include "streamer/media/fmp4_writer.h"
 #include "tests/unit/streamer/rtmp/bytes_util.h"
 
 namespace meshwork::rtmp {
@@ -202,6 +203,48 @@ TEST_CASE("S-1 RTMP FLV: in-band AUD and parameter sets are not repeated in a ke
   REQUIRE(cap.frames.size() == 1);
   CHECK(absl::BytesToHexString(*cap.frames[0].data) ==
         absl::BytesToHexString(kAud264 + kStart + kAvcSps + kStart + kAvcPps + kStart + kAvcIdr));
+}
+
+TEST_CASE("P-7 RTMP FLV: the NAL units a frame names are the ones a start-code search finds") {
+  // The fMP4 writer uses them instead of searching; with them or without, the same fragment.
+  for (Codec codec : {Codec::kH264, Codec::kHevc}) {
+    INFO("HEVC " << (codec == Codec::kHevc));
+    Capture cap;
+    FlvDepacketizer d(cap.Sink());
+    const bool hevc = codec == Codec::kHevc;
+    const std::string& idr = hevc ? kHevcIdr : kAvcIdr;
+    const std::string& delta = hevc ? kHevcTrail : kNonIdr;
+    auto video = [&](int frame_type, uint32_t ms, const std::string& nals) {
+      return hevc ? Enhanced(frame_type, 1, "hvc1", nals) : Legacy(frame_type, 1, 0, nals);
+    };
+    REQUIRE(d.OnVideo(0, Span(hevc ? Enhanced(1, 0, "hvc1", HevcRecord())
+                                   : Legacy(1, 0, 0, AvcRecord(kAvcSps, kAvcPps))))
+                .ok());
+    REQUIRE(d.OnVideo(0, Span(video(1, 0, LengthPrefixed({idr})))).ok());  // + parameter sets
+    REQUIRE(d.OnVideo(40, Span(video(2, 40, LengthPrefixed({delta, "", delta})))).ok());
+    const std::vector<std::string> many(media::Frame::kMaxKnownNals, delta);  // 8 + the AUD
+    REQUIRE(d.OnVideo(80, Span(video(2, 80, LengthPrefixed(many)))).ok());
+    REQUIRE(cap.frames.size() == 3);
+    CHECK(cap.frames[2].nal_count == 0);  // too many to name: searched
+    for (const media::Frame& f : cap.frames) {
+      std::vector<std::string_view> found;
+      size_t pos = 0;
+      std::string_view nal;
+      while (media::NextAnnexBNal(*f.data, &pos, &nal)) found.push_back(nal);
+      if (f.nal_count == 0) continue;
+      REQUIRE(found.size() == f.nal_count);
+      for (size_t i = 0; i < found.size(); ++i) {
+        CHECK(found[i].data() == f.data->data() + f.nals[i].offset);
+        CHECK(found[i].size() == f.nals[i].size);
+      }
+    }
+    CHECK(cap.frames[0].nal_count == (hevc ? 5 : 4));  // AUD, (VPS,) SPS, PPS, IDR
+    CHECK(cap.frames[1].nal_count == 3);
+    std::vector<media::Frame> unnamed = cap.frames;
+    for (media::Frame& f : unnamed) f.nal_count = 0;
+    media::Fmp4Writer named_writer(cap.tracks), searching_writer(cap.tracks);
+    CHECK(named_writer.Fragment(cap.frames, 1) == searching_writer.Fragment(unnamed, 1));
+  }
 }
 
 TEST_CASE("S-5 RTMP timestamps: pts is (timestamp + composition offset) x 90, dts timestamp x 90") {
