@@ -39,13 +39,14 @@ start_central() {
   central_grpc=$(ready "$work/central.out" grpc)
 }
 
-# start_streamer ROLE NODE_ID: one streamer (--http-threads=$threads, one publish thread);
-# sets viewer, publish and streamer_pid.
+# start_streamer ROLE NODE_ID: one streamer (--http-threads=$threads, one publish thread, and
+# STREAMER_ARGS, split on spaces, e.g. "--object-file-min-kib=0"); sets viewer, publish and
+# streamer_pid.
 start_streamer() {
   "$build/streamer/streamer" --central="$central_grpc" \
     --cluster-token-file="$work/db/cluster-token" --node-id="$2" --role="$1" \
     --hostname=127.0.0.1 --listen=127.0.0.1:0 --publish-listen=127.0.0.1:0 \
-    --http-threads="$threads" --publish-threads=1 "${shed_flags[@]}" \
+    --http-threads="$threads" --publish-threads=1 "${shed_flags[@]}" ${STREAMER_ARGS:-} \
     >"$work/streamer.out" 2>"$work/streamer.log" &
   streamer_pid=$!
   pids+=($streamer_pid)
