@@ -31,7 +31,8 @@
 #
 # ffmpeg side, run one after the other on the same file into the work directory (tmpfs or
 # page cache): `-c copy -f hls -hls_time 2` (TS) and `-c copy -f hls -hls_segment_type fmp4
-# -hls_time 2`; CPU-seconds from wait4() of each process.
+# -hls_time 2`; CPU-seconds from wait4() of each process, each run FF_RUNS times (default 3),
+# its median counted.
 #
 # INPUT=rtmp: the same push over RTMP instead (`ffmpeg -re -c copy -f flv rtmp://…/live/p7`,
 # stream input `rtmp://`), so the FLV → frames path is measured in place of the TS demuxer.
@@ -236,12 +237,22 @@ dropped=$(grep -c 'event=segment_dropped' "$work/streamer.log" || true)
 mpd_code=$(curl -s -o "$work/index.mpd" -w '%{http_code}' "http://$viewer/p7/index.mpd")
 
 # ---- ffmpeg: HLS-TS and fMP4 HLS, -c copy ----------------------------------------------------
-mkdir -p "$work/ff_ts" "$work/ff_fmp4"
-ff_ts_cpu=$(run_cpu "${ff[@]}" -i "$src" -c copy -f hls -hls_time 2 -hls_list_size 0 \
-  -hls_segment_filename "$work/ff_ts/%d.ts" "$work/ff_ts/index.m3u8")
-ff_fmp4_cpu=$(run_cpu "${ff[@]}" -i "$src" -c copy -bsf:a aac_adtstoasc -f hls -hls_time 2 -hls_list_size 0 \
-  -hls_segment_type fmp4 -hls_fmp4_init_filename init.mp4 \
-  -hls_segment_filename "$work/ff_fmp4/%d.m4s" "$work/ff_fmp4/index.m3u8")
+# Each packager runs FF_RUNS times (default 3; a second each) and counts with its median: one
+# run's figure moved by ±10 % between runs of the same command on this VM.
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ff_ts_runs=""; ff_fmp4_runs=""
+for _ in $(seq 1 "${FF_RUNS:-3}"); do
+  rm -rf "$work/ff_ts" "$work/ff_fmp4"
+  mkdir -p "$work/ff_ts" "$work/ff_fmp4"
+  ff_ts_runs+=" $(run_cpu "${ff[@]}" -i "$src" -c copy -f hls -hls_time 2 -hls_list_size 0 \
+    -hls_segment_filename "$work/ff_ts/%d.ts" "$work/ff_ts/index.m3u8")"
+  ff_fmp4_runs+=" $(run_cpu "${ff[@]}" -i "$src" -c copy -bsf:a aac_adtstoasc -f hls -hls_time 2 \
+    -hls_list_size 0 -hls_segment_type fmp4 -hls_fmp4_init_filename init.mp4 \
+    -hls_segment_filename "$work/ff_fmp4/%d.m4s" "$work/ff_fmp4/index.m3u8")"
+done
+ff_ts_cpu=$(echo "$ff_ts_runs" | median)
+ff_fmp4_cpu=$(echo "$ff_fmp4_runs" | median)
+echo "ffmpeg runs (CPU-s): HLS-TS${ff_ts_runs}; fMP4 HLS${ff_fmp4_runs}" >&2
 ff_ts_n=$(grep -c '^#EXTINF' "$work/ff_ts/index.m3u8")
 ff_fmp4_n=$(grep -c '^#EXTINF' "$work/ff_fmp4/index.m3u8")
 
