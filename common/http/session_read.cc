@@ -10,6 +10,7 @@
 #include "common/http/response.h"
 #include "common/http/session.h"
 #include "common/http/session_bridge.h"
+#include "common/http/short_read.h"
 #include "common/log/log.h"
 #include "common/net/client_address.h"
 
@@ -148,27 +149,33 @@ void Session<Stream>::ReadHeader() {
 template <typename Stream>
 void Session<Stream>::ReadMoreHeader() {
   size_t room = buffer_.max_size() - buffer_.size();
-  stream_.async_read_some(
-      buffer_.prepare(std::min<size_t>(4096, room)),
-      [self = Self()](beast::error_code ec, size_t n) {
-        self->buffer_.commit(n);  // counted when the parser takes it
-        if (ec) {
-          self->idle_ = false;
-          // Beast's names for the end of the stream before or inside a request header.
-          if (ec == asio::error::eof) {
-            ec = self->buffer_.size() == 0 ? beast::error_code(beast_http::error::end_of_stream)
-                                           : beast::error_code(beast_http::error::partial_message);
-          }
-          return self->OnHeader(ec, 0);
-        }
-        if (self->first_read_) {
-          self->first_read_ = false;
-          auto data = self->buffer_.cdata();
-          std::string_view first(static_cast<const char*>(data.data()), data.size());
-          if (!kTls && StartsWithH2Preface(first)) return self->HandOverToH2();
-        }
-        self->ParseHeader();
-      });
+  auto on_read = [self = Self()](beast::error_code ec, size_t n) {
+    self->buffer_.commit(n);  // counted when the parser takes it
+    if (ec) {
+      self->idle_ = false;
+      // Beast's names for the end of the stream before or inside a request header.
+      if (ec == asio::error::eof) {
+        ec = self->buffer_.size() == 0 ? beast::error_code(beast_http::error::end_of_stream)
+                                       : beast::error_code(beast_http::error::partial_message);
+      }
+      return self->OnHeader(ec, 0);
+    }
+    if (self->first_read_) {
+      self->first_read_ = false;
+      auto data = self->buffer_.cdata();
+      std::string_view first(static_cast<const char*>(data.data()), data.size());
+      if (!kTls && StartsWithH2Preface(first)) return self->HandOverToH2();
+    }
+    self->ParseHeader();
+  };
+  auto space = buffer_.prepare(std::min<size_t>(4096, room));
+  if constexpr (kTls) {
+    stream_.async_read_some(space, std::move(on_read));
+  } else {
+    // A plain socket: after a short read the next header read waits for readiness instead
+    // of trying recv first (short_read.h) — the read after each answer usually finds nothing.
+    AsyncReadShort(Lowest(), space, std::move(on_read));
+  }
 }
 
 template <typename Stream>
