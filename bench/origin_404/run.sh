@@ -13,6 +13,8 @@
 #   gone    /live/v1/{0 … first−1}.ts, before the first published msn → 410 (L-9);
 #   nginx   the same future paths on nginx with `location / { return 404; }`.
 # The answers are spot-checked with curl before and after. Bar: each ≥ 0.8 × nginx's req/s.
+# Each row also gives the server's CPU per answer (user + system from /proc) and its system
+# calls per answer (`perf stat -e raw_syscalls:sys_enter` over the run; "-" without perf).
 # meshwork_origin_index_lookups_total is read from the streamer's /metrics before and after
 # its two phases: the difference must be 0 (the answers come from metadata alone); one GET of
 # the published segment afterwards checks that the counter does count.
@@ -119,32 +121,44 @@ cpu_ticks() { for p in "$@"; do awk '{ print $14 + $15 }' "/proc/$p/stat"; done 
 # PERF=FILE records the first of them during the future phase (PERF_FREQ, default 999 Hz;
 # PERF_ARGS, default -g, e.g. "--call-graph dwarf,16384").
 measure() {
-  local t0 t1
+  local t0 t1 stat_pid=
   t0=$(cpu_ticks $3)
+  # System calls of the server during the run (perf's tracepoint count; "-" without perf or
+  # its permission), divided by the answers below.
+  : >"$work/syscalls.txt"
+  if command -v perf >/dev/null; then
+    perf stat -x, -e raw_syscalls:sys_enter -p "$(echo $3 | tr ' ' ',')" -o "$work/syscalls.txt" \
+      -- sleep "$duration" >/dev/null 2>&1 &
+    stat_pid=$!
+  fi
   if [ -n "${PERF:-}" ] && [ "$2" = "$work/future.lua" ] && [ "$1" = "http://$viewer/" ]; then
     perf record -F "${PERF_FREQ:-999}" ${PERF_ARGS:--g} -q -p "${3%% *}" -o "$PERF" -- sleep "$duration" \
       2>"$work/perf.err" &
   fi
   wrk -t1 -c100 -d"${duration}s" -s "$2" "$1" >"$work/wrk.txt" 2>&1 || true
   t1=$(cpu_ticks $3)
-  awk -v ticks=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" '
+  if [ -n "$stat_pid" ]; then wait "$stat_pid" || true; fi
+  local calls
+  calls=$(awk -F, '/raw_syscalls:sys_enter/ && $1 ~ /^[0-9]+$/ { print $1 }' "$work/syscalls.txt")
+  awk -v ticks=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v calls="${calls:--}" '
     /requests in/ { total = $1 }
     /Requests\/sec/ { rps = $2 }
     /Non-2xx/ { non = $NF }
     /Socket errors/ { gsub(/,/, ""); errs = $4 + $6 + $8 + $10 }
-    END { printf "%s %d %d %d %.2f\n", rps, non, total, errs,
-                 total ? ticks / hz * 1e6 / total : 0 }' "$work/wrk.txt"
+    END { printf "%s %d %d %d %.2f %s\n", rps, non, total, errs,
+                 total ? ticks / hz * 1e6 / total : 0,
+                 (calls == "-" || !total) ? "-" : sprintf("%.2f", calls / total) }' "$work/wrk.txt"
 }
 before=$(lookups)
-read -r f_rps f_non f_total f_err f_cpu < <(measure "http://$viewer/" "$work/future.lua" "$streamer_pid")
-read -r g_rps g_non g_total g_err g_cpu < <(measure "http://$viewer/" "$work/gone.lua" "$streamer_pid")
+read -r f_rps f_non f_total f_err f_cpu f_sys < <(measure "http://$viewer/" "$work/future.lua" "$streamer_pid")
+read -r g_rps g_non g_total g_err g_cpu g_sys < <(measure "http://$viewer/" "$work/gone.lua" "$streamer_pid")
 after=$(lookups)
 spot_check after
 # The counter is live: one read of the published segment is a lookup.
 [ "$(status_of "http://$viewer/live/v1/$first.ts")" = 200 ] || die "the published segment is gone"
 probe=$(lookups)
 nginx_pids="$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')"
-read -r n_rps n_non n_total n_err n_cpu < <(measure "http://127.0.0.1:$nginx_port/" "$work/future.lua" "$nginx_pids")
+read -r n_rps n_non n_total n_err n_cpu n_sys < <(measure "http://127.0.0.1:$nginx_port/" "$work/future.lua" "$nginx_pids")
 
 printf '\nP-5 404/410 storm, wrk -t1 -c100 -d%ss, %s threads / workers each, CPU shedding %s\n' \
   "$duration" "$threads" "${SHED:-off}"
@@ -152,16 +166,18 @@ printf 'future msns %s…%s (404 + TTL), never-existing msns %s…%s (410)\n' \
   "$future_lo" "$future_hi" "$gone_lo" "$gone_hi"
 python3 - "$f_rps" "$f_non" "$f_total" "$f_err" "$g_rps" "$g_non" "$g_total" "$g_err" \
   "$n_rps" "$n_non" "$n_total" "$n_err" "$before" "$after" "$probe" \
-  "$f_cpu" "$g_cpu" "$n_cpu" <<'PY'
+  "$f_cpu" "$g_cpu" "$n_cpu" "$f_sys" "$g_sys" "$n_sys" <<'PY'
 import sys
 a = sys.argv[1:]
 cpu = a[15:18]
+calls = a[18:21]
 rows = [("streamer 404 future", a[0:4]), ("streamer 410 gone", a[4:8]),
         ("nginx static 404", a[8:12])]
 print(f"{'answers':<20} {'req/s':>10} {'requests':>10} {'non-2xx':>10} {'sock.err':>8} "
-      f"{'µs CPU/answer':>14}")
-for (name, (rps, non, total, err)), c in zip(rows, cpu):
-    print(f"{name:<20} {float(rps):>10.0f} {total:>10} {non:>10} {err:>8} {float(c):>14.2f}")
+      f"{'µs CPU/answer':>14} {'syscalls/answer':>15}")
+for (name, (rps, non, total, err)), c, k in zip(rows, cpu, calls):
+    print(f"{name:<20} {float(rps):>10.0f} {total:>10} {non:>10} {err:>8} {float(c):>14.2f}"
+          f" {k:>15}")
 nginx = float(a[8])
 for name, (rps, non, total, err) in rows[:2]:
     r = float(rps) / nginx
