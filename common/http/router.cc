@@ -45,6 +45,7 @@ void Router::AddStreaming(std::vector<Verb> methods, std::string_view pattern,
 
 bool Router::MatchPath(const Route& route, const Parts& parts, std::vector<std::string>& params) {
   params.clear();
+  if (params.capacity() < route.segments.size()) params.reserve(route.segments.size());
   size_t fixed = route.rest ? route.segments.size() - 1 : route.segments.size();
   if (route.rest ? parts.size() <= fixed : parts.size() != fixed) return false;
   for (size_t i = 0; i < fixed; ++i) {
@@ -70,8 +71,17 @@ bool Router::MatchPath(const Route& route, const Parts& parts, std::vector<std::
 
 Router::Match Router::Find(Verb method, std::string_view path) const {
   Match match;
-  std::vector<std::string> params;
-  std::vector<Verb> allowed;
+  Find(method, path, match);
+  return match;
+}
+
+void Router::Find(Verb method, std::string_view path, Match& match) const {
+  match.result = MatchResult::kNoPath;
+  match.handler = nullptr;
+  match.streaming = nullptr;
+  match.allow.clear();
+  std::vector<std::string>& params = match.params;  // MatchPath clears it per route
+  absl::InlinedVector<Verb, 8> allowed;
   Parts parts;
   SplitPath(path, parts);
   for (const Route& route : routes_) {
@@ -86,8 +96,7 @@ Router::Match Router::Find(Verb method, std::string_view path) const {
       } else {
         match.handler = &route.handler;
       }
-      match.params = std::move(params);
-      return match;
+      return;
     }
     for (Verb v : route.methods) {
       if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) allowed.push_back(v);
@@ -100,7 +109,7 @@ Router::Match Router::Find(Verb method, std::string_view path) const {
       match.allow += std::string(beast_http::to_string(v));
     }
   }
-  return match;
+  params.clear();
 }
 
 }  // namespace meshwork::http

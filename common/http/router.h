@@ -29,6 +29,8 @@ class Router {
     std::string allow;  // for kNoMethod: the Allow header value
   };
   Match Find(Verb method, std::string_view path) const;
+  // The same into `out`, whose `params` keep their capacity (a connection reuses one Match).
+  void Find(Verb method, std::string_view path, Match& out) const;
 
  private:
   // A request path's segments: split once per Find, not once per route tried.

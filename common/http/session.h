@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/http/listener.h"
+#include "common/http/session_bridge.h"
 #include "common/net/ip_address.h"
 
 namespace meshwork::http::server_internal {
@@ -201,7 +202,10 @@ class Session final : public SessionBase {
   std::deque<std::shared_ptr<const std::string>> chunks_;
   bool chunk_writing_ = false;
   bool chunked_keep_ = false;
+  // The request being answered; reused from request to request when no one else holds it.
   std::shared_ptr<RequestContext> ctx_;
+  // What every Responder of this connection answers through (SessionSink::Share).
+  SessionSink sink_{this};
   // A handler is running (Dispatch): an answer it sent whole at once is finished when it
   // returns (deferred_), never inside its call.
   bool in_handler_ = false;

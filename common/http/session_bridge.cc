@@ -133,24 +133,24 @@ const std::shared_ptr<const std::string>& AbortChunk() {
 namespace server_internal {
 
 std::shared_ptr<ChunkedWriter> SessionSink::StartChunked(Response header) {
-  auto session = session_;
+  auto session = session_->shared_from_this();
   asio::dispatch(session->executor(), [session, h = std::move(header)]() mutable {
     session->BeginChunked(std::move(h));
   });
-  return std::make_shared<SessionChunkedWriter>(session_);
+  return std::make_shared<SessionChunkedWriter>(std::move(session));
 }
 
 void SessionSink::Complete(Response response) {
   // On the worker already (a handler answering in its call): no hop, nothing type-erased.
   if (session_->OnWorker()) return session_->Complete(std::move(response));
-  auto session = session_;
+  auto session = session_->shared_from_this();
   asio::dispatch(session->executor(),
                  [session, r = std::move(response)]() mutable { session->Complete(std::move(r)); });
 }
 
 void SessionSink::CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
                                   uint64_t length) {
-  auto session = session_;
+  auto session = session_->shared_from_this();
   asio::dispatch(session->executor(),
                  [session, h = std::move(header), b = std::move(body), offset, length]() mutable {
                    session->CompleteBuffers(std::move(h), std::move(b), offset, length);
@@ -159,7 +159,7 @@ void SessionSink::CompleteBuffers(Response header, SharedBuffers body, uint64_t 
 
 void SessionSink::CompleteFile(Response header, std::shared_ptr<const OpenFile> file,
                                uint64_t offset, uint64_t length) {
-  auto session = session_;
+  auto session = session_->shared_from_this();
   asio::dispatch(session->executor(),
                  [session, h = std::move(header), f = std::move(file), offset, length]() mutable {
                    session->CompleteFile(std::move(h), std::move(f), offset, length);
@@ -169,7 +169,7 @@ void SessionSink::CompleteFile(Response header, std::shared_ptr<const OpenFile> 
 void SessionSink::CompletePrepared(std::shared_ptr<const PreparedAnswer> answer,
                                    const AnswerFields& extra) {
   if (session_->OnWorker()) return session_->CompletePrepared(std::move(answer), extra);
-  auto session = session_;
+  auto session = session_->shared_from_this();
   asio::dispatch(session->executor(), [session, a = std::move(answer), extra]() mutable {
     session->CompletePrepared(std::move(a), extra);
   });

@@ -13,10 +13,18 @@
 
 namespace meshwork::http::server_internal {
 
-// The Responder's sink. Thread-safe.
+// The Responder's sink. Thread-safe. An HTTP/1.1 session embeds one (it answers one request at
+// a time) and hands it out with `Share`, which costs no allocation: the shared_ptr shares the
+// session's own reference count, so a Responder keeps its session alive as before.
 class SessionSink final : public Responder::Sink {
  public:
-  explicit SessionSink(std::shared_ptr<SessionBase> session) : session_(std::move(session)) {}
+  explicit SessionSink(SessionBase* session) : session_(session) {}
+
+  // `owner` must own the session this sink is embedded in.
+  static std::shared_ptr<Responder::Sink> Share(std::shared_ptr<SessionBase> owner,
+                                                SessionSink* sink) {
+    return std::shared_ptr<Responder::Sink>(std::move(owner), sink);
+  }
 
   // Responder::Sink
   std::shared_ptr<ChunkedWriter> StartChunked(Response header) override;
@@ -29,7 +37,8 @@ class SessionSink final : public Responder::Sink {
                         const AnswerFields& extra) override;
 
  private:
-  std::shared_ptr<SessionBase> session_;
+  // The session holding this sink: alive while any shared_ptr from Share is (its owner).
+  SessionBase* const session_;
 };
 
 // A chunked response. Thread-safe; Finish() (or dropping the writer) queues the last chunk.

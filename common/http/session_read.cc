@@ -128,7 +128,17 @@ void Session<Stream>::ReadHeader() {
     Close();
     return;
   }
-  ctx_.reset();
+  // The last request's context: its header memory goes now (an idle connection holds none),
+  // the object itself (and its params' capacity) stays for the next request, every field back
+  // to its default.
+  if (ctx_ && ctx_.use_count() == 1) {
+    std::vector<std::string> params = std::move(ctx_->params);
+    params.clear();
+    *ctx_ = RequestContext{};
+    ctx_->params = std::move(params);
+  } else {
+    ctx_.reset();
+  }
   stream_parser_.reset();
   body_done_ = true;
   body_hold_.Release();
@@ -242,7 +252,7 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
   {
     // Routed once: Dispatch uses this match when the body is in.
     std::string_view target = req.target();
-    match_ = server_->router.Find(req.method(), target.substr(0, target.find('?')));
+    server_->router.Find(req.method(), target.substr(0, target.find('?')), match_);
     if (match_.streaming) return StartStreaming(match_.streaming, std::move(match_.params));
   }
   parser_->body_limit(server_->options.body_limit_bytes);
@@ -349,7 +359,7 @@ template <typename Stream>
 bool Session<Stream>::PrepareContext(Request request) {
   started_ = std::chrono::steady_clock::now();
   ClearDeadline();
-  ctx_ = std::make_shared<RequestContext>();
+  if (!ctx_) ctx_ = std::make_shared<RequestContext>();  // else reset by ReadHeader
   method_ = request.method();
   method_text_ = std::string(request.method_string());
   keep_alive_ = request.keep_alive();
@@ -374,7 +384,7 @@ void Session<Stream>::DispatchStreaming(const StreamingHandler* handler,
   if (!PrepareContext(std::move(header))) return;
   ctx_->params = std::move(params);
   ctx_->upload_budget = server_->body_budget.get();
-  Responder responder(std::make_shared<SessionSink>(Self()));
+  Responder responder(SessionSink::Share(Self(), &sink_));
   auto body = std::make_shared<SessionBodyReader>(Self());
   try {
     (*handler)(*ctx_, std::move(body), std::move(responder));
@@ -427,7 +437,7 @@ void Session<Stream>::Dispatch() {
   body_hold_.Release();
   if (!PrepareContext(std::move(request))) return;
   RequestContext& ctx = *ctx_;
-  Router::Match match = std::move(match_);
+  Router::Match& match = match_;  // read before the handler runs; the next request refills it
   if (match.result == Router::MatchResult::kNoPath) {
     Write(ErrorResponse(Status::not_found, "not_found",
                         "no such resource: " + std::string(ctx.path)));
@@ -440,11 +450,12 @@ void Session<Stream>::Dispatch() {
     Write(std::move(res));
     return;
   }
-  ctx.params = std::move(match.params);
+  ctx.params.swap(match.params);  // the capacities go round between the two
+  const Handler* handler = match.handler;
   auto self = Self();  // the session outlives the handler's call whatever it does
   in_handler_ = true;
   try {
-    (*match.handler)(ctx, Responder(std::make_shared<SessionSink>(self)));
+    (*handler)(ctx, Responder(SessionSink::Share(self, &sink_)));
   } catch (const std::exception& e) {
     log::Error("http_handler_exception",
                {{"listener", server_->options.name}, {"path", ctx.path}, {"what", e.what()}});

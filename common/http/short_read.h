@@ -28,6 +28,7 @@
 #include <utility>
 
 #include "boost/asio.hpp"
+#include "boost/asio/recycling_allocator.hpp"
 
 namespace meshwork::http {
 
@@ -55,6 +56,20 @@ class RecvOp final : public adetail::reactor_op {
         data_(data),
         size_(size),
         handler_(std::move(handler)) {}
+
+  // Operations come from Asio's per-thread recycling cache, as its own do: no malloc per read
+  // on a worker's thread.
+  using Allocator = boost::asio::recycling_allocator<RecvOp>;
+  template <typename... Args>
+  static RecvOp* Create(Args&&... args) {
+    Allocator alloc;
+    RecvOp* op = alloc.allocate(1);
+    return new (op) RecvOp(std::forward<Args>(args)...);
+  }
+  static void Destroy(RecvOp* op) {
+    op->~RecvOp();
+    Allocator().deallocate(op, 1);
+  }
 
  private:
   static status Perform(reactor_op* base) {
@@ -85,10 +100,11 @@ class RecvOp final : public adetail::reactor_op {
     Handler handler = std::move(op->handler_);
     boost::system::error_code ec = op->ec_;
     size_t n = op->bytes_transferred_;
-    delete op;
+    Destroy(op);
     if (owner) handler(ec, n);
   }
 
+ private:
   int fd_;
   void* data_;
   size_t size_;
@@ -107,8 +123,8 @@ void AsyncReadShort(Socket& socket, boost::asio::mutable_buffer buffer, Handler 
   static_assert(std::is_same_v<adetail::reactor, adetail::epoll_reactor>,
                 "short_read.h needs Asio's epoll reactor");
   auto& impl = short_read_internal::ImplAccess<Socket>::Get(socket);
-  auto* op = new short_read_internal::RecvOp<Handler>(socket.native_handle(), buffer.data(),
-                                                      buffer.size(), std::move(handler));
+  auto* op = short_read_internal::RecvOp<Handler>::Create(socket.native_handle(), buffer.data(),
+                                                          buffer.size(), std::move(handler));
   auto& reactor = boost::asio::use_service<adetail::reactor>(socket.get_executor().context());
   if (!socket.is_open()) {
     op->ec_ = boost::asio::error::bad_descriptor;
