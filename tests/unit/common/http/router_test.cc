@@ -1,6 +1,7 @@
 #include "common/http/router.h"
 
 #include <catch2/catch.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,46 @@ TEST_CASE("Router: the root path") {
   router.Add({Verb::get}, "/", Tag(&hit, "root"));
   CHECK(Call(router.Find(Verb::get, "/"), &hit) == "root");
   CHECK(router.Find(Verb::get, "/x").result == Router::MatchResult::kNoPath);
+}
+
+TEST_CASE("P-5 Router: a reused Match holds only the last lookup's result") {
+  std::string hit;
+  Router router;
+  router.Add({Verb::get}, "/{stream}/{rest...}", Tag(&hit, "media"));
+  router.Add({Verb::put}, "/ingest/{id}", Tag(&hit, "ingest"));
+  router.AddStreaming({Verb::post}, "/upload/{id}",
+                      [](RequestContext&, std::shared_ptr<BodyReader>, Responder) {});
+  Router::Match m;
+  router.Find(Verb::get, "/live/v1/12.ts", m);
+  CHECK(Call(m, &hit) == "media");
+  CHECK(m.params == Params{"live", "v1/12.ts"});
+  CHECK(m.streaming == nullptr);
+
+  router.Find(Verb::get, "/", m);
+  CHECK(m.result == Router::MatchResult::kNoPath);
+  CHECK(m.handler == nullptr);
+  CHECK(m.params.empty());
+  CHECK(m.allow.empty());
+
+  router.Find(Verb::get, "/ingest/7", m);  // also /{stream}/{rest...}: found there
+  CHECK(Call(m, &hit) == "media");
+  router.Find(Verb::delete_, "/ingest/7", m);
+  CHECK(m.result == Router::MatchResult::kNoMethod);
+  CHECK(m.handler == nullptr);
+  CHECK(m.params.empty());
+  CHECK(m.allow == "GET, PUT");
+
+  router.Find(Verb::post, "/upload/9", m);
+  CHECK(m.result == Router::MatchResult::kFound);
+  CHECK(m.handler == nullptr);
+  CHECK(m.streaming != nullptr);
+  CHECK(m.allow.empty());
+  CHECK(m.params == Params{"9"});
+
+  router.Find(Verb::get, "/a/b", m);
+  CHECK(Call(m, &hit) == "media");
+  CHECK(m.streaming == nullptr);
+  CHECK(m.params == Params{"a", "b"});
 }
 
 }  // namespace
