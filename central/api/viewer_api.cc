@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/http/content.h"
+#include "common/http/prepared_answer.h"
 #include "common/http/response.h"
 
 namespace meshwork::central {
@@ -14,9 +15,8 @@ constexpr char kRetryAfterSeconds[] = "2";
 
 // Browser players (hls.js, dash.js) follow the redirect of a cross-origin request only when
 // it allows their origin; the node's own answer then applies the stream's CORS (S-22).
-http::Response Redirect(const std::string& location) {
+http::Response RedirectWithoutLocation() {
   http::Response res = http::MakeResponse(http::Status::found, "", "text/plain");
-  res.set(http::beast_http::field::location, location);
   res.set(http::beast_http::field::cache_control, "no-store");
   http::AddCors(res, "*");
   return res;
@@ -32,6 +32,18 @@ http::Response Refusal(const absl::Status& status) {
   return res;
 }
 
+// P-2: the redirect's fixed part (status, fields, empty body) rendered once per thread (no
+// shared reference count between cores); only Location is added per request.
+void SendRedirect(Responder& r, const std::string& location) {
+  thread_local const auto kPrepared =
+      std::make_shared<const http::PreparedAnswer>(RedirectWithoutLocation());
+  http::AnswerFields extra;
+  if (extra.TryAdd("Location", location)) return r.SendPrepared(kPrepared, extra);
+  http::Response res = RedirectWithoutLocation();  // a URL too long for the fixed fields
+  res.set(http::beast_http::field::location, location);
+  r.Send(std::move(res));
+}
+
 std::string WithQuery(std::string url, std::string_view query) {
   if (!query.empty()) absl::StrAppend(&url, "?", std::string(query));
   return url;
@@ -42,8 +54,8 @@ std::string WithQuery(std::string url, std::string_view query) {
 void Deliver(RequestContext& ctx, const RouteNode& node, const std::string& path,
              ViewerProxy* proxy, Responder r) {
   if (!proxy) {
-    return r.Send(Redirect(
-        WithQuery(absl::StrCat(RoutingService::NodeUrl(node, ctx.scheme), path), ctx.query)));
+    return SendRedirect(
+        r, WithQuery(absl::StrCat(RoutingService::NodeUrl(node, ctx.scheme), path), ctx.query));
   }
   auto endpoints = node.live ? node.live->endpoints() : nullptr;
   if (!endpoints || endpoints->http_port == 0) {

@@ -38,6 +38,14 @@ void AnswerFields::Add(std::string_view name, std::string_view value) {
   size_ += need;
 }
 
+bool AnswerFields::TryAdd(std::string_view name, std::string_view value) {
+  ABSL_RAW_CHECK(!name.empty() && CleanText(name) && name.find(':') == std::string_view::npos,
+                 "a malformed prepared header field name");
+  if (size_ + name.size() + 2 + value.size() + 2 > kCapacity || !CleanText(value)) return false;
+  Add(name, value);
+  return true;
+}
+
 void AnswerFields::Add(std::string_view name, std::string_view prefix, int64_t value) {
   char text[64];
   ABSL_RAW_CHECK(prefix.size() <= sizeof(text) - 24, "a prepared field's prefix is too long");

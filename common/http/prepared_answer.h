@@ -24,15 +24,19 @@ namespace meshwork::http {
 // Header fields of one answer, serialized "Name: value\r\n" into a fixed buffer.
 class AnswerFields {
  public:
-  static constexpr size_t kCapacity = 192;
+  static constexpr size_t kCapacity = 512;
   // Appends one field. Crashes when the field does not fit or is malformed (our code's bug).
   void Add(std::string_view name, std::string_view value);
   // `prefix` then `value` in decimal: Add("Cache-Control", "max-age=", 5).
   void Add(std::string_view name, std::string_view prefix, int64_t value);
+  // Appends one field whose value may come from a request (a URL with its query): false, and
+  // nothing appended, when it does not fit or holds CR, LF or NUL — the caller then answers
+  // another way. `name` is still ours (crashes when malformed).
+  bool TryAdd(std::string_view name, std::string_view value);
   std::string_view view() const { return {bytes_.data(), size_}; }
 
  private:
-  std::array<char, kCapacity> bytes_{};
+  std::array<char, kCapacity> bytes_;  // the first size_ bytes are the fields
   size_t size_ = 0;
 };
 

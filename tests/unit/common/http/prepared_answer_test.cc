@@ -129,6 +129,26 @@ TEST_CASE("P-5 a prepared 304 has no body and no framing field") {
   CHECK(head.ends_with("Date: Sat, 05 Dec 2026 10:00:00 GMT\r\n\r\n"));
 }
 
+TEST_CASE("P-2 AnswerFields::TryAdd takes a request-derived value only when it fits and is clean") {
+  AnswerFields f;
+  CHECK(f.TryAdd("Location", "http://edge-1:8080/live/v1/index.m3u8?token=abc"));
+  CHECK(f.view() == "Location: http://edge-1:8080/live/v1/index.m3u8?token=abc\r\n");
+  const std::string_view before = f.view();
+  const size_t size = before.size();
+  // Too long for what is left: refused whole, nothing appended.
+  CHECK_FALSE(f.TryAdd("Location", std::string(AnswerFields::kCapacity, 'a')));
+  CHECK(f.view().size() == size);
+  // CR, LF or NUL would split the header: refused.
+  CHECK_FALSE(f.TryAdd("X-Note", "a\r\nSet-Cookie: x=1"));
+  CHECK_FALSE(f.TryAdd("X-Note", std::string("a\0b", 3)));
+  CHECK(f.view().size() == size);
+  // Exactly the room left fits.
+  const size_t room = AnswerFields::kCapacity - size - std::string_view("X-Fill: \r\n").size();
+  CHECK(f.TryAdd("X-Fill", std::string(room, 'z')));
+  CHECK(f.view().size() == AnswerFields::kCapacity);
+  CHECK_FALSE(f.TryAdd("X", ""));
+}
+
 }  // namespace
 }  // namespace prepared_answer_test
 }  // namespace meshwork::http
