@@ -183,10 +183,14 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
     REQUIRE(Http("PATCH", central.http, "/central/api-v4/streamers/" + target_id,
                  R"({"backup_session_limit": 0})")
                 .status == 200);
+    // Each try is another new viewer: one admitted before the limit reached the node is known
+    // there from then on (and rightly kept), so asking again as the same viewer would never
+    // see the refusal.
+    int attempt = 0;
     CHECK(Eventually(
         [&] {
           auto r = Http("GET", target, "/ch1/v1/index.m3u8?pass=" + m[2].str(), "",
-                        {{"User-Agent", "refused-viewer"}});
+                        {{"User-Agent", "refused-viewer-" + std::to_string(++attempt)}});
           return r.status == 429 && !r.headers["Retry-After"].empty();
         },
         5s));
@@ -222,9 +226,12 @@ TEST_CASE("O-3 O-3a O-6 O-16 P-8 hls.js moves to a backup when its node dies or 
     for (const auto& backup : backups) {
       const std::string host = backup.substr(0, backup.find(' '));
       const std::string target = backup.substr(backup.find(' ') + 1);
+      int attempt = 0;  // a new viewer each try, as above
       CHECK(Eventually(
           [&] {
-            return Http("GET", host, target, "", {{"User-Agent", "refused-viewer"}}).status == 429;
+            return Http("GET", host, target, "",
+                        {{"User-Agent", "refused-viewer-" + std::to_string(++attempt)}})
+                       .status == 429;
           },
           10s));
     }
