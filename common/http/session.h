@@ -23,6 +23,7 @@
 
 #include "common/http/listener.h"
 #include "common/http/session_bridge.h"
+#include "common/http/short_read.h"
 #include "common/net/ip_address.h"
 
 namespace meshwork::http::server_internal {
@@ -70,6 +71,7 @@ class Session final : public SessionBase {
     if (!ec) peer_ = ToIpAddress(remote.address());
     auto local = Lowest().local_endpoint(ec);
     if (!ec) local_port_ = local.port();
+    if constexpr (!kTls) EnableShortReads(Lowest());  // else its reads are Asio's (short_read.h)
   }
   ~Session() override { server_->SessionClosed(); }
 
@@ -204,6 +206,7 @@ class Session final : public SessionBase {
   bool chunked_keep_ = false;
   // The request being answered; reused from request to request when no one else holds it.
   std::shared_ptr<RequestContext> ctx_;
+  bool ctx_filled_ = false;  // ctx_ describes the request being answered (PrepareContext ran)
   // What every Responder of this connection answers through (SessionSink::Share).
   SessionSink sink_{this};
   // A handler is running (Dispatch): an answer it sent whole at once is finished when it

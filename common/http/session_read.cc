@@ -10,7 +10,6 @@
 #include "common/http/response.h"
 #include "common/http/session.h"
 #include "common/http/session_bridge.h"
-#include "common/http/short_read.h"
 #include "common/log/log.h"
 #include "common/net/client_address.h"
 
@@ -131,6 +130,7 @@ void Session<Stream>::ReadHeader() {
   // The last request's context: its header memory goes now (an idle connection holds none),
   // the object itself (and its params' capacity) stays for the next request, every field back
   // to its default.
+  ctx_filled_ = false;
   if (ctx_ && ctx_.use_count() == 1) {
     std::vector<std::string> params = std::move(ctx_->params);
     params.clear();
@@ -360,6 +360,7 @@ bool Session<Stream>::PrepareContext(Request request) {
   started_ = std::chrono::steady_clock::now();
   ClearDeadline();
   if (!ctx_) ctx_ = std::make_shared<RequestContext>();  // else reset by ReadHeader
+  ctx_filled_ = true;
   method_ = request.method();
   method_text_ = std::string(request.method_string());
   keep_alive_ = request.keep_alive();

@@ -25,7 +25,9 @@ void Session<Stream>::CountAnswer(unsigned status, std::optional<uint64_t> bytes
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   server_->CountRequest(*worker_, method_text_, status, seconds);
   if (server_->access_log) {
-    server_->LogAccess(ctx_.get(), peer_, method_text_, status, bytes, seconds, "HTTP/1.1");
+    // An answer before the request was read whole (431, 413, 400…) has no context of its own.
+    server_->LogAccess(ctx_filled_ ? ctx_.get() : nullptr, peer_, method_text_, status, bytes,
+                       seconds, "HTTP/1.1");
   }
 }
 

@@ -1,6 +1,6 @@
-// A socket read that remembers a short read, as nginx's event loop does: when `recv` returns
-// fewer bytes than asked, the socket is drained, so the next read of this descriptor waits for
-// the reactor's next readiness event instead of trying `recv` first and finding nothing.
+// A socket read that remembers a drained socket, as nginx's event loop does: when a read
+// empties the receive queue, the next read of this descriptor waits for the reactor's next
+// readiness event instead of trying `recv` first and finding nothing.
 //
 // Why: Asio's own `async_read_some` marks a socket drained only at end of file, so after every
 // answer its read of the next request calls `recv`, which fails with EAGAIN while the client
@@ -9,11 +9,13 @@
 // `epoll_ctl(EPOLL_CTL_MOD)` each time, which costs as much.
 //
 // How: a reactor operation of our own is queued on Asio's epoll reactor for the socket's
-// descriptor. Its `perform` reports "done and exhausted" after a short read, which clears the
-// descriptor's "try speculatively" flag; the reactor sets it again on the next edge-triggered
-// readiness event (under the descriptor's mutex, so an arrival after our `recv` is never
-// missed). Every other read of the descriptor (Asio's own) follows the same flag, and stays
-// correct: data left after a short read always brings a new event.
+// descriptor. Its `perform` reads with `recvmsg` and reports "done and exhausted" when the
+// kernel's TCP_INQ hint says the receive queue is empty with no FIN pending (EnableShortReads
+// turns the hint on; nginx uses EPOLLRDHUP for the same, which Asio's reactor does not pass
+// on). That clears the descriptor's "try speculatively" flag; the reactor sets it again on the
+// next edge-triggered readiness event (under the descriptor's mutex, so an arrival after our
+// read is never missed). Every other read of the descriptor (Asio's own) follows the same
+// flag and stays correct: anything arriving after an empty queue brings a new event.
 //
 // This reaches into Asio's detail namespace (the epoll reactor and the socket's
 // implementation); the static_assert below pins the build to that reactor. Threading: the
@@ -21,10 +23,14 @@
 // io_context's thread that performs the completion (for our workers: the worker's only thread).
 #pragma once
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <utility>
 
 #include "boost/asio.hpp"
@@ -74,12 +80,18 @@ class RecvOp final : public adetail::reactor_op {
  private:
   static status Perform(reactor_op* base) {
     auto* op = static_cast<RecvOp*>(base);
+    iovec iov{op->data_, op->size_};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
     for (;;) {
-      ssize_t n = ::recv(op->fd_, op->data_, op->size_, 0);
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof(control);
+      ssize_t n = ::recvmsg(op->fd_, &msg, 0);
       if (n > 0) {
         op->bytes_transferred_ = static_cast<size_t>(n);
-        // Fewer bytes than room: the receive queue is empty now.
-        return static_cast<size_t>(n) < op->size_ ? done_and_exhausted : done;
+        return QueueEmpty(msg) ? done_and_exhausted : done;
       }
       if (n == 0) {
         op->ec_ = op->size_ == 0 ? boost::system::error_code() : boost::asio::error::eof;
@@ -90,6 +102,21 @@ class RecvOp final : public adetail::reactor_op {
       op->ec_ = boost::system::error_code(errno, boost::asio::error::get_system_category());
       return done;
     }
+  }
+
+  // Whether the read left the receive queue empty with no FIN behind it: TCP_INQ's hint (0
+  // only then — the kernel reports 1 after a FIN so that the reader reads on). A short read
+  // alone does not say it: a FIN (or urgent data) queued behind the bytes stops the read
+  // early and brings no new readiness event. Without the hint (TCP_INQ off): never.
+  static bool QueueEmpty(msghdr& msg) {
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level == IPPROTO_TCP && c->cmsg_type == TCP_CM_INQ) {
+        int inq = 0;
+        std::memcpy(&inq, CMSG_DATA(c), sizeof(inq));
+        return inq == 0;
+      }
+    }
+    return false;
   }
 
   // `owner` is null when the io_context is destroyed with the operation still queued: the
@@ -112,6 +139,15 @@ class RecvOp final : public adetail::reactor_op {
 };
 
 }  // namespace short_read_internal
+
+// Turns on the kernel's queue hint (TCP_INQ) that lets AsyncReadShort know a read drained the
+// socket; without it AsyncReadShort reads like Asio's own read. One system call per
+// connection; false when the socket refuses it (not TCP).
+template <typename Socket>
+bool EnableShortReads(Socket& socket) {
+  int one = 1;
+  return ::setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_INQ, &one, sizeof(one)) == 0;
+}
 
 // Reads at most `buffer.size()` bytes from `socket` (an open, non-blocking-capable TCP socket
 // of an io_context) and calls `handler(error_code, bytes)` once, never from inside this call.
