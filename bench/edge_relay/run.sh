@@ -208,10 +208,16 @@ if p:
     print("    added, one viewer of the front on its own thread (apart from this load generator\x27s queue):"
           " p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d parts, %d errors)" % (
           p["p50"], p["p99"], p["max"], p["n"], p["errors"]))
+z = a.get("floor")
+if z:
+    print("    floor: a second lone viewer of the origin over the first (what this run cannot tell"
+          " from 0): p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d parts)" % (
+          z["p50"], z["p99"], z["max"], z["n"]))
 print("    added, every viewer (includes serving them all on this machine):"
       " p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d answers; probe errors %d)" % (
       a["p50"], a["p99"], a["max"], a["n"], a["probe_errors"]))'
   summarise "$work/hop-$front.log" "$from"
 done
-echo "Bars (P-13): 1 upstream request per object; the edge adds ≤ 5 ms p99 to a part's first"
-echo "byte. The counting hop (one nginx pass-through) is in all three paths, not in the probe's."
+echo "Bars (P-13): 1 upstream request per object; the edge adds ≤ 1 ms p99 to a part's first"
+echo "byte, below both peers'. The counting hop (one nginx pass-through) is in all three paths,"
+echo "not in the probe's. The lone viewers' times are their sockets' kernel receive stamps."

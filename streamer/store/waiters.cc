@@ -4,6 +4,7 @@
 #include <atomic>
 #include <limits>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -85,8 +86,33 @@ struct Release {
   Waiters::Outcome outcome;
 };
 
-// Posts the completions, one handler per distinct executor (in order within each). Called
-// with no lock held.
+// Completions run per handler at most: released in slices, each handler re-posting the rest,
+// so that between two slices the executor's reactor gets its turn. A thousand held reloads
+// released at once would otherwise all be answered before the worker reads anything else —
+// the part each released viewer asks for next included (P-13).
+constexpr size_t kReleaseSlice = 16;
+
+// The completions of one release on one executor, run in order.
+struct Batch {
+  boost::asio::any_io_executor executor;
+  std::vector<std::pair<Waiters::Callback, Waiters::Outcome>> calls;
+  size_t next = 0;  // the first call not yet run
+};
+
+void RunSlice(std::unique_ptr<Batch> batch) {
+  const size_t end = std::min(batch->calls.size(), batch->next + kReleaseSlice);
+  for (; batch->next < end; ++batch->next) {
+    auto& [callback, outcome] = batch->calls[batch->next];
+    auto run = std::move(callback);
+    run(outcome);
+  }
+  if (batch->next == batch->calls.size()) return;
+  auto executor = batch->executor;
+  boost::asio::post(executor, [batch = std::move(batch)]() mutable { RunSlice(std::move(batch)); });
+}
+
+// Posts the completions, one handler chain per distinct executor (in order within each).
+// Called with no lock held.
 void Dispatch(std::vector<Release> releases) {
   if (releases.size() == 1) {
     auto& r = releases.front();
@@ -94,28 +120,21 @@ void Dispatch(std::vector<Release> releases) {
         r.executor, [callback = std::move(r.callback), outcome = r.outcome] { callback(outcome); });
     return;
   }
-  struct Group {
-    boost::asio::any_io_executor executor;
-    std::vector<std::pair<Waiters::Callback, Waiters::Outcome>> calls;
-  };
-  std::vector<Group> groups;  // few: one per connection worker
+  std::vector<std::unique_ptr<Batch>> batches;  // few: one per connection worker
   for (auto& r : releases) {
-    auto g = std::find_if(groups.begin(), groups.end(),
-                          [&](const Group& x) { return x.executor == r.executor; });
-    if (g == groups.end()) {
-      groups.push_back(Group{r.executor, {}});
-      groups.back().calls.reserve(releases.size());
-      g = groups.end() - 1;
+    auto b = std::find_if(batches.begin(), batches.end(),
+                          [&](const auto& x) { return x->executor == r.executor; });
+    if (b == batches.end()) {
+      batches.push_back(std::make_unique<Batch>());
+      batches.back()->executor = r.executor;
+      batches.back()->calls.reserve(releases.size());
+      b = batches.end() - 1;
     }
-    g->calls.emplace_back(std::move(r.callback), r.outcome);
+    (*b)->calls.emplace_back(std::move(r.callback), r.outcome);
   }
-  for (auto& g : groups) {
-    boost::asio::post(g.executor, [calls = std::move(g.calls)]() mutable {
-      for (auto& [callback, outcome] : calls) {
-        auto run = std::move(callback);
-        run(outcome);
-      }
-    });
+  for (auto& b : batches) {
+    auto executor = b->executor;
+    boost::asio::post(executor, [batch = std::move(b)]() mutable { RunSlice(std::move(batch)); });
   }
 }
 

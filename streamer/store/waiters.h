@@ -6,8 +6,11 @@
 // Contract:
 // - A waiter's callback runs exactly once, on the executor it was registered with, with
 //   kPublished, kDeadline or kRemoved. Nothing blocks: completions are collected under the
-//   internal mutex and posted to their executors after it is released (one post per executor
-//   per release), so callbacks never run under any lock, nor inside Wait/Publish/Remove/Expire.
+//   internal mutex and posted to their executors after it is released, so callbacks never run
+//   under any lock, nor inside Wait/Publish/Remove/Expire. One release's callbacks run in
+//   registration order per executor, 16 per handler: each handler posts the next slice, so the
+//   executor's reactor runs between slices (a worker releasing a thousand held reloads still
+//   reads the requests they bring within one slice — P-13).
 // - The number of waiters is capped (ResourceExhausted beyond max_waiters: the caller answers
 //   503), never unbounded.
 // - Cost: registering is O(log k) in the distinct positions waited for on the key; a publish

@@ -30,7 +30,13 @@
 // "first":{…},"front_probe":{…}} (P-13), where "first" is over parts, of each part's earliest
 // viewer, and "front_probe" that of one more viewer of the front on a thread of its own.
 // The viewers share one thread (asio coroutines), the probes have their own; loopback use only.
+// The two lone probes (the reference and "front_probe") time a part by when its answer's first
+// byte reached their socket (the kernel's SO_TIMESTAMPNS stamp), not by when their thread got
+// to read it: on a machine whose cores the servers and this process share, a thread's wake-up
+// varied by ±8 ms and the reference's with it.
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include <algorithm>
 #include <boost/asio.hpp>
@@ -40,6 +46,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -128,13 +135,51 @@ Options Parse(int argc, char** argv) {
 // "/a/b/v1/index.ll.m3u8" → "/a/b/v1/"
 std::string DirOf(const std::string& path) { return path.substr(0, path.rfind('/') + 1); }
 
+// When the next answer's first byte reached `stream`'s socket, by the kernel's receive stamp
+// (SO_TIMESTAMPNS, turned on by the caller), on Clock's scale. The lone probes use it: on this
+// loaded machine their thread may run milliseconds after the byte came, which is not the
+// server's delay. nullopt when nothing came within 10 s or the socket gives no stamp.
+asio::awaitable<std::optional<Clock::time_point>> FirstByteArrival(beast::tcp_stream& stream) {
+  using namespace asio::experimental::awaitable_operators;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  timer.expires_after(std::chrono::seconds(10));
+  auto ready = co_await (stream.socket().async_wait(tcp::socket::wait_read, asio::use_awaitable) ||
+                         timer.async_wait(asio::use_awaitable));
+  if (ready.index() != 0) co_return std::nullopt;
+  char byte;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  if (recvmsg(stream.socket().native_handle(), &msg, MSG_PEEK | MSG_DONTWAIT) != 1) {
+    co_return std::nullopt;
+  }
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
+    timespec stamp;
+    std::memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
+    timespec now_real;
+    clock_gettime(CLOCK_REALTIME, &now_real);
+    auto now = Clock::now();
+    auto age = std::chrono::seconds(now_real.tv_sec - stamp.tv_sec) +
+               std::chrono::nanoseconds(now_real.tv_nsec - stamp.tv_nsec);
+    co_return now - std::chrono::duration_cast<Clock::duration>(age);
+  }
+  co_return std::nullopt;
+}
+
 // One GET on a kept connection; the body, or nullopt after an error (counted). When
-// `header_at` is given it receives when the answer's header arrived. A plain function, not a
-// lambda: GCC 12 mishandles temporaries around co_await in lambdas.
+// `header_at` is given it receives when the answer's header arrived (with `kernel_stamp`, when
+// its first byte reached the socket). A plain function, not a lambda: GCC 12 mishandles
+// temporaries around co_await in lambdas.
 asio::awaitable<std::optional<std::string>> Get(beast::tcp_stream& stream,
                                                 beast::flat_buffer& buffer, const std::string& host,
                                                 const std::string& target, Totals& totals,
-                                                Clock::time_point* header_at = nullptr) {
+                                                Clock::time_point* header_at = nullptr,
+                                                bool kernel_stamp = false) {
   http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, host);
   req.set(http::field::user_agent, "meshwork-viewer-sim");
@@ -145,8 +190,12 @@ asio::awaitable<std::optional<std::string>> Get(beast::tcp_stream& stream,
     co_await http::async_write(stream, req, asio::use_awaitable);
     http::response_parser<http::string_body> parser;
     parser.body_limit(64 << 20);
+    std::optional<Clock::time_point> arrived;
+    if (header_at && kernel_stamp && buffer.size() == 0) {
+      arrived = co_await FirstByteArrival(stream);
+    }
     co_await http::async_read_header(stream, buffer, parser, asio::use_awaitable);
-    if (header_at) *header_at = Clock::now();
+    if (header_at) *header_at = arrived.value_or(Clock::now());
     co_await http::async_read(stream, buffer, parser, asio::use_awaitable);
     auto& res = parser.get();
     if (res.result_int() != 200) {
@@ -246,7 +295,8 @@ Listing ParseListing(std::string_view text) {
 // segment once complete.
 asio::awaitable<void> LlViewer(const Options& o, beast::tcp_stream& stream,
                                beast::flat_buffer& buffer, Totals& totals, Clock::time_point start,
-                               Clock::time_point end, bool probe) {
+                               Clock::time_point end, const std::string& host, bool probe,
+                               bool alone) {
   std::set<std::string> fetched;
   std::optional<std::string> hint_query;
   int64_t floor_msn = -1;  // objects before this msn are history, not fetched
@@ -254,7 +304,7 @@ asio::awaitable<void> LlViewer(const Options& o, beast::tcp_stream& stream,
   while (Clock::now() < end) {
     std::string target = o.path;
     if (hint_query) target += *hint_query;
-    auto playlist = co_await Get(stream, buffer, probe ? o.probe_host : o.host, target, totals);
+    auto playlist = co_await Get(stream, buffer, host, target, totals);
     if (!playlist) break;
     ++totals.playlists;
     Listing listing = ParseListing(*playlist);
@@ -270,8 +320,7 @@ asio::awaitable<void> LlViewer(const Options& o, beast::tcp_stream& stream,
       fetched.insert(name);
       std::string object = dir + name;
       Clock::time_point header_at;
-      auto body =
-          co_await Get(stream, buffer, probe ? o.probe_host : o.host, object, totals, &header_at);
+      auto body = co_await Get(stream, buffer, host, object, totals, &header_at, alone);
       if (!body) break;
       if (is_part && !o.probe_host.empty()) {
         double at = std::chrono::duration<double, std::milli>(header_at - start).count();
@@ -430,7 +479,8 @@ asio::awaitable<void> DashViewer(const Options& o, beast::tcp_stream& stream,
 
 asio::awaitable<void> Viewer(const Options& o, std::string kind, tcp::endpoint endpoint,
                              Totals& totals, Clock::time_point start, Clock::time_point end,
-                             std::chrono::milliseconds delay, bool probe) {
+                             std::chrono::milliseconds delay, const std::string& host, bool probe,
+                             bool alone) {
   auto executor = co_await asio::this_coro::executor;
   asio::steady_timer timer(executor);
   timer.expires_after(delay);
@@ -443,13 +493,17 @@ asio::awaitable<void> Viewer(const Options& o, std::string kind, tcp::endpoint e
     ++totals.errors;
     co_return;
   }
+  if (alone) {  // a lone probe: its parts' times are the kernel's receive stamps
+    int on = 1;
+    setsockopt(stream.socket().native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+  }
   beast::flat_buffer buffer;
   if (kind == "ts") {
     co_await TsViewer(o, stream, buffer, totals, end);
   } else if (kind == "dash") {
     co_await DashViewer(o, stream, buffer, totals, end);
   } else {
-    co_await LlViewer(o, stream, buffer, totals, start, end, probe);
+    co_await LlViewer(o, stream, buffer, totals, start, end, host, probe, alone);
   }
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -475,7 +529,8 @@ int main(int argc, char** argv) {
     auto delay = std::chrono::milliseconds(1000LL * i / o.viewers);
     const std::string& kind = o.mix[i % o.mix.size()];
     ++kind_viewers[kind];
-    asio::co_spawn(io, Viewer(o, kind, endpoint, kinds[kind], start, end, delay, false),
+    asio::co_spawn(io,
+                   Viewer(o, kind, endpoint, kinds[kind], start, end, delay, o.host, false, false),
                    asio::detached);
   }
   // The probe runs on a thread and an io_context of its own, so the viewers' work does not
@@ -488,10 +543,10 @@ int main(int argc, char** argv) {
                          const std::string& port, Totals& t, bool probe) {
     tcp::resolver alone_resolver(context);
     auto alone_endpoint = *alone_resolver.resolve(host, port).begin();
-    asio::co_spawn(
-        context,
-        Viewer(o, "ll", alone_endpoint, t, start, end, std::chrono::milliseconds(0), probe),
-        asio::detached);
+    asio::co_spawn(context,
+                   Viewer(o, "ll", alone_endpoint, t, start, end, std::chrono::milliseconds(0),
+                          host, probe, true),
+                   asio::detached);
     return std::thread([&context] { context.run(); });
   };
   if (!o.probe_host.empty()) {
@@ -504,11 +559,19 @@ int main(int argc, char** argv) {
   Totals front_totals;
   asio::io_context front_io;
   std::thread front_thread;
-  if (!o.probe_host.empty())
+  // And a second lone viewer of the upstream itself ("floor"): its delay over the reference is
+  // what this measurement cannot tell apart from zero on this machine.
+  Totals twin_totals;
+  asio::io_context twin_io;
+  std::thread twin_thread;
+  if (!o.probe_host.empty()) {
     front_thread = spawn_alone(front_io, o.host, o.port, front_totals, false);
+    twin_thread = spawn_alone(twin_io, o.probe_host, o.probe_port, twin_totals, false);
+  }
   io.run();
-  if (probe_thread.joinable()) probe_thread.join();
-  if (front_thread.joinable()) front_thread.join();
+  for (auto* t : {&probe_thread, &front_thread, &twin_thread}) {
+    if (t->joinable()) t->join();
+  }
   Totals totals;
   std::string by_kind;
   for (auto& [kind, t] : kinds) {
@@ -551,19 +614,26 @@ int main(int argc, char** argv) {
   }
   std::vector<double> first;
   for (const auto& [name, d] : first_by_part) first.push_back(d);
-  std::vector<double> front;
-  for (const auto& [name, at] : front_totals.viewer_part_ms) {
-    auto it = probe_totals.probe_part_ms.find(name);
-    if (it != probe_totals.probe_part_ms.end() && it->second >= 2000) {
-      front.push_back(at - it->second);
+  // A lone viewer's part times over the reference's (parts past its first 2 s).
+  auto over_reference = [&](const Totals& t) {
+    std::vector<double> out;
+    for (const auto& [name, at] : t.viewer_part_ms) {
+      auto it = probe_totals.probe_part_ms.find(name);
+      if (it != probe_totals.probe_part_ms.end() && it->second >= 2000) {
+        out.push_back(at - it->second);
+      }
     }
-  }
+    return out;
+  };
+  std::vector<double> front = over_reference(front_totals);
+  std::vector<double> floor = over_reference(twin_totals);
   std::string added_json =
       "{\"n\":" + std::to_string(added.size()) + "," + Percentiles(added) +
       ",\"probe_errors\":" + std::to_string(probe_totals.errors) +
       ",\"first\":{\"n\":" + std::to_string(first.size()) + "," + Percentiles(first) +
       "},\"front_probe\":{\"n\":" + std::to_string(front.size()) + "," + Percentiles(front) +
-      ",\"errors\":" + std::to_string(front_totals.errors) + "}}";
+      ",\"errors\":" + std::to_string(front_totals.errors) +
+      "},\"floor\":{\"n\":" + std::to_string(floor.size()) + "," + Percentiles(floor) + "}}";
   std::string statuses;
   for (const auto& [code, n] : totals.statuses) {
     statuses +=
