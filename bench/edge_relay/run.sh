@@ -22,7 +22,10 @@
 # blocking reloads on the preload hint, fetch every listed part of the segment in progress
 # and every completed segment, on one kept-alive connection; one more viewer (the probe)
 # does the same on the origin directly. "Added" is a viewer's part answer header time minus
-# the probe's for the same part.
+# the probe's for the same part (both as their threads read them). Lone viewers on threads of
+# their own — the probe, one of the front ("front probe") and a second one of the origin
+# ("floor": what this machine's scheduling alone puts between two identical viewers) — are
+# timed by their sockets' kernel receive stamps.
 #
 # Settings: VIEWERS, DURATION (seconds per front, default 20), THREADS (the edge's
 # --http-threads and nginx's worker_processes, default 2), FRONTS (default "edge nginx
@@ -211,8 +214,9 @@ if p:
 z = a.get("floor")
 if z:
     print("    floor: a second lone viewer of the origin over the first (what this run cannot tell"
-          " from 0): p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d parts)" % (
-          z["p50"], z["p99"], z["max"], z["n"]))
+          " from 0): p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d parts; %d lone-viewer parts"
+          " without a kernel stamp)" % (z["p50"], z["p99"], z["max"], z["n"],
+          a.get("stamp_fallbacks", 0)))
 print("    added, every viewer (includes serving them all on this machine):"
       " p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d answers; probe errors %d)" % (
       a["p50"], a["p99"], a["max"], a["n"], a["probe_errors"]))'

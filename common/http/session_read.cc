@@ -470,7 +470,8 @@ void Session<Stream>::Dispatch() {
   }
 }
 
-// The members defined in this file, for both transports (the rest: session_write.cc).
+// The class for both transports, with the members defined in this file (session_write.cc
+// instantiates its own one by one).
 template class Session<PlainStream>;
 template class Session<TlsStream>;
 

@@ -4,7 +4,8 @@
 // passes, or when its key is removed.
 //
 // Contract:
-// - A waiter's callback runs exactly once, on the executor it was registered with, with
+// - A waiter's callback runs exactly once (while its executor runs handlers: one stopped for
+//   good destroys the callbacks queued on it unrun), on the executor it was registered with, with
 //   kPublished, kDeadline or kRemoved. Nothing blocks: completions are collected under the
 //   internal mutex and posted to their executors after it is released, so callbacks never run
 //   under any lock, nor inside Wait/Publish/Remove/Expire. One release's callbacks run in

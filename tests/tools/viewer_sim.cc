@@ -27,13 +27,17 @@
 // follows the same path on the probe address (the upstream itself), and the result adds the
 // delay each viewer's part answers had over the probe's answer for the same part (time of the
 // response header's arrival), in ms: "added_ms":{"n":…,"p50":…,"p99":…,"max":…,
-// "first":{…},"front_probe":{…}} (P-13), where "first" is over parts, of each part's earliest
-// viewer, and "front_probe" that of one more viewer of the front on a thread of its own.
+// "first":{…},"front_probe":{…},"floor":{…},"stamp_fallbacks":…} (P-13), where "first" is over
+// parts, of each part's earliest viewer, "front_probe" that of one more viewer of the front on
+// a thread of its own, and "floor" that of a second lone viewer of the upstream.
 // The viewers share one thread (asio coroutines), the probes have their own; loopback use only.
-// The two lone probes (the reference and "front_probe") time a part by when its answer's first
-// byte reached their socket (the kernel's SO_TIMESTAMPNS stamp), not by when their thread got
-// to read it: on a machine whose cores the servers and this process share, a thread's wake-up
-// varied by ±8 ms and the reference's with it.
+// The lone viewers (the reference, "front_probe" and "floor", a second lone viewer of the
+// upstream) time a part by its socket's kernel receive stamp (SO_TIMESTAMPNS) of the data at
+// the head of the queue — the answer's first bytes, unless the kernel merged a later segment
+// into them (then later, never earlier) — not by when their thread got to read it: on a machine
+// whose cores the servers and this process share, a thread's wake-up varied by ±8 ms. Parts
+// timed by reading instead (no stamp came) are counted in "stamp_fallbacks". "added" and
+// "first" compare the viewers' readings with the reference's reading.
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -82,10 +86,13 @@ struct Totals {
   uint64_t parts = 0, segments = 0, playlists = 0;
   std::map<int, uint64_t> statuses;       // non-200 answers
   std::vector<std::string> first_errors;  // "STATUS TARGET" of the first few
-  // --probe: when each part's answer header arrived, for the probe and for the viewers (ms
-  // since the start).
+  // --probe: when each part's answer arrived (ms since the start): for the reference, by
+  // its socket's receive stamp and by its thread's reading of the header (compared with the
+  // lone viewers', and with the viewers', read the same ways); for the others, one of the two.
   std::map<std::string, double> probe_part_ms;
+  std::map<std::string, double> probe_part_read_ms;
   std::vector<std::pair<std::string, double>> viewer_part_ms;
+  uint64_t stamp_fallbacks = 0;  // lone viewers' parts timed by reading: no stamp came
 };
 
 [[noreturn]] void Usage(const std::string& why) {
@@ -136,9 +143,10 @@ Options Parse(int argc, char** argv) {
 std::string DirOf(const std::string& path) { return path.substr(0, path.rfind('/') + 1); }
 
 // When the next answer's first byte reached `stream`'s socket, by the kernel's receive stamp
-// (SO_TIMESTAMPNS, turned on by the caller), on Clock's scale. The lone probes use it: on this
-// loaded machine their thread may run milliseconds after the byte came, which is not the
-// server's delay. nullopt when nothing came within 10 s or the socket gives no stamp.
+// (SO_TIMESTAMPNS, turned on by the caller; the stamp of the data at the head of the queue), on
+// Clock's scale. The lone viewers use it: on this loaded machine their thread may run
+// milliseconds after the byte came, which is not the server's delay. nullopt when nothing came
+// within 10 s or the socket gives no stamp.
 asio::awaitable<std::optional<Clock::time_point>> FirstByteArrival(beast::tcp_stream& stream) {
   using namespace asio::experimental::awaitable_operators;
   asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -172,14 +180,14 @@ asio::awaitable<std::optional<Clock::time_point>> FirstByteArrival(beast::tcp_st
 }
 
 // One GET on a kept connection; the body, or nullopt after an error (counted). When
-// `header_at` is given it receives when the answer's header arrived (with `kernel_stamp`, when
-// its first byte reached the socket). A plain function, not a lambda: GCC 12 mishandles
-// temporaries around co_await in lambdas.
-asio::awaitable<std::optional<std::string>> Get(beast::tcp_stream& stream,
-                                                beast::flat_buffer& buffer, const std::string& host,
-                                                const std::string& target, Totals& totals,
-                                                Clock::time_point* header_at = nullptr,
-                                                bool kernel_stamp = false) {
+// `header_at` is given it receives when this thread had read the answer's header; when
+// `stamped_at` is given too, the socket's receive stamp of the answer's first bytes (nullopt
+// when none came, or bytes were already buffered). A plain function, not a lambda: GCC 12
+// mishandles temporaries around co_await in lambdas.
+asio::awaitable<std::optional<std::string>> Get(
+    beast::tcp_stream& stream, beast::flat_buffer& buffer, const std::string& host,
+    const std::string& target, Totals& totals, Clock::time_point* header_at = nullptr,
+    std::optional<Clock::time_point>* stamped_at = nullptr) {
   http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, host);
   req.set(http::field::user_agent, "meshwork-viewer-sim");
@@ -190,12 +198,12 @@ asio::awaitable<std::optional<std::string>> Get(beast::tcp_stream& stream,
     co_await http::async_write(stream, req, asio::use_awaitable);
     http::response_parser<http::string_body> parser;
     parser.body_limit(64 << 20);
-    std::optional<Clock::time_point> arrived;
-    if (header_at && kernel_stamp && buffer.size() == 0) {
-      arrived = co_await FirstByteArrival(stream);
+    if (stamped_at) {
+      stamped_at->reset();
+      if (buffer.size() == 0) *stamped_at = co_await FirstByteArrival(stream);
     }
     co_await http::async_read_header(stream, buffer, parser, asio::use_awaitable);
-    if (header_at) *header_at = arrived.value_or(Clock::now());
+    if (header_at) *header_at = Clock::now();
     co_await http::async_read(stream, buffer, parser, asio::use_awaitable);
     auto& res = parser.get();
     if (res.result_int() != 200) {
@@ -319,13 +327,20 @@ asio::awaitable<void> LlViewer(const Options& o, beast::tcp_stream& stream,
       if (is_part && msn <= newest_segment) continue;
       fetched.insert(name);
       std::string object = dir + name;
-      Clock::time_point header_at;
-      auto body = co_await Get(stream, buffer, host, object, totals, &header_at, alone);
+      Clock::time_point read_at;
+      std::optional<Clock::time_point> stamped_at;
+      auto body = co_await Get(stream, buffer, host, object, totals, &read_at,
+                               alone ? &stamped_at : nullptr);
       if (!body) break;
       if (is_part && !o.probe_host.empty()) {
-        double at = std::chrono::duration<double, std::milli>(header_at - start).count();
+        auto ms = [&](Clock::time_point t) {
+          return std::chrono::duration<double, std::milli>(t - start).count();
+        };
+        if (alone && !stamped_at) ++totals.stamp_fallbacks;
+        double at = ms(alone ? stamped_at.value_or(read_at) : read_at);
         if (probe) {
           totals.probe_part_ms[name] = at;
+          totals.probe_part_read_ms[name] = ms(read_at);
         } else {
           totals.viewer_part_ms.emplace_back(name, at);
         }
@@ -495,7 +510,9 @@ asio::awaitable<void> Viewer(const Options& o, std::string kind, tcp::endpoint e
   }
   if (alone) {  // a lone probe: its parts' times are the kernel's receive stamps
     int on = 1;
-    setsockopt(stream.socket().native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+    if (setsockopt(stream.socket().native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on)) {
+      std::cerr << "viewer_sim: SO_TIMESTAMPNS refused; lone viewers timed by reading\n";
+    }
   }
   beast::flat_buffer buffer;
   if (kind == "ts") {
@@ -605,8 +622,9 @@ int main(int argc, char** argv) {
   for (const auto& [name, at] : totals.viewer_part_ms) {
     // Parts the probe had in its first 2 s are left out: viewers start over the first
     // second, so a late starter's first parts are late by its start, not by the front.
-    auto it = probe_totals.probe_part_ms.find(name);
-    if (it == probe_totals.probe_part_ms.end() || it->second < 2000) continue;
+    // The viewers' times are their thread's readings: so is the reference's compared here.
+    auto it = probe_totals.probe_part_read_ms.find(name);
+    if (it == probe_totals.probe_part_read_ms.end() || it->second < 2000) continue;
     double d = at - it->second;
     added.push_back(d);
     auto [slot, fresh] = first_by_part.emplace(name, d);
@@ -633,7 +651,11 @@ int main(int argc, char** argv) {
       ",\"first\":{\"n\":" + std::to_string(first.size()) + "," + Percentiles(first) +
       "},\"front_probe\":{\"n\":" + std::to_string(front.size()) + "," + Percentiles(front) +
       ",\"errors\":" + std::to_string(front_totals.errors) +
-      "},\"floor\":{\"n\":" + std::to_string(floor.size()) + "," + Percentiles(floor) + "}}";
+      "},\"floor\":{\"n\":" + std::to_string(floor.size()) + "," + Percentiles(floor) +
+      "},\"stamp_fallbacks\":" +
+      std::to_string(probe_totals.stamp_fallbacks + front_totals.stamp_fallbacks +
+                     twin_totals.stamp_fallbacks) +
+      "}";
   std::string statuses;
   for (const auto& [code, n] : totals.statuses) {
     statuses +=
