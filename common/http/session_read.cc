@@ -470,8 +470,7 @@ void Session<Stream>::Dispatch() {
   }
 }
 
-// The class for both transports, with the members defined in this file (session_write.cc
-// instantiates its own one by one).
+// The members defined in this file, for both transports (the rest: session_write.cc).
 template class Session<PlainStream>;
 template class Session<TlsStream>;
 

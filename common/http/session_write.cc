@@ -357,25 +357,8 @@ void Session<Stream>::WriteFinal(Response response) {
   Write(std::move(response));
 }
 
-// The members defined in this file, for both transports, one by one: session_read.cc
-// instantiates the class (and its members defined there), and a class may be explicitly
-// instantiated only once in a program — twice linked by luck without LTO, not with it.
-#define MESHWORK_SESSION_WRITE_MEMBERS(S)                                                        \
-  template void S::CountAnswer(unsigned, std::optional<uint64_t>);                               \
-  template void S::Write(Response);                                                              \
-  template void S::SendWhole(bool);                                                              \
-  template void S::FinishInline(Deferred);                                                       \
-  template void S::FinishWhole(beast::error_code, size_t, bool);                                 \
-  template void S::CompletePrepared(std::shared_ptr<const PreparedAnswer>, const AnswerFields&); \
-  template void S::CompleteBuffers(Response, SharedBuffers, uint64_t, uint64_t);                 \
-  template void S::CompleteFile(Response, std::shared_ptr<const OpenFile>, uint64_t, uint64_t);  \
-  template void S::SendFileBody(std::shared_ptr<const OpenFile>, uint64_t, uint64_t, bool);      \
-  template void S::BeginChunked(Response);                                                       \
-  template void S::QueueChunk(std::shared_ptr<const std::string>);                               \
-  template void S::PumpChunks();                                                                 \
-  template void S::WriteFinal(Response);
-MESHWORK_SESSION_WRITE_MEMBERS(Session<PlainStream>)
-MESHWORK_SESSION_WRITE_MEMBERS(Session<TlsStream>)
-#undef MESHWORK_SESSION_WRITE_MEMBERS
+// The members defined in this file, for both transports (the rest: session_read.cc).
+template class Session<PlainStream>;
+template class Session<TlsStream>;
 
 }  // namespace meshwork::http::server_internal
