@@ -10,6 +10,7 @@
 
 #include "boost/asio/executor_work_guard.hpp"
 #include "boost/asio/io_context.hpp"
+#include "boost/asio/post.hpp"
 #include "streamer/store/origin_store.h"
 #include "tests/unit/streamer/stream_configs.h"
 
