@@ -4,8 +4,10 @@
 // viewer asking the edge for the part its playlist hints receives the first bytes as they
 // come, the last ones when the link delivers them — not everything at once at the end. Then
 // dash.js 5 and Shaka Player 5 play the edge's DASH (made there from the relayed CMAF).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -20,6 +22,29 @@ std::string PartHint(const std::string& playlist) {
   static const std::regex kHint("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"([^\"]+)\"");
   std::smatch m;
   return std::regex_search(playlist, m, kHint) ? m[1].str() : "";
+}
+
+// The most parts a complete segment of the playlist has (0: none listed). A hint naming a part
+// index at or past it is the packager's guess before the segment's end is known: once the
+// segment closes, that part never exists (404).
+int PartsPerSegment(const std::string& playlist) {
+  int most = 0, since_segment = 0;
+  std::istringstream lines(playlist);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("#EXT-X-PART:", 0) == 0) ++since_segment;
+    if (line.rfind("#EXTINF:", 0) == 0) {
+      most = std::max(most, since_segment);
+      since_segment = 0;
+    }
+  }
+  return most;
+}
+
+// The part index of a hint "M.P.m4s…" (-1: not a part name).
+int HintPart(const std::string& hint) {
+  int msn_end = static_cast<int>(hint.find('.'));
+  if (msn_end < 0) return -1;
+  return std::atoi(hint.c_str() + msn_end + 1);
 }
 
 // The size of the newest part the playlist lists (0: none).
@@ -83,8 +108,12 @@ TEST_CASE(
     std::string hint;
     REQUIRE(Eventually(
         [&] {
-          hint = PartHint(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body);
-          return !hint.empty() && hint != current && hint != previous;
+          std::string playlist = Http("GET", edge.http, "/live/v1/index.ll.m3u8").body;
+          hint = PartHint(playlist);
+          // Not a hint past its segment's end (a 404 once the segment closes: it failed a
+          // rehearsal when the hint caught was one).
+          return !hint.empty() && hint != current && hint != previous &&
+                 HintPart(hint) < PartsPerSegment(playlist);
         },
         10s));
     previous = hint;
