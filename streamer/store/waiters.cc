@@ -86,8 +86,8 @@ struct Release {
   Waiters::Outcome outcome;
 };
 
-// Completions run per handler at most: released in slices, each handler re-posting the rest,
-// so that between two slices the executor's reactor gets its turn. A thousand held reloads
+// At most this many completions run per handler: one release runs in slices, each handler
+// posting the rest, so that between two slices the executor's reactor gets its turn. A thousand held reloads
 // released at once would otherwise all be answered before the worker reads anything else —
 // the part each released viewer asks for next included (P-13).
 constexpr size_t kReleaseSlice = 16;
