@@ -87,9 +87,9 @@ struct Release {
 };
 
 // At most this many completions run per handler: one release runs in slices, each handler
-// posting the rest, so that between two slices the executor's reactor gets its turn. A thousand held reloads
-// released at once would otherwise all be answered before the worker reads anything else —
-// the part each released viewer asks for next included (P-13).
+// posting the rest, so that between two slices the executor's reactor gets its turn. A thousand
+// held reloads released at once would otherwise all be answered before the worker reads anything
+// else — the part each released viewer asks for next included (P-13).
 constexpr size_t kReleaseSlice = 16;
 
 // The completions of one release on one executor, run in order.
