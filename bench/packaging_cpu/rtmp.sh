@@ -2,7 +2,7 @@
 # P-7 for RTMP input beside TS input: one source, then bench/packaging_cpu/run.sh twice on it
 # (INPUT=ts: MPEG-TS over HTTP push; INPUT=rtmp: FLV over RTMP), each with its own ffmpeg
 # reference in the same run; the two summaries are printed together at the end.
-# Environment: as run.sh (DURATION, BUILD_DIR, THREADS). About 3.5 min.
+# Environment: as run.sh (DURATION, BUILD_DIR, THREADS). About 5.5 min.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 work=$(mktemp -d)
@@ -21,5 +21,5 @@ echo
 echo "== P-7 side by side (streamer CPU-s / ffmpeg CPU-s, same source)"
 for input in ts rtmp; do
   printf "%-5s %s | %s\n" "$input" "$(sed -n 's/^streamer (HLS-TS + LL-HLS + DASH): *\([0-9.]*\).*/\1 CPU-s/p' "$work/$input.txt")" \
-    "$(grep '^ratio' "$work/$input.txt")"
+    "$(grep '^ratio' "$work/$input.txt" | paste -sd'|')"
 done

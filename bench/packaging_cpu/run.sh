@@ -34,6 +34,11 @@
 # -hls_time 2`; CPU-seconds from wait4() of each process, each run FF_RUNS times (default 3),
 # its median counted.
 #
+# Then, since P-7 reads "from the same input", ffmpeg also packages both forms in one process
+# that listens for the same real-time push the streamer got (RTMP or HTTP PUT; SAME_RUNS,
+# default 1, each as long as the source): its CPU and the ratio against it are printed beside
+# the file-to-file figure.
+#
 # INPUT=rtmp: the same push over RTMP instead (`ffmpeg -re -c copy -f flv rtmp://…/live/p7`,
 # stream input `rtmp://`), so the FLV → frames path is measured in place of the TS demuxer.
 # bench/packaging_cpu/rtmp.sh runs both on one source, side by side.
@@ -46,7 +51,7 @@
 # STREAMER_ENV="NAME=VALUE …": the streamer's environment only (e.g. GLIBC_TUNABLES).
 #
 # Loopback only; every process it starts is stopped on exit; bounded (~1.5–2 min: the source
-# encode, then the DURATION-long real-time push). Binaries from BUILD_DIR (default <repo>/build).
+# encode, the DURATION-long real-time push, then ffmpeg's own real-time run). Binaries from BUILD_DIR (default <repo>/build).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -256,9 +261,58 @@ echo "ffmpeg runs (CPU-s): HLS-TS${ff_ts_runs}; fMP4 HLS${ff_fmp4_runs}" >&2
 ff_ts_n=$(grep -c '^#EXTINF' "$work/ff_ts/index.m3u8")
 ff_fmp4_n=$(grep -c '^#EXTINF' "$work/ff_fmp4/index.m3u8")
 
+# ---- ffmpeg from the same input: one listener, both packagings, fed as the streamer was ------
+# P-7 reads "from the same input": the streamer received the push over a socket (RTMP, or an
+# HTTP PUT) in real time, which costs it the socket reads, their wake-ups and, on loopback, the
+# acknowledgements' processing; ffmpeg reading a file pays none of that. So ffmpeg also listens
+# (`-listen 1`, RTMP or HTTP PUT as INPUT says) and packages HLS-TS and fMP4 HLS in ONE process
+# (its demuxing counted once, as the streamer's is) while the same feeder command pushes the
+# same file in real time. CPU-seconds from wait4() of the listener; SAME_RUNS times (default 1,
+# each takes the source's duration; 0 skips it).
+wait_listen() {  # wait_listen PORT: until something listens on 127.0.0.1:PORT (5 s at most)
+  for _ in $(seq 1 100); do
+    ss -Hltn "sport = :$1" | grep -q . && return 0
+    sleep 0.05
+  done
+  die "nothing listens on port $1"
+}
+same_runs=""
+for _ in $(seq 1 "${SAME_RUNS:-1}"); do
+  rm -rf "$work/ff_same"
+  mkdir -p "$work/ff_same/ts" "$work/ff_same/fmp4"
+  port=$(free_port)
+  if [ "$input" = rtmp ]; then
+    listen_in=(-listen 1 -i "rtmp://127.0.0.1:$port/live/p7")
+    push_out=(-f flv "rtmp://127.0.0.1:$port/live/p7")
+  else
+    listen_in=(-listen 1 -method PUT -i "http://127.0.0.1:$port/p7/publish")
+    push_out=(-f mpegts -method PUT "http://127.0.0.1:$port/p7/publish")
+  fi
+  run_cpu "${ff[@]}" "${listen_in[@]}" \
+    -map 0 -c copy -f hls -hls_time 2 -hls_list_size 0 \
+    -hls_segment_filename "$work/ff_same/ts/%d.ts" "$work/ff_same/ts/index.m3u8" \
+    -map 0 -c copy -bsf:a aac_adtstoasc -f hls -hls_time 2 -hls_list_size 0 \
+    -hls_segment_type fmp4 -hls_fmp4_init_filename init.mp4 \
+    -hls_segment_filename "$work/ff_same/fmp4/%d.m4s" "$work/ff_same/fmp4/index.m3u8" \
+    >"$work/ff_same.cpu" &
+  listener=$!
+  pids+=($listener)
+  wait_listen "$port"
+  "${ff[@]}" "${feed_rate[@]}" -i "$src" -c copy "${push_out[@]}"
+  wait "$listener" || die "the listening ffmpeg failed"
+  same_runs+=" $(cat "$work/ff_same.cpu")"
+done
+ff_same_cpu=$(echo "$same_runs" | median)
+ff_same_n=0
+if [ -n "$same_runs" ]; then
+  echo "ffmpeg from the same input (CPU-s):${same_runs}" >&2
+  ff_same_n=$(( $(grep -c '^#EXTINF' "$work/ff_same/ts/index.m3u8") + \
+    $(grep -c '^#EXTINF' "$work/ff_same/fmp4/index.m3u8") ))
+fi
+
 python3 - "$src_dur" "$src_kbps" "$c0" "$c1" "$t0" "$t1" "$t_push" "$idle_rate" "$feeder_cpu" \
   "$watch" "$dropped" "$mpd_code" "$ff_ts_cpu" "$ff_fmp4_cpu" "$ff_ts_n" "$ff_fmp4_n" \
-  "$refused" "$pace" "$input" <<'PY'
+  "$refused" "$pace" "$input" "${ff_same_cpu:-0}" "$ff_same_n" <<'PY'
 import json, sys
 a = sys.argv[1:]
 src_dur, src_kbps = float(a[0]), a[1]
@@ -267,6 +321,7 @@ w, dropped, mpd = json.loads(a[9]), int(a[10]), a[11]
 ff_ts, ff_fmp4 = float(a[12]), float(a[13])
 ff_ts_n, ff_fmp4_n = int(a[14]), int(a[15])
 refused, pace, feed_input = int(a[16]), a[17], a[18]
+ff_same, ff_same_n = float(a[19]), int(a[20])
 raw = c1 - c0
 idle = idle_rate * (t1 - t0)
 streamer = max(raw - idle, 0.0)
@@ -296,5 +351,10 @@ per_core = (src_dur / streamer) * (float(src_kbps) / 5000) if streamer > 0 else 
 print(f"ratio streamer / ffmpeg: {ratio:.3f} (bar ≤ 0.5) "
       f"{'PASS' if ratio <= 0.5 and complete else 'FAIL'}"
       f"{'' if complete else ' (packaging incomplete)'}")
+if ff_same > 0:
+    print(f"ffmpeg from the same input ({'RTMP' if feed_input == 'rtmp' else 'HTTP PUT'} listener, "
+          f"both packagings in one process, pushed in real time): {ff_same:.3f} CPU-s "
+          f"({ff_same_n} segments)")
+    print(f"ratio streamer / ffmpeg from the same input: {streamer / ff_same:.3f} (bar ≤ 0.5)")
 print(f"≈ {per_core:.0f} streams of 5 Mbit/s per core at this cost (bar ≥ 100)")
 PY

@@ -9,8 +9,16 @@ namespace meshwork::http {
 
 namespace {
 
+// No CR, LF or NUL. One pass with a cheap first test (all three are below 0x0e): this runs for
+// every field of every prepared answer, and `find_first_of` with a set searched the set for
+// each byte (a `memchr` call per byte: a tenth of a 404's instructions, by callgrind).
 bool CleanText(std::string_view s) {
-  return s.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) <= '\r' && (c == '\r' || c == '\n' || c == '\0')) {
+      return false;
+    }
+  }
+  return true;
 }
 
 void AppendDecimal(uint64_t v, std::string& out) {

@@ -43,29 +43,39 @@ void Router::AddStreaming(std::vector<Verb> methods, std::string_view pattern,
   routes_.back().streaming = std::move(handler);
 }
 
-bool Router::MatchPath(const Route& route, const Parts& parts, std::vector<std::string>& params) {
-  params.clear();
-  if (params.capacity() < route.segments.size()) params.reserve(route.segments.size());
+bool Router::MatchPath(const Route& route, const Parts& parts, std::vector<std::string>* params) {
   size_t fixed = route.rest ? route.segments.size() - 1 : route.segments.size();
   if (route.rest ? parts.size() <= fixed : parts.size() != fixed) return false;
+  // Captures are assigned over the strings `params` already holds (their capacity reused: a
+  // connection matches every request into one Match); the vector is cut to size at the end.
+  size_t n = 0;
+  auto put = [&](std::string_view value) {
+    if (n < params->size()) {
+      (*params)[n].assign(value.data(), value.size());
+    } else {
+      params->emplace_back(value);
+    }
+    ++n;
+  };
   for (size_t i = 0; i < fixed; ++i) {
     const std::string& seg = route.segments[i];
     if (route.captures[i]) {
       if (parts[i].empty()) return false;
-      params.emplace_back(parts[i]);
+      if (params) put(parts[i]);
     } else if (seg != parts[i]) {
       return false;
     }
   }
   if (route.rest) {
-    std::string rest;
     for (size_t i = fixed; i < parts.size(); ++i) {
       if (parts[i].empty()) return false;
-      if (!rest.empty()) rest.push_back('/');
-      rest.append(parts[i]);
     }
-    params.push_back(std::move(rest));
+    // The parts are views into one path, '/' between them: the rest is that stretch of it.
+    const char* begin = parts[fixed].data();
+    const char* end = parts.back().data() + parts.back().size();
+    if (params) put(std::string_view(begin, static_cast<size_t>(end - begin)));
   }
+  if (params) params->resize(n);
   return true;
 }
 
@@ -80,24 +90,29 @@ void Router::Find(Verb method, std::string_view path, Match& match) const {
   match.handler = nullptr;
   match.streaming = nullptr;
   match.allow.clear();
-  std::vector<std::string>& params = match.params;  // MatchPath clears it per route
-  absl::InlinedVector<Verb, 8> allowed;
   Parts parts;
   SplitPath(path, parts);
+  auto takes = [](const Route& route, Verb v) {
+    return std::find(route.methods.begin(), route.methods.end(), v) != route.methods.end();
+  };
+  // The first route that takes the method and matches the path wins; its captures are the
+  // only ones made.
   for (const Route& route : routes_) {
-    if (!MatchPath(route, parts, params)) continue;
-    auto takes = [&](Verb v) {
-      return std::find(route.methods.begin(), route.methods.end(), v) != route.methods.end();
-    };
-    if (takes(method) || (method == Verb::head && takes(Verb::get))) {
-      match.result = MatchResult::kFound;
-      if (route.streaming) {
-        match.streaming = &route.streaming;
-      } else {
-        match.handler = &route.handler;
-      }
-      return;
+    if (!takes(route, method) && !(method == Verb::head && takes(route, Verb::get))) continue;
+    if (!MatchPath(route, parts, &match.params)) continue;
+    match.result = MatchResult::kFound;
+    if (route.streaming) {
+      match.streaming = &route.streaming;
+    } else {
+      match.handler = &route.handler;
     }
+    return;
+  }
+  match.params.clear();
+  // None: the methods of the routes whose path matches make the Allow field of a 405.
+  absl::InlinedVector<Verb, 8> allowed;
+  for (const Route& route : routes_) {
+    if (!MatchPath(route, parts, nullptr)) continue;
     for (Verb v : route.methods) {
       if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) allowed.push_back(v);
     }
@@ -109,7 +124,6 @@ void Router::Find(Verb method, std::string_view path, Match& match) const {
       match.allow += std::string(beast_http::to_string(v));
     }
   }
-  params.clear();
 }
 
 }  // namespace meshwork::http

@@ -43,8 +43,9 @@ class Router {
     Handler handler;
     StreamingHandler streaming;
   };
-  // Whether `route` matches the path split into `parts`; its captures then go to `params`.
-  static bool MatchPath(const Route& route, const Parts& parts, std::vector<std::string>& params);
+  // Whether `route` matches the path split into `parts`; its captures then go to `params`
+  // (when not null; on no match its content is unspecified).
+  static bool MatchPath(const Route& route, const Parts& parts, std::vector<std::string>* params);
   std::vector<Route> routes_;
 };
 

@@ -194,5 +194,21 @@ TEST_CASE("P-5 Router: a reused Match holds only the last lookup's result") {
   CHECK(m.params == Params{"a", "b"});
 }
 
+TEST_CASE("P-5 Router: a reused Match assigns captures over the strings it holds") {
+  Router router;
+  router.Add({Verb::get}, "/{path...}", [](RequestContext&, Responder) {});
+  Router::Match match;
+  router.Find(Verb::get, "/live/v1/1234567890123456789.ts", match);
+  REQUIRE(match.result == Router::MatchResult::kFound);
+  REQUIRE(match.params == std::vector<std::string>{"live/v1/1234567890123456789.ts"});
+  const char* storage = match.params[0].data();  // longer than the small-string buffer
+  router.Find(Verb::get, "/live/v1/1234567890123456790.ts", match);
+  REQUIRE(match.params == std::vector<std::string>{"live/v1/1234567890123456790.ts"});
+  CHECK(match.params[0].data() == storage);      // no new allocation for the same length
+  router.Find(Verb::get, "/live//x.ts", match);  // an empty segment never matches
+  CHECK(match.result == Router::MatchResult::kNoPath);
+  CHECK(match.params.empty());
+}
+
 }  // namespace
 }  // namespace meshwork::http
