@@ -29,37 +29,34 @@ void AppendDecimal(uint64_t v, std::string& out) {
 
 }  // namespace
 
-void AnswerFields::Add(std::string_view name, std::string_view value) {
-  ABSL_RAW_CHECK(!name.empty() && CleanText(name) && name.find(':') == std::string_view::npos &&
-                     CleanText(value),
-                 "a malformed prepared header field");
-  const size_t need = name.size() + 2 + value.size() + 2;
+void AnswerFields::Append(std::string_view name, std::string_view a, std::string_view b) {
+  const size_t need = name.size() + 2 + a.size() + b.size() + 2;
   ABSL_RAW_CHECK(size_ + need <= kCapacity, "prepared header fields over their capacity");
   char* at = bytes_.data() + size_;
-  std::memcpy(at, name.data(), name.size());
-  at += name.size();
-  std::memcpy(at, ": ", 2);
-  at += 2;
-  std::memcpy(at, value.data(), value.size());
-  at += value.size();
-  std::memcpy(at, "\r\n", 2);
+  for (std::string_view piece : {name, std::string_view(": "), a, b, std::string_view("\r\n")}) {
+    std::memcpy(at, piece.data(), piece.size());
+    at += piece.size();
+  }
   size_ += need;
 }
 
-bool AnswerFields::TryAdd(std::string_view name, std::string_view value) {
-  ABSL_RAW_CHECK(!name.empty() && CleanText(name) && name.find(':') == std::string_view::npos,
-                 "a malformed prepared header field name");
-  if (size_ + name.size() + 2 + value.size() + 2 > kCapacity || !CleanText(value)) return false;
-  Add(name, value);
+void AnswerFields::Add(FieldName name, std::string_view value) {
+  ABSL_RAW_CHECK(CleanText(value), "a malformed prepared header field value");
+  Append(name.view(), value);
+}
+
+bool AnswerFields::TryAdd(FieldName name, std::string_view value) {
+  if (size_ + name.view().size() + 2 + value.size() + 2 > kCapacity || !CleanText(value)) {
+    return false;
+  }
+  Append(name.view(), value);
   return true;
 }
 
-void AnswerFields::Add(std::string_view name, std::string_view prefix, int64_t value) {
-  char text[64];
-  ABSL_RAW_CHECK(prefix.size() <= sizeof(text) - 24, "a prepared field's prefix is too long");
-  std::memcpy(text, prefix.data(), prefix.size());
-  auto [end, ec] = std::to_chars(text + prefix.size(), text + sizeof(text), value);
-  Add(name, std::string_view(text, static_cast<size_t>(end - text)));
+void AnswerFields::Add(FieldName name, FieldText prefix, int64_t value) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), value);
+  Append(name.view(), prefix.view(), std::string_view(digits, static_cast<size_t>(end - digits)));
 }
 
 namespace head_internal {

@@ -6,8 +6,9 @@
 // writes itself (Server, Date, Content-Length, Transfer-Encoding, Connection), already
 // serialized, and the body. It is immutable once built: share it across threads freely.
 // AnswerFields carries the few fields that change per request (a TTL, say) without an
-// allocation. Both are built by our own code, never from request bytes: a field name or value
-// with CR, LF or NUL is a bug and crashes (it would split the header).
+// allocation. Both are built by our own code: a field name or value with CR, LF or NUL would
+// split the header, so names and fixed text are checked at compile time (FieldName,
+// FieldText), other values at run time (a crash in Add; TryAdd refuses a request's bytes).
 #pragma once
 
 #include <array>
@@ -21,21 +22,60 @@
 
 namespace meshwork::http {
 
+// Text of a header field written in our code (a string literal), checked when the program is
+// compiled: a literal with CR, LF or NUL does not compile (the check throws in a constant
+// evaluation). The per-request path then checks only what it cannot know beforehand.
+class FieldText {
+ public:
+  template <size_t N>
+  consteval FieldText(const char (&text)[N]) : text_(text, N - 1) {  // NOLINT: implicit
+    for (char c : text_) {
+      if (c == '\r' || c == '\n' || c == '\0') throw "a prepared field's text holds CR, LF or NUL";
+    }
+  }
+  constexpr std::string_view view() const { return text_; }
+
+ private:
+  std::string_view text_;
+};
+
+// A header field's name written in our code: FieldText, not empty, without ':' or spaces.
+class FieldName {
+ public:
+  template <size_t N>
+  consteval FieldName(const char (&name)[N]) : name_(name) {  // NOLINT: implicit
+    if (N < 2) throw "an empty prepared field name";
+    for (char c : name_.view()) {
+      if (c == ':' || c == ' ' || c == '\t') throw "a prepared field name holds ':' or a space";
+    }
+  }
+  constexpr std::string_view view() const { return name_.view(); }
+
+ private:
+  FieldText name_;
+};
+
 // Header fields of one answer, serialized "Name: value\r\n" into a fixed buffer.
 class AnswerFields {
  public:
   static constexpr size_t kCapacity = 512;
-  // Appends one field. Crashes when the field does not fit or is malformed (our code's bug).
-  void Add(std::string_view name, std::string_view value);
-  // `prefix` then `value` in decimal: Add("Cache-Control", "max-age=", 5).
-  void Add(std::string_view name, std::string_view prefix, int64_t value);
+  // Appends one field. Crashes when the field does not fit or `value` holds CR, LF or NUL (our
+  // code's bug: values from requests go through TryAdd).
+  void Add(FieldName name, std::string_view value);
+  // `prefix` then `value` in decimal: Add("Cache-Control", "max-age=", 5). Nothing in it is
+  // checked per call but the room (the digits are clean, the rest was checked at compile
+  // time).
+  void Add(FieldName name, FieldText prefix, int64_t value);
   // Appends one field whose value may come from a request (a URL with its query): false, and
   // nothing appended, when it does not fit or holds CR, LF or NUL — the caller then answers
-  // another way. `name` is still ours (crashes when malformed).
-  bool TryAdd(std::string_view name, std::string_view value);
+  // another way.
+  bool TryAdd(FieldName name, std::string_view value);
   std::string_view view() const { return {bytes_.data(), size_}; }
 
  private:
+  // Appends "name: " + each of `pieces` + CRLF; crashes past the capacity.
+  void Append(std::string_view name, std::string_view a, std::string_view b = {});
+
   std::array<char, kCapacity> bytes_;  // the first size_ bytes are the fields
   size_t size_ = 0;
 };
