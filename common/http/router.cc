@@ -34,7 +34,31 @@ void Router::Add(std::vector<Verb> methods, std::string_view pattern, Handler ha
     route.rest = IsCapture(last) && last.size() > 5 && last.substr(last.size() - 4) == "...}";
   }
   route.handler = std::move(handler);
+  auto index = static_cast<uint32_t>(routes_.size());
+  if (route.captures.empty() || route.captures[0]) {
+    capture_first_.push_back(index);
+  } else {
+    by_first_[route.segments[0]].push_back(index);
+  }
   routes_.push_back(std::move(route));
+}
+
+template <typename Fn>
+void Router::ForCandidates(std::string_view first, Fn&& fn) const {
+  static const std::vector<uint32_t> kNone;
+  auto found = by_first_.find(absl::string_view(first.data(), first.size()));
+  const std::vector<uint32_t>& literal = found == by_first_.end() ? kNone : found->second;
+  // Merge the two ascending lists: the routes keep the order they were added in.
+  size_t a = 0, b = 0;
+  while (a < literal.size() || b < capture_first_.size()) {
+    uint32_t next;
+    if (b == capture_first_.size() || (a < literal.size() && literal[a] < capture_first_[b])) {
+      next = literal[a++];
+    } else {
+      next = capture_first_[b++];
+    }
+    if (fn(routes_[next])) return;
+  }
 }
 
 void Router::AddStreaming(std::vector<Verb> methods, std::string_view pattern,
@@ -97,26 +121,28 @@ void Router::Find(Verb method, std::string_view path, Match& match) const {
   };
   // The first route that takes the method and matches the path wins; its captures are the
   // only ones made.
-  for (const Route& route : routes_) {
-    if (!takes(route, method) && !(method == Verb::head && takes(route, Verb::get))) continue;
-    if (!MatchPath(route, parts, &match.params)) continue;
+  ForCandidates(parts[0], [&](const Route& route) {
+    if (!takes(route, method) && !(method == Verb::head && takes(route, Verb::get))) return false;
+    if (!MatchPath(route, parts, &match.params)) return false;
     match.result = MatchResult::kFound;
     if (route.streaming) {
       match.streaming = &route.streaming;
     } else {
       match.handler = &route.handler;
     }
-    return;
-  }
+    return true;
+  });
+  if (match.result == MatchResult::kFound) return;
   match.params.clear();
   // None: the methods of the routes whose path matches make the Allow field of a 405.
   absl::InlinedVector<Verb, 8> allowed;
-  for (const Route& route : routes_) {
-    if (!MatchPath(route, parts, nullptr)) continue;
+  ForCandidates(parts[0], [&](const Route& route) {
+    if (!MatchPath(route, parts, nullptr)) return false;
     for (Verb v : route.methods) {
       if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) allowed.push_back(v);
     }
-  }
+    return false;
+  });
   if (!allowed.empty()) {
     match.result = MatchResult::kNoMethod;
     for (Verb v : allowed) {

@@ -4,10 +4,12 @@
 // before the server starts, then read-only (safe to share between workers).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "common/http/types.h"
 
@@ -46,7 +48,18 @@ class Router {
   // Whether `route` matches the path split into `parts`; its captures then go to `params`
   // (when not null; on no match its content is unspecified).
   static bool MatchPath(const Route& route, const Parts& parts, std::vector<std::string>* params);
+  // Calls fn(route) for each route that may match a path whose first segment is `first` (those
+  // whose first pattern segment is that literal or a capture), in the order they were added,
+  // until fn returns true.
+  template <typename Fn>
+  void ForCandidates(std::string_view first, Fn&& fn) const;
+
   std::vector<Route> routes_;
+  // Indexes into routes_, ascending: by a literal first segment, and those starting with a
+  // capture. A central has dozens of API routes before the viewers' catch-all: a request is
+  // matched against the few its first segment allows, not all of them.
+  absl::flat_hash_map<std::string, std::vector<uint32_t>> by_first_;
+  std::vector<uint32_t> capture_first_;
 };
 
 }  // namespace meshwork::http

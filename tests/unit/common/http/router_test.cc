@@ -134,6 +134,30 @@ TEST_CASE("Router: the first matching route wins") {
   CHECK(Call(router.Find(Verb::get, "/files/a"), &hit) == "files-rest");
 }
 
+TEST_CASE("P-2 Router: routes starting with a capture and with a literal keep their added order") {
+  std::string hit;
+  Router router;
+  router.Add({Verb::get}, "/api/one", Tag(&hit, "api-one"));
+  router.Add({Verb::get}, "/{first}/one", Tag(&hit, "capture-one"));
+  router.Add({Verb::get}, "/api/{name}", Tag(&hit, "api-name"));
+  router.Add({Verb::post}, "/other/{name}", Tag(&hit, "other-post"));
+  router.Add({Verb::get}, "/{path...}", Tag(&hit, "catch-all"));
+  router.Add({Verb::get}, "/api/two", Tag(&hit, "shadowed"));
+
+  CHECK(Call(router.Find(Verb::get, "/api/one"), &hit) == "api-one");
+  CHECK(Call(router.Find(Verb::get, "/zzz/one"), &hit) == "capture-one");
+  auto two = router.Find(Verb::get, "/api/two");  // the capture-first catch-all came first
+  CHECK(Call(two, &hit) == "api-name");
+  CHECK(two.params == Params{"two"});
+  CHECK(Call(router.Find(Verb::get, "/api/two/three"), &hit) == "catch-all");
+  CHECK(Call(router.Find(Verb::get, "/other/x"), &hit) == "catch-all");
+  auto post = router.Find(Verb::post, "/other/x");
+  CHECK(Call(post, &hit) == "other-post");
+  auto put = router.Find(Verb::put, "/other/x");  // the Allow list gathers both kinds
+  CHECK(put.result == Router::MatchResult::kNoMethod);
+  CHECK(put.allow == "POST, GET");
+}
+
 TEST_CASE("Router: a later route with the method is found after an earlier one without it") {
   std::string hit;
   Router router;
