@@ -140,12 +140,22 @@ std::string RoutingService::NodeUrl(const RouteNode& node, std::string_view sche
         scheme == "https" && endpoints->https_port ? endpoints->https_port : endpoints->http_port;
     if (endpoints->public_port) port = endpoints->public_port;
   }
-  std::string host = node.hostname;
-  auto ip = net::IpAddress::Parse(host);
-  if (ip.ok() && !ip->is_v4()) host = absl::StrCat("[", host, "]");
+  const std::string& host = node.hostname;
+  // Only an IPv6 literal is bracketed, and only it holds ':' (every redirect comes here: the
+  // address parse runs only then).
+  bool bracket = false;
+  if (host.find(':') != std::string::npos) {
+    auto ip = net::IpAddress::Parse(host);
+    bracket = ip.ok() && !ip->is_v4();
+  }
   bool default_port =
       port == 0 || (scheme == "http" && port == 80) || (scheme == "https" && port == 443);
-  std::string url = absl::StrCat(std::string(scheme), "://", host);
+  std::string url;
+  url.reserve(scheme.size() + 3 + host.size() + 2 + 6);
+  url.append(scheme).append("://");
+  if (bracket) url.push_back('[');
+  url.append(host);
+  if (bracket) url.push_back(']');
   if (!default_port) absl::StrAppend(&url, ":", port);
   return url;
 }

@@ -1,6 +1,7 @@
 #include "common/http/prepared_answer.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/base/internal/raw_logging.h"
@@ -9,14 +10,25 @@ namespace meshwork::http {
 
 namespace {
 
-// No CR, LF or NUL. One pass with a cheap first test (all three are below 0x0e): this runs for
-// every field of every prepared answer, and `find_first_of` with a set searched the set for
-// each byte (a `memchr` call per byte: a tenth of a 404's instructions, by callgrind).
+// No CR, LF or NUL. All three are below 0x0e, so eight bytes at a time are tested for any byte
+// below 0x0e first ((w - 0x0e…) & ~w & 0x80… is non-zero exactly then), and only such a word
+// byte by byte: this runs for a URL in every redirect (`find_first_of` with a set made a
+// `memchr` call per byte — a tenth of a 404's instructions, by callgrind).
 bool CleanText(std::string_view s) {
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) <= '\r' && (c == '\r' || c == '\n' || c == '\0')) {
-      return false;
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  auto clean_byte = [](char c) { return c != '\r' && c != '\n' && c != '\0'; };
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if (((w - 0x0e * kOnes) & ~w & kHigh) == 0) continue;
+    for (size_t j = i; j < i + 8; ++j) {
+      if (!clean_byte(s[j])) return false;
     }
+  }
+  for (; i < s.size(); ++i) {
+    if (!clean_byte(s[i])) return false;
   }
   return true;
 }

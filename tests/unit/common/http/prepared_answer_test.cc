@@ -149,6 +149,31 @@ TEST_CASE("P-2 AnswerFields::TryAdd takes a request-derived value only when it f
   CHECK_FALSE(f.TryAdd("X", ""));
 }
 
+TEST_CASE(
+    "P-2 AnswerFields::TryAdd refuses CR, LF and NUL at any position, takes every other byte") {
+  // The check reads eight bytes at a time: every position of values up to 40 bytes, each
+  // forbidden byte, and the bytes next to them (0x0b, 0x0c, 0x0e, 0x7f, 0x80, 0xff) allowed.
+  for (size_t length = 1; length <= 40; ++length) {
+    for (size_t at = 0; at < length; ++at) {
+      for (char bad : {'\r', '\n', '\0'}) {
+        std::string value(length, 'u');
+        value[at] = bad;
+        AnswerFields f;
+        INFO("length " << length << ", position " << at << ", byte " << int(bad));
+        CHECK_FALSE(f.TryAdd("X-Value", value));
+        CHECK(f.view().empty());
+      }
+      for (char fine : {'\x0b', '\x0c', '\x0e', '\x7f', '\x80', '\xff', '\t'}) {
+        std::string value(length, 'u');
+        value[at] = fine;
+        AnswerFields f;
+        INFO("length " << length << ", position " << at << ", byte " << int(fine));
+        CHECK(f.TryAdd("X-Value", value));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace prepared_answer_test
 }  // namespace meshwork::http
