@@ -8,6 +8,8 @@
 
 namespace meshwork::http {
 
+using std::string_view_literals::operator""sv;
+
 namespace {
 
 // No CR, LF or NUL. All three are below 0x0e, so eight bytes at a time are tested for any byte
@@ -84,7 +86,7 @@ void AppendStatusAndFields(const beast_http::response_header<>& head, std::strin
   size_t size = 9 + 4 + reason.size() + 2;
   for (const auto& f : head) size += f.name_string().size() + 2 + f.value().size() + 2;
   out.reserve(out.size() + size + 96);  // and room for the session's own fields
-  out += "HTTP/1.1 ";
+  out.append("HTTP/1.1 "sv);
   char status[4] = {};
   unsigned code = head.result_int() % 1000;
   status[0] = static_cast<char>('0' + code / 100);
@@ -93,33 +95,37 @@ void AppendStatusAndFields(const beast_http::response_header<>& head, std::strin
   status[3] = ' ';
   out.append(status, 4);
   out.append(reason.data(), reason.size());
-  out += "\r\n";
+  out.append("\r\n"sv);
   for (const auto& f : head) {
     if (SessionField(f.name())) continue;
     out.append(f.name_string().data(), f.name_string().size());
-    out += ": ";
+    out.append(": "sv);
     out.append(f.value().data(), f.value().size());
-    out += "\r\n";
+    out.append("\r\n"sv);
   }
 }
 
 void AppendSessionFields(unsigned code, std::string_view date,
                          std::optional<uint64_t> content_length, bool keep, std::string& out) {
-  out += "Server: meshwork\r\nDate: ";
-  out.append(date.data(), date.size());
-  out += "\r\n";
+  out.append("Server: meshwork\r\nDate: "sv);
+  out.append(date);
+  AppendFraming(code, content_length, out);
+  if (!keep) out.append("Connection: close\r\n"sv);
+  out.append("\r\n"sv);
+}
+
+void AppendFraming(unsigned code, std::optional<uint64_t> content_length, std::string& out) {
+  out.append("\r\n"sv);  // ends the Date line
   // RFC 9112 §6.1, §6.3: 1xx, 204 and 304 answers carry neither framing field (they end at
   // their header; a Transfer-Encoding there makes clients wait for a chunked body).
   const bool bodiless = code < 200 || code == 204 || code == 304;
   if (!bodiless && content_length) {
-    out += "Content-Length: ";
+    out.append("Content-Length: "sv);
     AppendDecimal(*content_length, out);
-    out += "\r\n";
+    out.append("\r\n"sv);
   } else if (!bodiless) {
-    out += "Transfer-Encoding: chunked\r\n";
+    out.append("Transfer-Encoding: chunked\r\n"sv);
   }
-  if (!keep) out += "Connection: close\r\n";
-  out += "\r\n";
 }
 
 }  // namespace head_internal
@@ -136,6 +142,7 @@ PreparedAnswer::PreparedAnswer(Response response, std::shared_ptr<const std::str
   }
   head_internal::AppendStatusAndFields(response.base(), head_);
   head_.shrink_to_fit();
+  head_internal::AppendFraming(status_, body_.size(), framing_);
   for (const auto& f : response.base()) {
     if (!head_internal::SessionField(f.name())) fields_.insert(f.name_string(), f.value());
   }
@@ -145,10 +152,18 @@ PreparedAnswer::PreparedAnswer(Response response, std::shared_ptr<const std::str
 
 void PreparedAnswer::AppendHead(std::string_view extra, std::string_view date, bool keep,
                                 std::string& out) const {
-  out.reserve(out.size() + head_.size() + extra.size() + date.size() + 80);
-  out += head_;
-  out += extra;
-  head_internal::AppendSessionFields(status_, date, body_.size(), keep, out);
+  // The same bytes as AppendSessionFields would add, with the framing rendered once.
+  constexpr std::string_view kServerDate = "Server: meshwork\r\nDate: ";
+  constexpr std::string_view kClose = "Connection: close\r\n";
+  out.reserve(out.size() + head_.size() + extra.size() + kServerDate.size() + date.size() +
+              framing_.size() + kClose.size() + 2);
+  out.append(head_);
+  out.append(extra);
+  out.append(kServerDate);
+  out.append(date);
+  out.append(framing_);
+  if (!keep) out.append(kClose);
+  out.append("\r\n"sv);
 }
 
 Response PreparedAnswer::ToResponse(std::string_view extra, bool with_body) const {

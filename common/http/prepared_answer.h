@@ -107,6 +107,7 @@ class PreparedAnswer {
  private:
   unsigned status_;
   std::string head_;  // "HTTP/1.1 NNN Reason\r\n" and the fields, each line with CRLF
+  std::string framing_;  // CRLF ending the Date line, then Content-Length (AppendFraming)
   std::shared_ptr<const std::string> shared_body_;  // the body when shared, else null
   std::string own_body_;
   std::string_view body_;  // into one of the two
@@ -137,6 +138,8 @@ void AppendStatusAndFields(const beast_http::response_header<>& head, std::strin
 // blank line that ends the header.
 void AppendSessionFields(unsigned code, std::string_view date,
                          std::optional<uint64_t> content_length, bool keep, std::string& out);
+// The part of AppendSessionFields from the end of the Date line through the framing field.
+void AppendFraming(unsigned code, std::optional<uint64_t> content_length, std::string& out);
 }  // namespace head_internal
 
 }  // namespace meshwork::http
