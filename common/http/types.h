@@ -29,7 +29,9 @@ using Status = beast_http::status;
 using Verb = beast_http::verb;
 
 // What a handler knows about the request besides its bytes. Owned by the connection; valid
-// until the handler's Responder has been used.
+// until the handler's Responder has been used. A connection reuses one for its requests: a
+// field added here is also reset in Session::ReadHeader (a static_assert on the size there
+// says so).
 struct RequestContext {
   Request request;
   std::string_view path;            // the target without the query, percent-encoding kept
