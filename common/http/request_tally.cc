@@ -27,7 +27,10 @@ RequestTally::RequestTally(prometheus::Family<prometheus::Counter>* requests,
 void RequestTally::CountRequest(size_t w, std::string_view method, unsigned status,
                                 double seconds) {
   PerWorker& tally = *workers_[w];
-  if (requests_) {
+  if (requests_ && tally.last != nullptr && tally.last_status == status &&
+      tally.last_method == method) {
+    Bump(tally.last->count, 1);
+  } else if (requests_) {
     // Methods fit the small-string buffer: the key costs no allocation once cached.
     auto key = std::make_pair(std::string(method), status);
     auto it = tally.by_key.find(key);
@@ -44,6 +47,9 @@ void RequestTally::CountRequest(size_t w, std::string_view method, unsigned stat
       it = tally.by_key.emplace(std::move(key), raw).first;
     }
     Bump(it->second->count, 1);
+    tally.last_method.assign(method.data(), method.size());
+    tally.last_status = status;
+    tally.last = it->second;
   }
   if (latency_) {
     // Prometheus buckets are upper bounds (le): the first bound not below the value.

@@ -68,6 +68,11 @@ class RequestTally final : public metrics::CollectHook {
     // (method, status) → its count; only the owner touches the map. The counts themselves
     // are also listed in `counts` (guarded by list_mu) for the fold.
     absl::flat_hash_map<std::pair<std::string, unsigned>, RequestCount*> by_key;
+    // The last key counted and its count: a storm repeats one (method, status) — no string
+    // made and hashed per request then. Owner only.
+    std::string last_method;
+    unsigned last_status = 0;
+    RequestCount* last = nullptr;
     absl::Mutex list_mu;
     std::vector<std::unique_ptr<RequestCount>> counts ABSL_GUARDED_BY(list_mu);
   };

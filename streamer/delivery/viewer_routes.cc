@@ -260,7 +260,7 @@ std::chrono::milliseconds SessionLifetime(const StreamConfig& settings) {
 }
 
 // what the access verdict tells the rest of the request.
-void Admit(Target& target, AccessGate::Result verdict) {
+void Admit(Target& target, AccessGate::Result&& verdict) {
   target.carry = std::move(verdict.carry);
   target.carry_token = std::move(verdict.carry_token);
   target.login = std::move(verdict.login);

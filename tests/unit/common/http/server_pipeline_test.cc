@@ -197,19 +197,29 @@ TEST_CASE("M-4 requests counted per worker reach /metrics whole") {
   auto server = Start(EchoRouter(recorder), &registry);
   // Several connections, so both workers count; each tally is folded in when scraped.
   constexpr int kConnections = 6, kEach = 50;
+  // Each worker remembers its last (method, status): runs of one key and alternations of
+  // two, GET 200 and GET 404, are counted to the right series.
+  int not_found = 0;
   for (int c = 0; c < kConnections; ++c) {
     RawConnection conn(server->port());
     for (int i = 0; i < kEach; ++i) {
-      conn.Write("GET /n/" + std::to_string(i) + " HTTP/1.1\r\n\r\n");
+      bool miss = c % 2 == 1 && i % 3 != 0;
+      conn.Write(miss ? std::string("GET /nothing HTTP/1.1\r\n\r\n")
+                      : "GET /n/" + std::to_string(i) + " HTTP/1.1\r\n\r\n");
       REQUIRE(conn.Read());
+      not_found += miss ? 1 : 0;
     }
   }
   std::string text = metrics::RenderText(registry);
   INFO(text);
   const double total = kConnections * kEach;
+  REQUIRE(not_found > 0);
   CHECK(SeriesValue(text,
                     R"(meshwork_http_requests_total{listener="test",method="GET",status="200"})") ==
-        total);
+        total - not_found);
+  CHECK(SeriesValue(text,
+                    R"(meshwork_http_requests_total{listener="test",method="GET",status="404"})") ==
+        not_found);
   CHECK(SeriesValue(text, R"(meshwork_http_request_duration_seconds_count{listener="test"})") ==
         total);
   CHECK(SeriesValue(
@@ -224,7 +234,7 @@ TEST_CASE("M-4 requests counted per worker reach /metrics whole") {
   // A second scrape adds nothing that was already folded in.
   CHECK(SeriesValue(metrics::RenderText(registry),
                     R"(meshwork_http_requests_total{listener="test",method="GET",status="200"})") ==
-        total);
+        total - not_found);
 }
 
 }  // namespace server_pipeline_test
