@@ -28,6 +28,7 @@ mkdir -p "$out" "$wrap/streamer" "$wrap/central"
 for bin in streamer central; do
   cat >"$wrap/$bin/$bin" <<SH
 #!/usr/bin/env bash
+echo \$\$ >"$wrap/$bin.pid"  # the exec keeps the PID: valgrind's
 exec valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/$bin.%p" \
   "$build_real/$bin/$bin" "\$@"
 SH
@@ -42,7 +43,6 @@ trap 'cleanup; rm -rf "$wrap"' EXIT
 measure() {
   local pid="$1" url="$2" script=()
   [ -n "${3:-}" ] && script=(-s "$3")
-  rm -f "$out"/*.ir
   wrk -t1 -c10 -d3s "${script[@]}" "$url" >/dev/null
   callgrind_control -i on "$pid" >/dev/null
   wrk -t1 -c10 -d"${duration}s" "${script[@]}" "$url" >"$work/wrk.txt"
@@ -58,7 +58,9 @@ measure() {
   [ -n "$requests" ] && [ "$requests" -gt 0 ] && [ -n "$total" ] || die "no count for $url"
   echo $((total / requests)) "$requests"
 }
-valgrind_pid() { pgrep -f "valgrind.*$1" | head -1; }
+valgrind_pid() {  # valgrind_pid streamer|central|nginx
+  if [ -f "$wrap/$1.pid" ]; then cat "$wrap/$1.pid"; else echo "$nginx_vg_pid"; fi
+}
 
 # ---- streamer: 404 + TTL for future segments ---------------------------------------------------
 start_origin 6
@@ -111,7 +113,8 @@ NGINX
 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/nginx.%p" \
   "${NGINX:-/usr/sbin/nginx}" -p "$work/" -c "$work/nginx.conf" -e "$work/nginx-error.log" \
   2>"$work/nginx-valgrind.log" &
-pids+=($!)
+nginx_vg_pid=$!
+pids+=($nginx_vg_pid)
 for _ in $(seq 1 100); do
   curl -s -o /dev/null "http://127.0.0.1:$nginx_port/x" && break
   sleep 0.1

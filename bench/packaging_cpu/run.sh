@@ -72,12 +72,25 @@ clk_tck=$(getconf CLK_TCK)
 cpu_s() {  # cpu_s PID → utime+stime of the process in seconds
   awk -v t="$clk_tck" '{ sub(/^.*\) /, ""); printf "%.3f\n", ($12 + $13) / t }' "/proc/$1/stat"
 }
-# Runs a command to completion and prints its own CPU-seconds (user + system, wait4).
+# Runs a command to completion and prints its own CPU-seconds (user + system, wait4). A
+# SIGTERM (the cleanup's kill) is passed on to the command; RUN_LIMIT_S, when set, kills it
+# after that many seconds (a listener whose feeder never came). It execs python, so call it
+# only in a subshell — `$(run_cpu …)` or `run_cpu … &`, where `$!` is then the python that
+# the cleanup's kill reaches.
 run_cpu() {
-  python3 - "$@" <<'PY'
-import os, subprocess, sys
+  exec python3 - "$@" <<'PY'
+import os, signal, subprocess, sys, threading
 p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+for sig in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(sig, lambda *_: p.kill())
+limit = os.environ.get("RUN_LIMIT_S")
+timer = threading.Timer(float(limit), p.kill) if limit else None
+if timer:
+    timer.daemon = True
+    timer.start()
 _, status, ru = os.wait4(p.pid, 0)
+if timer:
+    timer.cancel()
 if os.waitstatus_to_exitcode(status) != 0:
     sys.exit(f"{sys.argv[1:]} failed: {status}")
 print(f"{ru.ru_utime + ru.ru_stime:.3f}")
@@ -288,7 +301,7 @@ for _ in $(seq 1 "${SAME_RUNS:-1}"); do
     listen_in=(-listen 1 -method PUT -i "http://127.0.0.1:$port/p7/publish")
     push_out=(-f mpegts -method PUT "http://127.0.0.1:$port/p7/publish")
   fi
-  run_cpu "${ff[@]}" "${listen_in[@]}" \
+  RUN_LIMIT_S=$((${src_dur%.*} + 60)) run_cpu "${ff[@]}" "${listen_in[@]}" \
     -map 0 -c copy -f hls -hls_time 2 -hls_list_size 0 \
     -hls_segment_filename "$work/ff_same/ts/%d.ts" "$work/ff_same/ts/index.m3u8" \
     -map 0 -c copy -bsf:a aac_adtstoasc -f hls -hls_time 2 -hls_list_size 0 \
@@ -302,9 +315,10 @@ for _ in $(seq 1 "${SAME_RUNS:-1}"); do
   wait "$listener" || die "the listening ffmpeg failed"
   same_runs+=" $(cat "$work/ff_same.cpu")"
 done
-ff_same_cpu=$(echo "$same_runs" | median)
+ff_same_cpu=0
 ff_same_n=0
 if [ -n "$same_runs" ]; then
+  ff_same_cpu=$(echo "$same_runs" | median)
   echo "ffmpeg from the same input (CPU-s):${same_runs}" >&2
   ff_same_n=$(( $(grep -c '^#EXTINF' "$work/ff_same/ts/index.m3u8") + \
     $(grep -c '^#EXTINF' "$work/ff_same/fmp4/index.m3u8") ))

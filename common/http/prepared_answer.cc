@@ -48,6 +48,7 @@ void AnswerFields::Append(std::string_view name, std::string_view a, std::string
   ABSL_RAW_CHECK(size_ + need <= kCapacity, "prepared header fields over their capacity");
   char* at = bytes_.data() + size_;
   for (std::string_view piece : {name, std::string_view(": "), a, b, std::string_view("\r\n")}) {
+    if (piece.empty()) continue;  // a default view's data() is null: no memcpy from it
     std::memcpy(at, piece.data(), piece.size());
     at += piece.size();
   }

@@ -73,7 +73,7 @@ class AnswerFields {
   std::string_view view() const { return {bytes_.data(), size_}; }
 
  private:
-  // Appends "name: " + each of `pieces` + CRLF; crashes past the capacity.
+  // Appends "name: " + `a` + `b` + CRLF; crashes past the capacity.
   void Append(std::string_view name, std::string_view a, std::string_view b = {});
 
   std::array<char, kCapacity> bytes_;  // the first size_ bytes are the fields
@@ -106,8 +106,8 @@ class PreparedAnswer {
 
  private:
   unsigned status_;
-  std::string head_;  // "HTTP/1.1 NNN Reason\r\n" and the fields, each line with CRLF
-  std::string framing_;  // CRLF ending the Date line, then Content-Length (AppendFraming)
+  std::string head_;     // "HTTP/1.1 NNN Reason\r\n" and the fields, each line with CRLF
+  std::string framing_;  // CRLF ending the Date line, then the framing field if any (AppendFraming)
   std::shared_ptr<const std::string> shared_body_;  // the body when shared, else null
   std::string own_body_;
   std::string_view body_;  // into one of the two

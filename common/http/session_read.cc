@@ -133,12 +133,16 @@ void Session<Stream>::ReadHeader() {
   // default RequestContext move-assigned cost ~500 instructions a request).
   ctx_filled_ = false;
   if (ctx_ && ctx_.use_count() == 1) {
-    // A field added to RequestContext changes its size: then reset it here too.
+    // Most fields added to RequestContext change its size (not one that fits in padding):
+    // then reset it here too.
     static_assert(sizeof(RequestContext) == 352, "reset every RequestContext field below");
     RequestContext& c = *ctx_;
     c.request = Request{};
     c.path = {};
     c.query = {};
+    // The last request's captures go back to the Match, whose next Find assigns over them
+    // (Dispatch swapped the two); the context gets the Match's emptied vector.
+    match_.params.swap(c.params);
     c.params.clear();
     c.peer = {};
     c.client = {};

@@ -31,7 +31,7 @@ using Verb = beast_http::verb;
 // What a handler knows about the request besides its bytes. Owned by the connection; valid
 // until the handler's Responder has been used. A connection reuses one for its requests: a
 // field added here is also reset in Session::ReadHeader (a static_assert on the size there
-// says so).
+// catches most additions, not one that fits in padding).
 struct RequestContext {
   Request request;
   std::string_view path;            // the target without the query, percent-encoding kept
