@@ -68,14 +68,7 @@ producing=$(( ($(now_ms) - start) / 2000 ))
 head -c 1500 /dev/urandom >"$work/small.ts"
 [ "$(put "/live/v1/$((producing - 1)).ts" "$work/small.ts")" = 201 ] || die "PUT of a segment failed"
 lo=$((producing + 30))
-cat >"$work/future.lua" <<LUA
-local lo, n, i = $lo, 900, 0
-request = function()
-  local path = "/live/v1/" .. (lo + i % n) .. ".ts"
-  i = i + 1
-  return wrk.format("GET", path)
-end
-LUA
+cycle_script "$work/future.lua" "$lo" $((lo + 899))
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://$viewer/live/v1/$lo.ts")" = 404 ] ||
   die "a future segment is not a 404"
 read -r s_ir s_n < <(measure "$(valgrind_pid streamer)" "http://$viewer/" "$work/future.lua")

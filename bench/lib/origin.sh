@@ -30,6 +30,17 @@ put() {  # put PATH FILE → HTTP status of the PUT on the publish listener
     --data-binary @"$2" "http://$publish$1"
 }
 
+cycle_script() {  # cycle_script FILE LO HI — a wrk script GETting /live/v1/{LO…HI}.ts in turn
+  cat >"$1" <<LUA
+local lo, n, i = $2, $3 - $2 + 1, 0
+request = function()
+  local path = "/live/v1/" .. (lo + i % n) .. ".ts"
+  i = i + 1
+  return wrk.format("GET", path)
+end
+LUA
+}
+
 # start_central: sets central_http and central_grpc.
 start_central() {
   "$build/central/central" --data-dir="$work/db" --http-listen=127.0.0.1:0 \

@@ -47,16 +47,6 @@ future_hi=$((future_lo + 997))
 gone_lo=0
 gone_hi=$((first - 1))
 
-cycle_script() {  # cycle_script FILE LO HI — a wrk script GETting /live/v1/{LO…HI}.ts in turn
-  cat >"$1" <<LUA
-local lo, n, i = $2, $3 - $2 + 1, 0
-request = function()
-  local path = "/live/v1/" .. (lo + i % n) .. ".ts"
-  i = i + 1
-  return wrk.format("GET", path)
-end
-LUA
-}
 cycle_script "$work/future.lua" "$future_lo" "$future_hi"
 cycle_script "$work/gone.lua" "$gone_lo" "$gone_hi"
 
