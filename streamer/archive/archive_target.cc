@@ -42,6 +42,12 @@ ArchiveTarget ParseArchiveTarget(std::string_view path) {
   auto slash = path.rfind('/');
   if (slash == std::string_view::npos || slash == 0) return {};
   std::string_view file = path.substr(slash + 1);
+  // Every viewer request comes here first: a file name no archive form starts with is no
+  // archive target, said before anything is copied.
+  if (!file.starts_with("index-") && !file.starts_with("archive-") &&
+      !file.starts_with("timeshift_abs-") && !file.starts_with("dvr-")) {
+    return {};
+  }
   ArchiveTarget t;
   t.prefix = std::string(path.substr(0, slash));
   if (file.starts_with("index-") || file.starts_with("archive-")) {

@@ -31,6 +31,7 @@ struct Target : ViewerPath {
   std::string carry_token;  // the same for URIs that lead to another node
   std::string login;        // the viewer's login, and the most sessions it may hold here
   uint64_t max_sessions = 0;
+  bool relayed = false;  // S-19: this node relays the stream (asked once per request)
 };
 
 std::optional<Target> Resolve(std::string_view path, const StreamManager& streams) {
@@ -270,7 +271,7 @@ void Admit(Target& target, AccessGate::Result&& verdict) {
 // An admitted request of a stream this node serves or relays.
 void ServeAdmitted(const ViewerContext& context, RequestContext& ctx, const Target& target,
                    Responder r) {
-  if (context.relay && context.relay->Relays(target.stream)) {
+  if (target.relayed) {
     // S-19, issue 30 "cold start held": a stream this edge relays; the first request starts
     // the relay, and a request whose renditions have no segment here yet waits for them (up
     // to three target durations) instead of a 404, then is answered like any other.
@@ -339,6 +340,7 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
       }
     }
     if (!target) return r.Send(NotFound("no such stream or object on this node", "*"));
+    target->relayed = context.relay && context.relay->Relays(target->stream);
     if (context.access) {
       // every viewer request of a protected stream, before anything is served.
       auto verdict =
@@ -389,7 +391,7 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
         break;
     }
     // An edge relaying the stream is not a member of its OTT group: no gate there (S-19).
-    bool relayed = context.relay && context.relay->Relays(target->stream);
+    bool relayed = target->relayed;
     OttSettings ott =
         context.ott && !relayed ? context.ott->Settings(target->stream) : OttSettings{};
     if (ott.enabled && IsEntry(target->kind)) {
