@@ -73,7 +73,11 @@
     });
   });
   ['playing', 'waiting', 'stalled', 'seeking', 'seeked', 'ended'].forEach(function (name) {
-    video.addEventListener(name, function () { note('video:' + name + '@' + video.currentTime.toFixed(3)); });
+    video.addEventListener(name, function () {
+      var pd = state.hls && state.hls.playingDate;
+      var lag = pd && !isNaN(pd.getTime()) ? ' pdt-lag=' + ((Date.now() - pd.getTime()) / 1000).toFixed(3) : '';
+      note('video:' + name + '@' + video.currentTime.toFixed(3) + lag);
+    });
   });
 
   function startHls() {
@@ -135,6 +139,26 @@
       tryPlay('manifestParsed');
     });
     hls.on(Hls.Events.LEVEL_SWITCHED, function (ev, data) { note('hls:levelSwitched ' + data.level); });
+    if (lowLatency) {
+      // P-9 diagnostics: where hls.js puts the start and how its first parts arrive.
+      var levelNotes = 0;
+      var bufferedNotes = 0;
+      hls.on(Hls.Events.LEVEL_LOADED, function (ev, data) {
+        if (levelNotes++ >= 4) return;
+        var d = data.details;
+        note('hls:levelLoaded edge=' + d.edge.toFixed(3) + ' lastPart=' + d.lastPartSn + '.' + d.lastPartIndex +
+             ' liveSync=' + (hls.liveSyncPosition === null ? '-' : hls.liveSyncPosition.toFixed(3)) +
+             ' target=' + (hls.targetLatency === null ? '-' : hls.targetLatency.toFixed(3)) +
+             ' startPosition=' + hls.startPosition);
+      });
+      hls.on(Hls.Events.FRAG_BUFFERED, function (ev, data) {
+        if (bufferedNotes++ >= 12) return;
+        var f = data.frag;
+        var part = data.part;
+        note('hls:buffered sn=' + f.sn + (part ? '.' + part.index + ' start=' + part.start.toFixed(3) : ' start=' + f.start.toFixed(3)) +
+             ' currentTime=' + video.currentTime.toFixed(3));
+      });
+    }
     hls.attachMedia(video);
     hls.loadSource(url);
   }

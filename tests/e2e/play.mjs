@@ -286,6 +286,17 @@ async function run() {
     try { body = (await res.text()).slice(0, 300); } catch (e) {}
     process.stderr.write(`[steering] ${res.url()} ${res.status()} ${body}\n`);
   });
+  // PLAY_TRACE=1: the first 40 requests' start and end (wall-clock ms, as the page events print
+  // theirs), to line a player's start up with its requests; diagnostics only.
+  if (process.env.PLAY_TRACE === '1') {
+    let traced = 0;
+    page.on('request', (req) => {
+      if (traced++ < 40) process.stderr.write(`[trace ${Date.now()}] > ${req.url()}\n`);
+    });
+    page.on('requestfinished', (req) => {
+      if (traced < 41) process.stderr.write(`[trace ${Date.now()}] < ${req.url()}\n`);
+    });
+  }
   page.on('requestfailed', (req) => {
     const f = req.failure();
     process.stderr.write(`[browser requestfailed] ${req.url()} ${f ? f.errorText : ''}\n`);
@@ -407,7 +418,7 @@ async function run() {
     result.player_version = await page.evaluate(() => window.__harness.version());
     const events = await page.evaluate(() => window.__harness.events());
     const w0 = events.length ? events[0].wall_ms : 0;
-    for (const e of events) process.stderr.write(`[page event +${((e.wall_ms - w0) / 1000).toFixed(3)}s] ${e.msg}\n`);
+    for (const e of events) process.stderr.write(`[page event +${((e.wall_ms - w0) / 1000).toFixed(3)}s ${e.wall_ms}] ${e.msg}\n`);
   } catch (e) {
     log(`could not fetch errors: ${e.message}`);
   }
