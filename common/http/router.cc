@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/base/internal/raw_logging.h"
+
 namespace meshwork::http {
 namespace {
 
@@ -63,6 +65,11 @@ void Router::ForCandidates(std::string_view first, Fn&& fn) const {
 
 void Router::AddStreaming(std::vector<Verb> methods, std::string_view pattern,
                           StreamingHandler handler) {
+  // The server reads GET and HEAD headers of the common form without a body parser
+  // (request_head.h), which a streaming route needs.
+  for (Verb m : methods) {
+    ABSL_RAW_CHECK(m != Verb::get && m != Verb::head, "a streaming route for GET or HEAD");
+  }
   Add(std::move(methods), pattern, nullptr);
   routes_.back().streaming = std::move(handler);
 }

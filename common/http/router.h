@@ -19,7 +19,9 @@ class Router {
  public:
   // `methods` lists the verbs the handler takes; HEAD is accepted wherever GET is.
   void Add(std::vector<Verb> methods, std::string_view pattern, Handler handler);
-  // A route whose request body is handed over in chunks as it arrives (see BodyReader).
+  // A route whose request body is handed over in chunks as it arrives (see BodyReader); for
+  // methods with a body only (GET or HEAD crashes: their common headers are read without a
+  // body parser, request_head.h).
   void AddStreaming(std::vector<Verb> methods, std::string_view pattern, StreamingHandler handler);
 
   enum class MatchResult { kFound, kNoPath, kNoMethod };

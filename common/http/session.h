@@ -40,10 +40,10 @@ net::IpAddress ToIpAddress(const asio::ip::address& a);
 void AppendResponseHead(const beast_http::response_header<>& head, std::string_view date,
                         std::optional<uint64_t> content_length, bool keep, std::string& out);
 
-// Fills `ctx` for `request` arriving on `server` from `peer` (path and query, listener,
-// scheme, the client address through the trusted proxies); false when the target is not a
-// path. Shared by HTTP/1.1 and HTTP/2 sessions.
-bool FillRequestContext(RequestContext& ctx, Request request, Server::Impl& server,
+// Fills `ctx` for `request` (moved into it) arriving on `server` from `peer` (path and query,
+// listener, scheme, the client address through the trusted proxies); false when the target is
+// not a path. Shared by HTTP/1.1 and HTTP/2 sessions.
+bool FillRequestContext(RequestContext& ctx, Request&& request, Server::Impl& server,
                         const net::IpAddress& peer, uint16_t local_port,
                         asio::any_io_executor executor);
 
@@ -127,8 +127,11 @@ class Session final : public SessionBase {
   void ReadHeader();
   // Reads more of a request header into buffer_ (the idle or read deadline already set).
   void ReadMoreHeader();
-  // Runs the parser over buffer_: the header whole → OnHeader; else reads more.
+  // Reads the header in buffer_: the common form at once (request_head.h), else with
+  // Beast's parser: the header whole → OnHeader; else reads more.
   void ParseHeader();
+  // Makes parser_ for the request being read (the header limit, no body limit yet).
+  void StartParser();
   void OnHeader(beast::error_code ec, size_t n);
   // A streamed route's header is complete: answers 100 Continue if asked, then calls it.
   void StartStreaming(const StreamingHandler* handler, std::vector<std::string> params);
@@ -136,7 +139,7 @@ class Session final : public SessionBase {
   void OnBody(beast::error_code ec, size_t n);
   void Dispatch();
   // Fills ctx_ from the request header; false when the target is not a path (answered).
-  bool PrepareContext(Request request);
+  bool PrepareContext(Request&& request);
   void DispatchStreaming(const StreamingHandler* handler, std::vector<std::string> params);
   void Close();
   void CloseSocket() {
@@ -184,7 +187,11 @@ class Session final : public SessionBase {
   beast::flat_buffer buffer_;     // capped: see DecoderBufferBytes
   ChunkHeaderLimit chunk_limit_;  // the parsers refer to it
   BudgetHold body_hold_;          // a buffered body's bytes against the listener's cap
+  // A request header is read by ReadSimpleRequestHead (request_head.h) into simple_request_
+  // (simple_ true) when it has the common form, else by parser_ (made for that request).
   std::optional<beast_http::request_parser<beast_http::string_body>> parser_;
+  Request simple_request_;
+  bool simple_ = false;
   // A streamed body (Router::AddStreaming): its parser, chunk buffer and state.
   std::optional<beast_http::request_parser<beast_http::buffer_body>> stream_parser_;
   std::unique_ptr<uint8_t[]> chunk_;

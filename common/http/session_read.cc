@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/http/h2_session.h"
+#include "common/http/request_head.h"
 #include "common/http/response.h"
 #include "common/http/session.h"
 #include "common/http/session_bridge.h"
@@ -127,17 +128,17 @@ void Session<Stream>::ReadHeader() {
     Close();
     return;
   }
-  // The last request's context: its header memory goes now (an idle connection holds none),
-  // the object itself (and its params' capacity) stays for the next request, every field that
-  // FillRequestContext does not set again back to its default (member by member: a whole
-  // default RequestContext move-assigned cost ~500 instructions a request).
+  // The last request's context: the object itself (and its params' capacity) stays for the
+  // next request, every field that FillRequestContext does not set again back to its default
+  // (member by member: a whole default RequestContext move-assigned cost ~500 instructions a
+  // request). Its request goes when the next one is moved over it (an idle connection holds
+  // one request's fields until then).
   ctx_filled_ = false;
   if (ctx_ && ctx_.use_count() == 1) {
     // Most fields added to RequestContext change its size (not one that fits in padding):
     // then reset it here too.
     static_assert(sizeof(RequestContext) == 352, "reset every RequestContext field below");
     RequestContext& c = *ctx_;
-    c.request = Request{};
     c.path = {};
     c.query = {};
     // The last request's captures go back to the Match, whose next Find assigns over them
@@ -149,19 +150,16 @@ void Session<Stream>::ReadHeader() {
     c.peer_trusted = false;
     c.local_port = 0;
     c.upload_budget = nullptr;
-    // listener, scheme and executor: the same for every request of this connection, and set
-    // again by FillRequestContext.
+    // request, listener, scheme and executor: set again by FillRequestContext (the last three
+    // the same for every request of this connection).
   } else {
     ctx_.reset();
   }
   stream_parser_.reset();
   body_done_ = true;
   body_hold_.Release();
-  parser_.emplace();
-  ApplyDecoderLimits(*parser_, server_->limits, chunk_limit_);
-  // No body limit while the header is read: a streaming route takes any length. Others get
-  // theirs once the route is known (OnHeader).
-  parser_->body_limit(boost::none);
+  parser_.reset();  // made by ParseHeader when the header is not of the common form
+  simple_ = false;
   header_timed_ = false;
   if (buffer_.size() > 0) return ParseHeader();  // a pipelined request is under way
   // Idle until the first byte: the idle timeout; from there the whole header is due within
@@ -204,8 +202,30 @@ void Session<Stream>::ReadMoreHeader() {
 }
 
 template <typename Stream>
+void Session<Stream>::StartParser() {
+  parser_.emplace();
+  ApplyDecoderLimits(*parser_, server_->limits, chunk_limit_);
+  // No body limit while the header is read: a streaming route takes any length. Others get
+  // theirs once the route is known (OnHeader).
+  parser_->body_limit(boost::none);
+}
+
+template <typename Stream>
 void Session<Stream>::ParseHeader() {
   idle_ = false;
+  if (!parser_) {
+    // P-5: a whole header of the common form (a GET of a playlist or an object) is read
+    // without Beast's parser; any other (or one not whole in the first read) goes to Beast,
+    // from the same bytes.
+    auto data = buffer_.cdata();
+    std::string_view bytes(static_cast<const char*>(data.data()), data.size());
+    if (size_t used = ReadSimpleRequestHead(bytes, server_->limits.header_bytes, simple_request_)) {
+      buffer_.consume(used);
+      simple_ = true;
+      return OnHeader({}, used);
+    }
+    StartParser();
+  }
   // Beast's parser works on the connection's buffer directly: no composed read operation
   // and no posted completion per request. It takes nothing until the header is whole (and
   // fails with header_limit past the limit).
@@ -258,7 +278,7 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
                              "malformed request: " + ec.message()));
     return;
   }
-  const auto& req = parser_->get();
+  const Request& req = simple_ ? simple_request_ : parser_->get();
   // RFC 9112 §6: a body whose length is ambiguous is never read (no request smuggling).
   if (auto framing = CheckRequestFraming(req); !framing.ok()) {
     WriteFinal(ErrorResponse(framing));
@@ -268,8 +288,11 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
     // Routed once: Dispatch uses this match when the body is in.
     std::string_view target = req.target();
     server_->router.Find(req.method(), target.substr(0, target.find('?')), match_);
+    // Streaming routes take PUT and POST only (Router::AddStreaming), never read simply.
     if (match_.streaming) return StartStreaming(match_.streaming, std::move(match_.params));
   }
+  // The common form has no body (no Content-Length, no Transfer-Encoding): to the handler.
+  if (simple_) return Dispatch();
   parser_->body_limit(server_->options.body_limit_bytes);
   auto length = parser_->content_length();
   if (length && *length > server_->options.body_limit_bytes) {
@@ -343,7 +366,7 @@ void Session<Stream>::OnBody(beast::error_code ec, size_t n) {
   Dispatch();
 }
 
-bool FillRequestContext(RequestContext& ctx, Request request, Server::Impl& server,
+bool FillRequestContext(RequestContext& ctx, Request&& request, Server::Impl& server,
                         const net::IpAddress& peer, uint16_t local_port,
                         asio::any_io_executor executor) {
   ctx.request = std::move(request);
@@ -358,8 +381,9 @@ bool FillRequestContext(RequestContext& ctx, Request request, Server::Impl& serv
   ctx.executor = std::move(executor);
   const net::CidrSet* trusted = nullptr;
   if (server.options.trusted_proxies) trusted = server.options.trusted_proxies();
-  if (trusted) {
-    ctx.peer_trusted = trusted->Contains(peer.Unmapped());
+  ctx.peer_trusted = trusted && trusted->Contains(peer.Unmapped());
+  if (ctx.peer_trusted) {
+    // Only a trusted peer's X-Forwarded-For is read (T-2); anyone else is its own client.
     std::vector<std::string_view> xff;
     auto [first, last] = ctx.request.equal_range("X-Forwarded-For");
     for (auto it = first; it != last; ++it) xff.push_back(it->value());
@@ -371,7 +395,7 @@ bool FillRequestContext(RequestContext& ctx, Request request, Server::Impl& serv
 }
 
 template <typename Stream>
-bool Session<Stream>::PrepareContext(Request request) {
+bool Session<Stream>::PrepareContext(Request&& request) {
   started_ = std::chrono::steady_clock::now();
   ClearDeadline();
   if (!ctx_) ctx_ = std::make_shared<RequestContext>();  // else reset by ReadHeader
@@ -448,10 +472,16 @@ void Session<Stream>::ReadChunk(BodyReader::ChunkFn on_chunk) {
 
 template <typename Stream>
 void Session<Stream>::Dispatch() {
-  Request request = parser_->release();
-  parser_.reset();
   body_hold_.Release();
-  if (!PrepareContext(std::move(request))) return;
+  bool path;
+  if (simple_) {
+    path = PrepareContext(std::move(simple_request_));  // moved once, into the context
+  } else {
+    Request request = parser_->release();
+    parser_.reset();
+    path = PrepareContext(std::move(request));
+  }
+  if (!path) return;
   RequestContext& ctx = *ctx_;
   Router::Match& match = match_;  // read before the handler runs; the next request refills it
   if (match.result == Router::MatchResult::kNoPath) {
