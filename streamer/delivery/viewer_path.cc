@@ -17,27 +17,33 @@ bool ParseMsn(std::string_view s, int64_t* msn) {
 
 std::optional<ViewerPath> ParseViewerPath(std::string_view path,
                                           absl::FunctionRef<bool(std::string_view)> is_stream) {
+  std::optional<ViewerPath> out(std::in_place);
+  if (!ParseViewerPath(path, is_stream, *out)) return std::nullopt;
+  return out;
+}
+
+bool ParseViewerPath(std::string_view path, absl::FunctionRef<bool(std::string_view)> is_stream,
+                     ViewerPath& t) {
   if (!path.empty() && path.front() == '/') path.remove_prefix(1);
   size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
+  if (slash == std::string_view::npos || slash == 0) return false;
   std::string_view prefix = path.substr(0, slash);
   std::string_view file = path.substr(slash + 1);
-  ViewerPath t;
   auto ends_with = [&file](std::string_view suffix) {
     return file.size() > suffix.size() && file.substr(file.size() - suffix.size()) == suffix;
   };
   if (file == "index.mpd") {
-    if (!is_stream(prefix)) return std::nullopt;
+    if (!is_stream(prefix)) return false;
     t.kind = ViewerPath::kMpd;
     t.stream = prefix;
-    return t;
+    return true;
   }
   if (file == "index.m3u8" || file == "index.ll.m3u8") {
     bool ll = file == "index.ll.m3u8";
     if (is_stream(prefix)) {
       t.kind = ll ? ViewerPath::kLlMaster : ViewerPath::kMaster;
       t.stream = prefix;
-      return t;
+      return true;
     }
     t.kind = ll ? ViewerPath::kLlMedia : ViewerPath::kMedia;
   } else if (ends_with(".ts") && ParseMsn(file.substr(0, file.size() - 3), &t.msn)) {
@@ -49,28 +55,28 @@ std::optional<ViewerPath> ParseViewerPath(std::string_view path,
     size_t dot = name.find('.');
     int64_t part = 0;
     if (dot == std::string_view::npos) {
-      if (!ParseMsn(name, &t.msn)) return std::nullopt;
+      if (!ParseMsn(name, &t.msn)) return false;
       t.kind = ViewerPath::kM4s;
     } else {
       if (!ParseMsn(name.substr(0, dot), &t.msn) || !ParseMsn(name.substr(dot + 1), &part) ||
           part > 100'000) {
-        return std::nullopt;
+        return false;
       }
       t.kind = ViewerPath::kPart;
       t.part = static_cast<int>(part);
     }
   } else {
-    return std::nullopt;
+    return false;
   }
   size_t split = prefix.rfind('/');
   // Neither the stream nor the rendition may be empty ("/live//5.ts" names nothing).
   if (split == std::string_view::npos || split == 0 || split + 1 == prefix.size()) {
-    return std::nullopt;
+    return false;
   }
   t.stream = prefix.substr(0, split);
   t.rendition = prefix.substr(split + 1);
-  if (!is_stream(t.stream)) return std::nullopt;
-  return t;
+  if (!is_stream(t.stream)) return false;
+  return true;
 }
 
 }  // namespace meshwork::streamer

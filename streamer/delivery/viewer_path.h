@@ -38,5 +38,9 @@ struct ViewerPath {
 // path that names nothing (or no stream).
 std::optional<ViewerPath> ParseViewerPath(std::string_view path,
                                           absl::FunctionRef<bool(std::string_view)> is_stream);
+// The same into `out` (default-constructed; unspecified when false is returned), for a
+// caller that keeps the path inside a larger object without moving its strings (P-5).
+bool ParseViewerPath(std::string_view path, absl::FunctionRef<bool(std::string_view)> is_stream,
+                     ViewerPath& out);
 
 }  // namespace meshwork::streamer

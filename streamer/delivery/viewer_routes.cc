@@ -35,15 +35,13 @@ struct Target : ViewerPath {
 };
 
 std::optional<Target> Resolve(std::string_view path, const StreamManager& streams) {
-  std::shared_ptr<StreamPipeline> found;
-  auto parsed = ParseViewerPath(path, [&](std::string_view name) {
-    found = streams.Find(std::string(name));
-    return found != nullptr;
-  });
-  if (!parsed) return std::nullopt;
-  Target t;
-  static_cast<ViewerPath&>(t) = std::move(*parsed);
-  t.pipeline = std::move(found);  // the last lookup was the stream's, and found it
+  std::optional<Target> t(std::in_place);  // parsed in place: no string moved (P-5)
+  auto is_stream = [&](std::string_view name) {
+    t->pipeline = streams.Find(name);
+    return t->pipeline != nullptr;
+  };
+  // The last lookup was the stream's, and found it.
+  if (!ParseViewerPath(path, is_stream, *t)) return std::nullopt;
   return t;
 }
 

@@ -5,7 +5,7 @@
 namespace meshwork::streamer {
 
 StreamManager::~StreamManager() {
-  std::map<std::string, std::shared_ptr<StreamPipeline>> pipelines;
+  decltype(pipelines_) pipelines;
   {
     absl::MutexLock lock(&mu_);
     pipelines.swap(pipelines_);
@@ -51,7 +51,7 @@ void StreamManager::Apply(const NodeConfig& config) {
   for (auto& p : started) p->Start();
 }
 
-std::shared_ptr<StreamPipeline> StreamManager::Find(const std::string& stream) const {
+std::shared_ptr<StreamPipeline> StreamManager::Find(std::string_view stream) const {
   absl::ReaderMutexLock lock(&mu_);
   auto it = pipelines_.find(stream);
   return it == pipelines_.end() ? nullptr : it->second;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "absl/synchronization/mutex.h"
 #include "streamer/agent/node_config.h"
@@ -24,7 +25,7 @@ class StreamManager {
 
   void Apply(const NodeConfig& config);
   // The pipeline of a stream placed here, or null.
-  std::shared_ptr<StreamPipeline> Find(const std::string& stream) const;
+  std::shared_ptr<StreamPipeline> Find(std::string_view stream) const;
   // Per-stream report entries (C-2).
   void FillReport(meshwork::v1::LoadReport& report) const;
 
@@ -32,7 +33,8 @@ class StreamManager {
   OriginStore* store_;
   const Clock& clock_;
   mutable absl::Mutex mu_;
-  std::map<std::string, std::shared_ptr<StreamPipeline>> pipelines_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<StreamPipeline>, std::less<>> pipelines_
+      ABSL_GUARDED_BY(mu_);
   // Streams filled by others (relayed, or published here by ingest nodes): their report says
   // whether objects keep arriving in the store, not whether this node packages them.
   std::set<std::string> filled_by_others_ ABSL_GUARDED_BY(mu_);
