@@ -10,11 +10,12 @@
 # Cases, each server alone under callgrind (instrumentation switched on only for the measured
 # window, after a 3 s warm-up; `wrk -t1 -c10 -dDURATION`):
 #   streamer 404 + TTL  an origin streamer asked for future segments (bench/origin_404's case)
+#   streamer 410        the same origin asked for segments before its published one (its 410s)
 #   central 302         central's redirect of a viewer to a node (bench/redirect's case)
 #   nginx 404           nginx `return 404`, one worker, no master (the reference)
 # Prints Ir per answer for each and the ratio to nginx's. CALLGRIND_OUT=DIR keeps the profiles
 # (callgrind_annotate FILE reads one; --inclusive=yes for the call tree). DURATION (default 5).
-# Loopback only; every process started is stopped on exit. About 1.5 minutes.
+# Loopback only; every process started is stopped on exit. About 2 minutes.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build_real="${BUILD_DIR:-$root/build}"
@@ -72,6 +73,11 @@ cycle_script "$work/future.lua" "$lo" $((lo + 899))
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://$viewer/live/v1/$lo.ts")" = 404 ] ||
   die "a future segment is not a 404"
 read -r s_ir s_n < <(measure "$(valgrind_pid streamer)" "http://$viewer/" "$work/future.lua")
+# 410: the msns before the published one never existed (L-9).
+cycle_script "$work/gone.lua" 0 $((producing - 2))
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$viewer/live/v1/0.ts")" = 410 ] ||
+  die "a never-existing segment is not a 410"
+read -r g_ir g_n < <(measure "$(valgrind_pid streamer)" "http://$viewer/" "$work/gone.lua")
 
 # ---- central: 302 to the node holding the stream ------------------------------------------------
 # Viewers are sent to ingest and edge nodes: one ingest node (not under callgrind) holds ch1.
@@ -116,8 +122,10 @@ read -r n_ir n_n < <(measure "$(valgrind_pid nginx)" "http://127.0.0.1:$nginx_po
 
 printf '\nInstructions per answer (callgrind, user space only; wrk -t1 -c10 -d%ss)\n' "$duration"
 printf '%-22s %10s %10s %8s\n' case 'Ir/answer' answers 'x nginx'
-awk -v s="$s_ir" -v sn="$s_n" -v c="$c_ir" -v cn="$c_n" -v n="$n_ir" -v nn="$n_n" 'BEGIN {
+awk -v s="$s_ir" -v sn="$s_n" -v g="$g_ir" -v gn="$g_n" -v c="$c_ir" -v cn="$c_n" -v n="$n_ir" \
+  -v nn="$n_n" 'BEGIN {
   printf "%-22s %10d %10d %8.2f\n", "streamer 404 + TTL", s, sn, s / n
+  printf "%-22s %10d %10d %8.2f\n", "streamer 410", g, gn, g / n
   printf "%-22s %10d %10d %8.2f\n", "central 302", c, cn, c / n
   printf "%-22s %10d %10d %8.2f\n", "nginx 404 (reference)", n, nn, 1
 }'

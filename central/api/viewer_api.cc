@@ -51,11 +51,17 @@ std::string WithQuery(std::string url, std::string_view query) {
 
 // Answers with the chosen node: a 302 to `path_and_query` there, or (Z-23) the node's own
 // answer through the proxy.
-void Deliver(RequestContext& ctx, const RouteNode& node, const std::string& path,
-             ViewerProxy* proxy, Responder r) {
+void Deliver(RequestContext& ctx, const RouteNode& node, std::string_view path, ViewerProxy* proxy,
+             Responder r) {
   if (!proxy) {
-    return SendRedirect(
-        r, WithQuery(absl::StrCat(RoutingService::NodeUrl(node, ctx.scheme), path), ctx.query));
+    // The Location in one string, sized once: {node URL}{path}[?{query}].
+    std::string location;
+    location.reserve(ctx.scheme.size() + 3 + node.hostname.size() + 8 + path.size() + 1 +
+                     ctx.query.size());
+    RoutingService::AppendNodeUrl(node, ctx.scheme, location);
+    location.append(path);
+    if (!ctx.query.empty()) location.append("?").append(ctx.query);
+    return SendRedirect(r, location);
   }
   auto endpoints = node.live ? node.live->endpoints() : nullptr;
   if (!endpoints || endpoints->http_port == 0) {
@@ -63,7 +69,7 @@ void Deliver(RequestContext& ctx, const RouteNode& node, const std::string& path
         absl::StrCat("node ", node.id, " has not reported its HTTP port yet"))));
   }
   proxy->Forward(ctx, node.hostname, static_cast<uint16_t>(endpoints->http_port),
-                 WithQuery(path, ctx.query), std::move(r));
+                 WithQuery(std::string(path), ctx.query), std::move(r));
 }
 
 }  // namespace
@@ -116,8 +122,8 @@ void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService
     }
     auto decision = routing->Route(*snapshot, split->first, ctx.client, RouteMode::kDecide);
     if (!decision.ok()) return r.Send(Refusal(decision.status()));
-    Deliver(ctx, snapshot->nodes()[decision->selected],
-            absl::StrCat("/", split->first, "/", split->second), proxy, std::move(r));
+    // The split came from the path itself: "/" + stream + "/" + the rest is ctx.path.
+    Deliver(ctx, snapshot->nodes()[decision->selected], ctx.path, proxy, std::move(r));
   });
 }
 

@@ -133,6 +133,14 @@ int RoutingService::ParentEdge(const RoutingSnapshot& snapshot, std::string_view
 }
 
 std::string RoutingService::NodeUrl(const RouteNode& node, std::string_view scheme) {
+  std::string url;
+  url.reserve(scheme.size() + 3 + node.hostname.size() + 2 + 6);
+  AppendNodeUrl(node, scheme, url);
+  return url;
+}
+
+void RoutingService::AppendNodeUrl(const RouteNode& node, std::string_view scheme,
+                                   std::string& url) {
   uint32_t port = 0;
   if (node.live) {
     auto endpoints = node.live->endpoints();
@@ -150,14 +158,11 @@ std::string RoutingService::NodeUrl(const RouteNode& node, std::string_view sche
   }
   bool default_port =
       port == 0 || (scheme == "http" && port == 80) || (scheme == "https" && port == 443);
-  std::string url;
-  url.reserve(scheme.size() + 3 + host.size() + 2 + 6);
   url.append(scheme).append("://");
   if (bracket) url.push_back('[');
   url.append(host);
   if (bracket) url.push_back(']');
   if (!default_port) absl::StrAppend(&url, ":", port);
-  return url;
 }
 
 namespace {

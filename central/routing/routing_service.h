@@ -38,6 +38,8 @@ class RoutingService {
 
   // C-1: {scheme}://{hostname}[:{port}], the port left out when it is the scheme's default.
   static std::string NodeUrl(const RouteNode& node, std::string_view scheme);
+  // The same appended to `out` (a redirect builds its Location in one string, P-2).
+  static void AppendNodeUrl(const RouteNode& node, std::string_view scheme, std::string& out);
   // The viewer listener's URL for other nodes (relay upstreams, archive proxy, D-5): the
   // node's internal address and its listener's own port when it announced one, else
   // NodeUrl(node, "http").

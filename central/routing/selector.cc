@@ -53,8 +53,14 @@ void Selector::Collect(const RoutingSnapshot& snapshot, const LiveStreams& live,
       out.push_back(Candidate{i, snapshot.nodes()[i].live->play_sessions()});
     }
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Candidate& a, const Candidate& b) { return SortKey(a) < SortKey(b); });
+  // A stable insertion sort: std::stable_sort allocates a buffer on every call, and a zone
+  // or role holds a handful of candidates (P-2: every redirect sorts).
+  for (size_t i = 1; i < out.size(); ++i) {
+    Candidate c = out[i];
+    size_t j = i;
+    for (; j > 0 && SortKey(c) < SortKey(out[j - 1]); --j) out[j] = out[j - 1];
+    out[j] = c;
+  }
 }
 
 int Selector::Pick(const std::vector<Candidate>& sorted, std::atomic<uint64_t>* rotation) {
