@@ -1,5 +1,6 @@
 #include "common/http/request_head.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 

@@ -128,17 +128,20 @@ void Session<Stream>::ReadHeader() {
     Close();
     return;
   }
-  // The last request's context: the object itself (and its params' capacity) stays for the
-  // next request, every field that FillRequestContext does not set again back to its default
-  // (member by member: a whole default RequestContext move-assigned cost ~500 instructions a
-  // request). Its request goes when the next one is moved over it (an idle connection holds
-  // one request's fields until then).
+  // The last request's context: its request's memory goes now (fields, target, a buffered
+  // body: an idle connection holds none), the object itself (and its params' capacity) stays
+  // for the next request, every field that FillRequestContext does not set again back to its
+  // default (member by member: a whole default RequestContext move-assigned cost ~500
+  // instructions a request).
   ctx_filled_ = false;
   if (ctx_ && ctx_.use_count() == 1) {
     // Most fields added to RequestContext change its size (not one that fits in padding):
     // then reset it here too.
     static_assert(sizeof(RequestContext) == 352, "reset every RequestContext field below");
     RequestContext& c = *ctx_;
+    c.request.base().clear();
+    c.request.target({});
+    std::string().swap(c.request.body());
     c.path = {};
     c.query = {};
     // The last request's captures go back to the Match, whose next Find assigns over them
@@ -150,8 +153,8 @@ void Session<Stream>::ReadHeader() {
     c.peer_trusted = false;
     c.local_port = 0;
     c.upload_budget = nullptr;
-    // request, listener, scheme and executor: set again by FillRequestContext (the last three
-    // the same for every request of this connection).
+    // listener, scheme and executor: the same for every request of this connection, and set
+    // again by FillRequestContext.
   } else {
     ctx_.reset();
   }
@@ -224,6 +227,8 @@ void Session<Stream>::ParseHeader() {
       simple_ = true;
       return OnHeader({}, used);
     }
+    simple_request_.base().clear();  // what the reader filled before it declined
+    simple_request_.target({});
     StartParser();
   }
   // Beast's parser works on the connection's buffer directly: no composed read operation

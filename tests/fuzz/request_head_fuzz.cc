@@ -13,7 +13,6 @@
 namespace {
 
 namespace beast_http = boost::beast::http;
-constexpr size_t kHeaderLimit = 1024;
 
 void Check(bool ok) {
   if (!ok) __builtin_trap();
@@ -22,17 +21,22 @@ void Check(bool ok) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  // The header limit from the first byte (64 … 4 144): headers near it are exercised too.
+  const size_t limit = 64 + size_t{data[0]} * 16;
+  ++data;
+  --size;
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   beast_http::request<beast_http::string_body> simple;
   // A used message, as the server's is when a connection reads its next request.
   simple.set("X-Left-Over", "from the last request");
   simple.body() = "old";
-  size_t used = meshwork::http::ReadSimpleRequestHead(bytes, kHeaderLimit, simple);
+  size_t used = meshwork::http::ReadSimpleRequestHead(bytes, limit, simple);
   if (used == 0) return 0;
   Check(used <= size);
 
   meshwork::http::DecoderLimits limits;
-  limits.header_bytes = kHeaderLimit;
+  limits.header_bytes = limit;
   meshwork::http::ChunkHeaderLimit chunk_check(limits);
   beast_http::request_parser<beast_http::string_body> parser;
   meshwork::http::ApplyDecoderLimits(parser, limits, chunk_check);

@@ -10,6 +10,7 @@ namespace meshwork::http {
 namespace request_head_test {
 
 namespace beast_http = boost::beast::http;
+using namespace std::string_literals;  // byte strings with NUL in them
 using Message = beast_http::request<beast_http::string_body>;
 constexpr size_t kLimit = 16 * 1024;
 
@@ -46,11 +47,20 @@ TEST_CASE("P-5 the common request header is read without Beast's parser, as Beas
       "GET /x HTTP/1.1\r\nX-A: \t a \t b \t\r\nX-Empty:\r\nX-Spaces:    \r\nx-a: again\r\n\r\n",
       // A pipelined request after it is not part of it.
       "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\n\r\n",
+      // HTTP/1.0 without Connection (not kept alive); Connection twice (the first one counts
+      // for the message on both paths).
+      "GET /x HTTP/1.0\r\nHost: h\r\n\r\n",
+      "GET /x HTTP/1.1\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n",
   };
   for (const auto& bytes : common) {
     INFO(bytes);
     Message simple;
-    simple.set("X-Left-Over", "1");  // a reused message: its old fields go
+    // A reused message: its old method, target, version, fields and body all go.
+    simple.method_string("PURGE");
+    simple.target("/old");
+    simple.version(10);
+    simple.set("X-Left-Over", "1");
+    simple.body() = "old body";
     Message beast;
     size_t used = ReadSimpleRequestHead(bytes, kLimit, simple);
     size_t beast_used = BeastRead(bytes, beast);
@@ -61,6 +71,8 @@ TEST_CASE("P-5 the common request header is read without Beast's parser, as Beas
     CHECK(simple.version() == beast.version());
     CHECK(simple.keep_alive() == beast.keep_alive());
     CHECK(Fields(simple) == Fields(beast));
+    CHECK(simple.method_string() == beast.method_string());
+    CHECK(simple.body().empty());
   }
 }
 
@@ -88,7 +100,13 @@ TEST_CASE("R-3 request headers that frame a body, fold, or are not whole are lef
       "GET /x HTTP/1.1\r\nX-A: a\x7f\r\n\r\n",
       "GET /x HTTP/1.1\r\nX-A : 1\r\n\r\n",
       "GET /x HTTP/1.1\r\n: 1\r\n\r\n",
-      "GET /x HTTP/1.1\r\nX-A: \0\r\n\r\n",
+      "GET /x HTTP/1.1\r\nX-A: \0\r\n\r\n"s,
+      "GET /x HTTP/1.1\r\nX-A: a\0b\r\n\r\n"s,
+      "GET /x\0 HTTP/1.1\r\n\r\n"s,
+      "GET /x HTTP/1.1\r\nX-A: a\r\n\tb\r\n\r\n",
+      "GET /x HTTP/1.1\r\nX-A: a\rb\r\n\r\n",
+      "GET /x HTTP/1.1\r\nX-A: a\r\n\rX\r\n\r\n",
+      "GET /x HTTP/1.1\r\n\rX",
       // Malformed request lines.
       "GET  /x HTTP/1.1\r\n\r\n",
       "GET /x  HTTP/1.1\r\n\r\n",

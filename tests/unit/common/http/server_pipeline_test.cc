@@ -137,6 +137,36 @@ TEST_CASE("P-5 an unknown path among pipelined requests answers 404 and the rest
   CHECK(answers.back().body() == "1");
 }
 
+TEST_CASE("P-5 pipelined requests read by either parser stay in step") {
+  // Common headers (request_head.h) and those left to Beast (bodies, a folded line, chunked)
+  // in one burst: each parser takes exactly its request and the next starts where it ended.
+  auto recorder = std::make_shared<Recorder>();
+  Router router = EchoRouter(recorder);
+  router.Add({Verb::post}, "/body", [](RequestContext& ctx, Responder r) {
+    r.Send(MakeResponse(Status::ok, "got " + ctx.request.body(), "text/plain"));
+  });
+  auto server = Start(std::move(router));
+  RawConnection conn(server->port());
+  std::vector<std::string> requests = {
+      "GET /n/1 HTTP/1.1\r\nHost: h\r\n\r\n",
+      "GET /n/2 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
+      "POST /body HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello",
+      "GET /n/3 HTTP/1.1\r\nX-Folded: a\r\n b\r\n\r\n",
+      "POST /body HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+      "GET /n/4 HTTP/1.1\r\nConnection: keep-alive\r\n\r\n",
+      "GET /n/5 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+  };
+  auto answers = Pipeline(conn, requests);
+  REQUIRE(answers.size() == requests.size());
+  CHECK(answers[0].body() == "1");
+  CHECK(answers[1].body() == "2");
+  CHECK(answers[2].body() == "got hello");
+  CHECK(answers[3].body() == "3");
+  CHECK(answers[4].body() == "got ok");
+  CHECK(answers[5].body() == "4");
+  CHECK(answers[6].body() == "5");
+}
+
 TEST_CASE("P-5 a streaming handler may read its context after answering from a body callback") {
   auto recorder = std::make_shared<Recorder>();
   // Reads the body to its end, answers from the callback that sees the end, then reads the
