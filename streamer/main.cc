@@ -68,6 +68,10 @@ ABSL_FLAG(int, public_port, 0, "public port of the viewer listener when port-for
 ABSL_FLAG(std::string, internal_address, "",
           "host (name or address, no port) other nodes reach this one at for relay, publish "
           "feeds and archive reads; empty: the public hostname. Viewers' URLs never use it");
+ABSL_FLAG(bool, ll_tune_in_hold, false,
+          "LL-HLS: hold a media playlist request without delivery directives (a player tuning "
+          "in) until the next part is published, at most 1.5 part targets, so that the live "
+          "edge it starts from is fresh (P-9); costs the tune-in up to one part target");
 ABSL_FLAG(int, http_threads, 2, "worker threads of the viewer listener");
 ABSL_FLAG(int, publish_threads, 1, "worker threads of the publish listener");
 ABSL_FLAG(uint64_t, heap_retain_mib, 128,
@@ -283,6 +287,7 @@ int Run() {
   ViewerContext viewer_context{
       &origin, &streams,         &sessions, &origin_delivery,  &ott,
       &relay,  &archive_context, &shedder,  &central_redirect, &access_gate};
+  viewer_context.tune_in_hold = absl::GetFlag(FLAGS_ll_tune_in_hold);
   // However Run() ends, the servers stop (threads joined) before anything above goes.
   absl::Cleanup stop_servers = [&] {
     for (http::Server* server : {viewer_server.get(), publish_server.get(), https_server.get()}) {

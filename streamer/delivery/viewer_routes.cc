@@ -81,8 +81,28 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
     SendMediaPlaylist(out, *rendered, target.carry, accepts_gzip, age, cors,
                       view ? view->notifications.get() : nullptr);
   };
-  if (!request->msn) return answer(r, false);
   auto last = window->Last();
+  if (!request->msn) {
+    if (!context.tune_in_hold || request->skip || !last) return answer(r, false);
+    // P-9: a player tuning in takes the playlist's last part as the live edge as of its
+    // arrival; answered when the next part completes, that edge is fresh instead of up to a
+    // part old. Not past 1.5 part targets (a part runs a frame over its target at most).
+    const Position next =
+        last->part < 0 ? Position{last->msn + 1, 0} : Position{last->msn, last->part + 1};
+    auto responder = std::make_shared<Responder>(std::move(r));
+    auto status = context.store->WaitPosition(
+        target.stream, target.rendition, next, ctx.executor,
+        context.store->clock().Monotonic() +
+            std::chrono::milliseconds(window->info.part_target_ms * 3 / 2),
+        [responder, answer, cors](Waiters::Outcome outcome) {
+          if (outcome == Waiters::Outcome::kRemoved) {
+            return responder->Send(NotFound("the stream was removed", cors));
+          }
+          answer(*responder, false);  // published, or the deadline: the playlist as it is
+        });
+    if (!status.ok()) answer(*responder, false);  // no room to wait: at once
+    return;
+  }
   auto wanted =
       BlockingTarget(*request, *last, window->info.target_duration_ms, window->info.part_target_ms);
   if (!wanted.ok()) {

@@ -1,6 +1,10 @@
 #include "streamer/media/ts_demuxer.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +19,9 @@ namespace meshwork::media {
 namespace {
 
 constexpr size_t kPacket = 188;
+// Bytes from a packet's start needed to decide on it: its successor's sync byte, and a
+// restart inside it confirmed by the sync byte one packet further.
+constexpr size_t kLookahead = 2 * kPacket;
 constexpr uint8_t kSync = 0x47;
 constexpr int64_t kWrap = int64_t{1} << 33;
 constexpr size_t kMaxSectionBytes = 4096;
@@ -41,9 +48,6 @@ uint32_t ReadBe32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
 }
 
-std::string_view AsView(std::span<const uint8_t> s) {
-  return {reinterpret_cast<const char*>(s.data()), s.size()};
-}
 std::span<const uint8_t> AsSpan(std::string_view s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
@@ -57,9 +61,14 @@ struct TsDemuxer::Impl {
   struct Stream {
     uint8_t stream_type = 0;
     TrackInfo info;
-    bool announced = false;     // on_track called with a usable TrackInfo
-    std::string sps;            // the SPS the info was derived from
-    std::string pes;            // PES being reassembled
+    bool announced = false;  // on_track called with a usable TrackInfo
+    std::string sps;         // the SPS the info was derived from
+    // The PES being reassembled: its header (when the first packet holds all of it, as it
+    // does in practice) apart from its payload, so that the payload becomes the frame's bytes
+    // without a copy (P-7). `head_size` 0: `pes` holds the whole PES so far.
+    std::array<uint8_t, 9 + 255> head{};  // the longest PES header
+    size_t head_size = 0;
+    std::string pes;
     size_t last_pes_bytes = 0;  // the previous PES's size: the next one's buffer is that big
     bool in_pes = false;
     // Timestamps (unwrapped) of the previous frame, for unwrapping and for PES without PTS.
@@ -75,11 +84,17 @@ struct TsDemuxer::Impl {
   };
 
   TsDemuxer* owner;
-  std::string buffer;  // unprocessed input
-  size_t pos = 0;      // read position in `buffer`
+  std::string buffer;     // input left undecided by the last read (< kLookahead bytes)
+  std::string_view data;  // what Process reads: `buffer`, or the current read in place
+  size_t pos = 0;         // read position in `data`
   bool synced = false;
   bool skipped_since_sync = false;
-  std::map<uint16_t, int> last_cc;  // per PID, payload-carrying packets only
+  // Per PID (13 bits), payload-carrying packets only; -1: none seen yet.
+  std::array<int8_t, 0x2000> last_cc = [] {
+    std::array<int8_t, 0x2000> a;
+    a.fill(-1);
+    return a;
+  }();
   std::map<uint16_t, Section> sections;
   int pmt_pid = -1;
   int pmt_version = -1;
@@ -89,17 +104,44 @@ struct TsDemuxer::Impl {
 
   Stats& stats() { return owner->stats_; }
 
+  // P-7: packets are read where the input lies. Only what a read leaves undecided (fewer
+  // than kLookahead bytes) is copied, into `buffer`, and taken up with the next read's first
+  // bytes.
   void Feed(std::span<const uint8_t> bytes) {
-    buffer.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    Process(false);
-    // Keep the buffer small: drop what has been consumed.
-    if (pos > 0) {
-      buffer.erase(0, pos);
+    std::string_view in(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (!buffer.empty()) {
+      // Enough of this read that every byte held back is decided on.
+      const size_t take = std::min(in.size(), 2 * kLookahead - buffer.size());
+      buffer.append(in.substr(0, take));
+      in.remove_prefix(take);
+      data = buffer;
       pos = 0;
+      Process(false);
+      if (in.empty()) {
+        buffer.erase(0, pos);
+        data = buffer;
+        pos = 0;
+        return;
+      }
+      // Undecided: < kLookahead bytes, all from this read (take > kLookahead).
+      const size_t rest = buffer.size() - pos;
+      if (rest > take) {
+        std::fprintf(stderr, "TsDemuxer: %zu bytes undecided after a %zu-byte stitch\n", rest,
+                     take);
+        std::abort();
+      }
+      in = std::string_view(in.data() - rest, in.size() + rest);
+      buffer.clear();
     }
+    data = in;
+    pos = 0;
+    Process(false);
+    buffer.assign(data.substr(pos));
+    data = buffer;
+    pos = 0;
   }
 
-  uint8_t At(size_t i) const { return static_cast<uint8_t>(buffer[i]); }
+  uint8_t At(size_t i) const { return static_cast<uint8_t>(data[i]); }
 
   void Skip(size_t n) {
     stats().bytes_skipped += n;
@@ -107,16 +149,19 @@ struct TsDemuxer::Impl {
     skipped_since_sync = true;
   }
 
-  // Consumes whole packets from `buffer`. At the end of the input (`final`) a lone packet
-  // candidate is accepted without the confirming sync byte of its successor.
+  // Consumes whole packets from `data`. Before the end of the input a packet is decided on
+  // only with kLookahead bytes from its start in view (its successor's sync byte, a restart
+  // inside it), so that any chunking of the input gives the same packets. At the end
+  // (`final`) a lone packet candidate is accepted without the confirming sync byte of its
+  // successor.
   void Process(bool final) {
-    while (buffer.size() - pos >= kPacket) {
-      size_t avail = buffer.size() - pos;
+    while (data.size() - pos >= (final ? kPacket : kLookahead)) {
+      size_t avail = data.size() - pos;
       if (At(pos) != kSync) {
         if (synced) synced = false;
         // Find the next candidate.
-        size_t next = buffer.find(static_cast<char>(kSync), pos + 1);
-        if (next == std::string::npos) next = buffer.size();
+        size_t next = data.find(static_cast<char>(kSync), pos + 1);
+        if (next == std::string_view::npos) next = data.size();
         Skip(next - pos);
         continue;
       }
@@ -136,7 +181,7 @@ struct TsDemuxer::Impl {
         // packet (keep it) or this packet was truncated and a new one starts inside it
         // (drop it and resync there).
         size_t restart = 0;
-        for (size_t j = 1; j < kPacket && pos + j + kPacket < buffer.size(); ++j) {
+        for (size_t j = 1; j < kPacket && pos + j + kPacket < data.size(); ++j) {
           if (At(pos + j) == kSync && At(pos + j + kPacket) == kSync) {
             restart = j;
             break;
@@ -148,16 +193,19 @@ struct TsDemuxer::Impl {
           continue;
         }
       }
-      HandlePacket(reinterpret_cast<const uint8_t*>(buffer.data() + pos));
+      HandlePacket(reinterpret_cast<const uint8_t*>(data.data() + pos));
       pos += kPacket;
     }
   }
 
   void Flush() {
+    data = buffer;
+    pos = 0;
     Process(true);
     // A trailing partial packet can never complete into a valid one now.
     if (buffer.size() > pos) stats().bytes_skipped += buffer.size() - pos;
     buffer.clear();
+    data = {};
     pos = 0;
     synced = false;
     skipped_since_sync = false;
@@ -187,16 +235,16 @@ struct TsDemuxer::Impl {
     const bool has_payload = afc & 0x01;
     if (!has_payload) return;  // the CC only advances with payload
 
-    auto [it, inserted] = last_cc.try_emplace(pid, cc);
-    if (!inserted && !discontinuity) {
-      int expected = (it->second + 1) & 0x0f;
-      if (cc == it->second) return;  // duplicate packet
+    int8_t& last = last_cc[pid];
+    if (last >= 0 && !discontinuity) {
+      int expected = (last + 1) & 0x0f;
+      if (cc == last) return;  // duplicate packet
       if (cc != expected) {
         ++stats().cc_errors;
         LoseData(pid);
       }
     }
-    it->second = cc;
+    last = static_cast<int8_t>(cc);
 
     std::string_view payload(reinterpret_cast<const char*>(p) + offset, kPacket - offset);
     if (pid == 0 || (pmt_pid >= 0 && pid == pmt_pid)) {
@@ -214,6 +262,7 @@ struct TsDemuxer::Impl {
       Stream& s = sit->second;
       if (s.in_pes) ++stats().pes_dropped;
       s.in_pes = false;
+      s.head_size = 0;
       s.pes.clear();
       s.adts_carry.clear();
     }
@@ -346,12 +395,20 @@ struct TsDemuxer::Impl {
     if (pusi) {
       CompletePes(pid, s);
       s.in_pes = true;
+      s.head_size = 0;
+      const auto* u = reinterpret_cast<const uint8_t*>(payload.data());
+      if (payload.size() >= 9 && u[0] == 0 && u[1] == 0 && u[2] == 1 &&
+          9 + size_t{u[8]} <= payload.size()) {
+        s.head_size = 9 + size_t{u[8]};
+        std::memcpy(s.head.data(), u, s.head_size);
+        payload.remove_prefix(s.head_size);
+      }
       // P-7: room for a PES like the last one (≤ kMaxPesBytes), so that a video frame is not
       // regrown (and copied) a dozen times from 184-byte packets.
       s.pes.reserve(std::max(payload.size(), s.last_pes_bytes + s.last_pes_bytes / 8));
       s.pes.assign(payload);
     } else if (s.in_pes) {
-      if (s.pes.size() + payload.size() > kMaxPesBytes) {
+      if (s.head_size + s.pes.size() + payload.size() > kMaxPesBytes) {
         ++stats().pes_dropped;
         s.in_pes = false;
         s.pes.clear();
@@ -363,57 +420,70 @@ struct TsDemuxer::Impl {
       return;
     }
     // A PES with a length completes as soon as it has all its bytes.
-    if (s.pes.size() >= 6) {
-      size_t len = (static_cast<uint8_t>(s.pes[4]) << 8) | static_cast<uint8_t>(s.pes[5]);
-      if (len != 0 && s.pes.size() >= 6 + len) CompletePes(pid, s);
+    const size_t have = s.head_size + s.pes.size();
+    if (have >= 6) {
+      const uint8_t* b =
+          s.head_size ? s.head.data() : reinterpret_cast<const uint8_t*>(s.pes.data());
+      size_t len = (size_t{b[4]} << 8) | b[5];
+      if (len != 0 && have >= 6 + len) CompletePes(pid, s);
     }
   }
 
   void CompletePes(uint16_t pid, Stream& s) {
     if (!s.in_pes) return;
     s.in_pes = false;
-    std::string pes = std::move(s.pes);
+    std::string es = std::move(s.pes);  // the payload: becomes the frame's bytes
     s.pes.clear();
-    s.last_pes_bytes = pes.size();
-    auto b = AsSpan(pes);
-    if (b.size() < 9 || b[0] != 0 || b[1] != 0 || b[2] != 1) {
-      ++stats().pes_dropped;
-      return;
-    }
-    size_t len = (b[4] << 8) | b[5];
-    if (len != 0) {
-      if (b.size() < 6 + len) {  // ended early (e.g. at Flush or a new PUSI)
+    size_t head_size = s.head_size;
+    s.head_size = 0;
+    s.last_pes_bytes = es.size();
+    if (head_size == 0) {
+      // The header did not fit the first packet: take it off the front here.
+      auto b = AsSpan(es);
+      if (b.size() < 9 || b[0] != 0 || b[1] != 0 || b[2] != 1 || 9 + size_t{b[8]} > b.size()) {
         ++stats().pes_dropped;
         return;
       }
-      b = b.first(6 + len);
+      head_size = 9 + size_t{b[8]};
+      std::memcpy(s.head.data(), b.data(), head_size);
+      es.erase(0, head_size);
     }
-    uint8_t stream_id = b[3];
+    const uint8_t* h = s.head.data();  // 9 + h[8] bytes, a PES start code first
+    size_t len = (size_t{h[4]} << 8) | h[5];
+    if (len != 0) {
+      if (head_size + es.size() < 6 + len) {  // ended early (e.g. at Flush or a new PUSI)
+        ++stats().pes_dropped;
+        return;
+      }
+    }
+    uint8_t stream_id = h[3];
     if (stream_id == 0xbc || stream_id == 0xbe || stream_id == 0xbf || stream_id == 0xf0 ||
         stream_id == 0xf1 || stream_id == 0xff || stream_id == 0xf2 || stream_id == 0xf8) {
       return;  // no PES header extension: not an elementary stream we carry
     }
-    if ((b[6] & 0xc0) != 0x80) {
+    if (len != 0) {
+      if (6 + len < head_size) {  // the header runs past the PES's length
+        ++stats().pes_dropped;
+        return;
+      }
+      es.resize(6 + len - head_size);
+    }
+    if ((h[6] & 0xc0) != 0x80) {
       ++stats().pes_dropped;
       return;
     }
-    int pts_dts_flags = (b[7] >> 6) & 0x03;
-    size_t header_len = b[8];
-    if (9 + header_len > b.size()) {
-      ++stats().pes_dropped;
-      return;
-    }
+    int pts_dts_flags = (h[7] >> 6) & 0x03;
+    size_t header_len = h[8];
     std::optional<int64_t> pts, dts;
     if (pts_dts_flags & 0x02) {
       if (header_len < 5) {
         ++stats().pes_dropped;
         return;
       }
-      pts = ReadTimestamp(b.data() + 9);
-      if (pts_dts_flags == 0x03 && header_len >= 10) dts = ReadTimestamp(b.data() + 14);
+      pts = ReadTimestamp(h + 9);
+      if (pts_dts_flags == 0x03 && header_len >= 10) dts = ReadTimestamp(h + 14);
     }
     if (!dts) dts = pts;
-    std::string_view es = AsView(b.subspan(9 + header_len));
 
     // Unwrap against the previous frame's DTS (the first frame keeps its raw value).
     int64_t upts, udts;
@@ -428,9 +498,9 @@ struct TsDemuxer::Impl {
       return;
     }
     if (s.info.codec == Codec::kAac) {
-      HandleAudio(pid, s, es, upts);
+      HandleAudio(pid, s, std::move(es), upts);
     } else {
-      HandleVideo(pid, s, es, upts, udts);
+      HandleVideo(pid, s, std::move(es), upts, udts);
     }
   }
 
@@ -458,7 +528,7 @@ struct TsDemuxer::Impl {
     if (owner->callbacks_.on_frame) owner->callbacks_.on_frame(std::move(f));
   }
 
-  void HandleVideo(uint16_t pid, Stream& s, std::string_view es, int64_t pts, int64_t dts) {
+  void HandleVideo(uint16_t pid, Stream& s, std::string&& es, int64_t pts, int64_t dts) {
     const bool hevc = s.info.codec == Codec::kHevc;
     bool keyframe = false;
     std::string_view sps;
@@ -514,10 +584,10 @@ struct TsDemuxer::Impl {
       s.last_dts = dts;
       return;
     }
-    Emit(s, pts, dts, keyframe, std::string(es));
+    Emit(s, pts, dts, keyframe, std::move(es));
   }
 
-  void HandleAudio(uint16_t pid, Stream& s, std::string_view es, int64_t pts) {
+  void HandleAudio(uint16_t pid, Stream& s, std::string&& es, int64_t pts) {
     std::string data;
     int64_t first_pts = pts;
     if (!s.adts_carry.empty()) {
@@ -527,7 +597,7 @@ struct TsDemuxer::Impl {
       s.adts_carry.clear();
       data.append(es);
     } else {
-      data.assign(es);
+      data = std::move(es);
     }
     size_t off = 0;
     int frames = 0;

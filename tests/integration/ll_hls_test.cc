@@ -124,6 +124,57 @@ TEST_CASE(
   CHECK(waited == Approx(6.0).margin(1.0));
 }
 
+// The last part listed: (msn, index), or (-1, -1).
+std::pair<int64_t, int> LastPart(const std::string& playlist) {
+  static const std::regex kPart("#EXT-X-PART:[^\n]*URI=\"(\\d+)\\.(\\d+)\\.m4s");
+  std::pair<int64_t, int> last{-1, -1};
+  for (auto it = std::sregex_iterator(playlist.begin(), playlist.end(), kPart);
+       it != std::sregex_iterator(); ++it) {
+    last = {std::stoll((*it)[1]), std::stoi((*it)[2])};
+  }
+  return last;
+}
+
+TEST_CASE(
+    "P-9 with --ll_tune_in_hold a playlist request without directives waits for the next part") {
+  auto dir = MakeTempDir("tunein");
+  auto central = StartCentral(dir);
+  auto node =
+      StartIngestWithStream(central, "ingest-1", "tune", {"publish://"}, {"--ll_tune_in_hold"});
+  auto push = PushFile(SourceTs(60), node.publish, "tune", {"-t", "12"});
+  REQUIRE(Eventually(
+      [&] { return LastPart(Http("GET", node.http, "/tune/v1/index.ll.m3u8").body).first >= 0; },
+      20s));
+  // Back to back: each answer comes when a part newer than the last one listed completes,
+  // so no two answers list the same last part (without the hold, the second request, sent
+  // a few milliseconds after the first answer, would list the same one).
+  std::pair<int64_t, int> previous =
+      LastPart(Http("GET", node.http, "/tune/v1/index.ll.m3u8").body);
+  for (int i = 0; i < 5; ++i) {
+    auto r = Http("GET", node.http, "/tune/v1/index.ll.m3u8");
+    REQUIRE(r.status == 200);
+    CHECK(r.headers["Cache-Control"] == "max-age=1");  // a plain answer, not a blocking one
+    auto last = LastPart(r.body);
+    INFO(previous.first << "." << previous.second << " then " << last.first << "." << last.second);
+    CHECK(last > previous);
+    previous = last;
+  }
+  // With no source, the hold ends at 1.5 part targets (0.75 s) with the playlist as it is.
+  push->Wait();
+  REQUIRE(Eventually(
+      [&] {
+        auto t = std::chrono::steady_clock::now();
+        auto r = Http("GET", node.http, "/tune/v1/index.ll.m3u8");
+        return r.status == 200 && Since(t) > 0.6;
+      },
+      10s));
+  auto start = std::chrono::steady_clock::now();
+  auto r = Http("GET", node.http, "/tune/v1/index.ll.m3u8");
+  double waited = Since(start);
+  CHECK(r.status == 200);
+  CHECK(waited == Approx(0.75).margin(0.25));
+}
+
 TEST_CASE("S-10 hls.js in low-latency mode plays the LL-HLS stream for 12 s") {
   auto dir = MakeTempDir("llhls-play");
   auto central = StartCentral(dir);
