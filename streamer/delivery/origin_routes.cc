@@ -397,12 +397,12 @@ void OriginDelivery::AddPublishRoutes(http::Router& router) {
 
 void OriginDelivery::ServeObject(RequestContext& ctx, Responder r, const std::string& stream,
                                  const std::string& rendition, ObjectKey key) {
-  Answer(&ctx, std::make_shared<Responder>(std::move(r)), stream, rendition, key, 0, nullptr);
+  Answer(&ctx, ResponderSlot(&r), stream, rendition, key, 0, nullptr);
 }
 
-void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
-                            const std::string& stream, const std::string& rendition, ObjectKey key,
-                            int hops, std::shared_ptr<Shedder::Token> token) {
+void OriginDelivery::Answer(RequestContext* ctx, ResponderSlot r, const std::string& stream,
+                            const std::string& rendition, ObjectKey key, int hops,
+                            std::shared_ptr<Shedder::Token> token) {
   auto view = origin_->View(stream);
   if (!view) return r->Send(NotFound("the stream was removed from this node", "*"));
   const OriginPolicy& policy = *view->policy;
@@ -433,9 +433,11 @@ void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
       header.set(field::field::cache_control, kImmutable);
       header.set(field::field::content_type, ContentType(key));
       http::AddCors(header, policy.cors);
-      return AnswerInFlight(std::move(object), r, ctx->executor, std::move(header),
-                            [this, ctx, r, stream, rendition, key, hops, token] {
-                              Answer(ctx, r, stream, rendition, key, hops + 1, token);
+      auto shared = r.Share();
+      return AnswerInFlight(std::move(object), shared, ctx->executor, std::move(header),
+                            [this, ctx, shared, stream, rendition, key, hops, token] {
+                              Answer(ctx, ResponderSlot(shared), stream, rendition, key, hops + 1,
+                                     token);
                             });
     }
   }
@@ -499,15 +501,16 @@ void OriginDelivery::Answer(RequestContext* ctx, std::shared_ptr<Responder> r,
   metrics_->Read("held");
   int64_t wait_ms = std::max<int64_t>(1, d.until_ms - origin_->NowMs());
   auto deadline = origin_->clock().Monotonic() + std::chrono::milliseconds(wait_ms);
-  auto status =
-      origin_->Wait(stream, rendition, key, d.generation, ctx->executor, deadline,
-                    [this, ctx, r, stream, rendition, key, hops, token](Waiters::Outcome outcome) {
-                      if (outcome == Waiters::Outcome::kRemoved) {
-                        return r->Send(NotFound("the stream was removed from this node", "*"));
-                      }
-                      Answer(ctx, r, stream, rendition, key, hops + 1, token);
-                    });
-  if (!status.ok()) r->Send(Unavailable(std::string(status.message()), policy.cors));
+  auto shared = r.Share();
+  auto status = origin_->Wait(
+      stream, rendition, key, d.generation, ctx->executor, deadline,
+      [this, ctx, shared, stream, rendition, key, hops, token](Waiters::Outcome outcome) {
+        if (outcome == Waiters::Outcome::kRemoved) {
+          return shared->Send(NotFound("the stream was removed from this node", "*"));
+        }
+        Answer(ctx, ResponderSlot(shared), stream, rendition, key, hops + 1, token);
+      });
+  if (!status.ok()) shared->Send(Unavailable(std::string(status.message()), policy.cors));
 }
 
 }  // namespace meshwork::streamer

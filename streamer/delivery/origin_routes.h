@@ -57,8 +57,30 @@ class OriginDelivery {
  private:
   struct Metrics;
   class Upload;
-  void Answer(http::RequestContext* ctx, std::shared_ptr<http::Responder> r,
-              const std::string& stream, const std::string& rendition, ObjectKey key, int hops,
+  // The request's responder: used in place by an answer sent during the call (P-5: a 404 or
+  // 410 allocates nothing for it), moved into a shared one only when the request outlives
+  // the call (held, or sent as its bytes arrive).
+  class ResponderSlot {
+   public:
+    explicit ResponderSlot(http::Responder* r) : in_place_(r) {}
+    explicit ResponderSlot(std::shared_ptr<http::Responder> r)
+        : shared_(std::move(r)), in_place_(shared_.get()) {}
+    http::Responder* operator->() const { return in_place_; }
+    http::Responder& operator*() const { return *in_place_; }
+    std::shared_ptr<http::Responder> Share() {
+      if (!shared_) {
+        shared_ = std::make_shared<http::Responder>(std::move(*in_place_));
+        in_place_ = shared_.get();
+      }
+      return shared_;
+    }
+
+   private:
+    std::shared_ptr<http::Responder> shared_;
+    http::Responder* in_place_;
+  };
+  void Answer(http::RequestContext* ctx, ResponderSlot r, const std::string& stream,
+              const std::string& rendition, ObjectKey key, int hops,
               std::shared_ptr<Shedder::Token> token);
   void ReceiveObject(http::RequestContext& ctx, std::shared_ptr<http::BodyReader> body,
                      http::Responder r, OriginStore::PublishRequest request);
