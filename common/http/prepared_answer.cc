@@ -47,11 +47,17 @@ void AnswerFields::Append(std::string_view name, std::string_view a, std::string
   const size_t need = name.size() + 2 + a.size() + b.size() + 2;
   ABSL_RAW_CHECK(size_ + need <= kCapacity, "prepared header fields over their capacity");
   char* at = bytes_.data() + size_;
-  for (std::string_view piece : {name, std::string_view(": "), a, b, std::string_view("\r\n")}) {
-    if (piece.empty()) continue;  // a default view's data() is null: no memcpy from it
-    std::memcpy(at, piece.data(), piece.size());
-    at += piece.size();
-  }
+  std::memcpy(at, name.data(), name.size());  // a FieldName is never empty
+  at += name.size();
+  *at++ = ':';
+  *at++ = ' ';
+  // A default view's data() is null: no memcpy from it.
+  if (!a.empty()) std::memcpy(at, a.data(), a.size());
+  at += a.size();
+  if (!b.empty()) std::memcpy(at, b.data(), b.size());
+  at += b.size();
+  *at++ = '\r';
+  *at = '\n';
   size_ += need;
 }
 
@@ -156,15 +162,19 @@ void PreparedAnswer::AppendHead(std::string_view extra, std::string_view date, b
   // The same bytes as AppendSessionFields would add, with the framing rendered once.
   constexpr std::string_view kServerDate = "Server: meshwork\r\nDate: ";
   constexpr std::string_view kClose = "Connection: close\r\n";
-  out.reserve(out.size() + head_.size() + extra.size() + kServerDate.size() + date.size() +
-              framing_.size() + kClose.size() + 2);
-  out.append(head_);
-  out.append(extra);
-  out.append(kServerDate);
-  out.append(date);
-  out.append(framing_);
-  if (!keep) out.append(kClose);
-  out.append("\r\n"sv);
+  // One resize, then the pieces copied in place (P-5: seven appends were ~350 instructions).
+  const std::string_view pieces[] = {
+      head_, extra, kServerDate, date, framing_, keep ? ""sv : kClose, "\r\n"sv};
+  size_t total = 0;
+  for (std::string_view p : pieces) total += p.size();
+  size_t at = out.size();
+  out.resize(at + total);
+  char* to = out.data() + at;
+  for (std::string_view p : pieces) {
+    if (p.empty()) continue;  // a default view's data() is null
+    std::memcpy(to, p.data(), p.size());
+    to += p.size();
+  }
 }
 
 Response PreparedAnswer::ToResponse(std::string_view extra, bool with_body) const {
