@@ -182,6 +182,13 @@ std::string LowLatencyMediaPlaylist(
     next_msn = window.open_msn;
     next_part = window.open_parts.back()->index + 1;
     hint_version = version;
+    if (window.open_parts.back()->last) {
+      // Published, the segment's last part leaves the segment open for a moment (its .m4s
+      // follows): a hint of a part after it would name one that never comes (a 404 some
+      // players take as fatal).
+      ++next_msn;
+      next_part = 0;
+    }
   }
   // The hinted part's URI is the one it will be listed under (a player matches the two).
   std::string hint = absl::StrCat(next_msn, ".", next_part, ".m4s");

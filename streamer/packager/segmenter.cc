@@ -105,18 +105,19 @@ void SetTracks(const std::map<uint16_t, media::TrackInfo>& tracks, std::optional
   }
 }
 
-void Segmenter::FlushPart(Rendition& r, int64_t end) {
+void Segmenter::FlushPart(Rendition& r, int64_t end, bool last) {
   if (r.part_frames.empty()) return;
   if (&r == leader_ && audio_ && audio_->open) {
     // "a1" closes its part where v1 does, under the same index (S-16a: the renditions' parts
     // line up, so a player switching between them finds the same msn.part everywhere).
     audio_->part_index = r.part_index;
-    FlushPart(*audio_, end);
+    FlushPart(*audio_, end, last);
   }
   auto part = std::make_shared<Part>();
   part->index = r.part_index;
   part->start = r.part_start;
   part->duration = std::max<int64_t>(end - r.part_start, 1);
+  part->last = last;
   part->independent =
       r.part_frames.front().keyframe && r.part_frames.front().codec != media::Codec::kAac;
   if (!r.video_pid) part->independent = true;
@@ -263,7 +264,7 @@ void Segmenter::Close(Rendition& r, int64_t end) {
                                   {"reason", "joined after its first keyframe"}});
     return discard();
   }
-  FlushPart(r, end);
+  FlushPart(r, end, true);
   auto segment = std::make_shared<Segment>();
   segment->msn = r.msn;
   segment->start = r.start;

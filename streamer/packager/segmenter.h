@@ -109,7 +109,8 @@ class Segmenter {
   void Cut(Rendition& r, int64_t start, bool keyframe_start);
   void Open(Rendition& r, int64_t msn, int64_t start, bool discontinuity, bool whole);
   void Close(Rendition& r, int64_t end);
-  void FlushPart(Rendition& r, int64_t end);
+  // `last`: the part closes its segment (Close).
+  void FlushPart(Rendition& r, int64_t end, bool last = false);
   void RebuildWriters(Rendition& r);
   // Wall clock of `t` by the anchor `r`'s open segment is dated with.
   static int64_t ProgramDateTimeMs(const Rendition& r, int64_t t);

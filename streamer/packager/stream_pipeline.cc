@@ -99,6 +99,7 @@ StreamPipeline::StreamPipeline(std::shared_ptr<const StreamConfig> config, Origi
             timing->program_date_time_ms = part->program_date_time_ms;
             timing->timeline_origin = part->timeline_origin;
             timing->independent = part->independent;
+            timing->last_part = part->last;
             auto status = store_->PublishLocal(config_->name, info,
                                                ObjectKey{ObjectKey::kPart, msn, part->index},
                                                {part->data}, std::move(timing));

@@ -21,6 +21,7 @@ inline std::string MediaTimingField(const MediaTiming& t) {
   e.discontinuity = t.discontinuity;
   e.timeline_origin = t.timeline_origin;
   e.start = t.start;
+  e.last_part = t.last_part;
   return FormatPartTiming(e);
 }
 
@@ -35,6 +36,7 @@ inline std::optional<MediaTiming> MediaTimingFromField(std::string_view field) {
   t.timeline_origin = e->timeline_origin.value_or(0);
   t.independent = e->independent;
   t.discontinuity = e->discontinuity;
+  t.last_part = e->last_part;
   return t;
 }
 

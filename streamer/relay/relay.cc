@@ -313,6 +313,7 @@ class Relay::StreamRelay {
     t->program_date_time_ms = e.program_date_time_ms;
     t->independent = e.independent;
     t->discontinuity = e.discontinuity;
+    t->last_part = e.last_part;
     t->timeline_origin = f.timeline_origin;
     return t;
   }

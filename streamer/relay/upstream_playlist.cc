@@ -219,6 +219,7 @@ std::string FormatPartTiming(const UpstreamEntry& t) {
                     ";discontinuity=" + (t.discontinuity ? "1" : "0");
   if (t.timeline_origin) out += ";origin=" + std::to_string(*t.timeline_origin);
   if (t.start) out += ";start=" + std::to_string(*t.start);
+  if (t.last_part) out += ";last=1";
   return out;
 }
 
@@ -248,6 +249,8 @@ std::optional<UpstreamEntry> ParsePartTiming(std::string_view field, int64_t msn
       e.timeline_origin = Integer<int64_t>(value);
     } else if (key == "start") {
       e.start = Integer<int64_t>(value);
+    } else if (key == "last") {
+      e.last_part = value == "1";
     }
   }
   if (e.duration_us <= 0 || e.duration_us > 86'400'000'000 || e.program_date_time_ms <= 0) {

@@ -27,6 +27,7 @@ struct UpstreamEntry {
   // the S-5 timeline began (Segment::timeline_origin) and where it starts, both 90 kHz.
   std::optional<int64_t> timeline_origin;
   std::optional<int64_t> start;
+  bool last_part = false;  // the same: a part that ends its segment (Part::last)
 };
 
 struct UpstreamMediaPlaylist {

@@ -61,6 +61,7 @@ struct MediaTiming {
   int64_t timeline_origin = 0;  // see Segment::timeline_origin
   bool discontinuity = false;
   bool independent = false;  // a part that starts with a keyframe
+  bool last_part = false;    // a part that ends its segment (Part::last)
 };
 
 // One pipeline's copy of an object (L-11).

@@ -28,6 +28,9 @@ struct Part {
   int64_t start = 0;         // 90 kHz, absolute timeline
   int64_t duration = 0;      // 90 kHz
   bool independent = false;  // starts with a keyframe
+  // Its segment's last part (known to the packager that closed the segment with it): the
+  // next part is part 0 of the next segment, so that is what the playlist hints.
+  bool last = false;
   // The bytes (moof + mdat) as the local packager made them; the store serves parts from
   // its objects, so an index entry may leave this null.
   std::shared_ptr<const std::string> data;

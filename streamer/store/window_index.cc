@@ -107,6 +107,7 @@ void UpdateWindow(OriginRendition& r, const OriginPolicy& policy, ObjectKey key,
       part->start = t.start;
       part->duration = t.duration;
       part->independent = t.independent;
+      part->last = t.last_part;
       auto at = std::lower_bound(w->open_parts.begin(), w->open_parts.end(), key.part,
                                  [](const auto& p, int index) { return p->index < index; });
       if (at != w->open_parts.end() && (*at)->index == key.part) {

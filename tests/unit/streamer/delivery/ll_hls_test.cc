@@ -66,6 +66,20 @@ TEST_CASE("S-11 the LL-HLS media playlist: server control, parts, preload hint, 
   CHECK(Count(text, "#EXT-X-RENDITION-REPORT") == 1);  // not for itself
 }
 
+TEST_CASE("S-13 a segment's last part, published before its segment, hints the next segment") {
+  // The packager publishes a segment's last part, then the segment (.m4s): a playlist made
+  // between the two must not hint a part after the last, which would never exist (404).
+  auto v1 = LlWindow("v1", 8, 4);
+  CHECK(LowLatencyMediaPlaylist(*v1, {v1}, false)
+            .find("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"108.4.m4s\"") != std::string::npos);
+  auto last = std::make_shared<Part>(*v1->open_parts.back());
+  last->last = true;
+  v1->open_parts.back() = last;
+  std::string text = LowLatencyMediaPlaylist(*v1, {v1}, false);
+  CHECK(text.find("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"109.0.m4s\"") != std::string::npos);
+  CHECK(text.find("108.4.m4s") == std::string::npos);
+}
+
 // A media playlist read back: each segment's duration and parts (duration, independent),
 // then the open segment's parts.
 struct ReadBack {

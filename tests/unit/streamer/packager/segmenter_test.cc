@@ -152,6 +152,7 @@ TEST_CASE("S-16a audio is a CMAF rendition of its own, cut with v1, and HLS-TS k
   FakeClock clock;
   std::vector<Published> out;
   std::map<std::string, std::vector<std::pair<int64_t, int>>> parts;  // rendition → (msn, part)
+  std::map<std::string, std::map<int64_t, int>> last_parts;  // rendition → msn → flagged part
   Segmenter segmenter(
       SegmenterOptions{}, clock, nullptr,
       [&](const RenditionInfo& info, std::shared_ptr<const Segment> s) {
@@ -169,6 +170,10 @@ TEST_CASE("S-16a audio is a CMAF rendition of its own, cut with v1, and HLS-TS k
       },
       [&](const RenditionInfo& info, int64_t msn, int64_t, std::shared_ptr<const Part> part) {
         parts[info.name].emplace_back(msn, part->index);
+        if (part->last) {
+          CHECK(last_parts[info.name].count(msn) == 0);  // one per segment
+          last_parts[info.name][msn] = part->index;
+        }
       });
   segmenter.OnTrack(Video(0x100));
   segmenter.OnTrack(Audio(0x101));
@@ -193,6 +198,17 @@ TEST_CASE("S-16a audio is a CMAF rendition of its own, cut with v1, and HLS-TS k
     CHECK(v1[msn]->ts);
   }
   CHECK(a1.size() + 1 >= v1.size());
+  // S-13: each published segment's final part was flagged as its last (a playlist made
+  // between that part and the segment hints the next segment), and no other part was.
+  for (const auto* renditions : {&v1, &a1}) {
+    for (const auto& [msn, s] : *renditions) {
+      const std::string name = renditions == &v1 ? "v1" : "a1";
+      INFO(name << " " << msn);
+      REQUIRE(last_parts[name].count(msn) == 1);
+      CHECK(last_parts[name][msn] == s->parts.back()->index);
+      CHECK(s->parts.back()->last);
+    }
+  }
   // And the same part indices.
   CHECK_FALSE(parts["a1"].empty());
   for (const auto& p : parts["a1"]) {

@@ -123,8 +123,10 @@ TEST_CASE(
   written.discontinuity = true;
   written.timeline_origin = -8'589'934'592;
   written.start = 123'456'789;
+  written.last_part = true;
   auto e = ParsePartTiming(FormatPartTiming(written), 12, 3);
   REQUIRE(e);
+  CHECK(e->last_part);
   CHECK(e->timeline_origin == -8'589'934'592);
   CHECK(e->start == 123'456'789);
   CHECK(e->discontinuity);
@@ -137,6 +139,7 @@ TEST_CASE(
   auto other = ParsePartTiming("x=1;independent=0;pdt=5;duration_us=7", 0, 0);
   REQUIRE(other);
   CHECK_FALSE(other->independent);
+  CHECK_FALSE(other->last_part);
   CHECK(other->duration_us == 7);
   CHECK_FALSE(other->timeline_origin);  // absent: the edge keeps the origin it knows
   CHECK_FALSE(other->start);
