@@ -87,8 +87,11 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
     // P-9: a player tuning in takes the playlist's last part as the live edge as of its
     // arrival; answered when the next part completes, that edge is fresh instead of up to a
     // part old. Not past 1.5 part targets (a part runs a frame over its target at most).
+    // After a segment's last part (its .m4s a moment behind), the next is the next segment's.
+    const bool segment_done =
+        last->part < 0 || (!window->open_parts.empty() && window->open_parts.back()->last);
     const Position next =
-        last->part < 0 ? Position{last->msn + 1, 0} : Position{last->msn, last->part + 1};
+        segment_done ? Position{last->msn + 1, 0} : Position{last->msn, last->part + 1};
     auto responder = std::make_shared<Responder>(std::move(r));
     auto status = context.store->WaitPosition(
         target.stream, target.rendition, next, ctx.executor,

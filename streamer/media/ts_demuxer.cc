@@ -438,36 +438,40 @@ struct TsDemuxer::Impl {
     s.head_size = 0;
     s.last_pes_bytes = es.size();
     if (head_size == 0) {
-      // The header did not fit the first packet: take it off the front here.
+      // The header did not fit the first packet: it is at the front of `es`.
       auto b = AsSpan(es);
-      if (b.size() < 9 || b[0] != 0 || b[1] != 0 || b[2] != 1 || 9 + size_t{b[8]} > b.size()) {
-        ++stats().pes_dropped;
-        return;
-      }
-      head_size = 9 + size_t{b[8]};
-      std::memcpy(s.head.data(), b.data(), head_size);
-      es.erase(0, head_size);
-    }
-    const uint8_t* h = s.head.data();  // 9 + h[8] bytes, a PES start code first
-    size_t len = (size_t{h[4]} << 8) | h[5];
-    if (len != 0) {
-      if (head_size + es.size() < 6 + len) {  // ended early (e.g. at Flush or a new PUSI)
+      if (b.size() < 9 || b[0] != 0 || b[1] != 0 || b[2] != 1) {
         ++stats().pes_dropped;
         return;
       }
     }
-    uint8_t stream_id = h[3];
+    const uint8_t* h = head_size ? s.head.data() : reinterpret_cast<const uint8_t*>(es.data());
+    const size_t len = (size_t{h[4]} << 8) | h[5];
+    if (len != 0 && head_size + es.size() < 6 + len) {  // ended early (Flush, a new PUSI)
+      ++stats().pes_dropped;
+      return;
+    }
+    const uint8_t stream_id = h[3];
     if (stream_id == 0xbc || stream_id == 0xbe || stream_id == 0xbf || stream_id == 0xf0 ||
         stream_id == 0xf1 || stream_id == 0xff || stream_id == 0xf2 || stream_id == 0xf8) {
       return;  // no PES header extension: not an elementary stream we carry
     }
-    if (len != 0) {
-      if (6 + len < head_size) {  // the header runs past the PES's length
-        ++stats().pes_dropped;
-        return;
-      }
-      es.resize(6 + len - head_size);
+    // The PES's bytes: its length's, or all that came.
+    const size_t total = len != 0 ? 6 + len : head_size + es.size();
+    if (9 + size_t{h[8]} > total) {  // the header runs past the PES
+      ++stats().pes_dropped;
+      return;
     }
+    if (head_size == 0) {
+      head_size = 9 + size_t{h[8]};
+      std::memcpy(s.head.data(), es.data(), head_size);
+      es.erase(0, head_size);
+      h = s.head.data();
+    }
+    es.resize(total - head_size);
+    // A frame keeps its buffer: one reserved for a much larger PES (the one after a
+    // keyframe) is cut down to size rather than held for the frame's lifetime.
+    if (es.capacity() > 2 * es.size() + 4096) es.shrink_to_fit();
     if ((h[6] & 0xc0) != 0x80) {
       ++stats().pes_dropped;
       return;

@@ -11,6 +11,11 @@
 // frames once an ADTS header was seen; an ADTS frame split across PES packets is carried over
 // to the next PES. Callbacks run inside Feed/Flush and must not call Reset.
 //
+// A packet is decided on (handled, or skipped as damage) only once the 376 bytes from its
+// start are in (its successor's sync byte, a restart inside it), or at Flush: the same input
+// gives the same frames and counts however it is cut into reads, and a packet at the end of a
+// read waits for the next read (one datagram of a UDP source).
+//
 // Not thread-safe: one demuxer per source, fed from one thread at a time.
 #pragma once
 

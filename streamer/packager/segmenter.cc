@@ -242,7 +242,10 @@ Segmenter::Rendition* Segmenter::AudioRendition() {
 
 void Segmenter::Close(Rendition& r, int64_t end) {
   if (!r.open) return;
-  if (&r == leader_ && audio_) Close(*audio_, end);
+  if (&r == leader_ && audio_) {
+    audio_->part_index = r.part_index;  // its last part under v1's index (S-16a)
+    Close(*audio_, end);
+  }
   auto discard = [&r] {
     r.bytes.clear();
     r.part_frames.clear();

@@ -9,10 +9,12 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -82,11 +84,14 @@ inline Demuxed Demux(std::string_view data, std::function<size_t()> chunk = {}) 
                        out.tracks[t.pid] = t;
                      },
                      [&](Frame&& f) { out.frames.push_back(std::move(f)); }});
-  auto bytes = reinterpret_cast<const uint8_t*>(data.data());
   size_t off = 0;
   while (off < data.size()) {
     size_t n = chunk ? std::min(chunk(), data.size() - off) : data.size();
-    demuxer.Feed({bytes + off, n});
+    // Each read in a buffer of its own, freed after Feed: a view kept past it, or a read
+    // before or beyond it, is a sanitizer's error rather than a look at the next bytes.
+    auto read = std::make_unique<uint8_t[]>(n);
+    std::memcpy(read.get(), data.data() + off, n);
+    demuxer.Feed({read.get(), n});
     off += n;
   }
   demuxer.Flush();
