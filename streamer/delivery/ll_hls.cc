@@ -109,6 +109,29 @@ std::string LowLatencyMediaPlaylist(
     const RenditionWindow& window,
     const std::vector<std::shared_ptr<const RenditionWindow>>& others, bool skip,
     const SegmentVersions& versions, const std::string& uri_query) {
+  if (!window.open_parts.empty() && window.open_parts.back()->last) {
+    // The segment's last part is out and its .m4s a moment behind: listed as the complete
+    // segment it is (EXTINF, its parts), as it will be once the .m4s is published, so that a
+    // player asks next for part 0 of the next segment — not for a part after the last, which
+    // never comes (a 404 Shaka takes as fatal), nor, as a hint of the next segment beside an
+    // open one would have hls.js do, for nothing while it waits to make sense of the two.
+    RenditionWindow closed = window;
+    auto s = std::make_shared<Segment>();
+    const Part& last = *window.open_parts.back();
+    s->msn = window.open_msn;
+    s->start = window.open_start;
+    s->duration = std::max<int64_t>(last.start + last.duration - window.open_start, 1);
+    s->program_date_time_ms = window.open_program_date_time_ms;
+    s->timeline_origin = last.timeline_origin;
+    s->discontinuity = window.open_discontinuity;
+    s->parts = window.open_parts;
+    if (closed.segments.empty() || closed.segments.back()->msn < s->msn) {
+      closed.segments.push_back(std::move(s));
+    }
+    closed.open_msn = -1;
+    closed.open_parts.clear();
+    return LowLatencyMediaPlaylist(closed, others, skip, versions, uri_query);
+  }
   const auto& segments = window.segments;
   if (segments.empty()) return "";
   const RenditionInfo& info = window.info;
@@ -182,13 +205,6 @@ std::string LowLatencyMediaPlaylist(
     next_msn = window.open_msn;
     next_part = window.open_parts.back()->index + 1;
     hint_version = version;
-    if (window.open_parts.back()->last) {
-      // Published, the segment's last part leaves the segment open for a moment (its .m4s
-      // follows): a hint of a part after it would name one that never comes (a 404 some
-      // players take as fatal).
-      ++next_msn;
-      next_part = 0;
-    }
   }
   // The hinted part's URI is the one it will be listed under (a player matches the two).
   std::string hint = absl::StrCat(next_msn, ".", next_part, ".m4s");

@@ -118,6 +118,7 @@ void Segmenter::FlushPart(Rendition& r, int64_t end, bool last) {
   part->start = r.part_start;
   part->duration = std::max<int64_t>(end - r.part_start, 1);
   part->last = last;
+  part->discontinuity = r.discontinuity;
   part->independent =
       r.part_frames.front().keyframe && r.part_frames.front().codec != media::Codec::kAac;
   if (!r.video_pid) part->independent = true;

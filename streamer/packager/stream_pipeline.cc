@@ -100,6 +100,7 @@ StreamPipeline::StreamPipeline(std::shared_ptr<const StreamConfig> config, Origi
             timing->timeline_origin = part->timeline_origin;
             timing->independent = part->independent;
             timing->last_part = part->last;
+            timing->discontinuity = part->discontinuity;
             auto status = store_->PublishLocal(config_->name, info,
                                                ObjectKey{ObjectKey::kPart, msn, part->index},
                                                {part->data}, std::move(timing));

@@ -31,6 +31,7 @@ struct Part {
   // Its segment's last part (known to the packager that closed the segment with it): the
   // next part is part 0 of the next segment, so that is what the playlist hints.
   bool last = false;
+  bool discontinuity = false;  // its segment follows a jump of the timeline (S-7)
   // The bytes (moof + mdat) as the local packager made them; the store serves parts from
   // its objects, so an index entry may leave this null.
   std::shared_ptr<const std::string> data;
@@ -109,6 +110,7 @@ struct RenditionWindow {
   int64_t open_msn = -1;
   int64_t open_start = 0;
   int64_t open_program_date_time_ms = 0;
+  bool open_discontinuity = false;  // the open segment follows a jump of the timeline
   std::vector<std::shared_ptr<const Part>> open_parts;
   // Whether the rendition was published as MPEG-TS (HLS-TS playlists list `.ts`) and as
   // CMAF (init.mp4 + `.m4s`, LL-HLS and DASH).

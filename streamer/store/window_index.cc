@@ -100,6 +100,7 @@ void UpdateWindow(OriginRendition& r, const OriginPolicy& policy, ObjectKey key,
         w->open_msn = key.msn;
         w->open_start = t.start;
         w->open_program_date_time_ms = t.program_date_time_ms;
+        w->open_discontinuity = t.discontinuity;
         w->open_parts.clear();
       }
       auto part = std::make_shared<Part>();
@@ -108,6 +109,7 @@ void UpdateWindow(OriginRendition& r, const OriginPolicy& policy, ObjectKey key,
       part->duration = t.duration;
       part->independent = t.independent;
       part->last = t.last_part;
+      part->discontinuity = t.discontinuity;
       auto at = std::lower_bound(w->open_parts.begin(), w->open_parts.end(), key.part,
                                  [](const auto& p, int index) { return p->index < index; });
       if (at != w->open_parts.end() && (*at)->index == key.part) {

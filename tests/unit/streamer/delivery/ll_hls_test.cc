@@ -66,18 +66,32 @@ TEST_CASE("S-11 the LL-HLS media playlist: server control, parts, preload hint, 
   CHECK(Count(text, "#EXT-X-RENDITION-REPORT") == 1);  // not for itself
 }
 
-TEST_CASE("S-13 a segment's last part, published before its segment, hints the next segment") {
+TEST_CASE(
+    "S-13 a segment whose last part is out before its .m4s is listed complete, with the next "
+    "segment hinted") {
   // The packager publishes a segment's last part, then the segment (.m4s): a playlist made
-  // between the two must not hint a part after the last, which would never exist (404).
+  // between the two lists the segment as it will be listed a moment later, so that a player
+  // asks for part 0 of the next segment rather than a part that never comes (404).
   auto v1 = LlWindow("v1", 8, 4);
-  CHECK(LowLatencyMediaPlaylist(*v1, {v1}, false)
-            .find("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"108.4.m4s\"") != std::string::npos);
+  std::string open = LowLatencyMediaPlaylist(*v1, {v1}, false);
+  CHECK(open.find("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"108.4.m4s\"") != std::string::npos);
+  CHECK(open.find("\n108.m4s") == std::string::npos);
   auto last = std::make_shared<Part>(*v1->open_parts.back());
   last->last = true;
   v1->open_parts.back() = last;
-  std::string text = LowLatencyMediaPlaylist(*v1, {v1}, false);
-  CHECK(text.find("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"109.0.m4s\"") != std::string::npos);
-  CHECK(text.find("108.4.m4s") == std::string::npos);
+  for (bool jump : {false, true}) {
+    v1->open_discontinuity = jump;
+    std::string text = LowLatencyMediaPlaylist(*v1, {v1}, false);
+    INFO(text);
+    CHECK(text.find("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"109.0.m4s\"") != std::string::npos);
+    CHECK(text.find("108.4.m4s") == std::string::npos);
+    // 108 whole: its four parts, then its EXTINF (2 s) and URI.
+    const size_t extinf = text.find("#EXTINF:2.00000,\n108.m4s");
+    CHECK(extinf != std::string::npos);
+    CHECK(text.find("URI=\"108.3.m4s\"") < extinf);
+    CHECK(text.find("#EXT-X-MEDIA-SEQUENCE:103") != std::string::npos);  // still 6 listed
+    CHECK((text.find("#EXT-X-DISCONTINUITY\n") != std::string::npos) == jump);
+  }
 }
 
 // A media playlist read back: each segment's duration and parts (duration, independent),
