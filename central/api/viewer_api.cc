@@ -54,10 +54,10 @@ std::string WithQuery(std::string url, std::string_view query) {
 void Deliver(RequestContext& ctx, const RouteNode& node, std::string_view path, ViewerProxy* proxy,
              Responder r) {
   if (!proxy) {
-    // The Location in one string, sized once: {node URL}{path}[?{query}].
-    std::string location;
-    location.reserve(ctx.scheme.size() + 3 + node.hostname.size() + 8 + path.size() + 1 +
-                     ctx.query.size());
+    // The Location: {node URL}{path}[?{query}], in this thread's buffer (its capacity kept
+    // from one redirect to the next; SendRedirect copies it into the answer).
+    thread_local std::string location;
+    location.clear();
     RoutingService::AppendNodeUrl(node, ctx.scheme, location);
     location.append(path);
     if (!ctx.query.empty()) location.append("?").append(ctx.query);
@@ -114,16 +114,19 @@ void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService
                r.Send(Refusal(absl::NotFoundError("unknown VOD asset")));
              });
   router.Add({http::Verb::get}, "/{path...}", [routing, proxy](RequestContext& ctx, Responder r) {
-    auto snapshot = routing->snapshot();
-    auto split = routing->SplitStreamPath(*snapshot, ctx.path);
-    if (!split) {
+    // P-2: every viewer's first request comes here; the state is read through this thread's
+    // caches and the decision allocates nothing.
+    RoutingService::State state = routing->ReadState();
+    auto stream = RoutingService::StreamOfPath(*state.snapshot, *state.live, ctx.path);
+    if (!stream) {
       return r.Send(Refusal(absl::NotFoundError(
           absl::StrCat("no stream of the cluster matches ", std::string(ctx.path)))));
     }
-    auto decision = routing->Route(*snapshot, split->first, ctx.client, RouteMode::kDecide);
+    auto decision =
+        routing->Route(*state.snapshot, *state.live, *stream, ctx.client, RouteMode::kSelect);
     if (!decision.ok()) return r.Send(Refusal(decision.status()));
-    // The split came from the path itself: "/" + stream + "/" + the rest is ctx.path.
-    Deliver(ctx, snapshot->nodes()[decision->selected], ctx.path, proxy, std::move(r));
+    // The stream came from the path itself: "/" + stream + "/" + the rest is ctx.path.
+    Deliver(ctx, state.snapshot->nodes()[decision->selected], ctx.path, proxy, std::move(r));
   });
 }
 

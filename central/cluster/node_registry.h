@@ -76,6 +76,10 @@ class NodeRegistry {
   // report names a stream not yet in it and on every Sweep().
   using StreamSet = absl::flat_hash_set<std::string>;
   std::shared_ptr<const StreamSet> live_streams() const { return live_streams_.Get(); }
+  // The same through a reader's own cache (Snapshot::Read): valid until that cache's next read.
+  const StreamSet* ReadLiveStreams(Snapshot<StreamSet>::ReadCache& cache) const {
+    return live_streams_.Read(cache);
+  }
   std::chrono::milliseconds offline_after() const { return offline_after_; }
   const Clock& clock() const { return clock_; }
   // The read-only `status` member of a streamer object (M-1).

@@ -6,6 +6,7 @@
 #include "common/log/log.h"
 #include "common/metrics/metrics.h"
 #include "common/net/ip_address.h"
+#include "common/status/absl_view.h"
 #include "meshwork/v1/role_names.h"
 
 namespace meshwork::central {
@@ -51,13 +52,27 @@ absl::StatusOr<RouteDecision> RoutingService::Route(std::string_view stream,
   return Route(*snapshot, stream, client, mode);
 }
 
+RoutingService::State RoutingService::ReadState() const {
+  thread_local Snapshot<RoutingSnapshot>::ReadCache snapshot_cache;
+  thread_local Snapshot<NodeRegistry::StreamSet>::ReadCache live_cache;
+  return State{snapshot_.Read(snapshot_cache), registry_->ReadLiveStreams(live_cache)};
+}
+
 absl::StatusOr<RouteDecision> RoutingService::Route(const RoutingSnapshot& snapshot,
                                                     std::string_view stream,
                                                     const std::optional<net::IpAddress>& client,
                                                     RouteMode mode) const {
-  auto start = std::chrono::steady_clock::now();
   auto live = registry_->live_streams();
-  auto decision = selector_.Route(snapshot, *live, stream, client, mode);
+  return Route(snapshot, *live, stream, client, mode);
+}
+
+absl::StatusOr<RouteDecision> RoutingService::Route(const RoutingSnapshot& snapshot,
+                                                    const NodeRegistry::StreamSet& live,
+                                                    std::string_view stream,
+                                                    const std::optional<net::IpAddress>& client,
+                                                    RouteMode mode) const {
+  auto start = std::chrono::steady_clock::now();
+  auto decision = selector_.Route(snapshot, live, stream, client, mode);
   if (decision_seconds_) {
     decision_seconds_->Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -227,14 +242,24 @@ nlohmann::json RoutingService::DecisionJson(const RoutingSnapshot& snapshot,
 
 std::optional<std::pair<std::string, std::string>> RoutingService::SplitStreamPath(
     const RoutingSnapshot& snapshot, std::string_view path) const {
-  if (!path.empty() && path.front() == '/') path.remove_prefix(1);
   auto live = registry_->live_streams();
+  auto stream = StreamOfPath(snapshot, *live, path);
+  if (!stream) return std::nullopt;
+  // The stream is a view into `path`, a '/' after it, then the rest.
+  size_t rest = static_cast<size_t>(stream->data() - path.data()) + stream->size() + 1;
+  return std::make_pair(std::string(*stream), std::string(path.substr(rest)));
+}
+
+std::optional<std::string_view> RoutingService::StreamOfPath(const RoutingSnapshot& snapshot,
+                                                             const NodeRegistry::StreamSet& live,
+                                                             std::string_view path) {
+  if (!path.empty() && path.front() == '/') path.remove_prefix(1);
   // Longest known prefix first: "a/b/c/file" tries "a/b/c", then "a/b", then "a".
   size_t end = path.rfind('/');
   while (end != std::string_view::npos && end > 0) {
-    std::string candidate(path.substr(0, end));
-    if (snapshot.StreamConfigured(candidate) || live->contains(candidate)) {
-      return std::make_pair(candidate, std::string(path.substr(end + 1)));
+    std::string_view candidate = path.substr(0, end);
+    if (snapshot.StreamConfigured(candidate) || live.contains(AbslView(candidate))) {
+      return candidate;
     }
     end = path.rfind('/', end - 1);
   }

@@ -28,11 +28,27 @@ class RoutingService {
   void ConfigChanged(const ClusterConfig& config);
   std::shared_ptr<const RoutingSnapshot> snapshot() const { return snapshot_.Get(); }
 
+  // What a viewer's redirect reads (P-2): the snapshot and the streams live somewhere,
+  // through this thread's caches (Snapshot::Read): while neither changed, one atomic load
+  // each — no lock and no shared reference count, whose cache lines would bounce between the
+  // HTTP workers' cores. Valid on the calling thread until its next ReadState() (of any
+  // RoutingService).
+  struct State {
+    const RoutingSnapshot* snapshot;
+    const NodeRegistry::StreamSet* live;
+  };
+  State ReadState() const;
+
   absl::StatusOr<RouteDecision> Route(std::string_view stream,
                                       const std::optional<net::IpAddress>& client,
                                       RouteMode mode = RouteMode::kDecide) const;
   // The same with the snapshot the caller already holds (one snapshot per request).
   absl::StatusOr<RouteDecision> Route(const RoutingSnapshot& snapshot, std::string_view stream,
+                                      const std::optional<net::IpAddress>& client,
+                                      RouteMode mode) const;
+  // The same with the live streams the caller holds too (from ReadState()).
+  absl::StatusOr<RouteDecision> Route(const RoutingSnapshot& snapshot,
+                                      const NodeRegistry::StreamSet& live, std::string_view stream,
                                       const std::optional<net::IpAddress>& client,
                                       RouteMode mode) const;
 
@@ -55,6 +71,11 @@ class RoutingService {
   // knows and the rest ("a/b", "c/file"). nullopt when no prefix is a known stream.
   std::optional<std::pair<std::string, std::string>> SplitStreamPath(
       const RoutingSnapshot& snapshot, std::string_view path) const;
+  // The stream part of that split, as a view into `path`, with the live streams the caller
+  // holds (nothing allocated).
+  static std::optional<std::string_view> StreamOfPath(const RoutingSnapshot& snapshot,
+                                                      const NodeRegistry::StreamSet& live,
+                                                      std::string_view path);
 
   // S-19: the nodes `edge_id` may relay `stream` from, best first: ingest and origin nodes
   // that are online and report the stream working, those in the edge's zone chain first (in

@@ -42,6 +42,13 @@ std::shared_ptr<const RoutingSnapshot> RoutingSnapshot::Build(const ClusterConfi
       s->restricted_ = true;
     }
   }
+  for (int z = 0; z < static_cast<int>(s->zones_.size()); ++z) {
+    std::vector<int>& chain = s->chains_.emplace_back();
+    for (int at = z; at >= 0 && std::find(chain.begin(), chain.end(), at) == chain.end();
+         at = s->zones_[at].fallback) {
+      chain.push_back(at);
+    }
+  }
   for (const auto& [id, record] : config.streamers) {
     RouteNode node;
     node.id = id;
@@ -91,13 +98,9 @@ int RoutingSnapshot::ZoneOf(const net::IpAddress& client) const {
   return zone ? *zone : -1;
 }
 
-std::vector<int> RoutingSnapshot::Chain(int zone) const {
-  std::vector<int> chain;
-  while (zone >= 0 && std::find(chain.begin(), chain.end(), zone) == chain.end()) {
-    chain.push_back(zone);
-    zone = zones_[zone].fallback;
-  }
-  return chain;
+const std::vector<int>& RoutingSnapshot::Chain(int zone) const {
+  static const std::vector<int> kNone;
+  return zone >= 0 && zone < static_cast<int>(chains_.size()) ? chains_[zone] : kNone;
 }
 
 int RoutingSnapshot::ZoneIndex(const std::string& name) const {

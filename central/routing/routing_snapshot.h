@@ -51,8 +51,9 @@ class RoutingSnapshot {
   // The zone whose route is the longest match for `client` (Z-5), or -1.
   int ZoneOf(const net::IpAddress& client) const;
   // Z-8: the zone followed by its fallback chain, ending at none, a missing zone or a zone
-  // already visited.
-  std::vector<int> Chain(int zone) const;
+  // already visited. Made once when the snapshot is built (a restricted decision walks it on
+  // every redirect, P-2); empty for -1.
+  const std::vector<int>& Chain(int zone) const;
 
   const std::vector<RouteNode>& nodes() const { return nodes_; }
   const std::vector<RouteZone>& zones() const { return zones_; }
@@ -74,6 +75,7 @@ class RoutingSnapshot {
   bool restricted_ = false;
   net::PrefixTable<int> routes_;
   std::vector<RouteZone> zones_;
+  std::vector<std::vector<int>> chains_;  // Chain(z) for every zone index z
   std::vector<RouteNode> nodes_;
   absl::flat_hash_map<std::string, int> zone_index_;
   absl::flat_hash_map<std::string, int> node_index_;

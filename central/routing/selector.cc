@@ -16,8 +16,9 @@ uint64_t SortKey(const Candidate& c) {
 
 }  // namespace
 
-bool Selector::OnlineWithinLimits(const RouteNode& node) const {
-  if (!node.live || !node.live->Online(clock_.Monotonic(), offline_after_)) return false;
+bool Selector::OnlineWithinLimits(const RouteNode& node,
+                                  std::chrono::steady_clock::time_point now) const {
+  if (!node.live || !node.live->Online(now, offline_after_)) return false;
   if (node.drain) return false;  // CS-4
   // Z-16/Z-17: a limit excludes the node at or above it, or when the metric is missing.
   if (node.session_limit) {
@@ -33,7 +34,12 @@ bool Selector::OnlineWithinLimits(const RouteNode& node) const {
 
 bool Selector::Eligible(const RoutingSnapshot& snapshot, const LiveStreams& live, int index,
                         std::string_view stream) const {
-  return OnlineWithinLimits(snapshot.nodes()[index]) && Serves(snapshot, live, index, stream);
+  return Eligible(snapshot, live, index, stream, clock_.Monotonic());
+}
+
+bool Selector::Eligible(const RoutingSnapshot& snapshot, const LiveStreams& live, int index,
+                        std::string_view stream, std::chrono::steady_clock::time_point now) const {
+  return OnlineWithinLimits(snapshot.nodes()[index], now) && Serves(snapshot, live, index, stream);
 }
 
 bool Selector::Serves(const RoutingSnapshot& snapshot, const LiveStreams& live, int index,
@@ -46,10 +52,11 @@ bool Selector::Serves(const RoutingSnapshot& snapshot, const LiveStreams& live, 
 
 void Selector::Collect(const RoutingSnapshot& snapshot, const LiveStreams& live,
                        const std::vector<int>& nodes, std::string_view stream,
+                       std::chrono::steady_clock::time_point now,
                        std::vector<Candidate>& out) const {
   out.clear();
   for (int i : nodes) {
-    if (Eligible(snapshot, live, i, stream)) {
+    if (Eligible(snapshot, live, i, stream, now)) {
       out.push_back(Candidate{i, snapshot.nodes()[i].live->play_sessions()});
     }
   }
@@ -82,7 +89,17 @@ absl::StatusOr<RouteDecision> Selector::Route(const RoutingSnapshot& snapshot,
   }
   RouteDecision decision;
   decision.restricted = snapshot.restricted();
-  bool rotate = mode == RouteMode::kDecide;
+  const bool rotate = mode != RouteMode::kListAll;
+  const auto now = clock_.Monotonic();
+  // kSelect sorts each zone's candidates in this thread's scratch list instead of a list of
+  // the decision's own (its capacity is kept from one redirect to the next).
+  thread_local std::vector<Candidate> scratch;
+  auto candidates = [&](ZoneCandidates& zc) -> std::vector<Candidate>& {
+    return mode == RouteMode::kSelect ? scratch : zc.nodes;
+  };
+  auto keep = [&](ZoneCandidates&& zc) {
+    if (mode != RouteMode::kSelect) decision.zones.push_back(std::move(zc));
+  };
   if (decision.restricted) {
     // Z-8/Z-9: the client's zone and its fallback chain; nothing else.
     if (!client) {
@@ -95,21 +112,23 @@ absl::StatusOr<RouteDecision> Selector::Route(const RoutingSnapshot& snapshot,
     }
     for (int zone : snapshot.Chain(decision.client_zone)) {
       ZoneCandidates zc{zone, {}};
-      Collect(snapshot, live, snapshot.zones()[zone].nodes, stream, zc.nodes);
-      if (decision.selected < 0 && !zc.nodes.empty()) {
-        decision.selected = Pick(zc.nodes, rotate ? &snapshot.Rotation(zone) : nullptr);
+      std::vector<Candidate>& nodes = candidates(zc);
+      Collect(snapshot, live, snapshot.zones()[zone].nodes, stream, now, nodes);
+      if (decision.selected < 0 && !nodes.empty()) {
+        decision.selected = Pick(nodes, rotate ? &snapshot.Rotation(zone) : nullptr);
       }
-      decision.zones.push_back(std::move(zc));
-      if (decision.selected >= 0 && mode == RouteMode::kDecide) break;  // Z-12
+      keep(std::move(zc));
+      if (decision.selected >= 0 && mode != RouteMode::kListAll) break;  // Z-12
     }
   } else {
     // Z-10: edges first; ingest only when no edge is eligible; never origin.
     for (v1::Role role : {v1::ROLE_EDGE, v1::ROLE_INGEST}) {
       ZoneCandidates zc{-1, {}};
-      Collect(snapshot, live, snapshot.nodes_with_role(role), stream, zc.nodes);
-      if (zc.nodes.empty()) continue;
-      decision.selected = Pick(zc.nodes, rotate ? &snapshot.RoleRotation(role) : nullptr);
-      decision.zones.push_back(std::move(zc));
+      std::vector<Candidate>& nodes = candidates(zc);
+      Collect(snapshot, live, snapshot.nodes_with_role(role), stream, now, nodes);
+      if (nodes.empty()) continue;
+      decision.selected = Pick(nodes, rotate ? &snapshot.RoleRotation(role) : nullptr);
+      keep(std::move(zc));
       break;
     }
   }
@@ -150,7 +169,7 @@ absl::StatusOr<int> Selector::ChooseVod(const RoutingSnapshot& snapshot, const n
       if (n.zone < 0 || it == chain.end()) continue;  // a forbidden node: never (Z-24)
       position = static_cast<size_t>(it - chain.begin());
     }
-    if (!OnlineWithinLimits(n)) continue;
+    if (!OnlineWithinLimits(n, clock_.Monotonic())) continue;
     options.push_back({node, p["revision"].get<uint64_t>(), position,
                        n.live->play_sessions().value_or(std::numeric_limits<uint64_t>::max())});
   }

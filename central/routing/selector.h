@@ -38,6 +38,9 @@ struct RouteDecision {
 enum class RouteMode {
   kDecide,   // stop at the first zone with an eligible node and pick one (rotating ties)
   kListAll,  // list every candidate zone and its eligible nodes; pick without rotating
+  // kDecide's choice alone: `zones` is left empty and nothing is allocated (a viewer's
+  // redirect needs only the node, P-2).
+  kSelect,
 };
 
 class Selector {
@@ -68,11 +71,14 @@ class Selector {
                                 const std::optional<net::IpAddress>& client) const;
 
  private:
-  bool OnlineWithinLimits(const RouteNode& node) const;
+  // `now`: the clock's Monotonic(), read once per decision.
+  bool OnlineWithinLimits(const RouteNode& node, std::chrono::steady_clock::time_point now) const;
+  bool Eligible(const RoutingSnapshot& snapshot, const LiveStreams& live, int node,
+                std::string_view stream, std::chrono::steady_clock::time_point now) const;
   // Sorts eligible `nodes` by load into `out`.
   void Collect(const RoutingSnapshot& snapshot, const LiveStreams& live,
                const std::vector<int>& nodes, std::string_view stream,
-               std::vector<Candidate>& out) const;
+               std::chrono::steady_clock::time_point now, std::vector<Candidate>& out) const;
   // Fewest sessions; ties in turn using `rotation` (or the first when it is null).
   static int Pick(const std::vector<Candidate>& sorted, std::atomic<uint64_t>* rotation);
 

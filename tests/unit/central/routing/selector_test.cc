@@ -22,7 +22,9 @@ using namespace std::chrono_literals;
 
 class World {
  public:
-  World() : selector_(clock_, 3s) {}
+  // `mode`: how Route() decides (kDecide, or kSelect, which must choose the same nodes and
+  // list no zones).
+  explicit World(RouteMode mode = RouteMode::kDecide) : selector_(clock_, 3s), mode_(mode) {}
 
   World& Zone(const std::string& name, std::vector<std::string> routes,
               std::optional<std::string> fallback = std::nullopt) {
@@ -83,7 +85,8 @@ class World {
     if (!snapshot_) Build();
     std::optional<net::IpAddress> ip;
     if (!client.empty()) ip = net::IpAddress::Parse(client).value();
-    auto d = selector_.Route(*snapshot_, LiveSet(), stream, ip, RouteMode::kDecide);
+    auto d = selector_.Route(*snapshot_, LiveSet(), stream, ip, mode_);
+    if (d.ok() && mode_ == RouteMode::kSelect) CHECK(d->zones.empty());
     if (!d.ok()) {
       if (d.status().code() == absl::StatusCode::kNotFound) return "404";
       if (d.status().code() == absl::StatusCode::kUnavailable) return "503";
@@ -122,6 +125,7 @@ class World {
   }
   FakeClock clock_;
   Selector selector_;
+  RouteMode mode_;
   ClusterConfig config_;
   std::map<std::string, std::shared_ptr<LiveNode>> live_;
   std::map<std::string, bool> attached_;
@@ -154,9 +158,10 @@ TEST_CASE("Z-8 Z-12 the seed's table: what office-2 viewers get when office-2 is
       {"office-1", "edge-o2", "edge-o1", "503"},           // office-2 → office-1 → none
       {"origin-pool", "edge-o2", "origin-1", "origin-1"},  // office-2 → origin-pool → none
   };
+  const RouteMode mode = GENERATE(RouteMode::kDecide, RouteMode::kSelect);  // P-2: the same
   for (const auto& row : rows) {
     INFO("fallback_zone = " << row.fallback.value_or("none"));
-    World w;
+    World w(mode);
     SeedWorld(w, row.fallback);
     CHECK(w.Route("ch1", "10.20.3.4") == row.with_office2);
     w.Disconnect("edge-o2");
@@ -333,7 +338,7 @@ TEST_CASE("Z-13 eligibility: online, able to serve the stream") {
 }
 
 TEST_CASE("Z-14 fewest Play sessions wins and ties are used in turn") {
-  World w;
+  World w(GENERATE(RouteMode::kDecide, RouteMode::kSelect));
   w.Node("a", "edge").Node("b", "edge").Node("c", "edge").Node("d", "edge").Stream("ch1");
   w.Report("a", 7, 0, {"ch1"}).Report("b", 7).Report("c", 7).Report("d", 9);
   std::map<std::string, int> counts;
@@ -369,11 +374,12 @@ TEST_CASE("Z-15 Z-16 Z-17 limits: null, zero, reached, metric missing") {
       {"no limit, metrics missing", json::object(), std::nullopt, std::nullopt, true},
       {"placement budget is not a routing limit", {{"network_bandwidth_kbit", 0}}, 0, 0, true},
   };
+  const RouteMode mode = GENERATE(RouteMode::kDecide, RouteMode::kSelect);  // P-2: the same
   for (const auto& row : rows) {
     INFO(row.name);
     for (bool restricted : {false, true}) {
       INFO((restricted ? "restricted" : "unrestricted"));
-      World w;
+      World w(mode);
       if (restricted) w.Zone("z", {"0.0.0.0/0"});
       w.Node("n", "edge", restricted ? std::optional<std::string>("z") : std::nullopt, row.cdn)
           .Node("src", "ingest")
@@ -386,7 +392,7 @@ TEST_CASE("Z-15 Z-16 Z-17 limits: null, zero, reached, metric missing") {
 }
 
 TEST_CASE("Z-18 when every node of a zone is excluded the next zone is tried") {
-  World w;
+  World w(GENERATE(RouteMode::kDecide, RouteMode::kSelect));
   w.Zone("office", {"10.0.0.0/8"}, "backup")
       .Zone("backup", {})
       .Node("o1", "edge", "office", {{"playback_session_limit", 10}})
@@ -399,6 +405,32 @@ TEST_CASE("Z-18 when every node of a zone is excluded the next zone is tried") {
   CHECK(w.Route("ch1", "10.1.1.1") == "b1");
   w.Report("o1", 9, 0, {"ch1"});  // a report under the limit changes the next decision (Z-19)
   CHECK(w.Route("ch1", "10.1.1.1") == "o1");
+}
+
+TEST_CASE("Z-13 a viewer path names the longest stream known to the config or live somewhere") {
+  World w;
+  w.Node("e", "edge").Stream("news").Stream("news/eu").Stream("a/b/c");
+  LiveStreams live = {"sports/hd"};  // live on some node, not configured here
+  const RoutingSnapshot& snapshot = w.snapshot();
+  auto stream = [&](std::string_view path) {
+    auto s = RoutingService::StreamOfPath(snapshot, live, path);
+    return s ? std::string(*s) : std::string("-");
+  };
+  CHECK(stream("/news/v1/12.ts") == "news");
+  CHECK(stream("/news/eu/v1/12.ts") == "news/eu");  // the longer name wins
+  CHECK(stream("/news/eu") == "news");              // "eu" is the object here
+  CHECK(stream("/a/b/c/index.m3u8") == "a/b/c");
+  CHECK(stream("/a/b/index.m3u8") == "-");  // "a/b" and "a" are not streams
+  CHECK(stream("/sports/hd/index.m3u8") == "sports/hd");
+  CHECK(stream("/news") == "-");  // a stream name alone names no object
+  CHECK(stream("/") == "-");
+  CHECK(stream("") == "-");
+  CHECK(stream("//news/x") == "-");  // an empty first segment is no stream
+  // The view is into the path itself: the redirect keeps the path as it came.
+  std::string path = "/news/eu/v1/12.ts";
+  auto view = RoutingService::StreamOfPath(snapshot, live, path);
+  REQUIRE(view);
+  CHECK(view->data() == path.data() + 1);
 }
 
 TEST_CASE("Z-21 the listing shows every chain zone in order, nodes by increasing load") {
