@@ -22,11 +22,14 @@ RoutingService::RoutingService(NodeRegistry* registry, prometheus::Registry* met
                           .Help("Time to rebuild the routing snapshot after a config change")
                           .Register(*metrics)
                           .Add({}, metrics::LatencyBuckets());
-    decision_seconds_ = &prometheus::BuildHistogram()
-                             .Name("meshwork_routing_decision_seconds")
-                             .Help("Time to make one viewer routing decision")
-                             .Register(*metrics)
-                             .Add({}, metrics::LatencyBuckets());
+    decision_seconds_ = std::make_shared<metrics::ThreadHistogram>(
+        &prometheus::BuildHistogram()
+             .Name("meshwork_routing_decision_seconds")
+             .Help("Time to make one viewer routing decision")
+             .Register(*metrics)
+             .Add({}, metrics::LatencyBuckets()),
+        metrics::LatencyBuckets());
+    metrics::AddCollectHook(*metrics, decision_seconds_);
   }
 }
 

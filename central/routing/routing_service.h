@@ -12,6 +12,7 @@
 #include "central/cluster/node_registry.h"
 #include "central/routing/routing_snapshot.h"
 #include "central/routing/selector.h"
+#include "common/metrics/thread_histogram.h"
 #include "common/sync/snapshot.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/histogram.h"
@@ -102,7 +103,8 @@ class RoutingService {
   Selector selector_;
   Snapshot<RoutingSnapshot> snapshot_;
   prometheus::Histogram* build_seconds_ = nullptr;
-  prometheus::Histogram* decision_seconds_ = nullptr;
+  // Observed on every redirect, from every HTTP worker: counted per thread (P-2).
+  std::shared_ptr<metrics::ThreadHistogram> decision_seconds_;
 };
 
 }  // namespace meshwork::central
