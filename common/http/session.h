@@ -133,6 +133,7 @@ class Session final : public SessionBase {
   // Makes parser_ for the request being read (the header limit, no body limit yet).
   void StartParser();
   void OnHeader(beast::error_code ec, size_t n);
+  void OnHeaderError(beast::error_code ec);  // OnHeader's answer to a read that failed
   // A streamed route's header is complete: answers 100 Continue if asked, then calls it.
   void StartStreaming(const StreamingHandler* handler, std::vector<std::string> params);
   void ReadBody();

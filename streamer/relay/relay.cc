@@ -643,7 +643,7 @@ std::vector<std::string> Relay::Renditions(const std::string& stream) const {
 }
 
 bool Relay::Relays(const std::string& stream) const {
-  absl::MutexLock lock(&mu_);
+  absl::ReaderMutexLock lock(&mu_);  // asked on every viewer request: readers share the lock
   return relayed_.contains(stream);
 }
 
