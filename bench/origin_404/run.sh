@@ -34,6 +34,7 @@ build="${BUILD_DIR:-$root/build}"
 threads="${THREADS:-2}"
 duration="${DURATION:-10}"
 rounds="${ROUNDS:-3}"
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive integer" >&2; exit 2; }
 nginx_bin="${NGINX:-/usr/sbin/nginx}"
 source "$root/bench/lib/origin.sh"
 start_origin 6
@@ -46,7 +47,7 @@ code=$(put "/live/v1/$first.ts" "$work/small.ts")
 [ "$code" = 201 ] || die "PUT /live/v1/$first.ts answered $code"
 # `producing` advances by one every 2 s: start far enough ahead that the lowest future msn is
 # still beyond the next due one at the end of every round (and of the spot check after them).
-future_lo=$((producing + 3 + (3 * rounds * duration + 9) / 2))
+future_lo=$((producing + 3 + (3 * rounds * (duration + 3) + 9) / 2))  # 3 s a phase to start
 future_hi=$((future_lo + 997))
 gone_lo=0
 gone_hi=$((first - 1))
@@ -112,8 +113,8 @@ lookups() {  # the streamer's meshwork_origin_index_lookups_total (summed over l
 cpu_ticks() { for p in "$@"; do awk '{ print $14 + $15 }' "/proc/$p/stat"; done | awk '{ s += $1 } END { print s + 0 }'; }
 # measure URL SCRIPT PIDS → "req/s non-2xx/3xx-answers socket-errors µs-CPU-per-answer": PIDS
 # (quoted, space-separated) are the server's processes whose CPU is divided by the answers.
-# PERF=FILE records the first of them during the future phase (PERF_FREQ, default 999 Hz;
-# PERF_ARGS, default -g, e.g. "--call-graph dwarf,16384").
+# PERF=FILE records the first of them during the first round's future phase (PERF_FREQ,
+# default 999 Hz; PERF_ARGS, default -g, e.g. "--call-graph dwarf,16384").
 measure() {
   local t0 t1 stat_pid=
   t0=$(cpu_ticks $3)
@@ -125,7 +126,9 @@ measure() {
       -- sleep "$duration" >/dev/null 2>&1 &
     stat_pid=$!
   fi
-  if [ -n "${PERF:-}" ] && [ "$2" = "$work/future.lua" ] && [ "$1" = "http://$viewer/" ]; then
+  if [ -n "${PERF:-}" ] && [ "$2" = "$work/future.lua" ] && [ "$1" = "http://$viewer/" ] &&
+    [ ! -e "$work/perf.done" ]; then
+    touch "$work/perf.done"
     perf record -F "${PERF_FREQ:-999}" ${PERF_ARGS:--g} -q -p "${3%% *}" -o "$PERF" -- sleep "$duration" \
       2>"$work/perf.err" &
   fi

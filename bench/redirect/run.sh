@@ -15,6 +15,7 @@ build="${BUILD_DIR:-$root/build}"
 threads="${THREADS:-2}"
 duration="${DURATION:-10}"
 rounds="${ROUNDS:-3}"
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive integer" >&2; exit 2; }
 work="$(mktemp -d)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }

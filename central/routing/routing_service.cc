@@ -23,11 +23,10 @@ RoutingService::RoutingService(NodeRegistry* registry, prometheus::Registry* met
                           .Register(*metrics)
                           .Add({}, metrics::LatencyBuckets());
     decision_seconds_ = std::make_shared<metrics::ThreadHistogram>(
-        &prometheus::BuildHistogram()
-             .Name("meshwork_routing_decision_seconds")
-             .Help("Time to make one viewer routing decision")
-             .Register(*metrics)
-             .Add({}, metrics::LatencyBuckets()),
+        prometheus::BuildHistogram()
+            .Name("meshwork_routing_decision_seconds")
+            .Help("Time to make one viewer routing decision")
+            .Register(*metrics),
         metrics::LatencyBuckets());
     metrics::AddCollectHook(*metrics, decision_seconds_);
   }
@@ -74,11 +73,11 @@ absl::StatusOr<RouteDecision> RoutingService::Route(const RoutingSnapshot& snaps
                                                     std::string_view stream,
                                                     const std::optional<net::IpAddress>& client,
                                                     RouteMode mode) const {
-  auto start = std::chrono::steady_clock::now();
+  const Clock& clock = registry_->clock();
+  auto start = clock.Monotonic();
   auto decision = selector_.Route(snapshot, live, stream, client, mode);
   if (decision_seconds_) {
-    decision_seconds_->Observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    decision_seconds_->Observe(std::chrono::duration<double>(clock.Monotonic() - start).count());
   }
   return decision;
 }
@@ -241,16 +240,6 @@ nlohmann::json RoutingService::DecisionJson(const RoutingSnapshot& snapshot,
     out["selected"] = {{"id", node.id}, {"url", NodeUrl(node, scheme)}};
   }
   return out;
-}
-
-std::optional<std::pair<std::string, std::string>> RoutingService::SplitStreamPath(
-    const RoutingSnapshot& snapshot, std::string_view path) const {
-  auto live = registry_->live_streams();
-  auto stream = StreamOfPath(snapshot, *live, path);
-  if (!stream) return std::nullopt;
-  // The stream is a view into `path`, a '/' after it, then the rest.
-  size_t rest = static_cast<size_t>(stream->data() - path.data()) + stream->size() + 1;
-  return std::make_pair(std::string(*stream), std::string(path.substr(rest)));
 }
 
 std::optional<std::string_view> RoutingService::StreamOfPath(const RoutingSnapshot& snapshot,

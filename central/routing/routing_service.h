@@ -68,12 +68,9 @@ class RoutingService {
   nlohmann::json DecisionJson(const RoutingSnapshot& snapshot, const RouteDecision& decision,
                               std::string_view scheme) const;
 
-  // Splits a viewer path "/a/b/c/file" into the longest leading stream name that the cluster
-  // knows and the rest ("a/b", "c/file"). nullopt when no prefix is a known stream.
-  std::optional<std::pair<std::string, std::string>> SplitStreamPath(
-      const RoutingSnapshot& snapshot, std::string_view path) const;
-  // The stream part of that split, as a view into `path`, with the live streams the caller
-  // holds (nothing allocated).
+  // The longest leading stream name of a viewer path "/a/b/c/file" that the cluster knows
+  // (configured, or live on some node in `live`): "a/b" when that is a stream; a view into
+  // `path`, nullopt when no prefix is a known stream. Nothing allocated.
   static std::optional<std::string_view> StreamOfPath(const RoutingSnapshot& snapshot,
                                                       const NodeRegistry::StreamSet& live,
                                                       std::string_view path);

@@ -100,7 +100,10 @@ int RoutingSnapshot::ZoneOf(const net::IpAddress& client) const {
 
 const std::vector<int>& RoutingSnapshot::Chain(int zone) const {
   static const std::vector<int> kNone;
-  return zone >= 0 && zone < static_cast<int>(chains_.size()) ? chains_[zone] : kNone;
+  if (zone < 0) return kNone;
+  MESHWORK_CHECK(zone < static_cast<int>(chains_.size()),
+                 "a zone index beyond the snapshot's zones");
+  return chains_[zone];
 }
 
 int RoutingSnapshot::ZoneIndex(const std::string& name) const {

@@ -39,13 +39,19 @@ bool Selector::Eligible(const RoutingSnapshot& snapshot, const LiveStreams& live
 
 bool Selector::Eligible(const RoutingSnapshot& snapshot, const LiveStreams& live, int index,
                         std::string_view stream, std::chrono::steady_clock::time_point now) const {
-  return OnlineWithinLimits(snapshot.nodes()[index], now) && Serves(snapshot, live, index, stream);
+  return OnlineWithinLimits(snapshot.nodes()[index], now) &&
+         Serves(snapshot, live, index, stream, now);
 }
 
 bool Selector::Serves(const RoutingSnapshot& snapshot, const LiveStreams& live, int index,
                       std::string_view stream) const {
+  return Serves(snapshot, live, index, stream, clock_.Monotonic());
+}
+
+bool Selector::Serves(const RoutingSnapshot& snapshot, const LiveStreams& live, int index,
+                      std::string_view stream, std::chrono::steady_clock::time_point now) const {
   const RouteNode& node = snapshot.nodes()[index];
-  if (!node.live || !node.live->Online(clock_.Monotonic(), offline_after_)) return false;
+  if (!node.live || !node.live->Online(now, offline_after_)) return false;
   if (node.role == v1::ROLE_EDGE) return live.contains(AbslView(stream));
   return snapshot.PlacedOn(stream, index) || node.live->Serves(stream);
 }

@@ -75,6 +75,8 @@ class Selector {
   bool OnlineWithinLimits(const RouteNode& node, std::chrono::steady_clock::time_point now) const;
   bool Eligible(const RoutingSnapshot& snapshot, const LiveStreams& live, int node,
                 std::string_view stream, std::chrono::steady_clock::time_point now) const;
+  bool Serves(const RoutingSnapshot& snapshot, const LiveStreams& live, int node,
+              std::string_view stream, std::chrono::steady_clock::time_point now) const;
   // Sorts eligible `nodes` by load into `out`.
   void Collect(const RoutingSnapshot& snapshot, const LiveStreams& live,
                const std::vector<int>& nodes, std::string_view stream,

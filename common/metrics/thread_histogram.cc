@@ -17,10 +17,10 @@ void Bump(std::atomic<uint64_t>& word, uint64_t n) {
 
 }  // namespace
 
-ThreadHistogram::ThreadHistogram(prometheus::Histogram* target,
+ThreadHistogram::ThreadHistogram(prometheus::Family<prometheus::Histogram>& family,
                                  prometheus::Histogram::BucketBoundaries bounds)
-    : target_(target),
-      bounds_(std::move(bounds)),
+    : bounds_(std::move(bounds)),
+      target_(&family.Add({}, bounds_)),
       id_(next_id.fetch_add(1, std::memory_order_relaxed)) {
   ABSL_RAW_CHECK(bounds_.size() <= kMaxBuckets, "more buckets than a ThreadHistogram holds");
 }
@@ -71,6 +71,7 @@ void ThreadHistogram::BeforeCollect() {
     }
     uint64_t ns = s->sum_ns.load(std::memory_order_relaxed);
     sum += static_cast<double>(ns - s->folded_ns) / 1e9;
+    any = any || ns != s->folded_ns;  // a sum whose bucket the last fold already took
     s->folded_ns = ns;
   }
   if (any) target_->ObserveMultiple(increments, sum);

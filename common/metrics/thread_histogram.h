@@ -10,7 +10,9 @@
 // Threading: Observe from any thread (a thread's first call takes a lock; later calls write
 // only that thread's shard, a load and a store per word, no locked instruction). BeforeCollect
 // from any thread, concurrently with Observe: a fold sees each word whole, possibly an
-// observation's bucket before its sum (the rest comes with the next fold).
+// observation's bucket without its share of the sum or the reverse (the rest comes with the
+// next fold). A shard lives as long as the histogram, its thread's exit notwithstanding: meant
+// for a fixed set of threads (HTTP workers, gRPC threads), not for threads made per task.
 #pragma once
 
 #include <array>
@@ -21,6 +23,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "common/metrics/metrics.h"
+#include "prometheus/family.h"
 #include "prometheus/histogram.h"
 
 namespace meshwork::metrics {
@@ -28,8 +31,10 @@ namespace meshwork::metrics {
 class ThreadHistogram final : public CollectHook {
  public:
   static constexpr size_t kMaxBuckets = 32;
-  // `target` (made with the same `bounds`, at most kMaxBuckets) must outlive this.
-  ThreadHistogram(prometheus::Histogram* target, prometheus::Histogram::BucketBoundaries bounds);
+  // Adds the histogram with `bounds` (at most kMaxBuckets) and no labels to `family`, which
+  // must outlive this.
+  ThreadHistogram(prometheus::Family<prometheus::Histogram>& family,
+                  prometheus::Histogram::BucketBoundaries bounds);
 
   void Observe(double value);
   void BeforeCollect() override;
@@ -44,8 +49,8 @@ class ThreadHistogram final : public CollectHook {
   };
   Shard& Mine();
 
-  prometheus::Histogram* const target_;
   const prometheus::Histogram::BucketBoundaries bounds_;
+  prometheus::Histogram* const target_;  // made with bounds_
   const uint64_t id_;  // process-unique: a thread's shard cache never confuses two histograms
   absl::Mutex shards_mu_;
   std::vector<std::unique_ptr<Shard>> shards_ ABSL_GUARDED_BY(shards_mu_);

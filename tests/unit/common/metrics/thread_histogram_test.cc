@@ -25,12 +25,9 @@ double Sample(const std::string& text, const std::string& series) {
 TEST_CASE("M-4 a histogram counted per thread shows every observation once at each scrape") {
   auto registry = std::make_shared<prometheus::Registry>();
   prometheus::Histogram::BucketBoundaries bounds = {0.001, 0.01, 0.1};
-  auto& target = prometheus::BuildHistogram()
-                     .Name("meshwork_test_seconds")
-                     .Help("test")
-                     .Register(*registry)
-                     .Add({}, bounds);
-  auto histogram = std::make_shared<ThreadHistogram>(&target, bounds);
+  auto& family =
+      prometheus::BuildHistogram().Name("meshwork_test_seconds").Help("test").Register(*registry);
+  auto histogram = std::make_shared<ThreadHistogram>(family, bounds);
   AddCollectHook(*registry, histogram);
 
   constexpr int kThreads = 4, kEach = 20000;
