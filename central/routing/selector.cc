@@ -96,7 +96,7 @@ absl::StatusOr<RouteDecision> Selector::Route(const RoutingSnapshot& snapshot,
   RouteDecision decision;
   decision.restricted = snapshot.restricted();
   const bool rotate = mode != RouteMode::kListAll;
-  const auto now = clock_.Monotonic();
+  const auto now = clock_.CoarseMonotonic();  // against heartbeats seconds apart
   // kSelect sorts each zone's candidates in this thread's scratch list instead of a list of
   // the decision's own (its capacity is kept from one redirect to the next).
   thread_local std::vector<Candidate> scratch;

@@ -102,7 +102,8 @@ const std::string& Server::Impl::Date() const {
   thread_local int64_t cached_second = -1;
   thread_local std::string cached;
   int64_t now =
-      std::chrono::duration_cast<std::chrono::seconds>(clock->Now().time_since_epoch()).count();
+      std::chrono::duration_cast<std::chrono::seconds>(clock->CoarseNow().time_since_epoch())
+          .count();
   if (now != cached_second) {
     cached = HttpDate(now);
     cached_second = now;

@@ -75,7 +75,7 @@ class SessionBase : public std::enable_shared_from_this<SessionBase>, public Dea
     clock_ = clock;
   }
   void SetDeadline(std::chrono::milliseconds after) {
-    wheel_->Set(*this, clock_->Monotonic(), after);
+    wheel_->Set(*this, clock_->CoarseMonotonic(), after);  // seconds-grain timeouts
   }
   void ClearDeadline() { DeadlineWheel::Clear(*this); }
 

@@ -13,7 +13,7 @@ PlaySessions::Touched PlaySessions::Touch(std::string_view stream, std::string_v
   // nothing unless the viewer is new or changes protocol. Two viewers colliding would count
   // as one.
   const uint64_t key = absl::HashOf(client, stream, user_agent.substr(0, 256));
-  const auto now = clock_.Monotonic();
+  const auto now = clock_.CoarseMonotonic();  // ages in seconds
   const auto expires = now + active_window;
   Shard& shard = ShardOf(key);
   {
