@@ -1,6 +1,7 @@
 #include "streamer/packager/stream_manager.h"
 
 #include "common/log/log.h"
+#include "common/status/absl_view.h"
 
 namespace meshwork::streamer {
 
@@ -9,6 +10,7 @@ StreamManager::~StreamManager() {
   {
     absl::MutexLock lock(&mu_);
     pipelines.swap(pipelines_);
+    PublishIndexLocked();
   }
   pipelines.clear();  // sources stop outside the lock
 }
@@ -46,15 +48,23 @@ void StreamManager::Apply(const NodeConfig& config) {
       // S-5: central's anchor for the stream, before the first frame of a new pipeline.
       pipeline->SetTimelineAnchor(stream->timeline_anchor);
     }
+    PublishIndexLocked();
   }
   stopped.clear();  // stops their sources, outside the lock
   for (auto& p : started) p->Start();
 }
 
+void StreamManager::PublishIndexLocked() {
+  auto index = std::make_shared<Index>();
+  for (const auto& [name, pipeline] : pipelines_) index->emplace(name, pipeline);
+  index_.Set(std::move(index));
+}
+
 std::shared_ptr<StreamPipeline> StreamManager::Find(std::string_view stream) const {
-  absl::ReaderMutexLock lock(&mu_);
-  auto it = pipelines_.find(stream);
-  return it == pipelines_.end() ? nullptr : it->second;
+  thread_local Snapshot<Index>::ReadCache cache;
+  const Index& index = *index_.Read(cache);
+  auto it = index.find(AbslView(stream));
+  return it == index.end() ? nullptr : it->second.lock();
 }
 
 void StreamManager::FillReport(v1::LoadReport& report) const {

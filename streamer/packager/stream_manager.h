@@ -3,7 +3,7 @@
 // it is removed (the store drops its objects when central's config no longer places it, see
 // OriginStore::Apply), and hands each pipeline the stream's timeline anchor central keeps in
 // the stream object (S-5; an anchor change alone never restarts a pipeline). Thread-safe;
-// Apply() runs on the agent's thread, Find() on HTTP workers.
+// Apply() runs on the agent's thread, Find() on HTTP workers (without a lock).
 #pragma once
 
 #include <map>
@@ -12,7 +12,9 @@
 #include <string>
 #include <string_view>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "common/sync/snapshot.h"
 #include "streamer/agent/node_config.h"
 #include "streamer/packager/stream_pipeline.h"
 
@@ -38,6 +40,12 @@ class StreamManager {
   // Streams filled by others (relayed, or published here by ingest nodes): their report says
   // whether objects keep arriving in the store, not whether this node packages them.
   std::set<std::string> filled_by_others_ ABSL_GUARDED_BY(mu_);
+  // What Find() reads on every viewer request: the pipelines by name, replaced whole under
+  // mu_ whenever pipelines_ changes and read through each thread's cache without the lock
+  // (P-5). Weak references: a cache never keeps a stopped pipeline alive.
+  using Index = absl::flat_hash_map<std::string, std::weak_ptr<StreamPipeline>>;
+  void PublishIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Snapshot<Index> index_;
 };
 
 }  // namespace meshwork::streamer

@@ -602,6 +602,7 @@ void Relay::Apply(const std::set<std::string>& relayed) {
   {
     absl::MutexLock lock(&mu_);
     relayed_ = relayed;
+    relayed_index_.Set(std::make_shared<const std::set<std::string>>(relayed));
     for (auto it = running_.begin(); it != running_.end();) {
       if (!relayed.contains(it->first)) {
         stopped.push_back(std::move(it->second));
@@ -643,8 +644,8 @@ std::vector<std::string> Relay::Renditions(const std::string& stream) const {
 }
 
 bool Relay::Relays(const std::string& stream) const {
-  absl::ReaderMutexLock lock(&mu_);  // asked on every viewer request: readers share the lock
-  return relayed_.contains(stream);
+  thread_local Snapshot<std::set<std::string>>::ReadCache cache;
+  return relayed_index_.Read(cache)->contains(stream);
 }
 
 void Relay::Touch(const std::string& stream) {

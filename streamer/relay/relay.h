@@ -34,6 +34,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/sync/snapshot.h"
 #include "common/time/clock.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
@@ -111,6 +112,9 @@ class Relay {
 
   mutable absl::Mutex mu_;
   std::set<std::string> relayed_ ABSL_GUARDED_BY(mu_);
+  // The same set for Relays(), asked on every viewer request: replaced whole by Apply and
+  // read through each thread's cache, without the lock (P-5).
+  Snapshot<std::set<std::string>> relayed_index_;
   std::map<std::string, std::shared_ptr<StreamRelay>> running_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -99,9 +99,16 @@ OriginStore::OriginStore(Options options, const Clock& clock)
           .max_waiters = options.max_waiters, .clock = &clock, .sweep = options.sweep_waiters}) {}
 
 std::shared_ptr<OriginStore::Slot> OriginStore::SlotOf(const std::string& stream) const {
-  absl::ReaderMutexLock lock(&map_mu_);
-  auto it = streams_.find(stream);
-  return it == streams_.end() ? nullptr : it->second;
+  thread_local Snapshot<SlotIndex>::ReadCache cache;
+  const SlotIndex& index = *slot_index_.Read(cache);
+  auto it = index.find(stream);
+  return it == index.end() ? nullptr : it->second.lock();
+}
+
+void OriginStore::PublishSlotIndexLocked() {
+  auto index = std::make_shared<SlotIndex>();
+  for (const auto& [name, slot] : streams_) index->emplace(name, slot);
+  slot_index_.Set(std::move(index));
 }
 
 std::shared_ptr<const OriginStreamView> OriginStore::View(const std::string& stream) const {
@@ -122,6 +129,7 @@ void OriginStore::Apply(const StreamConfigs& streams) {
         it = streams_.erase(it);
       }
     }
+    if (!removed.empty()) PublishSlotIndexLocked();
   }
   for (const auto& name : removed) waiters_.RemovePrefix(StreamPrefix(name));
   for (const auto& [name, config] : streams) {
@@ -134,6 +142,7 @@ void OriginStore::Apply(const StreamConfigs& streams) {
       view->policy = policy;
       absl::MutexLock lock(&map_mu_);
       streams_[name] = std::make_shared<Slot>(std::move(view));
+      PublishSlotIndexLocked();
       continue;
     }
     auto current = slot->Get();

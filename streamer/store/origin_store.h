@@ -175,6 +175,12 @@ class OriginStore {
   absl::Mutex write_mu_;        // serialises publishes and configuration changes
   mutable absl::Mutex map_mu_;
   std::map<std::string, std::shared_ptr<Slot>> streams_ ABSL_GUARDED_BY(map_mu_);
+  // What SlotOf() reads on every request: streams_ as weak references, replaced whole under
+  // map_mu_ whenever streams_ changes and read through each thread's cache without a lock
+  // (P-5); a cache never keeps a removed stream's slot alive.
+  using SlotIndex = std::map<std::string, std::weak_ptr<Slot>, std::less<>>;
+  void PublishSlotIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);
+  Snapshot<SlotIndex> slot_index_;
   std::atomic<uint64_t> serial_{0};
   mutable std::atomic<uint64_t> lookups_{0};
   Waiters waiters_;
