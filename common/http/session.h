@@ -71,7 +71,10 @@ class Session final : public SessionBase {
     if (!ec) peer_ = ToIpAddress(remote.address());
     auto local = Lowest().local_endpoint(ec);
     if (!ec) local_port_ = local.port();
-    if constexpr (!kTls) EnableShortReads(Lowest());  // else its reads are Asio's (short_read.h)
+    if constexpr (!kTls) {  // else its reads are Asio's (short_read.h)
+      EnableShortReads(Lowest());
+      reactor_ = &ShortReadReactorOf(Lowest());
+    }
   }
   ~Session() override { server_->SessionClosed(); }
 
@@ -229,7 +232,8 @@ class Session final : public SessionBase {
   bool header_timed_ = false;  // the read deadline of the header being read is set
   bool handshaking_ = false;
   bool handshake_done_ = false;
-  bool first_read_ = true;  // h2c by prior knowledge shows in the first bytes only
+  bool first_read_ = true;               // h2c by prior knowledge shows in the first bytes only
+  ShortReadReactor* reactor_ = nullptr;  // a plain socket's, for AsyncReadShort
   bool close_after_response_ = false;
   bool keep_alive_ = true;
   Verb method_ = Verb::unknown;

@@ -200,7 +200,7 @@ void Session<Stream>::ReadMoreHeader() {
   } else {
     // A plain socket: after a short read the next header read waits for readiness instead
     // of trying recv first (short_read.h) — the read after each answer usually finds nothing.
-    AsyncReadShort(Lowest(), space, std::move(on_read));
+    AsyncReadShort(Lowest(), *reactor_, space, std::move(on_read));
   }
 }
 

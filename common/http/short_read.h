@@ -149,19 +149,28 @@ bool EnableShortReads(Socket& socket) {
   return ::setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_INQ, &one, sizeof(one)) == 0;
 }
 
-// Reads at most `buffer.size()` bytes from `socket` (an open, non-blocking-capable TCP socket
-// of an io_context) and calls `handler(error_code, bytes)` once, never from inside this call.
-// Cancel and close act on it as on Asio's own reads (operation_aborted). End of file:
-// asio::error::eof.
-template <typename Socket, typename Handler>
-void AsyncReadShort(Socket& socket, boost::asio::mutable_buffer buffer, Handler handler) {
-  namespace adetail = boost::asio::detail;
-  static_assert(std::is_same_v<adetail::reactor, adetail::epoll_reactor>,
+using ShortReadReactor = boost::asio::detail::reactor;
+
+// The reactor AsyncReadShort queues `socket`'s reads on. Look it up once per socket and keep
+// it: `use_service` locks the io_context's service registry and compares type names.
+template <typename Socket>
+ShortReadReactor& ShortReadReactorOf(Socket& socket) {
+  static_assert(std::is_same_v<ShortReadReactor, boost::asio::detail::epoll_reactor>,
                 "short_read.h needs Asio's epoll reactor");
+  return boost::asio::use_service<ShortReadReactor>(socket.get_executor().context());
+}
+
+// Reads at most `buffer.size()` bytes from `socket` (an open, non-blocking-capable TCP socket
+// of an io_context; `reactor` is ShortReadReactorOf(socket)) and calls `handler(error_code,
+// bytes)` once, never from inside this call. Cancel and close act on it as on Asio's own reads
+// (operation_aborted). End of file: asio::error::eof.
+template <typename Socket, typename Handler>
+void AsyncReadShort(Socket& socket, ShortReadReactor& reactor, boost::asio::mutable_buffer buffer,
+                    Handler handler) {
+  namespace adetail = boost::asio::detail;
   auto& impl = short_read_internal::ImplAccess<Socket>::Get(socket);
   auto* op = short_read_internal::RecvOp<Handler>::Create(socket.native_handle(), buffer.data(),
                                                           buffer.size(), std::move(handler));
-  auto& reactor = boost::asio::use_service<adetail::reactor>(socket.get_executor().context());
   if (!socket.is_open()) {
     op->ec_ = boost::asio::error::bad_descriptor;
     reactor.post_immediate_completion(op, false);

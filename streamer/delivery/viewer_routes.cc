@@ -40,8 +40,9 @@ std::optional<Target> Resolve(std::string_view path, const StreamManager& stream
     t->pipeline = streams.Find(name);
     return t->pipeline != nullptr;
   };
-  // The last lookup was the stream's, and found it.
-  if (!ParseViewerPath(path, is_stream, *t)) return std::nullopt;
+  // The last lookup was the stream's, and found it. Every path returns `t`, so it is built in
+  // the caller's storage (a second returned object would make it a move of five strings).
+  if (!ParseViewerPath(path, is_stream, *t)) t.reset();
   return t;
 }
 

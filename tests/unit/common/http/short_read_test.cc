@@ -68,9 +68,10 @@ struct Result {
 // Starts a short read into `buf` and returns where its result lands.
 std::optional<Result>& Read(Pair& p, std::string& buf, std::optional<Result>& out) {
   out.reset();
-  AsyncReadShort(p.server, asio::buffer(buf), [&out, &buf](boost::system::error_code ec, size_t n) {
-    out = Result{ec, buf.substr(0, n)};
-  });
+  AsyncReadShort(p.server, ShortReadReactorOf(p.server), asio::buffer(buf),
+                 [&out, &buf](boost::system::error_code ec, size_t n) {
+                   out = Result{ec, buf.substr(0, n)};
+                 });
   return out;
 }
 
@@ -212,7 +213,7 @@ TEST_CASE("P-5 short read: a read still queued when the io_context goes is freed
   bool called = false;
   {
     auto p = std::make_unique<Pair>();
-    AsyncReadShort(p->server, asio::buffer(buf),
+    AsyncReadShort(p->server, ShortReadReactorOf(p->server), asio::buffer(buf),
                    [&called](boost::system::error_code, size_t) { called = true; });
     Poll(p->io);
     // The sockets go first (their reads are aborted and posted), then the io_context, which
