@@ -142,7 +142,7 @@ void Server::Impl::TickWheel(size_t i) {
   timer.expires_after(server_internal::kWheelTick);
   timer.async_wait([this, i](beast::error_code ec) {
     if (ec) return;  // ticks on while the listener drains: closing sessions have deadlines too
-    workers[i]->wheel.Advance(clock->Monotonic());
+    workers[i]->wheel.Advance(clock->CoarseMonotonic());  // as sessions set them
     TickWheel(i);
   });
 }

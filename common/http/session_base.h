@@ -68,14 +68,16 @@ class SessionBase : public std::enable_shared_from_this<SessionBase>, public Dea
 
  protected:
   // R-3 timeouts, on the connection's worker: the pending operation is cancelled (OnDeadline;
-  // its handler closes) once `after` passes without the deadline being set again or cleared.
+  // its handler closes) once `after` passes without the deadline being set again or cleared,
+  // as the clock's coarse monotonic reading counts it (the wheel is advanced with the same
+  // reading; against the precise clock a deadline may come a kernel tick, a few ms, early).
   // `wheel` and `clock` are the worker's and the listener's, set once by the constructor.
   void InitDeadlines(DeadlineWheel* wheel, const Clock* clock) {
     wheel_ = wheel;
     clock_ = clock;
   }
   void SetDeadline(std::chrono::milliseconds after) {
-    wheel_->Set(*this, clock_->CoarseMonotonic(), after);  // seconds-grain timeouts
+    wheel_->Set(*this, clock_->CoarseMonotonic(), after);
   }
   void ClearDeadline() { DeadlineWheel::Clear(*this); }
 

@@ -64,7 +64,13 @@ std::shared_ptr<StreamPipeline> StreamManager::Find(std::string_view stream) con
   thread_local Snapshot<Index>::ReadCache cache;
   const Index& index = *index_.Read(cache);
   auto it = index.find(AbslView(stream));
-  return it == index.end() ? nullptr : it->second.lock();
+  if (it == index.end()) return nullptr;
+  if (auto pipeline = it->second.lock()) return pipeline;
+  // A pipeline replaced by an Apply that ran after this thread read the index (and already
+  // dropped the old one): the map under the lock has its successor, if the stream stays.
+  absl::ReaderMutexLock lock(&mu_);
+  auto current = pipelines_.find(stream);
+  return current == pipelines_.end() ? nullptr : current->second;
 }
 
 void StreamManager::FillReport(v1::LoadReport& report) const {

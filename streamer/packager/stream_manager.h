@@ -3,7 +3,8 @@
 // it is removed (the store drops its objects when central's config no longer places it, see
 // OriginStore::Apply), and hands each pipeline the stream's timeline anchor central keeps in
 // the stream object (S-5; an anchor change alone never restarts a pipeline). Thread-safe;
-// Apply() runs on the agent's thread, Find() on HTTP workers (without a lock).
+// Apply() runs on the agent's thread, Find() on HTTP workers (through the calling thread's
+// cache of the index: no lock while the index did not change).
 #pragma once
 
 #include <map>

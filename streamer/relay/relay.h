@@ -15,7 +15,9 @@
 // black-holed node still looks online to central).
 //
 // Threads: Apply() on the agent thread, Touch()/Relays() on HTTP workers (a mutex guards the
-// stream map; the relay threads are started and joined outside it). Each relayed stream has
+// stream map, which Touch() takes; Relays() reads a copy of the relayed set that Apply()
+// replaces whole, through the calling thread's cache; the relay threads are started and
+// joined outside the mutex). Each relayed stream has
 // one thread per rendition doing blocking fetches; stopping waits for the fetches in flight
 // (each bounded by its deadline).
 #pragma once

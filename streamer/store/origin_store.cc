@@ -132,18 +132,25 @@ void OriginStore::Apply(const StreamConfigs& streams) {
     if (!removed.empty()) PublishSlotIndexLocked();
   }
   for (const auto& name : removed) waiters_.RemovePrefix(StreamPrefix(name));
+  bool added = false;
   for (const auto& [name, config] : streams) {
     auto policy = std::make_shared<OriginPolicy>(OriginPolicy::From(*config));
     policy->serial = ++policy_serial_;
-    std::shared_ptr<Slot> slot = SlotOf(name);
-    if (!slot) {
-      auto view = std::make_shared<OriginStreamView>();
-      view->name = name;
-      view->policy = policy;
+    std::shared_ptr<Slot> slot;
+    {
+      // The map itself (under write_mu_ nothing else changes it): the index is published
+      // once, after the loop.
       absl::MutexLock lock(&map_mu_);
-      streams_[name] = std::make_shared<Slot>(std::move(view));
-      PublishSlotIndexLocked();
-      continue;
+      auto it = streams_.find(name);
+      if (it == streams_.end()) {
+        auto view = std::make_shared<OriginStreamView>();
+        view->name = name;
+        view->policy = policy;
+        streams_.emplace(name, std::make_shared<Slot>(std::move(view)));
+        added = true;
+        continue;
+      }
+      slot = it->second;
     }
     auto current = slot->Get();
     // An availability start derived from the first publish stays until central sets one.
@@ -156,6 +163,10 @@ void OriginStore::Apply(const StreamConfigs& streams) {
     auto next = std::make_shared<OriginStreamView>(*current);
     next->policy = policy;
     slot->Set(std::move(next));
+  }
+  if (added) {
+    absl::MutexLock lock(&map_mu_);
+    PublishSlotIndexLocked();
   }
 }
 

@@ -9,10 +9,12 @@
 //
 // Readers never wait for a publish's work: each stream is an immutable view (policy,
 // renditions with their metadata and object index, notification state) replaced whole by a
-// publish; a read takes the current view under two short reader locks (the stream map's, then
-// the stream slot's), which writers hold only to insert or erase a stream or to swap one
-// pointer, and copies one pointer. Publishes are serialised by one writers'
-// mutex and copy only the small object index of the rendition they change, never a body.
+// publish. A read finds the stream's slot in an index of weak references that Apply replaces
+// whole (read through the calling thread's own cache: one atomic load while the index did not
+// change, no lock) and takes the slot's current view under a short reader lock, which a
+// publish holds only to swap one pointer, and copies one pointer. Publishes are serialised by
+// one writers' mutex and copy only the small object index of the rendition they change, never
+// a body.
 // Holds (L-7, L-12) are waiters keyed by object, released by its next publish; blocking
 // playlist reloads and streamed segments wait for a position of the rendition. Waiters are
 // released after the writers' mutex is let go.
