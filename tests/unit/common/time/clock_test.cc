@@ -13,7 +13,7 @@ using std::chrono::milliseconds;
 // them would then fire late) and never stale by more than a tick.
 TEST_CASE(
     "R-3 RealClock's coarse monotonic reading trails the precise one by under a tick, "
-    "never leads; the coarse wall clock is the wall clock's") {
+    "never leads, and the coarse wall clock is the wall clock's") {
   const RealClock& clock = RealClock::Get();
   // A tick is 1–10 ms; the rest is room for the thread being descheduled between two reads
   // on a loaded machine. A clock on another scale (seconds since boot against the epoch) or

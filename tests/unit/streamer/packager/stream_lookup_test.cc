@@ -30,7 +30,7 @@ auto OnOtherThread(F f) {
 }
 
 TEST_CASE(
-    "C-2 Find follows every Apply on every thread; no thread's cache keeps a removed "
+    "C-2 Find follows every Apply on every thread, and no thread's cache keeps a removed "
     "pipeline alive") {
   FakeClock clock;
   OriginStore store({}, clock);

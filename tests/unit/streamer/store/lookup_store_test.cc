@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 TEST_CASE(
-    "C-2 the store's View follows Apply on every thread; no thread's cache keeps a "
+    "C-2 the store's View follows Apply on every thread, and no thread's cache keeps a "
     "removed stream alive") {
   FakeClock clock;
   OriginStore store({}, clock);
