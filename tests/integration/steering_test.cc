@@ -268,13 +268,21 @@ nlohmann::json DrainUnderPlayer(const std::string& what, const std::string& path
                                 const std::string& flags) {
   SteeredCluster k;
   StartSteered(k);
+  // The set-up's own requests to B were a play session there for a few seconds: let it lapse
+  // before the player starts, so that its wait does not eat the playback the move needs.
+  // Nodes report each second: first let the session show, then see it go.
+  (void)Eventually([&] { return Watching(k.central, "node-b"); }, 3s);
+  REQUIRE(Eventually([&] { return !Watching(k.central, "node-b"); }, 15s));
+  // 16 s of playback: the drain comes ~5 s in, and the move takes up to the TTL and a target
+  // duration more. A player that keeps ~5 s of buffer (Shaka at the DASH live edge) asks for
+  // its next segment ~5 s ahead of the playhead, so with 10 s it could finish without one
+  // more fetch after the steering answer changed (a CI run saw exactly that).
   auto playing = std::async(std::launch::async, [&] {
-    return PlayInBrowser("http://" + k.a.http + path, 10, "--timeout-s 80 " + flags);
+    return PlayInBrowser("http://" + k.a.http + path, 16, "--timeout-s 80 " + flags);
   });
   REQUIRE(Eventually([&] { return Watching(k.central, "node-a"); }, 30s));
-  std::this_thread::sleep_for(4s);  // steady playback on A
-  // The set-up's own requests to B were a play session there for a few seconds: let it lapse.
-  REQUIRE(Eventually([&] { return !Watching(k.central, "node-b"); }, 15s));
+  std::this_thread::sleep_for(4s);               // steady playback on A
+  REQUIRE_FALSE(Watching(k.central, "node-b"));  // nothing has moved the player yet
   auto drained_at = std::chrono::steady_clock::now();
   const auto drained_wall = std::chrono::system_clock::now();
   REQUIRE(Http("PATCH", k.central.http, "/central/api-v4/streamers/node-a", R"({"drain": true})")
@@ -284,7 +292,11 @@ nlohmann::json DrainUnderPlayer(const std::string& what, const std::string& path
   bool moved = Eventually([&] { return Watching(k.central, "node-b"); }, 20s);
   INFO("steering answers at central: " << MetricAt(
            k.central.http, "meshwork_steering_answers_total", "result=\"ok\""));
-  REQUIRE(moved);
+  if (!moved) {
+    // What the player did (its fetches, steering answers, events) names why it did not move.
+    INFO("player: " << playing.get().dump());
+    REQUIRE(moved);
+  }
   const double moved_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - drained_at).count();
   auto result = playing.get();
