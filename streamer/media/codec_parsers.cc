@@ -137,6 +137,31 @@ bool NextAnnexBNalUntil(std::string_view data, size_t* pos, std::string_view* na
   return false;
 }
 
+AccessUnitHead ScanAccessUnitHead(std::string_view au, bool hevc) {
+  AccessUnitHead head;
+  size_t pos = 0;
+  std::string_view nal;
+  // A VCL NAL unit (HEVC types 0…31) or a coded slice (H.264 types 1…5) ends the scan.
+  auto vcl = hevc ? +[](uint8_t h) { return ((h >> 1) & 0x3f) <= 31; }
+                  : +[](uint8_t h) { return (h & 0x1f) >= 1 && (h & 0x1f) <= 5; };
+  while (NextAnnexBNalUntil(au, &pos, &nal, vcl)) {
+    if (hevc) {
+      int t = HevcNalType(nal);
+      if (t >= 16 && t <= 23) head.keyframe = true;
+      if (t == 33 && head.sps.empty()) head.sps = nal;
+      if (t >= 32 && t <= 34) head.parameter_sets.emplace_back(nal);
+      if (t >= 0 && t <= 31) break;  // a VCL NAL unit
+    } else {
+      int t = H264NalType(nal);
+      if (t == 5) head.keyframe = true;
+      if (t == 7 && head.sps.empty()) head.sps = nal;
+      if (t == 7 || t == 8) head.parameter_sets.emplace_back(nal);
+      if (t >= 1 && t <= 5) break;  // a coded slice
+    }
+  }
+  return head;
+}
+
 std::vector<std::string_view> SplitAnnexB(std::string_view data) {
   std::vector<std::string_view> nals;
   size_t pos = 0;
@@ -513,5 +538,22 @@ std::string AdtsHeader::AudioSpecificConfig() const {
 }
 
 std::string AdtsHeader::CodecString() const { return "mp4a.40." + std::to_string(object_type); }
+
+AdtsRun ScanAdtsFrames(std::string_view data) {
+  AdtsRun run;
+  while (run.bytes < data.size()) {
+    auto rest = data.substr(run.bytes);
+    auto h = ParseAdtsHeader({reinterpret_cast<const uint8_t*>(rest.data()), rest.size()});
+    if (!h) break;
+    if (h->frame_bytes > rest.size()) {
+      run.cut = true;
+      break;
+    }
+    if (!run.first) run.first = h;
+    run.bytes += h->frame_bytes;
+    ++run.frames;
+  }
+  return run;
+}
 
 }  // namespace meshwork::media

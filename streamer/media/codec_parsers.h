@@ -29,6 +29,17 @@ bool NextAnnexBNal(std::string_view data, size_t* pos, std::string_view* nal);
 bool NextAnnexBNalUntil(std::string_view data, size_t* pos, std::string_view* nal,
                         bool (*last)(uint8_t header));
 
+// What a video access unit (Annex B, H.264 or HEVC) says up to its first slice: whether it
+// is a keyframe (an IDR or IRAP slice comes first), its first SPS (a view into `au`; empty
+// when it has none) and its parameter sets in order (H.264 SPS and PPS; HEVC VPS, SPS and
+// PPS). The slice data — most of the bytes — is not scanned (P-7).
+struct AccessUnitHead {
+  bool keyframe = false;
+  std::string_view sps;
+  std::vector<std::string> parameter_sets;
+};
+AccessUnitHead ScanAccessUnitHead(std::string_view au, bool hevc);
+
 // Removes emulation-prevention bytes (00 00 03 → 00 00).
 std::string UnescapeRbsp(std::string_view nal);
 
@@ -61,5 +72,16 @@ struct AdtsHeader {
   std::string CodecString() const;  // "mp4a.40.<object_type>"
 };
 std::optional<AdtsHeader> ParseAdtsHeader(std::span<const uint8_t> data);
+
+// The whole ADTS frames at the start of `data`: `bytes` of them, `frames` in number, the first
+// one's header. The scan stops at a byte that starts no frame, or at a frame that runs past
+// the end (`cut`: it starts at `bytes`, the rest of `data`).
+struct AdtsRun {
+  size_t bytes = 0;
+  int frames = 0;
+  std::optional<AdtsHeader> first;
+  bool cut = false;
+};
+AdtsRun ScanAdtsFrames(std::string_view data);
 
 }  // namespace meshwork::media

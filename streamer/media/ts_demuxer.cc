@@ -534,32 +534,8 @@ struct TsDemuxer::Impl {
 
   void HandleVideo(uint16_t pid, Stream& s, std::string&& es, int64_t pts, int64_t dts) {
     const bool hevc = s.info.codec == Codec::kHevc;
-    bool keyframe = false;
-    std::string_view sps;
-    std::vector<std::string> params;
-    // Up to the first slice: parameter sets and SEI come before it, and its type says whether
-    // the picture is a keyframe (every slice of an IDR/IRAP picture has the same type). The
-    // rest of the access unit is slice data, not scanned (P-7).
-    size_t pos = 0;
-    std::string_view nal;
-    // A VCL NAL unit (HEVC types 0…31) or a coded slice (H.264 types 1…5) ends the scan.
-    auto vcl = hevc ? +[](uint8_t h) { return ((h >> 1) & 0x3f) <= 31; }
-                    : +[](uint8_t h) { return (h & 0x1f) >= 1 && (h & 0x1f) <= 5; };
-    while (NextAnnexBNalUntil(es, &pos, &nal, vcl)) {
-      if (hevc) {
-        int t = HevcNalType(nal);
-        if (t >= 16 && t <= 23) keyframe = true;
-        if (t == 33 && sps.empty()) sps = nal;
-        if (t >= 32 && t <= 34) params.emplace_back(nal);
-        if (t >= 0 && t <= 31) break;  // a VCL NAL unit
-      } else {
-        int t = H264NalType(nal);
-        if (t == 5) keyframe = true;
-        if (t == 7 && sps.empty()) sps = nal;
-        if (t == 7 || t == 8) params.emplace_back(nal);
-        if (t >= 1 && t <= 5) break;  // a coded slice
-      }
-    }
+    AccessUnitHead head = ScanAccessUnitHead(es, hevc);
+    std::string_view sps = head.sps;
     if (!sps.empty()) {
       bool changed = false;
       if (sps != s.sps) {
@@ -573,8 +549,8 @@ struct TsDemuxer::Impl {
           changed = true;
         }
       }
-      if (s.sps == sps && params != s.info.parameter_sets) {
-        s.info.parameter_sets = std::move(params);
+      if (s.sps == sps && head.parameter_sets != s.info.parameter_sets) {
+        s.info.parameter_sets = std::move(head.parameter_sets);
         changed = true;
       }
       if (changed || !s.announced) {
@@ -588,7 +564,7 @@ struct TsDemuxer::Impl {
       s.last_dts = dts;
       return;
     }
-    Emit(s, pts, dts, keyframe, std::move(es));
+    Emit(s, pts, dts, head.keyframe, std::move(es));
   }
 
   void HandleAudio(uint16_t pid, Stream& s, std::string&& es, int64_t pts) {
@@ -603,26 +579,15 @@ struct TsDemuxer::Impl {
     } else {
       data = std::move(es);
     }
-    size_t off = 0;
-    int frames = 0;
-    std::optional<AdtsHeader> first;
-    while (off < data.size()) {
-      auto h = ParseAdtsHeader(AsSpan(std::string_view(data).substr(off)));
-      if (!h) break;
-      if (!first) first = h;
-      if (off + h->frame_bytes > data.size()) {
-        // Continues in the next PES.
-        if (data.size() - off <= kMaxAdtsCarry) s.adts_carry = data.substr(off);
-        break;
-      }
-      off += h->frame_bytes;
-      ++frames;
-    }
-    data.resize(off);
-    if (frames == 0 || !first) {
+    AdtsRun run = ScanAdtsFrames(data);
+    // A frame cut at the PES's end continues in the next PES.
+    if (run.cut && data.size() - run.bytes <= kMaxAdtsCarry) s.adts_carry = data.substr(run.bytes);
+    data.resize(run.bytes);
+    if (run.frames == 0) {
       if (s.adts_carry.empty()) ++stats().pes_dropped;
       return;
     }
+    const AdtsHeader* first = &*run.first;
     if (!s.announced || first->sample_rate != s.info.sample_rate ||
         first->channels != s.info.channels || first->object_type != s.info.aac_object_type) {
       s.info.sample_rate = first->sample_rate;
@@ -632,7 +597,7 @@ struct TsDemuxer::Impl {
       s.info.audio_specific_config = first->AudioSpecificConfig();
       Announce(s);
     }
-    int64_t duration = int64_t{frames} * 1024 * 90000 / first->sample_rate;
+    int64_t duration = int64_t{run.frames} * 1024 * 90000 / first->sample_rate;
     Emit(s, first_pts, first_pts, true, std::move(data));
     s.last_duration = duration;
   }

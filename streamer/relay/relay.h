@@ -7,6 +7,7 @@
 // 410 come from the edge's own windows and the stream's template, without asking upstream.
 // A segment whose parts were all relayed is assembled from them (no second copy crosses the
 // network). After `idle_timeout` without a request the relay stops.
+// Each relayed stream's work is a StreamRelay (stream_relay.h).
 //
 // Upstreams come from central (UpstreamsFn, the Control/Upstreams RPC), best first; a
 // blocking reload or a listed part that fails or does not come within two part targets (and

@@ -184,6 +184,72 @@ TEST_CASE("P-7 NextAnnexBNal walks the NAL units one at a time and can stop earl
   CHECK(count == 2);
 }
 
+TEST_CASE("S-3 P-7 ScanAccessUnitHead: keyframe, SPS and parameter sets up to the first slice") {
+  // H.264: AUD, SPS, PPS, IDR slice, then a non-IDR slice whose header (type 1) must not be
+  // read as a second picture's.
+  const std::string idr(
+      "\x00\x00\x00\x01\x09\xf0"
+      "\x00\x00\x00\x01\x67\x64\x00\x1f"
+      "\x00\x00\x01\x68\xee\x3c"
+      "\x00\x00\x01\x65\x88\x84"
+      "\x00\x00\x01\x67\x42",
+      29);
+  auto head = ScanAccessUnitHead(idr, /*hevc=*/false);
+  CHECK(head.keyframe);
+  CHECK(head.sps == std::string_view("\x67\x64\x00\x1f", 4));
+  REQUIRE(head.parameter_sets.size() == 2);
+  CHECK(head.parameter_sets[1] == std::string("\x68\xee\x3c", 3));
+  // An SPS after the first slice is slice data as far as the scan goes: not seen.
+  const std::string p_frame("\x00\x00\x01\x41\x9a\x00\x00\x01\x67\x64", 10);
+  auto p = ScanAccessUnitHead(p_frame, false);
+  CHECK_FALSE(p.keyframe);
+  CHECK(p.sps.empty());
+  CHECK(p.parameter_sets.empty());
+  // HEVC: VPS (32), SPS (33), PPS (34), an IDR_W_RADL slice (19).
+  const std::string hevc(
+      "\x00\x00\x01\x40\x01\x0c"
+      "\x00\x00\x01\x42\x01\x01"
+      "\x00\x00\x01\x44\x01\xc1"
+      "\x00\x00\x01\x26\x01\xaf",
+      24);
+  auto h = ScanAccessUnitHead(hevc, /*hevc=*/true);
+  CHECK(h.keyframe);
+  CHECK(h.sps == std::string_view("\x42\x01\x01", 3));
+  CHECK(h.parameter_sets.size() == 3);
+  // Read as H.264 the same bytes hold no slice type 5 and no SPS (types 0, 2, 4, 6).
+  CHECK_FALSE(ScanAccessUnitHead(hevc, false).keyframe);
+  CHECK(ScanAccessUnitHead("", false).parameter_sets.empty());
+}
+
+TEST_CASE("S-3 ScanAdtsFrames: whole frames, a frame cut at the end, garbage after frames") {
+  // AAC-LC 48 kHz stereo, no CRC, 16-byte frames (7 header bytes + 9 payload bytes).
+  std::string frame("\xff\xf1\x4c\x80\x02\x1f\xfc", 7);
+  frame.append(9, '\x11');
+  auto run = ScanAdtsFrames(frame + frame + frame);
+  CHECK(run.bytes == 48);
+  CHECK(run.frames == 3);
+  CHECK_FALSE(run.cut);
+  REQUIRE(run.first);
+  CHECK(run.first->sample_rate == 48000);
+  CHECK(run.first->channels == 2);
+  // The third frame continues in the next PES: cut, starting at `bytes`.
+  auto cut = ScanAdtsFrames(frame + frame + frame.substr(0, 10));
+  CHECK(cut.bytes == 32);
+  CHECK(cut.frames == 2);
+  CHECK(cut.cut);
+  // A frame cut before any whole one: nothing whole, cut at 0.
+  auto lone = ScanAdtsFrames(frame.substr(0, 12));
+  CHECK(lone.frames == 0);
+  CHECK(lone.bytes == 0);
+  CHECK(lone.cut);
+  // Garbage after a frame ends the run there, not cut.
+  auto junk = ScanAdtsFrames(frame + "garbage!");
+  CHECK(junk.bytes == 16);
+  CHECK(junk.frames == 1);
+  CHECK_FALSE(junk.cut);
+  CHECK(ScanAdtsFrames("").frames == 0);
+}
+
 // The NAL units of `data` found one byte at a time: what SplitAnnexB must return however it
 // searches.
 std::vector<std::string_view> SplitAnnexBByBytes(std::string_view data) {
