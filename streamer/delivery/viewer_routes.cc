@@ -12,6 +12,7 @@
 #include "streamer/delivery/playlists.h"
 #include "streamer/delivery/responses.h"
 #include "streamer/delivery/shedder.h"
+#include "streamer/delivery/streamed_segment.h"
 #include "streamer/delivery/viewer_path.h"
 #include "streamer/ott/ott_gate.h"
 #include "streamer/relay/relay.h"
@@ -48,7 +49,7 @@ std::optional<Target> Resolve(std::string_view path, const StreamManager& stream
 
 // S-12: a blocking request held longer than three target durations answers 503.
 Waiters::TimePoint HoldDeadline(const OriginStore& store, int segment_ms) {
-  return store.clock().Monotonic() + std::chrono::milliseconds(3 * segment_ms);
+  return store.clock().Monotonic() + HoldBound(segment_ms);
 }
 
 void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
@@ -135,89 +136,6 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
 
 // The store's decision on one object of the target: the read rules (L-6…L-16) every viewer
 // read goes through.
-ReadDecision DecideObject(const OriginStore& store, const Target& target, ObjectKey key) {
-  auto view = store.View(target.stream);
-  if (!view) return ReadDecision{};
-  auto it = view->renditions.find(target.rendition);
-  return store.Decide(*view, it == view->renditions.end() ? nullptr : it->second.get(), key);
-}
-
-// S-16: a DASH segment still in progress, sent with chunked transfer as its parts complete
-// (each part is a moof + mdat, so the chunks add up to the finished .m4s byte for byte).
-class ChunkedSegment : public std::enable_shared_from_this<ChunkedSegment> {
- public:
-  ChunkedSegment(ViewerContext context, Target target, std::shared_ptr<http::ChunkedWriter> writer,
-                 boost::asio::any_io_executor executor)
-      : context_(context),
-        target_(std::move(target)),
-        writer_(std::move(writer)),
-        executor_(std::move(executor)) {}
-
-  // Writes every part available past the last written, then waits for the next one.
-  void Pump() {
-    auto w = context_.store->Window(target_.stream, target_.rendition);
-    if (!w || writer_->closed()) return writer_->Finish();
-    const Segment* done = w->Find(target_.msn);
-    const auto* parts = done ? &done->parts : w->open_msn == target_.msn ? &w->open_parts : nullptr;
-    if (parts) {
-      for (; next_ < static_cast<int>(parts->size()); ++next_) {
-        Write(ObjectKey{ObjectKey::kPart, target_.msn, (*parts)[next_]->index});
-      }
-      if (done && next_ == 0 && parts->empty()) {
-        // Completed without parts (a packager that publishes whole segments): its bytes.
-        Write(ObjectKey{ObjectKey::kM4s, target_.msn, -1});
-      }
-      if (done) return writer_->Finish();
-    } else if (next_ != 0 ||
-               DecideObject(*context_.store, target_, ObjectKey{ObjectKey::kPart, target_.msn, 0})
-                       .verdict != ReadDecision::kHold) {
-      // Not open yet: waited for only while the store would hold a read of its first part
-      // (the next object, L-7); otherwise the segment will not come (or not soon).
-      return writer_->Finish();
-    }
-    auto self = shared_from_this();
-    auto status = context_.store->WaitPosition(
-        target_.stream, target_.rendition, Position{target_.msn, next_}, executor_,
-        HoldDeadline(*context_.store, target_.pipeline->config().segment_ms),
-        [self](Waiters::Outcome outcome) {
-          if (outcome == Waiters::Outcome::kPublished) {
-            self->Pump();
-          } else {
-            self->writer_->Finish();
-          }
-        });
-    if (!status.ok()) writer_->Finish();
-  }
-
- private:
-  // Writes the object's bytes when the store serves it (a masked or missing part is left out).
-  void Write(ObjectKey key) {
-    ReadDecision d = DecideObject(*context_.store, target_, key);
-    if (d.verdict != ReadDecision::kServe || !d.candidate) return;
-    for (const auto& chunk : d.candidate->chunks) writer_->Write(chunk);
-  }
-
-  ViewerContext context_;
-  Target target_;
-  std::shared_ptr<http::ChunkedWriter> writer_;
-  boost::asio::any_io_executor executor_;
-  int next_ = 0;
-};
-
-// S-16: a DASH segment read the store holds (the segment in progress, the next object of
-// L-7) is answered by streaming its parts as they arrive, in a rendition made of parts (the
-// local packager's, LL packagers'). The store decides; the window only says whether parts
-// exist.
-bool StreamsAsParts(const ViewerContext& context, const Target& target) {
-  auto w = context.store->Window(target.stream, target.rendition);
-  if (!w) return false;
-  bool made_of_parts =
-      w->open_msn >= 0 || (!w->segments.empty() && !w->segments.back()->parts.empty());
-  return made_of_parts &&
-         DecideObject(*context.store, target, ObjectKey{ObjectKey::kM4s, target.msn, -1}).verdict ==
-             ReadDecision::kHold;
-}
-
 // The requests a viewer opens a stream with (O-3): playlists and the MPD.
 bool IsEntry(Target::Kind kind) {
   return kind == Target::kMaster || kind == Target::kMedia || kind == Target::kLlMaster ||
@@ -540,15 +458,15 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
       case Target::kLlMedia:
         return ServeLowLatencyPlaylist(context, ctx, *target, std::move(r));
       case Target::kM4s: {
-        if (StreamsAsParts(context, *target)) {
+        if (StreamsAsParts(*context.store, target->stream, target->rendition, target->msn)) {
           http::Response header{http::Status::ok, 11};
           header.set(http::beast_http::field::content_type, kMp4Type);
           header.set(http::beast_http::field::cache_control, "no-store");
           http::AddCors(header, cors);
           auto writer = r.StartChunked(std::move(header));
           if (!writer) return;
-          std::make_shared<ChunkedSegment>(context, *target, std::move(writer), ctx.executor)
-              ->Pump();
+          StreamSegmentParts(context.store, target->stream, target->rendition, target->msn,
+                             HoldBound(settings.segment_ms), std::move(writer), ctx.executor);
           return;
         }
         break;
