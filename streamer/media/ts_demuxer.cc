@@ -14,6 +14,7 @@
 
 #include "streamer/media/codec_parsers.h"
 #include "streamer/media/ts_muxer.h"
+#include "streamer/media/ts_tables.h"
 
 namespace meshwork::media {
 namespace {
@@ -42,10 +43,6 @@ int64_t Unwrap(int64_t raw, int64_t ref) {
     v -= kWrap;
   }
   return v;
-}
-
-uint32_t ReadBe32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
 }
 
 std::span<const uint8_t> AsSpan(std::string_view s) {
@@ -320,9 +317,7 @@ struct TsDemuxer::Impl {
 
   void HandleSection(uint16_t pid, std::string_view section) {
     auto b = AsSpan(section);
-    if (b.size() < 12 || !(b[1] & 0x80)) return;  // long form only
-    if (Crc32Mpeg2(b.data(), b.size() - 4) != ReadBe32(b.data() + b.size() - 4)) return;
-    if (!(b[5] & 0x01)) return;  // not yet applicable
+    if (!ApplicableSection(b)) return;
     if (pid == 0) {
       if (b[0] == 0x00) HandlePat(b);
     } else if (b[0] == 0x02) {
@@ -331,41 +326,22 @@ struct TsDemuxer::Impl {
   }
 
   void HandlePat(std::span<const uint8_t> b) {
-    const size_t end = b.size() - 4;
-    for (size_t i = 8; i + 4 <= end; i += 4) {
-      uint16_t program = static_cast<uint16_t>((b[i] << 8) | b[i + 1]);
-      uint16_t pid = static_cast<uint16_t>(((b[i + 2] & 0x1f) << 8) | b[i + 3]);
-      if (program == 0) continue;                 // network PID
-      if (pid < 0x10 || pid == 0x1fff) continue;  // reserved PIDs cannot carry a PMT
-      if (pid != pmt_pid || program != program_number) {
-        if (pmt_pid >= 0) sections.erase(static_cast<uint16_t>(pmt_pid));
-        pmt_pid = pid;
-        program_number = program;
-        pmt_version = -1;    // the next PMT applies whatever its version
-        new_program = true;  // and replaces every track
-      }
-      return;  // first program only
+    auto first = FirstPatProgram(b);  // first program only
+    if (!first) return;
+    if (first->pmt_pid != pmt_pid || first->program != program_number) {
+      if (pmt_pid >= 0) sections.erase(static_cast<uint16_t>(pmt_pid));
+      pmt_pid = first->pmt_pid;
+      program_number = first->program;
+      pmt_version = -1;    // the next PMT applies whatever its version
+      new_program = true;  // and replaces every track
     }
   }
 
   void HandlePmt(std::span<const uint8_t> b) {
-    uint16_t program = static_cast<uint16_t>((b[3] << 8) | b[4]);
-    if (program != program_number) return;
-    int version = (b[5] >> 1) & 0x1f;
-    if (version == pmt_version) return;
-    const size_t end = b.size() - 4;
-    size_t program_info_length = ((b[10] & 0x0f) << 8) | b[11];
-    size_t i = 12 + program_info_length;
-    std::map<uint16_t, uint8_t> wanted;
-    while (i + 5 <= end) {
-      uint8_t type = b[i];
-      uint16_t pid = static_cast<uint16_t>(((b[i + 1] & 0x1f) << 8) | b[i + 2]);
-      size_t es_info_length = ((b[i + 3] & 0x0f) << 8) | b[i + 4];
-      i += 5 + es_info_length;
-      if (i > end) break;
-      if (pid < 0x10 || pid == 0x1fff || pid == pmt_pid) continue;
-      if (type == 0x1b || type == 0x24 || type == 0x0f) wanted.emplace(pid, type);
-    }
+    PmtTable pmt = ParsePmt(b, pmt_pid);
+    if (pmt.program != program_number || pmt.version == pmt_version) return;
+    const int version = pmt.version;
+    const std::map<uint16_t, uint8_t>& wanted = pmt.streams;
     pmt_version = version;
     // Replace the tracks: keep the streams whose PID and type did not change, finish the
     // others' pending frames and forget them.

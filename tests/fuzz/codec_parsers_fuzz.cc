@@ -1,12 +1,18 @@
 // Fuzzes the codec bitstream parsers (S-3): SplitAnnexB, UnescapeRbsp, ParseH264Sps,
-// ParseHevcSps and ParseAdtsHeader on the input and on the NAL units found in it.
+// ParseHevcSps and ParseAdtsHeader on the input and on the NAL units found in it,
+// ScanAccessUnitHead and ScanAdtsFrames on the input, and the PSI table readers (ts_tables.h)
+// on the input as one section.
 //
 // Properties (a violation traps):
 //  * NAL units are non-empty views inside the input; unescaping never grows the data;
 //  * a parsed SPS has a positive, bounded size, a non-negative frame rate and an
 //    avc1./hvc1. codec string;
 //  * a parsed ADTS header has a 7- or 9-byte header within its frame, a known sample rate,
-//    a 2-byte AudioSpecificConfig and an mp4a.40.N codec string.
+//    a 2-byte AudioSpecificConfig and an mp4a.40.N codec string;
+//  * an access unit's SPS is a view inside the input; an ADTS run covers whole frames inside
+//    the input (a cut one only after them);
+//  * a PAT names a PMT PID outside the reserved ones; a PMT lists only the demuxed stream
+//    types, on PIDs outside the reserved ones and other than the PMT's.
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +21,7 @@
 #include <string_view>
 
 #include "streamer/media/codec_parsers.h"
+#include "streamer/media/ts_tables.h"
 
 namespace {
 
@@ -60,6 +67,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(h->channels >= 0 && h->channels <= 7);
     Check(h->AudioSpecificConfig().size() == 2);
     Check(h->CodecString() == "mp4a.40." + std::to_string(h->object_type));
+  }
+
+  for (bool hevc : {false, true}) {
+    auto head = ScanAccessUnitHead(input, hevc);
+    if (!head.sps.empty()) {
+      Check(head.sps.data() >= input.data() &&
+            head.sps.data() + head.sps.size() <= input.data() + input.size());
+      Check(!head.parameter_sets.empty());
+    }
+  }
+  auto run = ScanAdtsFrames(input);
+  Check(run.bytes <= size);
+  Check((run.frames == 0) == (run.bytes == 0));
+  Check(run.frames == 0 || run.first.has_value());
+
+  (void)ApplicableSection(bytes);
+  if (auto pat = FirstPatProgram(bytes)) Check(pat->pmt_pid >= 0x10 && pat->pmt_pid != 0x1fff);
+  auto pmt = ParsePmt(bytes, 0x100);
+  for (auto [pid, type] : pmt.streams) {
+    Check(pid >= 0x10 && pid != 0x1fff && pid != 0x100 && pid < 0x2000);
+    Check(type == 0x1b || type == 0x24 || type == 0x0f);
   }
   return 0;
 }
