@@ -62,7 +62,11 @@
 #include <utility>
 #include <vector>
 
+#include "tests/tools/viewer_text.h"
+
 namespace {
+
+using namespace meshwork::viewer_sim;
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -237,68 +241,6 @@ std::string Percentiles(std::vector<double>& v) {
   return out;
 }
 
-// What a viewer takes from a media playlist. Plain scanning, not std::regex: with a thousand
-// viewers in one thread, parsing time would show up as delay in the measurements.
-struct Listing {
-  // Listed parts (#EXT-X-PART, "M.P.m4s") in order, then segments ("M.m4s"). Not the
-  // preload hint: a hinted part may never exist (the segment ends first), and this viewer
-  // only takes what is listed.
-  std::vector<std::pair<std::string, bool>> objects;  // name, is_part
-  int64_t newest_segment = -1;
-  std::string hint;  // "?_HLS_msn=M&_HLS_part=P" of the preload hint; empty when none
-};
-
-// "123.4.m4s" → true with msn and part (-1 for "123.m4s"); false for anything else. A query
-// ("?v=2", L-14) is not part of the name; the viewer requests the URI as listed, query included.
-bool ParseObjectName(std::string_view name, int64_t& msn, int& part) {
-  name = name.substr(0, name.find('?'));
-  if (!name.ends_with(".m4s")) return false;
-  name.remove_suffix(4);
-  auto dot = name.find('.');
-  auto digits = name.substr(0, dot);
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), msn);
-  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty()) return false;
-  part = -1;
-  if (dot == std::string_view::npos) return true;
-  auto rest = name.substr(dot + 1);
-  auto [end2, ec2] = std::from_chars(rest.data(), rest.data() + rest.size(), part);
-  return ec2 == std::errc() && end2 == rest.data() + rest.size() && !rest.empty();
-}
-
-// The URI="…" attribute of a tag line; empty when absent.
-std::string_view UriOf(std::string_view line) {
-  auto at = line.find("URI=\"");
-  if (at == std::string_view::npos) return {};
-  line.remove_prefix(at + 5);
-  return line.substr(0, line.find('"'));
-}
-
-Listing ParseListing(std::string_view text) {
-  Listing out;
-  std::vector<std::pair<std::string, bool>> segments;
-  while (!text.empty()) {
-    auto nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    int64_t msn = 0;
-    int part = 0;
-    if (line.starts_with("#EXT-X-PART:")) {
-      auto uri = UriOf(line);
-      if (ParseObjectName(uri, msn, part) && part >= 0) out.objects.emplace_back(uri, true);
-    } else if (line.starts_with("#EXT-X-PRELOAD-HINT:TYPE=PART")) {
-      if (ParseObjectName(UriOf(line), msn, part) && part >= 0) {
-        out.hint = "?_HLS_msn=" + std::to_string(msn) + "&_HLS_part=" + std::to_string(part);
-      }
-    } else if (!line.starts_with("#") && ParseObjectName(line, msn, part) && part < 0) {
-      segments.emplace_back(line, false);
-      out.newest_segment = std::max(out.newest_segment, msn);
-    }
-  }
-  out.objects.insert(out.objects.end(), segments.begin(), segments.end());
-  return out;
-}
-
 // LL-HLS: blocking reloads on the preload hint; parts of the segment in progress, each
 // segment once complete.
 asio::awaitable<void> LlViewer(const Options& o, beast::tcp_stream& stream,
@@ -359,13 +301,6 @@ asio::awaitable<void> Pause(Clock::duration d, Clock::time_point end) {
   co_await timer.async_wait(asio::use_awaitable);
 }
 
-// The number after `key` in `text` (0 when absent or malformed).
-double NumberAfter(std::string_view text, std::string_view key) {
-  auto at = text.find(key);
-  if (at == std::string_view::npos) return 0;
-  return std::atof(std::string(text.substr(at + key.size(), 32)).c_str());
-}
-
 // HLS on the MPEG-TS form: plain reloads, whole segments from the live edge on.
 asio::awaitable<void> TsViewer(const Options& o, beast::tcp_stream& stream,
                                beast::flat_buffer& buffer, Totals& totals, Clock::time_point end) {
@@ -402,30 +337,6 @@ asio::awaitable<void> TsViewer(const Options& o, beast::tcp_stream& stream,
     co_await Pause(std::chrono::milliseconds(static_cast<int64_t>(target_s * (fresh ? 1000 : 500))),
                    end);
   }
-}
-
-// "2026-12-04T19:00:00.123Z" → ms since the epoch (UTC); -1 when malformed.
-int64_t ParseDateTime(std::string_view s) {
-  std::tm tm{};
-  int ms = 0;
-  std::string text(s);
-  char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (!rest) return -1;
-  if (*rest == '.') ms = static_cast<int>(std::lround(std::atof(rest) * 1000));
-  return static_cast<int64_t>(timegm(&tm)) * 1000 + ms;
-}
-
-// The value of attribute `name` in the first element at or after `from`; empty when absent.
-std::string Attribute(std::string_view xml, std::string_view name, size_t from = 0) {
-  auto at = xml.find(" " + std::string(name) + "=\"", from);
-  if (at == std::string_view::npos) return {};
-  at += name.size() + 3;
-  return std::string(xml.substr(at, xml.find('"', at) - at));
-}
-
-// "PT12.345S" → seconds (the only form the node writes).
-double ParseDuration(const std::string& d) {
-  return d.starts_with("PT") ? std::atof(d.c_str() + 2) : 0;
 }
 
 // DASH: numbers of the SegmentTemplate by the wall clock, complete segments only.
