@@ -10,6 +10,8 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "tests/test_paths.h"
@@ -289,6 +291,53 @@ void CheckSameDashTimeline(const std::string& mpd, const std::string& reference)
     CHECK(!MpdAttr(mpd, tag, name).empty());
     CHECK(MpdAttr(mpd, tag, name) == MpdAttr(reference, tag, name));
   }
+}
+
+std::string Hint(const std::string& playlist) {
+  std::smatch m;
+  if (std::regex_search(playlist, m, std::regex("PRELOAD-HINT:TYPE=PART,URI=\"([^\"]+)\""))) {
+    return m[1];
+  }
+  return "";
+}
+
+TsProbe ProbeTs(const std::string& path, const std::string& bytes) {
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+  }
+  TsProbe p;
+  p.probe = Probe(path);
+  if (p.probe.is_discarded() || !p.probe.contains("streams")) return p;
+  for (const auto& s : p.probe["streams"]) {
+    p.codecs += (p.codecs.empty() ? "" : ",") + s.value("codec_name", "");
+  }
+  p.errors = RunCommand("ffmpeg -hide_banner -v error -i " + path + " -f null - 2>&1").second;
+  return p;
+}
+
+std::string EntryOf(const std::string& playlist, const std::string& msn) {
+  std::istringstream in(playlist);
+  std::string line, pending, out;
+  while (std::getline(in, line)) {
+    if (line.starts_with("#EXTINF") || line.starts_with("#EXT-X-PROGRAM-DATE-TIME")) {
+      pending += line + "\n";
+    } else if (!line.empty() && line[0] != '#') {
+      if (line.starts_with(msn + ".ts")) return pending + line;
+      pending.clear();
+    }
+  }
+  return "";
+}
+
+std::set<int64_t> SegmentsOf(const std::string& playlist) {
+  std::set<int64_t> out;
+  static const std::regex kSegment("\n(\\d+)\\.m4s(\\?[^\n]*)?\n");  // ?v=N (L-14)
+  for (auto it = std::sregex_iterator(playlist.begin(), playlist.end(), kSegment);
+       it != std::sregex_iterator(); ++it) {
+    out.insert(std::stoll((*it)[1]));
+  }
+  return out;
 }
 
 }  // namespace meshwork::testing

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -99,5 +100,32 @@ nlohmann::json PlayDash(const std::string& mpd_url, int seconds, const std::stri
 
 // Writes `body` to `path`.
 void WriteFile(const std::string& path, const std::string& body);
+
+// The URI of a media playlist's part preload hint ("M.P.m4s"); empty when none.
+std::string Hint(const std::string& playlist);
+
+// ffprobe's view of an MPEG-TS segment `bytes` written to `path` (Probe), with its codecs
+// joined ("h264,aac") and what ffmpeg says decoding it.
+struct TsProbe {
+  nlohmann::json probe;
+  std::string codecs;
+  std::string errors;
+  double Start() const { return std::stod(probe["format"].value("start_time", "-1")); }
+  double Duration() const { return std::stod(probe["format"].value("duration", "-1")); }
+  double VideoStart() const {
+    for (const auto& s : probe["streams"]) {
+      if (s.value("codec_name", "") == "h264") return std::stod(s.value("start_time", "-1"));
+    }
+    return -1;
+  }
+  bool KeyFirst() const { return probe["first_video_frame"].value("key_frame", 0) == 1; }
+};
+TsProbe ProbeTs(const std::string& path, const std::string& bytes);
+
+// The lines of an HLS-TS `playlist` that describe segment `msn` (its EXTINF, PDT and URI).
+std::string EntryOf(const std::string& playlist, const std::string& msn);
+
+// The msns of the fMP4 segments (`M.m4s`, a `?v=N` query allowed) an LL-HLS playlist lists.
+std::set<int64_t> SegmentsOf(const std::string& playlist);
 
 }  // namespace meshwork::testing
