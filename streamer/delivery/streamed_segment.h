@@ -4,7 +4,8 @@
 //
 // Threads: StreamSegmentParts runs on the request's worker; every later step runs from the
 // store's position waiter, on `executor`. The writer hops onto its connection's worker itself
-// (ChunkedWriter), and stops the pump once the viewer is gone (closed()).
+// (ChunkedWriter). A viewer that left is noticed (closed()) at the pump's next step: its
+// waiter stays until the next part is out or the hold bound passes, then the pump ends.
 #pragma once
 
 #include <chrono>

@@ -134,8 +134,6 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
   if (!status.ok()) responder->Send(Unavailable(std::string(status.message()), cors));
 }
 
-// The store's decision on one object of the target: the read rules (L-6…L-16) every viewer
-// read goes through.
 // The requests a viewer opens a stream with (O-3): playlists and the MPD.
 bool IsEntry(Target::Kind kind) {
   return kind == Target::kMaster || kind == Target::kMedia || kind == Target::kLlMaster ||

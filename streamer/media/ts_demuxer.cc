@@ -338,9 +338,12 @@ struct TsDemuxer::Impl {
   }
 
   void HandlePmt(std::span<const uint8_t> b) {
+    // A PMT repeats every ~100 ms unchanged: its program and version (ParsePmt's first
+    // fields) decide before the stream loop is read.
+    const uint16_t program = static_cast<uint16_t>((b[3] << 8) | b[4]);
+    const int version = (b[5] >> 1) & 0x1f;
+    if (program != program_number || version == pmt_version) return;
     PmtTable pmt = ParsePmt(b, pmt_pid);
-    if (pmt.program != program_number || pmt.version == pmt_version) return;
-    const int version = pmt.version;
     const std::map<uint16_t, uint8_t>& wanted = pmt.streams;
     pmt_version = version;
     // Replace the tracks: keep the streams whose PID and type did not change, finish the

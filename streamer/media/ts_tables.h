@@ -1,7 +1,8 @@
 // The PSI tables the TS demuxer follows (ISO/IEC 13818-1 §2.4.4): the PAT's first program and
 // the PMT's elementary streams. Pure functions over one whole section (from its table_id
 // through its CRC), as the demuxer's section reassembly hands them over; bounds-checked, since
-// the bytes come from a publisher (fuzzed through ts_demuxer's target).
+// the bytes come from a publisher (fuzzed directly by codec_parsers_fuzz and through
+// ts_demuxer_fuzz).
 #pragma once
 
 #include <cstdint>

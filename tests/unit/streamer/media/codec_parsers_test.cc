@@ -185,15 +185,16 @@ TEST_CASE("P-7 NextAnnexBNal walks the NAL units one at a time and can stop earl
 }
 
 TEST_CASE("S-3 P-7 ScanAccessUnitHead: keyframe, SPS and parameter sets up to the first slice") {
-  // H.264: AUD, SPS, PPS, IDR slice, then a non-IDR slice whose header (type 1) must not be
-  // read as a second picture's.
+  // H.264: AUD, SPS, PPS, an IDR slice, then what looks like a second SPS after it: slice
+  // data as far as the scan goes (it stops at the first slice), so neither SPS nor parameter
+  // set.
   const std::string idr(
       "\x00\x00\x00\x01\x09\xf0"
       "\x00\x00\x00\x01\x67\x64\x00\x1f"
       "\x00\x00\x01\x68\xee\x3c"
       "\x00\x00\x01\x65\x88\x84"
       "\x00\x00\x01\x67\x42",
-      29);
+      31);
   auto head = ScanAccessUnitHead(idr, /*hevc=*/false);
   CHECK(head.keyframe);
   CHECK(head.sps == std::string_view("\x67\x64\x00\x1f", 4));

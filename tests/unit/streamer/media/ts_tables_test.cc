@@ -21,11 +21,14 @@ std::vector<uint8_t> SectionOf(const std::string& packet) {
 }
 
 // A long-form section of `table_id` with `body` after the 5 header bytes that follow the
-// length (table id extension `ext`, version 3, current), its length and CRC filled in.
-std::vector<uint8_t> Section(uint8_t table_id, uint16_t ext, const std::vector<uint8_t>& body) {
+// length (table id extension `ext`, version 3, current_next as `current`), its length and CRC
+// filled in.
+std::vector<uint8_t> Section(uint8_t table_id, uint16_t ext, const std::vector<uint8_t>& body,
+                             bool current = true) {
+  const uint8_t version_byte = static_cast<uint8_t>(0xc0 | (3 << 1) | (current ? 1 : 0));
   std::vector<uint8_t> s = {
-      table_id,        0, 0, static_cast<uint8_t>(ext >> 8), static_cast<uint8_t>(ext),
-      0xc1 | (3 << 1), 0, 0};
+      table_id,     0, 0, static_cast<uint8_t>(ext >> 8), static_cast<uint8_t>(ext),
+      version_byte, 0, 0};
   s.insert(s.end(), body.begin(), body.end());
   const size_t length = s.size() - 3 + 4;
   s[1] = 0xb0 | static_cast<uint8_t>(length >> 8);
@@ -61,17 +64,17 @@ TEST_CASE("S-3 the PAT and PMT TsMuxer writes read back: program 1, PMT 0x1000, 
   auto damaged = pmt;
   damaged[14] ^= 0x01;
   CHECK_FALSE(ApplicableSection(damaged));
-  auto next = Section(0x02, 1, {0xe1, 0x00, 0xf0, 0x00});
-  CHECK(ApplicableSection(next));
-  next[5] &= 0xfe;
-  CHECK_FALSE(ApplicableSection(next));
+  // A section for later (current_next 0), its CRC right, does not apply yet.
+  CHECK(ApplicableSection(Section(0x02, 1, {0xe1, 0x00, 0xf0, 0x00})));
+  CHECK_FALSE(ApplicableSection(Section(0x02, 1, {0xe1, 0x00, 0xf0, 0x00}, /*current=*/false)));
   CHECK_FALSE(ApplicableSection(std::vector<uint8_t>(pat.begin(), pat.begin() + 11)));
 }
 
 TEST_CASE("S-3 the PAT's first program skips the network PID and reserved PMT PIDs") {
-  // program 0 (network PID 0x10), program 7 on reserved PID 0x0005, program 9 on 0x0200.
-  auto pat =
-      Section(0x00, 1, {0x00, 0x00, 0xe0, 0x10, 0x00, 0x07, 0xe0, 0x05, 0x00, 0x09, 0xe2, 0x00});
+  // program 0 (network PID 0x10), program 7 on reserved PID 0x0005, program 8 on the null
+  // PID 0x1FFF, program 9 on 0x0200, program 10 on 0x0300 (a second program: not taken).
+  auto pat = Section(0x00, 1, {0x00, 0x00, 0xe0, 0x10, 0x00, 0x07, 0xe0, 0x05, 0x00, 0x08,
+                               0xff, 0xff, 0x00, 0x09, 0xe2, 0x00, 0x00, 0x0a, 0xe3, 0x00});
   auto first = FirstPatProgram(pat);
   REQUIRE(first);
   CHECK(first->program == 9);
