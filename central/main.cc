@@ -77,6 +77,12 @@ ABSL_FLAG(int, grpc_max_connections_per_address, 64,
 ABSL_FLAG(int, grpc_handshake_timeout_ms, 10'000,
           "a control-channel client must acknowledge central's HTTP/2 SETTINGS within this "
           "long, or it is disconnected (R-3)");
+ABSL_FLAG(int, max_sessions_per_node, 4,
+          "control Sessions one node id may hold at once (R-3: a reconnecting node overlaps "
+          "its old session briefly)");
+ABSL_FLAG(int, grpc_auth_timeout_ms, 10'000,
+          "a control-channel connection carrying no call with a valid cluster token this long "
+          "after it opened is closed (R-3); 0 turns the deadline off");
 ABSL_FLAG(int, grpc_max_receive_message_bytes, 4 << 20,
           "largest gRPC message central accepts (a load report or a registration)");
 ABSL_FLAG(int, grpc_max_send_message_bytes, 64 << 20,
@@ -148,6 +154,8 @@ GrpcGateOptions GrpcGateOptionsFromFlags() {
       static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_grpc_max_connections_per_address)));
   o.handshake_timeout =
       std::chrono::milliseconds(std::max(100, absl::GetFlag(FLAGS_grpc_handshake_timeout_ms)));
+  const int auth_ms = absl::GetFlag(FLAGS_grpc_auth_timeout_ms);
+  o.auth_timeout = std::chrono::milliseconds(auth_ms <= 0 ? 0 : std::max(100, auth_ms));
   o.limits.streams_before_ack =
       static_cast<uint32_t>(std::max(1, absl::GetFlag(FLAGS_grpc_max_concurrent_streams)));
   return o;
@@ -369,13 +377,20 @@ int Run() {
       [&anchor_keeper](const std::string& node, const meshwork::v1::LoadReport& report) {
         anchor_keeper.OnReport(node, report);
       });
+  // the gate in front of gRPC keeps a connection past its auth_timeout only once a call
+  // on it presented the cluster token; the services tell it so.
+  GrpcGate grpc_gate(GrpcGateOptionsFromFlags(), RealClock::Get(), metrics.get());
+  auto vouch = [&grpc_gate](const std::string& peer) { grpc_gate.Vouch(peer); };
   ControlService control(config->get(), &registry, &blocking_pool, cluster_tokens->get(),
                          metrics.get());
   control.set_routing(&routing);
+  control.set_on_authenticated(vouch);
+  control.set_max_sessions_per_node(
+      static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_max_sessions_per_node))));
   grpc::ServerBuilder builder;
   ConfigureGrpcLimits(builder);
   builder.RegisterService(&control);
-  RoutingRpc routing_rpc(&routing);
+  RoutingRpc routing_rpc(&routing, cluster_tokens->get(), vouch);
   builder.RegisterService(&routing_rpc);
   // Nodes ping every 2 s to notice a dead link; allow it.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
@@ -383,7 +398,6 @@ int Run() {
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   // gRPC listens on no port of its own: the gate accepts and relays every connection.
   std::unique_ptr<grpc::Server> grpc_server = builder.BuildAndStart();
-  GrpcGate grpc_gate(GrpcGateOptionsFromFlags(), RealClock::Get(), metrics.get());
   absl::StatusOr<int> gate_port =
       grpc_server ? grpc_gate.Start(grpc_server.get()) : absl::InternalError("gRPC did not start");
   if (!gate_port.ok()) {

@@ -21,25 +21,35 @@ using http::Responder;
 using http::Verb;
 using nlohmann::json;
 
+std::optional<http::Response> AdminApi::Refusal(const http::Request& request) const {
+  auto header = request.find(http::beast_http::field::authorization);
+  const bool presented = header != request.end();
+  if (presented && api_tokens_->Accepts(crypto::BearerToken(header->value()))) {
+    return std::nullopt;
+  }
+  // RFC 6750 §3: the challenge, with `invalid_token` when one was presented.
+  http::Response res = http::ErrorResponse(absl::UnauthenticatedError(
+      presented ? "the token in Authorization was not accepted (unknown, revoked or malformed)"
+                : "this API needs a token: Authorization: Bearer <token>"));
+  res.set(http::beast_http::field::www_authenticate,
+          presented ? R"(Bearer realm="meshwork", error="invalid_token")"
+                    : R"(Bearer realm="meshwork")");
+  res.set(http::beast_http::field::cache_control, "no-store");
+  return res;
+}
+
 void AdminApi::Add(http::Router& router, std::vector<Verb> methods, std::string_view pattern,
                    http::Handler handler) {
   if (api_tokens_ == nullptr) return router.Add(std::move(methods), pattern, std::move(handler));
-  router.Add(std::move(methods), pattern,
-             [this, handler = std::move(handler)](RequestContext& ctx, Responder r) {
-               auto header = ctx.request.find(http::beast_http::field::authorization);
-               const bool presented = header != ctx.request.end();
-               if (presented && api_tokens_->Accepts(crypto::BearerToken(header->value()))) {
-                 return handler(ctx, std::move(r));
-               }
-               // RFC 6750 §3: the challenge, with `invalid_token` when one was presented.
-               http::Response res = http::ErrorResponse(absl::UnauthenticatedError(
-                   "this API needs a valid token: Authorization: Bearer <token>"));
-               res.set(http::beast_http::field::www_authenticate,
-                       presented ? R"(Bearer realm="meshwork", error="invalid_token")"
-                                 : R"(Bearer realm="meshwork")");
-               res.set(http::beast_http::field::cache_control, "no-store");
-               r.Send(std::move(res));
-             });
+  // The token is checked twice over: before a body is read (the gate: an unauthenticated
+  // client holds none of the listener's body budget) and before the handler runs.
+  router.Add(
+      std::move(methods), pattern,
+      [this, handler = std::move(handler)](RequestContext& ctx, Responder r) {
+        if (auto refusal = Refusal(ctx.request)) return r.Send(std::move(*refusal));
+        handler(ctx, std::move(r));
+      },
+      [this](const http::Request& head) { return Refusal(head); });
 }
 
 void AdminApi::OnPool(Responder responder, std::function<http::Response()> work) {
@@ -299,6 +309,9 @@ void AdminApi::AddRouteQueries(http::Router& router) {
     auto client = QueryClient(ctx);
     if (!client.ok()) return r.Send(http::ErrorResponse(client.status()));
     std::string scheme = ctx.QueryParam("scheme").value_or(ctx.scheme);
+    if (scheme != "http" && scheme != "https") {
+      return r.Send(http::ErrorResponse(InvalidField("scheme", "must be http or https")));
+    }
     auto snapshot = routing_->snapshot();
     auto decision = routing_->Route(*snapshot, ctx.params[0], *client, RouteMode::kListAll);
     if (!decision.ok()) {

@@ -14,6 +14,7 @@
 // ask for a token.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -48,6 +49,9 @@ class AdminApi {
  private:
   // router.Add behind the token check (when there is a token file). Every route of the API
   // is added through here.
+  // The 401 for a request without a valid bearer token (its message says whether one was
+  // presented), or nothing when the token is accepted.
+  std::optional<http::Response> Refusal(const http::Request& request) const;
   void Add(http::Router& router, std::vector<http::Verb> methods, std::string_view pattern,
            http::Handler handler);
   nlohmann::json StreamerJson(const StreamerRecord& record) const;

@@ -13,9 +13,9 @@
 #include "central/api/admin_api.h"
 #include "central/model/access_keys.h"
 #include "central/model/json_fields.h"
-#include "central/ott/rfc3339.h"
 #include "common/http/response.h"
 #include "common/status/status_map.h"
+#include "common/time/rfc3339.h"
 
 namespace meshwork::central {
 
@@ -50,7 +50,7 @@ void AdminApi::AddSessionRoutes(http::Router& router) {
                             {"login", s.login()},
                             {"protocol", s.protocol()},
                             {"client", s.client()},
-                            {"since", ott::Rfc3339Millis(s.since_unix_ms())}});
+                            {"since", Rfc3339Millis(s.since_unix_ms())}});
       }
     }
     r.Send(http::JsonResponse(http::Status::ok, {{"sessions", sessions}}));

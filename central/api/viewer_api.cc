@@ -4,6 +4,7 @@
 #include "common/http/content.h"
 #include "common/http/prepared_answer.h"
 #include "common/http/response.h"
+#include "common/stream/defaults.h"
 
 namespace meshwork::central {
 namespace {
@@ -79,6 +80,14 @@ void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService
   if (steering) {
     router.Add(
         {http::Verb::get}, "/steering/{stream...}", [steering](RequestContext& ctx, Responder r) {
+          // RFC 3986: a query is printable ASCII (anything else percent-encoded); the answer
+          // carries it back in RELOAD-URI.
+          for (char c : ctx.query) {
+            if (c <= 0x20 || c >= 0x7f) {
+              return r.Send(http::ErrorResponse(absl::InvalidArgumentError(
+                  "query: a byte outside printable ASCII (percent-encode it)")));
+            }
+          }
           SteeringRequest request;
           request.stream = std::string(ctx.params[0]);
           request.client = ctx.client;
@@ -99,8 +108,8 @@ void AddViewerRoutes(http::Router& router, ConfigService* config, RoutingService
                // The asset is the longest configured prefix of the path.
                std::string_view rest = ctx.params[0];
                auto current = config->Current();
-               for (size_t end = rest.rfind('/'); end != std::string_view::npos && end > 0;
-                    end = rest.rfind('/', end - 1)) {
+               for (size_t end = rest.rfind('/', stream_defaults::kMaxStreamNameBytes);
+                    end != std::string_view::npos && end > 0; end = rest.rfind('/', end - 1)) {
                  std::string name(rest.substr(0, end));
                  auto it = current->vod.find(name);
                  if (it == current->vod.end()) continue;

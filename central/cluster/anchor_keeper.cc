@@ -1,11 +1,17 @@
 #include "central/cluster/anchor_keeper.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "central/model/stream_anchor.h"
 #include "common/log/log.h"
 
 namespace meshwork::central {
+
+namespace {
+constexpr int64_t kMaxAnchorSkewMs = 24 * 3600 * 1000;  // from central's clock
+constexpr int64_t kMinWriteIntervalMs = 1000;           // per stream
+}  // namespace
 
 namespace {
 
@@ -43,14 +49,18 @@ void AnchorKeeper::OnReport(const std::string& node_id, const v1::LoadReport& re
       LogIgnored(node_id, s.name(), "stream not placed on the node", proposal);
       continue;
     }
-    if (!IsPlausibleAnchor(proposal)) {
+    const int64_t now_ms = UnixMillis(clock_.Now());
+    if (!IsPlausibleAnchor(proposal) || std::abs(proposal.wall_ms - now_ms) > kMaxAnchorSkewMs) {
       LogIgnored(node_id, s.name(), "implausible", proposal);
       continue;
     }
     if (!ShouldReplaceAnchor(StreamTimelineAnchor(it->second.object), proposal)) continue;
     {
       absl::MutexLock lock(&mu_);
+      auto last = last_write_ms_.find(s.name());
+      if (last != last_write_ms_.end() && now_ms - last->second < kMinWriteIntervalMs) continue;
       if (!pending_.insert(s.name()).second) continue;
+      last_write_ms_[s.name()] = now_ms;
     }
     std::string stream = s.name();
     post_([this, stream, node_id, proposal] { Write(stream, node_id, proposal); });

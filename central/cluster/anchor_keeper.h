@@ -8,7 +8,10 @@
 // to `post` (central's blocking pool). The write is ConfigService::MutateObject on the stream
 // object's "timeline_anchor" (stream_anchor.h: synced, a new revision, pushed with the stream
 // section to every node of the stream); it applies the rule again under the configuration's
-// write lock, so two proposals racing cannot both win. At most one write per stream is pending.
+// write lock, so two proposals racing cannot both win. At most one write per stream is pending,
+// and one a second per stream is made (R-3: a node proposing a new timeline every report
+// cannot turn reports into synced writes); a proposal dated more than a day from central's
+// clock is ignored as implausible (it would win every later comparison).
 //
 // Thread-safe. OnReport() never blocks (it runs on gRPC reactor threads). The keeper must
 // outlive every task it posted (join the pool before destroying it).
@@ -16,6 +19,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 
@@ -46,7 +50,8 @@ class AnchorKeeper {
   const Clock& clock_;
   absl::Mutex mu_;
   std::set<std::string> pending_ ABSL_GUARDED_BY(mu_);  // streams with a write posted
-  std::atomic<int64_t> next_log_ms_{0};                 // ignored proposals: one line per 10 s
+  std::map<std::string, int64_t> last_write_ms_ ABSL_GUARDED_BY(mu_);  // by stream, clock_
+  std::atomic<int64_t> next_log_ms_{0};  // ignored proposals: one line per 10 s
 };
 
 }  // namespace meshwork::central

@@ -8,19 +8,13 @@
 #include "central/model/streamer_codec.h"
 #include "common/log/log.h"
 #include "common/net/http_url.h"
+#include "common/time/rfc3339.h"
 #include "meshwork/v1/report_json.h"
 
 namespace meshwork::central {
 namespace {
 
-std::string Rfc3339(Clock::TimePoint t) {
-  auto ms = UnixMillis(t);
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm;
-  gmtime_r(&secs, &tm);
-  return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-}
+std::string Rfc3339(Clock::TimePoint t) { return Rfc3339Millis(UnixMillis(t)); }
 
 }  // namespace
 
@@ -104,12 +98,14 @@ void NodeRegistry::RefreshLiveStreamsLocked() {
   if (*next != *live_streams_.Get()) live_streams_.Set(std::move(next));
 }
 
-void NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel) {
+bool NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel,
+                          size_t max_sessions) {
   std::optional<v1::OttGroupViews> views;
   std::string sent;
   {
     absl::MutexLock lock(&mu_);
     Node& node = nodes_[node_id];
+    if (node.channels.size() >= max_sessions) return false;
     if (node.remote) {  // it moved here from another central
       node.remote = false;
       node.live->RemoveSession();
@@ -132,6 +128,7 @@ void NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChanne
       sent = node.ott_views_bytes;
     }
   }
+  return true;
 }
 
 NodeStates NodeRegistry::OttNodeStates() const {
@@ -301,8 +298,7 @@ nlohmann::json NodeRegistry::StatusJson(const std::string& node_id) const {
     status["report"] = {
         {"at", Rfc3339(node.report_wall)},
         {"age_s", age},
-        {"node_clock",
-         Rfc3339(Clock::TimePoint(std::chrono::milliseconds(rep.node_clock_unix_ms())))},
+        {"node_clock", Rfc3339Millis(rep.node_clock_unix_ms())},
         {"play_sessions",
          rep.has_play_sessions() ? nlohmann::json(rep.play_sessions()) : nlohmann::json()},
         {"publish_sessions",

@@ -52,7 +52,11 @@ class NodeRegistry {
   ~NodeRegistry();
 
   void Registered(const meshwork::v1::RegisterRequest& request);
-  void Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel);
+  // False (nothing attached) when the node already has `max_sessions` sessions (R-3: a
+  // reconnecting node overlaps its old session for a moment; a client holding many would
+  // hold a config queue in each).
+  bool Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel,
+              size_t max_sessions = SIZE_MAX);
   void Detach(const std::string& node_id, const NodeChannel* channel);
   void Report(const std::string& node_id, const meshwork::v1::LoadReport& report);
   // C-10: a node attached to another central, as the shared store reports it (a serialized

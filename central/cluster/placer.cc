@@ -69,13 +69,28 @@ int64_t Budget(const ClusterConfig& config, const std::string& id) {
 }  // namespace
 
 int64_t PlacementNeedKbit(const std::string& name, const json& stream, const NodeStates& nodes) {
+  // Only the nodes the stream is placed on speak for its bitrate, and no report's figure is
+  // taken past kMaxStreamKbit: a made-up or broken report cannot make the stream unplaceable.
+  std::vector<std::string> placed;
+  if (auto p = stream.find("placement"); p != stream.end() && p->is_object()) {
+    if (auto list = p->find("streamers"); list != p->end() && list->is_array()) {
+      for (const auto& id : *list) {
+        if (id.is_string()) placed.push_back(id.get<std::string>());
+      }
+    }
+  }
   int64_t bitrate = 0;
-  for (const auto& [id, state] : nodes) {
-    if (!state.has_report) continue;
-    for (const auto& s : state.report.streams()) {
+  for (const std::string& id : placed) {
+    auto it = nodes.find(id);
+    if (it == nodes.end() || !it->second.has_report) continue;
+    for (const auto& s : it->second.report.streams()) {
       if (s.name() != name) continue;
       int64_t total = 0;
-      for (const auto& r : s.renditions()) total += static_cast<int64_t>(r.bitrate_kbit());
+      for (const auto& r : s.renditions()) {
+        total = std::min<int64_t>(
+            kMaxStreamKbit, total + static_cast<int64_t>(std::min<uint64_t>(
+                                        r.bitrate_kbit(), static_cast<uint64_t>(kMaxStreamKbit))));
+      }
       bitrate = std::max(bitrate, total);
     }
   }

@@ -42,9 +42,12 @@ struct PlacementView {
   int64_t now_ms = 0;
 };
 
+// The most a stream's renditions are taken to add up to, kbit/s (100 Gbit/s).
+inline constexpr int64_t kMaxStreamKbit = 100'000'000;
+
 // The stream's use of a node's budget, kbit/s: its bitrate × (1 + publish targets). The
-// bitrate is the largest total of rendition bitrates any node reports for the stream, else
-// the operator's placement.bitrate_kbit, else 0.
+// bitrate is the largest total of rendition bitrates a node the stream is placed on reports
+// for it (at most kMaxStreamKbit), else the operator's placement.bitrate_kbit, else 0.
 int64_t PlacementNeedKbit(const std::string& name, const nlohmann::json& stream,
                           const NodeStates& nodes);
 

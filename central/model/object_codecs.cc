@@ -298,7 +298,7 @@ absl::StatusOr<json> ValidateZone(const json& body, std::string_view name) {
 }
 
 bool IsValidStreamName(std::string_view name) {
-  if (name.empty() || name.size() > 512) return false;
+  if (name.empty() || name.size() > stream_defaults::kMaxStreamNameBytes) return false;
   size_t start = 0;
   while (true) {
     size_t slash = name.find('/', start);
@@ -319,7 +319,8 @@ absl::StatusOr<json> ValidateStream(const json& body, std::string_view name) {
   if (IsReservedStreamName(name)) {
     return InvalidField("name",
                         "must not end in /masks, /masks/{id} or /invalidate (the stream API's "
-                        "sub-resources)");
+                        "sub-resources) nor be or start with central, console, steering or vod "
+                        "(central's own paths)");
   }
   RETURN_IF_ERROR(CheckName(body, name));
   json out = {{"name", std::string(name)}, {"placement", {{"streamers", json::array()}}}};
@@ -380,6 +381,10 @@ bool IsReservedStreamName(std::string_view name) {
     start = slash + 1;
   }
   size_t n = parts.size();
+  // Central's own paths: a stream under one of them could never be redirected to.
+  for (std::string_view own : {"central", "console", "steering", "vod"}) {
+    if (parts[0] == own) return true;
+  }
   if (n >= 2 && (parts[n - 1] == "masks" || parts[n - 1] == "invalidate")) return true;
   return n >= 3 && parts[n - 2] == "masks";
 }

@@ -38,7 +38,8 @@ std::span<const std::string_view> StreamMembers();
 // A stream name: [a-z0-9][a-z0-9._-]{0,127}, '/'-separated namespaces of that form.
 bool IsValidStreamName(std::string_view name);
 // Whether `name` ends like a stream sub-resource ("…/masks", "…/masks/{id}", "…/invalidate"
-// after at least one other segment): such names cannot be given to new streams.
+// after at least one other segment) or is or lies under one of central's own paths ("central",
+// "console/…", "steering/…", "vod/…"): such names cannot be given to new streams.
 bool IsReservedStreamName(std::string_view name);
 
 // The members of a stream only the server changes (through /masks and /invalidate).

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "central/ott/rfc3339.h"
+#include "common/time/rfc3339.h"
 
 namespace meshwork::central::ott {
 

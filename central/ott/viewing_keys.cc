@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "central/ott/rfc3339.h"
 #include "common/crypto/primitives.h"
 #include "common/log/log.h"
+#include "common/time/rfc3339.h"
 
 namespace meshwork::central::ott {
 namespace {

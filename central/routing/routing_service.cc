@@ -7,6 +7,7 @@
 #include "common/metrics/metrics.h"
 #include "common/net/ip_address.h"
 #include "common/status/absl_view.h"
+#include "common/stream/defaults.h"
 #include "meshwork/v1/role_names.h"
 
 namespace meshwork::central {
@@ -246,8 +247,9 @@ std::optional<std::string_view> RoutingService::StreamOfPath(const RoutingSnapsh
                                                              const NodeRegistry::StreamSet& live,
                                                              std::string_view path) {
   if (!path.empty() && path.front() == '/') path.remove_prefix(1);
-  // Longest known prefix first: "a/b/c/file" tries "a/b/c", then "a/b", then "a".
-  size_t end = path.rfind('/');
+  // Longest known prefix first: "a/b/c/file" tries "a/b/c", then "a/b", then "a"; none
+  // longer than a stream name can be (a path of thousands of segments costs no more).
+  size_t end = path.rfind('/', stream_defaults::kMaxStreamNameBytes);
   while (end != std::string_view::npos && end > 0) {
     std::string_view candidate = path.substr(0, end);
     if (snapshot.StreamConfigured(candidate) || live.contains(AbslView(candidate))) {

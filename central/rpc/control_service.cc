@@ -26,6 +26,8 @@ class RefusedSession final : public grpc::ServerBidiReactor<v1::SessionMessage, 
 // Write queue bound: a node that stops reading gets its session closed instead of letting
 // central buffer without limit.
 constexpr size_t kMaxQueuedUpdates = 64;
+// And their bytes: a node that stops reading holds at most this much of central's memory.
+constexpr size_t kMaxQueuedBytes = 32u << 20;
 
 class SessionReactor;
 
@@ -48,8 +50,8 @@ class ReactorChannel final : public NodeChannel {
 
 class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, v1::ConfigUpdate> {
  public:
-  SessionReactor(ConfigService* config, NodeRegistry* registry)
-      : config_(config), registry_(registry) {
+  SessionReactor(ConfigService* config, NodeRegistry* registry, size_t max_sessions)
+      : config_(config), registry_(registry), max_sessions_(max_sessions) {
     channel_ = std::make_shared<ReactorChannel>(this);
     StartRead(&in_);
   }
@@ -108,6 +110,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
 
   void OnWriteDone(bool ok) override {
     absl::MutexLock lock(&mu_);
+    queued_bytes_ -= queue_.front().ByteSizeLong();
     queue_.pop_front();
     if (!ok) {
       FinishLocked(grpc::Status::OK);
@@ -152,21 +155,41 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
                                   "node_id must match [a-z0-9][a-z0-9._-]{0,63}"));
         return false;
       }
+    }
+    // a session is for a node that registered (its streamer object exists), and one node
+    // id holds a few sessions at most (each has a queue of configuration updates).
+    if (!config_->Current()->streamers.contains(hello.node_id())) {
+      absl::MutexLock lock(&mu_);
+      FinishLocked(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                "node " + hello.node_id() + " has not registered"));
+      return false;
+    }
+    if (!registry_->Attach(hello.node_id(), channel_, max_sessions_)) {
+      log::Warn("session_refused", {{"node", hello.node_id()}, {"reason", "too many sessions"}});
+      absl::MutexLock lock(&mu_);
+      FinishLocked(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                "node " + hello.node_id() + " already has " +
+                                    std::to_string(max_sessions_) + " sessions"));
+      return false;
+    }
+    {
+      absl::MutexLock lock(&mu_);
       node_id_ = hello.node_id();
       sent_revision_ = hello.revision();
     }
-    registry_->Attach(hello.node_id(), channel_);
     log::Info("session_open", {{"node", hello.node_id()}, {"revision", hello.revision()}});
     Push(*config_->Current());
     return true;
   }
 
   void EnqueueLocked(v1::ConfigUpdate update) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (queue_.size() >= kMaxQueuedUpdates) {
+    const size_t bytes = update.ByteSizeLong();
+    if (queue_.size() >= kMaxQueuedUpdates || queued_bytes_ + bytes > kMaxQueuedBytes) {
       log::Warn("session_overflow", {{"node", node_id_}});
       FinishLocked(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "config queue overflow"));
       return;
     }
+    queued_bytes_ += bytes;
     queue_.push_back(std::move(update));
     if (!writing_) {
       writing_ = true;
@@ -182,12 +205,14 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
 
   ConfigService* config_;
   NodeRegistry* registry_;
+  const size_t max_sessions_;
   std::shared_ptr<ReactorChannel> channel_;
   v1::SessionMessage in_;
   absl::Mutex mu_;
   std::string node_id_ ABSL_GUARDED_BY(mu_);
   uint64_t sent_revision_ ABSL_GUARDED_BY(mu_) = 0;
   std::deque<v1::ConfigUpdate> queue_ ABSL_GUARDED_BY(mu_);
+  size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // ByteSizeLong of what queue_ holds
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
@@ -224,12 +249,18 @@ ControlService::ControlService(ConfigService* config, NodeRegistry* registry,
   }
 }
 
-bool ControlService::Authenticated(const grpc::CallbackServerContext& context,
-                                   std::string_view rpc) {
+bool CarriesClusterToken(const grpc::CallbackServerContext& context,
+                         crypto::TokenFile* cluster_tokens) {
   const auto& metadata = context.client_metadata();
   auto it = metadata.find("authorization");
-  if (it != metadata.end() && cluster_tokens_->Accepts(crypto::BearerToken(
-                                  std::string_view(it->second.data(), it->second.size())))) {
+  return it != metadata.end() && cluster_tokens->Accepts(crypto::BearerToken(
+                                     std::string_view(it->second.data(), it->second.size())));
+}
+
+bool ControlService::Authenticated(const grpc::CallbackServerContext& context,
+                                   std::string_view rpc) {
+  if (CarriesClusterToken(context, cluster_tokens_)) {
+    if (on_authenticated_) on_authenticated_(context.peer());
     return true;
   }
   prometheus::Counter* counter = rpc == "register"    ? register_refused_
@@ -238,18 +269,16 @@ bool ControlService::Authenticated(const grpc::CallbackServerContext& context,
                                                       : session_refused_;
   if (counter) counter->Increment();
   // One line a second at most: a flood of refusals must not become a flood of log lines.
-  const int64_t now =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Monotonic().time_since_epoch())
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Monotonic().time_since_epoch())
           .count();
-  int64_t next = next_refusal_log_ns_.load();
-  if (now >= next && next_refusal_log_ns_.compare_exchange_strong(next, now + 1'000'000'000)) {
-    const uint64_t earlier = refusals_unlogged_.exchange(0);
+  uint64_t earlier = 0;
+  if (refusal_log_.Allow(now_ms, &earlier)) {
+    const bool presented = context.client_metadata().count("authorization") > 0;
     log::Warn("control_auth_failed", {{"rpc", rpc},
                                       {"peer", context.peer()},
-                                      {"token", it == metadata.end() ? "absent" : "rejected"},
+                                      {"token", presented ? "rejected" : "absent"},
                                       {"unlogged_before", earlier}});
-  } else {
-    refusals_unlogged_.fetch_add(1);
   }
   return false;
 }
@@ -355,7 +384,7 @@ grpc::ServerUnaryReactor* ControlService::Register(grpc::CallbackServerContext* 
 grpc::ServerBidiReactor<v1::SessionMessage, v1::ConfigUpdate>* ControlService::Session(
     grpc::CallbackServerContext* context) {
   if (!Authenticated(*context, "session")) return new RefusedSession();
-  return new SessionReactor(config_, registry_);
+  return new SessionReactor(config_, registry_, max_sessions_per_node_);
 }
 
 }  // namespace meshwork::central

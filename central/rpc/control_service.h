@@ -14,12 +14,14 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 
 #include "boost/asio/thread_pool.hpp"
 #include "central/cluster/node_registry.h"
 #include "central/model/config_service.h"
 #include "central/routing/routing_service.h"
 #include "common/crypto/token_file.h"
+#include "common/log/log.h"
 #include "common/time/clock.h"
 #include "meshwork/v1/control.grpc.pb.h"
 #include "meshwork/v1/protocol.h"
@@ -55,6 +57,14 @@ class ControlService final : public meshwork::v1::Control::CallbackService {
   // Where Upstreams and Nodes look; set once before the server starts. Without it Upstreams answers
   // UNAVAILABLE.
   void set_routing(const RoutingService* routing) { routing_ = routing; }
+  // Called with the call's peer (ServerContext::peer()) whenever a call presents a valid
+  // cluster token (GrpcGate::Vouch: such a connection is kept). Set once before the server
+  // starts; any gRPC thread calls it.
+  void set_on_authenticated(std::function<void(const std::string& peer)> fn) {
+    on_authenticated_ = std::move(fn);
+  }
+  // Sessions one node id may hold at once (default 4); set before the server starts.
+  void set_max_sessions_per_node(size_t n) { max_sessions_per_node_ = n; }
 
  private:
   // True when the call carries a cluster token the file accepts; otherwise counts and logs
@@ -71,10 +81,13 @@ class ControlService final : public meshwork::v1::Control::CallbackService {
   prometheus::Counter* session_refused_ = nullptr;
   prometheus::Counter* upstreams_refused_ = nullptr;
   prometheus::Counter* nodes_refused_ = nullptr;
-  // Refusal log limiting: the monotonic time (ns, clock_) before which no line is written, and
-  // the refusals not logged since the last line.
-  std::atomic<int64_t> next_refusal_log_ns_{0};
-  std::atomic<uint64_t> refusals_unlogged_{0};
+  log::Throttle refusal_log_{1000};  // one refusal line a second (clock_'s monotonic time)
+  std::function<void(const std::string&)> on_authenticated_;
+  size_t max_sessions_per_node_ = 4;
 };
+
+// Whether the call carries `Authorization: Bearer <token>` with a token the file accepts.
+bool CarriesClusterToken(const grpc::CallbackServerContext& context,
+                         crypto::TokenFile* cluster_tokens);
 
 }  // namespace meshwork::central

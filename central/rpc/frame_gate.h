@@ -35,6 +35,7 @@ struct FrameGateLimits {
 };
 
 // HTTP/2 error codes a gate GOAWAY carries (RFC 9113 §7).
+inline constexpr uint32_t kH2NoError = 0x0;
 inline constexpr uint32_t kH2ProtocolError = 0x1;
 inline constexpr uint32_t kH2SettingsTimeout = 0x4;
 inline constexpr uint32_t kH2EnhanceYourCalm = 0xb;

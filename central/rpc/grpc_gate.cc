@@ -23,6 +23,10 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using Local = asio::local::stream_protocol;
 
+namespace {
+class Relay;
+}  // namespace
+
 struct GrpcGate::Impl {
   Impl(GrpcGateOptions o, const Clock& c, prometheus::Registry* metrics)
       : options(std::move(o)), clock(c) {
@@ -61,9 +65,11 @@ struct GrpcGate::Impl {
   prometheus::Gauge* connections = nullptr;
   prometheus::Family<prometheus::Counter>* refused = nullptr;
   grpc::Server* server = nullptr;
-  // The io thread's only: connections per client address and in all.
+  // The io thread's only: connections per client address and in all, and the relays by the
+  // descriptor gRPC has of their socket pair (what ServerContext::peer() names: "fd:N").
   std::map<std::string, size_t> per_address;
   size_t total = 0;
+  std::map<int, std::weak_ptr<Relay>> by_grpc_fd;
   // Declared after what relays touch when destroyed: the io_context goes first.
   asio::io_context io;
   tcp::acceptor acceptor{io};
@@ -77,11 +83,13 @@ namespace {
 class Relay : public std::enable_shared_from_this<Relay> {
  public:
   Relay(GrpcGate::Impl* gate, tcp::socket client, Local::socket server, std::string address,
-        std::string peer)
+        std::string peer, int grpc_fd)
       : gate_(gate),
         client_(std::move(client)),
         server_(std::move(server)),
         timer_(client_.get_executor()),
+        auth_timer_(client_.get_executor()),
+        grpc_fd_(grpc_fd),
         address_(std::move(address)),
         peer_(std::move(peer)),
         check_(gate->options.limits),
@@ -89,17 +97,38 @@ class Relay : public std::enable_shared_from_this<Relay> {
         out_(gate->options.buffer_bytes) {
     gate_->Opened(address_);
   }
-  ~Relay() { gate_->Closed(address_); }
+  ~Relay() {
+    gate_->Closed(address_);
+    // gRPC may have closed its end and a newer relay taken the descriptor's number.
+    auto it = gate_->by_grpc_fd.find(grpc_fd_);
+    if (it != gate_->by_grpc_fd.end() && it->second.expired()) gate_->by_grpc_fd.erase(it);
+  }
 
   void Start() {
+    gate_->by_grpc_fd[grpc_fd_] = weak_from_this();
     timer_.expires_after(gate_->options.handshake_timeout);
     timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
       if (ec || self->check_.acknowledged() || self->failing_) return;
       self->Fail(kH2SettingsTimeout, "settings_timeout",
                  "the server's SETTINGS were not acknowledged in time");
     });
+    if (gate_->options.auth_timeout.count() > 0) {
+      auth_timer_.expires_after(gate_->options.auth_timeout);
+      auth_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+        if (ec || self->vouched_ || self->failing_) return;
+        self->Fail(kH2NoError, "auth_timeout",
+                   "no call with a valid cluster token within " +
+                       std::to_string(self->gate_->options.auth_timeout.count()) + " ms");
+      });
+    }
     ReadClient();
     ReadServer();
+  }
+
+  // A call on this connection presented the cluster token (GrpcGate::Vouch).
+  void Vouched() {
+    vouched_ = true;
+    auth_timer_.cancel();
   }
 
  private:
@@ -198,6 +227,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
     closed_ = true;
     boost::system::error_code ignored;
     timer_.cancel();
+    auth_timer_.cancel();
     client_.close(ignored);
     server_.close(ignored);
   }
@@ -206,6 +236,9 @@ class Relay : public std::enable_shared_from_this<Relay> {
   tcp::socket client_;
   Local::socket server_;
   asio::steady_timer timer_;
+  asio::steady_timer auth_timer_;
+  const int grpc_fd_;
+  bool vouched_ = false;
   const std::string address_;
   const std::string peer_;
   ClientFrameCheck check_;
@@ -268,7 +301,8 @@ void GrpcGate::Impl::Admit(tcp::socket socket) {
   }
   socket.set_option(tcp::no_delay(true), ec);
   grpc::AddInsecureChannelFromFd(server, fds[0]);  // gRPC owns fds[0] from here
-  std::make_shared<Relay>(this, std::move(socket), std::move(to_grpc), address, peer)->Start();
+  std::make_shared<Relay>(this, std::move(socket), std::move(to_grpc), address, peer, fds[0])
+      ->Start();
 }
 
 GrpcGate::GrpcGate(GrpcGateOptions options, const Clock& clock, prometheus::Registry* metrics)
@@ -276,7 +310,25 @@ GrpcGate::GrpcGate(GrpcGateOptions options, const Clock& clock, prometheus::Regi
 
 GrpcGate::~GrpcGate() { Stop(); }
 
+void GrpcGate::Vouch(const std::string& peer) {
+  if (!peer.starts_with("fd:")) return;
+  int fd = -1;
+  try {
+    fd = std::stoi(peer.substr(3));
+  } catch (const std::exception&) {
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  if (!impl_) return;
+  asio::post(impl_->io, [impl = impl_.get(), fd] {
+    auto it = impl->by_grpc_fd.find(fd);
+    if (it == impl->by_grpc_fd.end()) return;
+    if (auto relay = it->second.lock()) relay->Vouched();
+  });
+}
+
 absl::StatusOr<int> GrpcGate::Start(grpc::Server* server) {
+  absl::MutexLock lock(&mu_);
   impl_->server = server;
   const std::string& listen = impl_->options.listen;
   size_t colon = listen.rfind(':');
@@ -313,6 +365,7 @@ absl::StatusOr<int> GrpcGate::Start(grpc::Server* server) {
 }
 
 void GrpcGate::Stop() {
+  absl::MutexLock lock(&mu_);
   if (!impl_) return;
   impl_->io.stop();
   if (impl_->thread.joinable()) impl_->thread.join();

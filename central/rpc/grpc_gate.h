@@ -8,6 +8,11 @@
 // gRPC; one that has not acknowledged the server's SETTINGS within `handshake_timeout` gets
 // GOAWAY SETTINGS_TIMEOUT. Each direction relays through one buffer of `buffer_bytes` and
 // reads again only once it was written: a peer that stops reading stops its sender.
+// A connection must also carry, within `auth_timeout`, a call that presents the cluster token
+// (the services say so through Vouch()); one that does not — a client holding streams open
+// without ever authenticating, or a Routing.Route client without the token — gets GOAWAY
+// (NO_ERROR, rule `auth_timeout`) and is closed: an unauthenticated client cannot keep what
+// its streams make gRPC hold.
 //
 // gRPC sees every connection as coming from a socket pair; the gate logs the client's
 // address with each refusal (`grpc_gate_refused`) and counts them in
@@ -28,6 +33,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "central/rpc/frame_gate.h"
 #include "common/time/clock.h"
 #include "prometheus/registry.h"
@@ -39,6 +45,7 @@ struct GrpcGateOptions {
   size_t max_connections = 4096;
   size_t max_per_address = 64;
   std::chrono::milliseconds handshake_timeout{10'000};
+  std::chrono::milliseconds auth_timeout{10'000};  // 0: no such deadline
   size_t buffer_bytes = 32 * 1024;
   FrameGateLimits limits;
 };
@@ -54,11 +61,17 @@ class GrpcGate {
   // port of its own needed). Returns the bound port.
   absl::StatusOr<int> Start(grpc::Server* server);
   void Stop();
+  // A call on the connection gRPC names `peer` (grpc::ServerContext::peer(), "fd:N" for the
+  // gate's connections) presented a valid cluster token: the connection is kept past
+  // auth_timeout. Thread-safe; callable from gRPC's threads before Start() and after Stop()
+  // (then it does nothing).
+  void Vouch(const std::string& peer);
 
   struct Impl;  // the acceptor, the relays' io_context and thread (grpc_gate.cc)
 
  private:
-  std::unique_ptr<Impl> impl_;
+  absl::Mutex mu_;  // guards impl_ against Vouch() while Stop() resets it
+  std::unique_ptr<Impl> impl_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace meshwork::central

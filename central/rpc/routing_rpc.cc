@@ -1,6 +1,7 @@
 #include "central/rpc/routing_rpc.h"
 
 #include "absl/strings/str_cat.h"
+#include "central/rpc/control_service.h"
 #include "common/status/grpc_status.h"
 #include "common/status/status_map.h"
 #include "meshwork/v1/role_names.h"
@@ -11,6 +12,9 @@ grpc::ServerUnaryReactor* RoutingRpc::Route(grpc::CallbackServerContext* context
                                             const v1::RouteRequest* request,
                                             v1::RouteResponse* response) {
   auto* reactor = context->DefaultReactor();
+  if (cluster_tokens_ && on_authenticated_ && CarriesClusterToken(*context, cluster_tokens_)) {
+    on_authenticated_(context->peer());
+  }
   std::optional<net::IpAddress> client;
   if (!request->client_address().empty()) {
     auto ip = net::IpAddress::Parse(request->client_address());

@@ -24,6 +24,7 @@ struct H2Connection::Stream {
   bool streaming = false;  // StartStream: more chunks may come
   bool ended = false;      // the last chunk has been queued
   bool responded = false;
+  bool requested = false;  // the request ended (handed on, or answered 431/413)
 };
 
 namespace {
@@ -87,21 +88,28 @@ struct H2Connection::Callbacks {
 
   static int OnData(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t* data, size_t len,
                     void* user_data) {
-    auto it = Self(user_data)->streams_.find(stream_id);
-    if (it == Self(user_data)->streams_.end()) return 0;
+    H2Connection* self = Self(user_data);
+    auto it = self->streams_.find(stream_id);
+    if (it == self->streams_.end()) return 0;
     Stream& s = *it->second;
-    if (s.body_too_large ||
-        s.request.body().size() + len > Self(user_data)->limits_.max_request_body_bytes) {
+    // a body over the per-request bound, or past what the connection may buffer for all
+    // its unfinished requests, is dropped (413 when its request ends).
+    if (s.body_too_large || s.request.body().size() + len > self->limits_.max_request_body_bytes ||
+        self->buffered_body_bytes_ + len > self->limits_.max_connection_body_bytes) {
       s.body_too_large = true;
-      s.request.body().clear();
+      self->DropBody(s);
       return 0;
     }
     s.request.body().append(reinterpret_cast<const char*>(data), len);
+    self->buffered_body_bytes_ += len;
     return 0;
   }
 
   static int OnFrame(nghttp2_session* session, const nghttp2_frame* frame, void* user_data) {
     H2Connection* self = Self(user_data);
+    // After a GOAWAY for a flood, nothing more of this read is acted on (and no second GOAWAY
+    // is queued): nghttp2 stops at the callback failure.
+    if (self->failed_) return NGHTTP2_ERR_CALLBACK_FAILURE;
     if (frame->hd.type == NGHTTP2_RST_STREAM) {
       ++self->resets_;
       if (!self->TakeResetToken(self->now_)) {
@@ -120,6 +128,9 @@ struct H2Connection::Callbacks {
     auto it = self->streams_.find(id);
     if (it == self->streams_.end()) return 0;
     Stream& s = *it->second;
+    s.requested = true;
+    // The body goes with the request (or nowhere): the connection no longer buffers it.
+    self->buffered_body_bytes_ -= s.request.body().size();
     if (s.oversized) {
       Response res{beast_http::status::request_header_fields_too_large, 11};
       res.set(beast_http::field::content_type, "application/json");
@@ -143,7 +154,11 @@ struct H2Connection::Callbacks {
   }
 
   static int OnStreamClose(nghttp2_session*, int32_t stream_id, uint32_t, void* user_data) {
-    Self(user_data)->streams_.erase(stream_id);
+    H2Connection* self = Self(user_data);
+    auto it = self->streams_.find(stream_id);
+    if (it == self->streams_.end()) return 0;
+    if (!it->second->requested) self->DropBody(*it->second);
+    self->streams_.erase(it);
     return 0;
   }
 
@@ -258,7 +273,7 @@ bool H2Connection::Receive(std::string_view bytes, Clock::time_point now) {
   now_ = now;
   ssize_t n = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(bytes.data()),
                                        bytes.size());
-  if (n < 0) {
+  if (n < 0 && !failed_) {  // (a reset flood has already queued its GOAWAY)
     failed_ = true;
     // A flood or a protocol error: say why before closing (when nghttp2 has not already).
     nghttp2_session_terminate_session(
@@ -293,6 +308,25 @@ bool H2Connection::Finished() const {
 }
 
 bool H2Connection::StreamOpen(int32_t id) const { return streams_.contains(id); }
+
+void H2Connection::DropBody(Stream& s) {
+  buffered_body_bytes_ -= s.request.body().size();
+  s.request.body().clear();
+  s.request.body().shrink_to_fit();
+}
+
+size_t H2Connection::incomplete_requests() const {
+  size_t n = 0;
+  for (const auto& [id, s] : streams_) n += s->requested ? 0 : 1;
+  return n;
+}
+
+bool H2Connection::output_blocked() const {
+  for (const auto& [id, s] : streams_) {
+    if (s->out_bytes > 0) return true;
+  }
+  return false;
+}
 
 void H2Connection::Submit(int32_t id, Stream& stream, const Response& header, bool has_body) {
   std::vector<std::pair<std::string, std::string>> fields;

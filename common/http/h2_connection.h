@@ -6,7 +6,8 @@
 //
 //   - SETTINGS_MAX_CONCURRENT_STREAMS (streams over it are refused by nghttp2);
 //   - a header list bound: a request whose header fields exceed it is answered 431;
-//   - a request body bound (413), bodies being rare here (GET and HEAD are the traffic);
+//   - a request body bound (413), bodies being rare here (GET and HEAD are the traffic), per
+//     request and for all of a connection's unfinished requests;
 //   - rapid reset (CVE-2023-44487): streams the client opens and cancels are counted in a
 //     token bucket (`max_resets_per_second`, burst `max_reset_burst`); beyond it the
 //     connection gets GOAWAY ENHANCE_YOUR_CALM and Receive() returns false;
@@ -65,6 +66,9 @@ struct H2Limits {
   uint32_t max_concurrent_streams = 100;
   uint32_t max_header_list_bytes = 16 * 1024;
   uint32_t max_request_body_bytes = 1 << 20;
+  // Request bodies buffered for all of a connection's unfinished requests: the streams
+  // beyond it get 413.
+  uint32_t max_connection_body_bytes = 2 << 20;
   uint32_t initial_window_bytes = 1 << 20;  // per stream, for request bodies
   double max_resets_per_second = 100;
   double max_reset_burst = 400;
@@ -104,12 +108,19 @@ class H2Connection {
   bool StreamOpen(int32_t id) const;
 
   size_t open_streams() const { return streams_.size(); }
+  // Streams whose request has not ended yet (headers or body still to come).
+  size_t incomplete_requests() const;
+  // Whether an answer has body bytes that nghttp2 could not send (after TakeOutput: the
+  // client's flow-control window is closed).
+  bool output_blocked() const;
   uint64_t resets_received() const { return resets_; }
 
  private:
   struct Stream;
   struct Callbacks;
   void Submit(int32_t id, Stream& stream, const Response& header, bool has_body);
+  // Lets go of the body `s` buffered so far (counted in buffered_body_bytes_).
+  void DropBody(Stream& s);
   bool TakeResetToken(Clock::time_point now);
   H2Output* output_ = nullptr;  // where the DATA callback appends, during TakeOutput
 
@@ -118,7 +129,8 @@ class H2Connection {
   nghttp2_session* session_ = nullptr;
   std::map<int32_t, std::unique_ptr<Stream>> streams_;
   bool failed_ = false;
-  Clock::time_point now_{};  // of the Receive() in progress
+  size_t buffered_body_bytes_ = 0;  // of the streams whose request has not ended
+  Clock::time_point now_{};         // of the Receive() in progress
   uint64_t resets_ = 0;
   double reset_tokens_;
   Clock::time_point reset_refill_{};

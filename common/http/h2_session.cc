@@ -1,5 +1,6 @@
 #include "common/http/h2_session.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 
@@ -145,14 +146,51 @@ void H2Session<Stream>::Shutdown() {
 }
 
 template <typename Stream>
-void H2Session<Stream>::ArmTimer() {
-  if (write_in_flight_) {
-    SetDeadline(server_->options.send_timeout);
-  } else if (h2_.open_streams() == 0) {
-    SetDeadline(server_->options.idle_timeout);
-  } else {
-    ClearDeadline();
+std::optional<std::chrono::steady_clock::time_point> H2Session<Stream>::WaitDeadline() {
+  const Wait wait = h2_.open_streams() == 0         ? Wait::kIdle
+                    : h2_.incomplete_requests() > 0 ? Wait::kRequest
+                    : h2_.output_blocked()          ? Wait::kBlocked
+                                                    : Wait::kHandlers;
+  // The same wait as before goes on from when it began; a blocked answer that a write just
+  // moved on starts again.
+  if (wait != wait_ || wait == Wait::kBlocked) {
+    wait_ = wait;
+    wait_began_ = DeadlineNow();
   }
+  switch (wait) {
+    case Wait::kIdle:
+      return wait_began_ + server_->options.idle_timeout;
+    case Wait::kRequest:
+      return wait_began_ + server_->options.read_timeout;
+    case Wait::kBlocked:
+      return wait_began_ + server_->options.send_timeout;
+    default:
+      return std::nullopt;  // handlers answer within their own deadlines
+  }
+}
+
+template <typename Stream>
+void H2Session<Stream>::ArmAt(std::optional<std::chrono::steady_clock::time_point> at) {
+  if (at == armed_at_) return;  // a deadline is not pushed back by setting it again
+  armed_at_ = at;
+  if (!at) return ClearDeadline();
+  SetDeadline(std::max(std::chrono::milliseconds(1),
+                       std::chrono::duration_cast<std::chrono::milliseconds>(*at - DeadlineNow())));
+}
+
+template <typename Stream>
+void H2Session<Stream>::ArmTimer() {
+  if (write_in_flight_) return;  // the write's own deadline (ArmWriteDeadline)
+  ArmAt(WaitDeadline());
+}
+
+template <typename Stream>
+void H2Session<Stream>::ArmWriteDeadline() {
+  // The write's progress deadline, and no later than the wait it does not end (a client
+  // flooding PINGs keeps the server writing their ACKs, which is no request).
+  auto at = DeadlineNow() + server_->options.send_timeout;
+  if (auto wait = WaitDeadline(); wait && wait_ != Wait::kBlocked) at = std::min(at, *wait);
+  ArmAt(at);
 }
 
 template <typename Stream>
@@ -188,7 +226,8 @@ void H2Session<Stream>::Flush() {
   if (closed_ || write_in_flight_ || receiving_) return;
   h2_.TakeOutput(writing_);
   if (writing_.empty()) {
-    if (closing_ || h2_.Finished()) Close();
+    if (closing_ || h2_.Finished()) return Close();
+    ArmTimer();  // after TakeOutput: what nghttp2 could not send is now known
     return;
   }
   // One gather write: frame bytes and the answers' chunks, uncopied (TLS coalesces them
@@ -199,15 +238,27 @@ void H2Session<Stream>::Flush() {
     gather_.push_back(asio::buffer(bytes.data(), bytes.size()));
   }
   write_in_flight_ = true;
-  ArmTimer();
-  asio::async_write(stream_, gather_, [self = Self()](beast::error_code ec, size_t n) {
-    self->write_in_flight_ = false;
-    self->server_->AddBytesOut(*self->worker_, n);
-    self->writing_.Clear();  // lets the chunks go
-    if (ec) return self->Close();
-    self->ArmTimer();
-    self->Flush();
-  });
+  ArmWriteDeadline();
+  // The send deadline runs from the write's last progress, as over HTTP/1.1: a client that
+  // keeps reading, however slowly, is never cut; one that stops is.
+  size_t progressed = 0;
+  auto progress = [self = Self(), progressed](const beast::error_code& ec,
+                                              size_t done) mutable -> size_t {
+    if (ec) return 0;
+    if (done > progressed) {
+      progressed = done;
+      self->ArmWriteDeadline();
+    }
+    return 64 * 1024;
+  };
+  asio::async_write(stream_, gather_, std::move(progress),
+                    [self = Self()](beast::error_code ec, size_t n) {
+                      self->write_in_flight_ = false;
+                      self->server_->AddBytesOut(*self->worker_, n);
+                      self->writing_.Clear();  // lets the chunks go
+                      if (ec) return self->Close();
+                      self->Flush();
+                    });
 }
 
 template <typename Stream>
@@ -215,6 +266,7 @@ void H2Session<Stream>::Close() {
   if (closed_) return;
   closed_ = true;
   broken.store(true);
+  armed_at_.reset();
   ClearDeadline();
   beast::error_code ec;
   Lowest().shutdown(tcp::socket::shutdown_both, ec);

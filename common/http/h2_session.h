@@ -65,14 +65,31 @@ class H2Session final : public SessionBase {
     beast::error_code ec;
     Lowest().cancel(ec);
   }
-  void OnDeadline() override { CancelIo(); }
+  void OnDeadline() override {
+    armed_at_.reset();
+    CancelIo();
+  }
   void OnRequest(int32_t id, Request request);
   void CountAnswer(int32_t id, unsigned status, std::optional<uint64_t> bytes);
   void Read();
   bool Receive(std::string_view bytes);
   void Flush();
   void Close();
+  // the connection's deadline by what it waits for, counted from when that wait began
+  // (frames the client sends, and the server's own writes — PING ACKs — do not restart it):
+  // no stream → idle_timeout; a request still arriving → read_timeout; an answer the
+  // client's flow control holds back → send_timeout (restarted by each write that makes
+  // progress: a window opened); only handlers at work (a held reload) → none. A write in
+  // flight has send_timeout, re-armed by its progress (Flush).
   void ArmTimer();
+  void ArmWriteDeadline();
+  enum class Wait { kNone, kIdle, kRequest, kBlocked, kHandlers };
+  // What the connection waits for now (wait_, from when: wait_began_) and when that wait
+  // runs out; nullopt when only handlers are at work.
+  std::optional<std::chrono::steady_clock::time_point> WaitDeadline();
+  // Sets the deadline to `at` (nullopt: none) unless it is set there already: the wheel
+  // counts a deadline from when it is set, so setting the same one again would push it back.
+  void ArmAt(std::optional<std::chrono::steady_clock::time_point> at);
 
   Server::Impl* server_;
   Worker* worker_;
@@ -95,6 +112,9 @@ class H2Session final : public SessionBase {
   H2Output writing_;  // the frames being written (kept alive for async_write)
   std::vector<asio::const_buffer> gather_;
   bool write_in_flight_ = false;
+  Wait wait_ = Wait::kNone;  // what the connection waits for (besides a write in flight)
+  std::chrono::steady_clock::time_point wait_began_{};             // DeadlineNow() when it began
+  std::optional<std::chrono::steady_clock::time_point> armed_at_;  // the deadline set now
   bool receiving_ = false;
   bool closing_ = false;
   bool closed_ = false;

@@ -175,9 +175,13 @@ void Server::Impl::Accept() {
       });
 }
 
-void Server::Impl::Admit(Worker& worker, WorkerSocket socket) {
+void Server::Impl::SessionOpened() {
   connections.fetch_add(1, std::memory_order_relaxed);
   if (connections_gauge) connections_gauge->Increment();
+}
+
+void Server::Impl::Admit(Worker& worker, WorkerSocket socket) {
+  SessionOpened();
   std::shared_ptr<SessionBase> session;
   if (tls_enabled) {
     std::shared_ptr<asio::ssl::context> tls_context = CurrentTls();

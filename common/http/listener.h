@@ -132,6 +132,9 @@ class Server::Impl {
   void Accept();
   // Advances worker `i`'s deadline wheel every kWheelTick until the listener stops.
   void TickWheel(size_t i);
+  // A session of this listener is made (a new connection, or the HTTP/2 session that takes
+  // one over: each SessionClosed() has its SessionOpened()). `active` is counted apart.
+  void SessionOpened();
   // A session of this listener is gone (its destructor, on any thread).
   void SessionClosed();
   // Shuts every live session down (on its worker) and waits up to `grace` for all to close.

@@ -22,7 +22,8 @@ bool IsCapture(std::string_view s) { return s.size() >= 2 && s.front() == '{' &&
 
 }  // namespace
 
-void Router::Add(std::vector<Verb> methods, std::string_view pattern, Handler handler) {
+void Router::Add(std::vector<Verb> methods, std::string_view pattern, Handler handler,
+                 HeadGate gate) {
   Route route;
   route.methods = std::move(methods);
   std::vector<std::string_view> parts;
@@ -36,6 +37,7 @@ void Router::Add(std::vector<Verb> methods, std::string_view pattern, Handler ha
     route.rest = IsCapture(last) && last.size() > 5 && last.substr(last.size() - 4) == "...}";
   }
   route.handler = std::move(handler);
+  route.gate = std::move(gate);
   auto index = static_cast<uint32_t>(routes_.size());
   if (route.captures.empty() || route.captures[0]) {
     capture_first_.push_back(index);
@@ -120,6 +122,7 @@ void Router::Find(Verb method, std::string_view path, Match& match) const {
   match.result = MatchResult::kNoPath;
   match.handler = nullptr;
   match.streaming = nullptr;
+  match.gate = nullptr;
   match.allow.clear();
   Parts parts;
   SplitPath(path, parts);
@@ -137,6 +140,7 @@ void Router::Find(Verb method, std::string_view path, Match& match) const {
     } else {
       match.handler = &route.handler;
     }
+    if (route.gate) match.gate = &route.gate;
     return true;
   });
   if (match.result == MatchResult::kFound) return;

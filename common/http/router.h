@@ -17,8 +17,10 @@ namespace meshwork::http {
 
 class Router {
  public:
-  // `methods` lists the verbs the handler takes; HEAD is accepted wherever GET is.
-  void Add(std::vector<Verb> methods, std::string_view pattern, Handler handler);
+  // `methods` lists the verbs the handler takes; HEAD is accepted wherever GET is. `gate`,
+  // when set, sees the header of a request with a body before the body is read (HeadGate).
+  void Add(std::vector<Verb> methods, std::string_view pattern, Handler handler,
+           HeadGate gate = nullptr);
   // A route whose request body is handed over in chunks as it arrives (see BodyReader); for
   // methods with a body only (GET or HEAD crashes: their common headers are read without a
   // body parser, request_head.h).
@@ -29,6 +31,7 @@ class Router {
     MatchResult result = MatchResult::kNoPath;
     const Handler* handler = nullptr;             // set for plain routes
     const StreamingHandler* streaming = nullptr;  // set for streaming routes
+    const HeadGate* gate = nullptr;               // the route's, when it has one
     std::vector<std::string> params;
     std::string allow;  // for kNoMethod: the Allow header value
   };
@@ -46,6 +49,7 @@ class Router {
     bool rest = false;           // last segment is {name...}
     Handler handler;
     StreamingHandler streaming;
+    HeadGate gate;
   };
   // Whether `route` matches the path split into `parts`; its captures then go to `params`
   // (when not null; on no match its content is unspecified).

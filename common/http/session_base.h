@@ -80,6 +80,8 @@ class SessionBase : public std::enable_shared_from_this<SessionBase>, public Dea
     wheel_->Set(*this, clock_->CoarseMonotonic(), after);
   }
   void ClearDeadline() { DeadlineWheel::Clear(*this); }
+  // The reading SetDeadline counts from (the listener clock's coarse monotonic time).
+  std::chrono::steady_clock::time_point DeadlineNow() const { return clock_->CoarseMonotonic(); }
 
  private:
   friend class SessionRegistry;

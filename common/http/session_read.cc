@@ -57,6 +57,18 @@ Response BodyTooLarge(uint64_t limit) {
 
 }  // namespace
 
+// The answer to a request that no route takes: 404, or 405 with the methods the path takes.
+Response NoRouteAnswer(const Router::Match& match, std::string_view method, std::string_view path) {
+  if (match.result == Router::MatchResult::kNoMethod) {
+    Response res =
+        ErrorResponse(Status::method_not_allowed, "method_not_allowed",
+                      std::string(method) + " is not allowed here; allowed: " + match.allow);
+    res.set(beast_http::field::allow, match.allow);
+    return res;
+  }
+  return ErrorResponse(Status::not_found, "not_found", "no such resource: " + std::string(path));
+}
+
 net::IpAddress ToIpAddress(const asio::ip::address& a) {
   if (a.is_v4()) return net::IpAddress::V4(a.to_v4().to_uint());
   return net::IpAddress::V6(a.to_v6().to_bytes());
@@ -97,6 +109,7 @@ void Session<Stream>::HandOverToH2() {
   // The HTTP/2 session takes a slot of its own; this one's goes back when it is destroyed,
   // after the new one has counted itself, so `active` never dips to zero in between.
   server_->active.fetch_add(1);
+  server_->SessionOpened();
   auto h2 = std::make_shared<H2Session<Stream>>(server_, worker_, tls_, std::move(stream_),
                                                 std::move(read), peer_, local_port_);
   worker_->sessions.Add(*h2);
@@ -301,6 +314,22 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
   }
   // The common form has no body (no Content-Length, no Transfer-Encoding): to the handler.
   if (simple_) return Dispatch();
+  // a body that no route takes, or that the route's gate refuses (an admin call without
+  // a valid token), is refused before it holds any of the listener's body budget; the
+  // connection closes with its body unread.
+  if (parser_->chunked() || parser_->content_length().value_or(0) > 0) {
+    if (match_.result != Router::MatchResult::kFound) {
+      std::string_view target = req.target();
+      WriteFinal(NoRouteAnswer(match_, req.method_string(), target.substr(0, target.find('?'))));
+      return;
+    }
+    if (match_.gate) {
+      if (std::optional<Response> refusal = (*match_.gate)(req)) {
+        WriteFinal(std::move(*refusal));
+        return;
+      }
+    }
+  }
   parser_->body_limit(server_->options.body_limit_bytes);
   auto length = parser_->content_length();
   if (length && *length > server_->options.body_limit_bytes) {
@@ -492,16 +521,8 @@ void Session<Stream>::Dispatch() {
   if (!path) return;
   RequestContext& ctx = *ctx_;
   Router::Match& match = match_;  // read before the handler runs; the next request refills it
-  if (match.result == Router::MatchResult::kNoPath) {
-    Write(ErrorResponse(Status::not_found, "not_found",
-                        "no such resource: " + std::string(ctx.path)));
-    return;
-  }
-  if (match.result == Router::MatchResult::kNoMethod) {
-    Response res = ErrorResponse(Status::method_not_allowed, "method_not_allowed",
-                                 method_text_ + " is not allowed here; allowed: " + match.allow);
-    res.set(beast_http::field::allow, match.allow);
-    Write(std::move(res));
+  if (match.result != Router::MatchResult::kFound) {
+    Write(NoRouteAnswer(match, method_text_, ctx.path));
     return;
   }
   ctx.params.swap(match.params);  // the capacities go round between the two
@@ -511,8 +532,18 @@ void Session<Stream>::Dispatch() {
   try {
     (*handler)(ctx, Responder(SessionSink::Share(self, &sink_)));
   } catch (const std::exception& e) {
-    log::Error("http_handler_exception",
-               {{"listener", server_->options.name}, {"path", ctx.path}, {"what", e.what()}});
+    // A request can make a handler throw as often as it is sent: one line a second at most.
+    static log::Throttle throttle(1000);
+    uint64_t held_back = 0;
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+    if (throttle.Allow(now_ms, &held_back)) {
+      log::Error("http_handler_exception", {{"listener", server_->options.name},
+                                            {"path", ctx.path},
+                                            {"what", e.what()},
+                                            {"held_back", held_back}});
+    }
     // The responder (if still held) answers 500 when it is dropped.
   }
   in_handler_ = false;

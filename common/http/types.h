@@ -192,6 +192,13 @@ class Responder {
 
 using Handler = std::function<void(RequestContext& ctx, Responder responder)>;
 
+// A route's check of a request's header before its body is read (Router::Add): returns the
+// answer that refuses the request (the connection then closes, its body unread), or nothing
+// to read the body and call the handler. Runs on the connection's worker; it must not block.
+// It spares the listener's body budget a body that the handler would refuse unread —
+// an admin API call without a valid token.
+using HeadGate = std::function<std::optional<Response>(const Request& head)>;
+
 // The body of a request whose route streams it (Router::AddStreaming): read in chunks as it
 // arrives, without a size limit, for continuous uploads (an encoder pushing MPEG-TS) and
 // large objects. Each Read() delivers the next chunk on the connection's worker; the bytes

@@ -82,4 +82,16 @@ void Emit(Level level, std::string_view event, std::initializer_list<Field> fiel
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+bool Throttle::Allow(int64_t now_ms, uint64_t* held_back) {
+  int64_t next = next_ms_.load(std::memory_order_relaxed);
+  // One caller wins the slot that opens at `next`; the others count as held back.
+  if (now_ms < next ||
+      !next_ms_.compare_exchange_strong(next, now_ms + interval_ms_, std::memory_order_relaxed)) {
+    held_back_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  *held_back = held_back_.exchange(0, std::memory_order_relaxed);
+  return true;
+}
+
 }  // namespace meshwork::log

@@ -3,6 +3,8 @@
 // Values with spaces or quotes are quoted. Lines go to stderr; writes are serialized.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -46,5 +48,21 @@ inline void Error(std::string_view event, std::initializer_list<Field> fields = 
 inline void Debug(std::string_view event, std::initializer_list<Field> fields = {}) {
   Emit(Level::kDebug, event, fields);
 }
+
+// At most one line per interval for an event that a client can cause at will (a request
+// that makes a handler throw): the lines in between are counted, and the next line that is
+// written reports how many were held back. Thread-safe (atomics; no lock).
+class Throttle {
+ public:
+  explicit Throttle(int64_t interval_ms) : interval_ms_(interval_ms) {}
+  // Whether a line may be written at `now_ms` (the caller's clock, milliseconds). When it may,
+  // `*held_back` is the number of lines refused since the last one allowed.
+  bool Allow(int64_t now_ms, uint64_t* held_back);
+
+ private:
+  const int64_t interval_ms_;
+  std::atomic<int64_t> next_ms_{INT64_MIN};
+  std::atomic<uint64_t> held_back_{0};
+};
 
 }  // namespace meshwork::log

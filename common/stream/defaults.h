@@ -16,5 +16,8 @@ inline constexpr char kCors[] = "*";          // Access-Control-Allow-Origin of 
 inline constexpr int64_t kDvrDepthS = 3600;   // D-2 archive depth
 // O-3a: a stream's media playlist is stale (404) after this many segment durations.
 inline constexpr int kOttStaleSegments = 2;
+// The longest stream name (namespaces and '/' included): no longer prefix of a request path
+// can name one, so routing tries none (a deep path costs no more than this).
+inline constexpr unsigned kMaxStreamNameBytes = 512;
 
 }  // namespace meshwork::stream_defaults

@@ -43,18 +43,21 @@ std::string_view ContentType(ObjectKey key) {
   return key.kind == ObjectKey::kTs ? kTsType : kMp4Type;
 }
 
-// Reads a whole (small) body into a string, refusing more than `limit` bytes.
+// Reads a whole (small) body into a string, refusing more than `limit` bytes (OutOfRange,
+// field "body"). With `keep` false the bytes are only counted (a body drained and dropped).
 class SmallBody : public std::enable_shared_from_this<SmallBody> {
  public:
   using Done = std::function<void(absl::Status, std::string)>;
-  SmallBody(std::shared_ptr<http::BodyReader> body, size_t limit, Done done)
-      : body_(std::move(body)), limit_(limit), done_(std::move(done)) {}
+  SmallBody(std::shared_ptr<http::BodyReader> body, size_t limit, Done done, bool keep = true)
+      : body_(std::move(body)), limit_(limit), done_(std::move(done)), keep_(keep) {}
   void Next() {
     body_->Read([self = shared_from_this()](const absl::Status& status,
                                             std::span<const uint8_t> bytes, bool done) {
       if (!status.ok()) return self->done_(status, "");
-      self->data_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-      if (self->data_.size() > self->limit_) {
+      self->size_ += bytes.size();
+      if (self->keep_)
+        self->data_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      if (self->size_ > self->limit_) {
         return self->done_(WithField(absl::OutOfRangeError(
                                          absl::StrCat("body larger than ", self->limit_, " bytes")),
                                      "body"),
@@ -69,6 +72,8 @@ class SmallBody : public std::enable_shared_from_this<SmallBody> {
   std::shared_ptr<http::BodyReader> body_;
   size_t limit_;
   Done done_;
+  const bool keep_;
+  size_t size_ = 0;
   std::string data_;
 };
 
@@ -339,16 +344,20 @@ void OriginDelivery::AddPublishRoutes(http::Router& router) {
             if (!origin_->View(target->stream)) break;
             return ReceiveNotification(ctx, std::move(body), std::move(r), target->stream);
           case PublishTarget::kManifest: {
-            // A packager's own playlist: drained and acknowledged, not kept.
+            // A packager's own playlist: drained and acknowledged, not kept — for a stream
+            // this node holds (R-3: anyone else's body is not read at all).
+            if (!origin_->View(target->stream)) break;
             auto responder = std::make_shared<Responder>(std::move(r));
             std::make_shared<SmallBody>(
                 std::move(body), kMaxManifestBytes,
                 [responder](absl::Status status, std::string) {
-                  if (!status.ok()) {
-                    return responder->Send(http::ErrorResponse(status));
+                  if (status.code() == absl::StatusCode::kOutOfRange) {
+                    return responder->Send(TooLarge(std::string(status.message())));
                   }
+                  if (!status.ok()) return responder->Send(http::ErrorResponse(status));
                   responder->Send(http::MakeResponse(http::Status::no_content, "", "text/plain"));
-                })
+                },
+                /*keep=*/false)
                 ->Next();
             return;
           }

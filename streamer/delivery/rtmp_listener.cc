@@ -39,6 +39,8 @@ class RtmpListener::Impl {
     virtual ~Conn() = default;
     virtual void Start() = 0;
     virtual void Close() = 0;
+    virtual const std::string& address() const = 0;  // the client's IP address
+    virtual bool publishing() const = 0;             // admitted to publish a stream
   };
 
   Impl(RtmpListenerOptions options, StreamManager* streams, const PublishAuth* auth)
@@ -100,7 +102,8 @@ class Connection final : public RtmpListener::Impl::Conn,
       : impl_(impl), stream_(std::move(stream)), timer_(impl->io) {
     boost::system::error_code ec;
     auto peer = Socket(stream_).remote_endpoint(ec);
-    client_ = ec ? "?" : absl::StrCat(peer.address().to_string(), ":", peer.port());
+    address_ = ec ? "?" : peer.address().to_string();
+    client_ = ec ? "?" : absl::StrCat(address_, ":", peer.port());
     rtmp::ServerSession::Options options;
     options.app = impl->options.app;
     rtmp::ServerSession::Handler handler;
@@ -115,6 +118,9 @@ class Connection final : public RtmpListener::Impl::Conn,
     session_.emplace(options, std::move(handler), RandomFill,
                      static_cast<uint32_t>(impl_->clock->Monotonic().time_since_epoch().count()));
   }
+
+  const std::string& address() const override { return address_; }
+  bool publishing() const override { return session_ && session_->publishing(); }
 
   void Start() override {
     deadline_ = impl_->clock->Monotonic() + impl_->options.handshake_timeout;
@@ -273,7 +279,8 @@ class Connection final : public RtmpListener::Impl::Conn,
   RtmpListener::Impl* impl_;
   Stream stream_;
   asio::steady_timer timer_;
-  std::string client_;
+  std::string address_;  // the client's IP address
+  std::string client_;   // address:port, for logs
   std::string stream_name_;
   std::optional<rtmp::ServerSession> session_;
   std::shared_ptr<StreamPipeline> pipeline_;
@@ -299,8 +306,19 @@ void RtmpListener::Impl::Accept() {
       timer->async_wait([this, timer](boost::system::error_code) { Accept(); });
       return;
     }
-    if (conns.size() >= options.max_connections) {
-      log::Warn("rtmp_refused", {{"listener", options.name}, {"reason", "too many connections"}});
+    boost::system::error_code peer_ec;
+    const std::string address = socket.remote_endpoint(peer_ec).address().to_string();
+    // connections that have not been admitted to publish yet, per client address: one
+    // client cannot take every slot by connecting and saying nothing.
+    size_t waiting = 0;
+    for (const auto& c : conns) waiting += !c->publishing() && c->address() == address;
+    const char* refusal = conns.size() >= options.max_connections ? "too many connections"
+                          : waiting >= options.max_unpublished_per_address
+                              ? "too many connections from this address that have not published"
+                              : nullptr;
+    if (refusal) {
+      log::Warn("rtmp_refused",
+                {{"listener", options.name}, {"client", address}, {"reason", refusal}});
       boost::system::error_code ignored;
       socket.close(ignored);
     } else {

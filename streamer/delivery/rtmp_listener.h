@@ -38,6 +38,9 @@ struct RtmpListenerOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   size_t max_connections = 256;
+  // Of them, from one client address and not yet admitted to publish (handshake, connect,
+  // publish in progress): beyond it a new connection is closed at accept.
+  size_t max_unpublished_per_address = 16;
   std::chrono::milliseconds handshake_timeout{10000};
   std::chrono::milliseconds idle_timeout{30000};
   size_t max_pending_write = 1 << 20;

@@ -34,6 +34,9 @@ constexpr int kPollTimeoutMs = 200;        // epoll waits and SRTO_RCVTIMEO
 constexpr int kPayloadBufferBytes = 1500;  // > SRT_LIVE_MAX_PLSIZE (1456)
 constexpr int kKeyLengthBytes = 16;        // AES-128 when a passphrase is set
 constexpr auto kRejectCheckEvery = std::chrono::milliseconds(250);
+// A listener's caller that sends no payload this long is let go, so that the one slot goes to
+// the next caller (R-3: connecting and sending nothing would hold it for ever).
+constexpr auto kSilentCallerLimit = std::chrono::seconds(10);
 
 // libsrt's own diagnostics, as key=value lines like ours.
 void ForwardSrtLog(void*, int level, const char*, int, const char* area, const char* message) {
@@ -293,10 +296,12 @@ class SrtSource final : public SourceBase {
     uint64_t received = 0;
     std::string reason;
     auto next_reject_check = Clock::now() + kRejectCheckEvery;
+    auto last_payload = Clock::now();
     while (!stopping()) {
       int n =
           srt_recvmsg(s, reinterpret_cast<char*>(buffer_.data()), static_cast<int>(buffer_.size()));
       if (n > 0) {
+        last_payload = Clock::now();
         received += static_cast<uint64_t>(n);
         Deliver(std::span<const uint8_t>(buffer_.data(), static_cast<size_t>(n)));
       } else if (n == SRT_ERROR) {
@@ -305,6 +310,10 @@ class SrtSource final : public SourceBase {
           reason = LastError();
           break;
         }
+      }
+      if (listener_epoll != nullptr && Clock::now() - last_payload > kSilentCallerLimit) {
+        reason = "no payload for 10 s";
+        break;
       }
       if (listener_epoll != nullptr && Clock::now() >= next_reject_check) {
         next_reject_check = Clock::now() + kRejectCheckEvery;

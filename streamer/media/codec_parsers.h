@@ -15,6 +15,13 @@
 
 namespace meshwork::media {
 
+// The most parameter sets (VPS, SPS, PPS, …) one track's decoder configuration may carry, and
+// their most bytes in all. A real encoder's are a handful of tens of bytes; each keyframe
+// is sent with all of them (MPEG-TS, Annex B), so a configuration past these is refused rather
+// than multiplied into every keyframe.
+inline constexpr size_t kMaxParameterSets = 32;
+inline constexpr size_t kMaxParameterSetBytes = 16 * 1024;
+
 // Splits an Annex B byte stream into NAL units (without start codes).
 std::vector<std::string_view> SplitAnnexB(std::string_view data);
 

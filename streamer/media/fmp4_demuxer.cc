@@ -177,6 +177,11 @@ FragmentFrames DemuxFragments(std::string_view fragments, const ProbedTrack& tra
   if (samples.empty()) return fail("no sample of the track");
   std::vector<Frame> frames;
   frames.reserve(info.is_video() ? samples.size() : samples.size() / 2 + 1);
+  // the frames are the samples plus parameter sets before keyframes and ADTS headers —
+  // a few percent of a real fragment. A fragment of tiny sync samples would multiply the
+  // init's parameter sets instead: refused past twice its size (and a megabyte).
+  const size_t budget = 2 * fragments.size() + (size_t{1} << 20);
+  size_t produced = 0;
   const Codec codec = info.codec;
   for (size_t i = 0; i < samples.size();) {
     const Sample& s = samples[i];
@@ -209,6 +214,10 @@ FragmentFrames DemuxFragments(std::string_view fragments, const ProbedTrack& tra
         ++i;
       }
       f.data = std::make_shared<const std::string>(std::move(data));
+    }
+    produced += f.data->size();
+    if (produced > budget) {
+      return fail("the fragment's frames would take more than twice its size");
     }
     frames.push_back(std::move(f));
   }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "streamer/media/codec_parsers.h"
 #include "streamer/media/mp4_reader.h"
 
 namespace meshwork::media {
@@ -110,40 +111,54 @@ int AacObjectType(std::string_view asc) {
   return aot;
 }
 
-// `count` NAL units, each after its 16-bit length, appended to `out`; false when truncated.
-bool ReadNalUnits(Reader& r, uint64_t count, std::vector<std::string>& out) {
+// `count` NAL units, each after its 16-bit length, appended to `out`; false when truncated or
+// (`*over` set) when `out` would pass the R-3 bounds on parameter sets (kMaxParameterSets and
+// kMaxParameterSetBytes).
+bool ReadNalUnits(Reader& r, uint64_t count, std::vector<std::string>& out, bool* over) {
+  size_t bytes = 0;
+  for (const auto& ps : out) bytes += ps.size();
   for (uint64_t i = 0; i < count; ++i) {
     uint64_t n = r.Uint(2);
     if (!r.ok() || !r.Has(n)) return false;
+    bytes += n;
+    if (out.size() == kMaxParameterSets || bytes > kMaxParameterSetBytes) {
+      *over = true;
+      return false;
+    }
     out.emplace_back(r.Rest().substr(0, n));
     r.Skip(n);
   }
   return true;
 }
 
-// The parameter sets (SPS, PPS) of an avcC payload, without start codes.
-std::vector<std::string> AvcParameterSets(std::string_view avcc) {
+// The parameter sets (SPS, PPS) of an avcC payload, without start codes (those read before
+// a truncation); nullopt past the R-3 bounds.
+std::optional<std::vector<std::string>> AvcParameterSets(std::string_view avcc) {
   std::vector<std::string> out;
+  bool over = false;
   Reader r(avcc);
   r.Skip(5);  // version, profile, compatibility, level, length size
   for (int kind = 0; kind < 2 && r.ok(); ++kind) {
     uint64_t count = r.Uint(1) & (kind == 0 ? 0x1f : 0xff);
-    if (!ReadNalUnits(r, count, out)) return out;
+    if (!ReadNalUnits(r, count, out, &over)) break;
   }
+  if (over) return std::nullopt;
   return out;
 }
 
-// The parameter sets (VPS, SPS, PPS, …) of an hvcC payload, without start codes.
-std::vector<std::string> HevcParameterSets(std::string_view hvcc) {
+// The parameter sets (VPS, SPS, PPS, …) of an hvcC payload, as above.
+std::optional<std::vector<std::string>> HevcParameterSets(std::string_view hvcc) {
   std::vector<std::string> out;
+  bool over = false;
   Reader r(hvcc);
   r.Skip(22);
   uint64_t arrays = r.Uint(1);
   for (uint64_t a = 0; a < arrays && r.ok(); ++a) {
     r.Skip(1);  // completeness, type
     uint64_t count = r.Uint(2);
-    if (!ReadNalUnits(r, count, out)) return out;
+    if (!ReadNalUnits(r, count, out, &over)) break;
   }
+  if (over) return std::nullopt;
   return out;
 }
 
@@ -189,13 +204,17 @@ std::optional<ProbedTrack> ProbeTrack(std::string_view trak) {
       t.info.codec = Codec::kH264;
       if (auto avcc = Child(children, "avcC")) {
         t.info.codec_string = AvcCodec(entry.type, *avcc);
-        t.info.parameter_sets = AvcParameterSets(*avcc);
+        auto sets = AvcParameterSets(*avcc);
+        if (!sets) return std::nullopt;  // more parameter sets than any encoder makes
+        t.info.parameter_sets = *std::move(sets);
       }
     } else if (entry.type == "hvc1" || entry.type == "hev1") {
       t.info.codec = Codec::kHevc;
       if (auto hvcc = Child(children, "hvcC")) {
         t.info.codec_string = HevcCodec(entry.type, *hvcc);
-        t.info.parameter_sets = HevcParameterSets(*hvcc);
+        auto sets = HevcParameterSets(*hvcc);
+        if (!sets) return std::nullopt;
+        t.info.parameter_sets = *std::move(sets);
       }
     }
   } else {

@@ -42,6 +42,7 @@ PmtTable ParsePmt(std::span<const uint8_t> b, int pmt_pid) {
     if (i > end) break;
     if (pid < 0x10 || pid == 0x1fff || pid == pmt_pid) continue;
     if (type == 0x1b || type == 0x24 || type == 0x0f) t.streams.emplace(pid, type);
+    if (t.streams.size() == kMaxPmtStreams) break;  // the rest are not read
   }
   return t;
 }

@@ -27,6 +27,9 @@ std::optional<PatProgram> FirstPatProgram(std::span<const uint8_t> pat);
 // A PMT: its program, version, and the elementary streams of the types the demuxer reads
 // (0x1B H.264, 0x24 HEVC, 0x0F AAC in ADTS) by PID; entries on reserved PIDs or on
 // `pmt_pid` itself are left out, and a descriptor loop running past the section ends the list.
+// At most kMaxPmtStreams are taken, the first listed (R-3: each one reassembles PES of up to
+// TsDemuxer::kMaxPesBytes; the packager makes renditions of at most 8 video tracks).
+inline constexpr size_t kMaxPmtStreams = 16;
 struct PmtTable {
   uint16_t program = 0;
   int version = 0;

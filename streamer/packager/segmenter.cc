@@ -19,6 +19,8 @@ struct Segmenter::Rendition {
   bool started = false;            // a segment was opened before (later ones are whole)
   // The fMP4 side of the open segment.
   std::vector<media::Frame> part_frames;
+  size_t part_frame_bytes = 0;  // their data, counted against max_segment_bytes
+  bool capped = false;          // the open segment reached max_segment_bytes (logged once)
   int part_index = 0;
   int64_t part_start = 0;
   uint32_t fragment_sequence = 0;
@@ -127,6 +129,7 @@ void Segmenter::FlushPart(Rendition& r, int64_t end, bool last) {
   part->data = std::make_shared<const std::string>(
       r.fmp4->Fragment(r.part_frames, ++r.fragment_sequence, end_dts));
   r.part_frames.clear();
+  r.part_frame_bytes = 0;
   part->program_date_time_ms = ProgramDateTimeMs(r, part->start);
   part->timeline_origin = r.origin;
   r.cmaf_bytes += part->data->size();
@@ -174,8 +177,14 @@ void Segmenter::CheckJump(int64_t t) {
       offset_ += resume - t;
       pending_discontinuity_ = true;
       need_anchor_ = true;  // a new timeline: choose its anchor again (S-7)
-      log::Info("timeline_discontinuity",
-                {{"step_ms", step / 90}, {"gap_ms", gap / 90}, {"expected", expect_jump_}});
+      // A source can jump on every frame: one line a second at most.
+      uint64_t held_back = 0;
+      if (jump_log_.Allow(UnixMillis(clock_.Now()), &held_back)) {
+        log::Info("timeline_discontinuity", {{"step_ms", step / 90},
+                                             {"gap_ms", gap / 90},
+                                             {"expected", expect_jump_},
+                                             {"held_back", held_back}});
+      }
     }
   }
   expect_jump_ = false;
@@ -201,11 +210,15 @@ void Segmenter::UpdateAnchor(int64_t t) {
     anchor_ = TimelineAnchor{t, now};
     run_origin_ = t;
     anchors_->SetInUse(*anchor_);
-    log::Info("timeline_anchor_proposed",
-              {{"t90k", t},
-               {"wall_ms", now},
-               {"central_error_ms", central ? central->WallAt(t) - now : int64_t{0}},
-               {"central", central.has_value()}});
+    uint64_t held_back = 0;
+    if (anchor_log_.Allow(now, &held_back)) {
+      log::Info("timeline_anchor_proposed",
+                {{"t90k", t},
+                 {"wall_ms", now},
+                 {"central_error_ms", central ? central->WallAt(t) - now : int64_t{0}},
+                 {"central", central.has_value()},
+                 {"held_back", held_back}});
+    }
   }
   need_anchor_ = false;
 }
@@ -250,6 +263,7 @@ void Segmenter::Close(Rendition& r, int64_t end) {
   auto discard = [&r] {
     r.bytes.clear();
     r.part_frames.clear();
+    r.part_frame_bytes = 0;
     r.parts.clear();
     r.cmaf_bytes = 0;
     r.open = false;
@@ -331,6 +345,7 @@ void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
 
 void Segmenter::Open(Rendition& r, int64_t msn, int64_t start, bool discontinuity, bool whole) {
   r.open = true;
+  r.capped = false;
   r.started = true;
   r.whole = whole;
   r.msn = msn;
@@ -346,6 +361,7 @@ void Segmenter::Open(Rendition& r, int64_t msn, int64_t start, bool discontinuit
   if (r.muxed_tracks != TrackKeys(r.info)) RebuildWriters(r);
   if (r.muxer) r.muxer->WriteTables(r.bytes);
   r.part_frames.clear();
+  r.part_frame_bytes = 0;
   r.part_index = 0;
   r.part_start = start;
   r.parts.clear();
@@ -367,7 +383,19 @@ void Segmenter::OnFrame(const media::Frame& frame) {
 
   auto write = [&](Rendition& r) {
     if (!r.open) return;
-    if (r.bytes.size() + r.cmaf_bytes > options_.max_segment_bytes) return;  // keyframes cut
+    // what the open segment holds — its MPEG-TS bytes, its parts and the frames of the
+    // part in progress — is bounded; past it frames are dropped until the next cut (a source
+    // without keyframes, or audio whose video stopped, would otherwise grow it for ever).
+    if (r.bytes.size() + r.cmaf_bytes + r.part_frame_bytes > options_.max_segment_bytes) {
+      if (!r.capped) {
+        r.capped = true;
+        log::Warn("segment_too_large", {{"msn", r.msn},
+                                        {"rendition", r.info.name},
+                                        {"max_segment_bytes", options_.max_segment_bytes},
+                                        {"action", "frames dropped until the next keyframe"}});
+      }
+      return;
+    }
     media::Frame shifted = frame;
     shifted.pts = pts;
     shifted.dts = t;
@@ -381,7 +409,10 @@ void Segmenter::OnFrame(const media::Frame& frame) {
     if (drives && !r.part_frames.empty() && t >= r.start + (r.part_index + 1) * part_ticks_) {
       FlushPart(r, t);
     }
-    if (r.InCmaf(frame.pid)) r.part_frames.push_back(std::move(shifted));
+    if (r.InCmaf(frame.pid)) {
+      r.part_frame_bytes += shifted.data ? shifted.data->size() : 0;
+      r.part_frames.push_back(std::move(shifted));
+    }
     if (drives) {
       if (t > r.last_t) r.last_step = t - r.last_t;
       r.last_t = t;

@@ -50,6 +50,7 @@
 #include <optional>
 #include <string>
 
+#include "common/log/log.h"
 #include "common/stream/defaults.h"
 #include "common/time/clock.h"
 #include "streamer/media/fmp4_writer.h"
@@ -123,7 +124,10 @@ class Segmenter {
   TimelineAnchors* anchors_;
   std::optional<TimelineAnchor> anchor_;  // in use
   bool need_anchor_ = true;               // a timeline starts with the next frame
-  uint64_t central_seen_ = 0;             // central_generation() last looked at
+  // A source jumping on every frame logs one discontinuity and one proposal a second.
+  log::Throttle jump_log_{1000};
+  log::Throttle anchor_log_{1000};
+  uint64_t central_seen_ = 0;  // central_generation() last looked at
   // Where the current run of the timeline began (90 kHz): the anchor's point, or the start
   // of the segment after the last discontinuity. Segments carry it as their timeline_origin.
   int64_t run_origin_ = 0;

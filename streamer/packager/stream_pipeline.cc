@@ -10,6 +10,8 @@ namespace meshwork::streamer {
 namespace {
 constexpr uint16_t kFirstVideoPid = 0x100;
 constexpr uint16_t kAudioPid = 0x1f0;
+// The video tracks of one input that become renditions (the rest are ignored, R-3).
+constexpr uint16_t kMaxVideoTracks = 8;
 }  // namespace
 
 struct StreamPipeline::Input {
@@ -23,6 +25,7 @@ struct StreamPipeline::Input {
   uint64_t bitrate_kbit = 0;
   std::map<uint16_t, uint16_t> pid_map;         // input PID → canonical PID
   std::map<uint16_t, media::TrackInfo> tracks;  // by canonical PID
+  bool warned_video_tracks = false;             // input_track_ignored logged
 };
 
 namespace {
@@ -234,6 +237,19 @@ void StreamPipeline::OnTrackLocked(size_t index, const media::TrackInfo& track) 
       uint16_t videos =
           static_cast<uint16_t>(std::count_if(input.pid_map.begin(), input.pid_map.end(),
                                               [](const auto& p) { return p.second != kAudioPid; }));
+      // each video track is a rendition with its own segment buffers, and every audio
+      // frame is muxed into each; a source listing hundreds would multiply both.
+      if (videos >= kMaxVideoTracks) {
+        if (!input.warned_video_tracks) {
+          input.warned_video_tracks = true;
+          log::Warn("input_track_ignored",
+                    {{"stream", config_->name},
+                     {"input", input.url},
+                     {"pid", track.pid},
+                     {"reason", absl::StrCat("more than ", kMaxVideoTracks, " video tracks")}});
+        }
+        return;
+      }
       canonical = kFirstVideoPid + videos;
     }
     input.pid_map[track.pid] = canonical;

@@ -32,14 +32,23 @@ bool IsParameterSet(Codec codec, int type) {
 }
 bool IsDelimiter(Codec codec, int type) { return codec == Codec::kHevc ? type == 35 : type == 9; }
 
-// Reads `count` length-prefixed (u16) NAL units from `record` at `at`.
+// Reads `count` length-prefixed (u16) NAL units from `record` at `at` into `out`; false when
+// truncated, or (`*over` set) when `out` would pass the R-3 bounds on parameter sets
+// (media::kMaxParameterSets, media::kMaxParameterSetBytes), checked before anything is copied.
 bool ReadNals(std::span<const uint8_t> record, size_t& at, size_t count,
-              std::vector<std::string>& out) {
+              std::vector<std::string>& out, bool* over) {
+  size_t bytes = 0;
+  for (const auto& ps : out) bytes += ps.size();
   for (size_t i = 0; i < count; ++i) {
     if (at + 2 > record.size()) return false;
     const size_t len = Be16(&record[at]);
     at += 2;
     if (len == 0 || at + len > record.size()) return false;
+    bytes += len;
+    if (out.size() == media::kMaxParameterSets || bytes > media::kMaxParameterSetBytes) {
+      *over = true;
+      return false;
+    }
     out.emplace_back(reinterpret_cast<const char*>(&record[at]), len);
     at += len;
   }
@@ -67,14 +76,20 @@ absl::Status ParseDecoderConfig(Codec codec, std::span<const uint8_t> record, De
   };
   if (record.empty() || record[0] != 1) return bad("version is not 1");
   size_t at;
+  bool over = false;
+  const char* too_many = "more than 32 parameter sets or 16 KiB of them";
   if (codec == Codec::kH264) {
     if (record.size() < 7) return bad("shorter than 7 bytes");
     out.nal_length_size = (record[4] & 3) + 1;
     at = 6;
-    if (!ReadNals(record, at, record[5] & 0x1f, out.parameter_sets)) return bad("truncated SPS");
+    if (!ReadNals(record, at, record[5] & 0x1f, out.parameter_sets, &over)) {
+      return bad(over ? too_many : "truncated SPS");
+    }
     if (at >= record.size()) return bad("no PPS count");
     const size_t pps = record[at++];
-    if (!ReadNals(record, at, pps, out.parameter_sets)) return bad("truncated PPS");
+    if (!ReadNals(record, at, pps, out.parameter_sets, &over)) {
+      return bad(over ? too_many : "truncated PPS");
+    }
   } else {
     if (record.size() < 23) return bad("shorter than 23 bytes");
     out.nal_length_size = (record[21] & 3) + 1;
@@ -84,7 +99,9 @@ absl::Status ParseDecoderConfig(Codec codec, std::span<const uint8_t> record, De
       if (at + 3 > record.size()) return bad("truncated NAL array");
       const size_t count = Be16(&record[at + 1]);
       at += 3;
-      if (!ReadNals(record, at, count, out.parameter_sets)) return bad("truncated NAL unit");
+      if (!ReadNals(record, at, count, out.parameter_sets, &over)) {
+        return bad(over ? too_many : "truncated NAL unit");
+      }
     }
   }
   if (out.nal_length_size == 3) return bad("NAL length size 3 is not allowed");

@@ -12,6 +12,7 @@
 
 #include "meshwork/v1/control.grpc.pb.h"
 #include "tests/integration/harness.h"
+#include "tests/raw_connection.h"
 
 namespace meshwork::testing {
 namespace {
@@ -245,6 +246,27 @@ TEST_CASE(
   }
   CHECK(Http("POST", central.http, kApi + "/ott-key/rotate").status == 401);
   CHECK(Http("DELETE", central.http, kApi + "/zones/z1").status == 401);
+  // The refusal says whether a token came at all.
+  CHECK(refused.Json()["error"]["message"].get<std::string>().find("needs a token") !=
+        std::string::npos);
+  CHECK(wrong.Json()["error"]["message"].get<std::string>().find("not accepted") !=
+        std::string::npos);
+  // a write without a token is refused on its header, before its body is read: a client
+  // announcing a megabyte (and sending none of it) gets its 401 at once and holds none of the
+  // listener's body budget; so does a body to a path no route takes (404).
+  for (const std::string& head : std::vector<std::string>{
+           "PUT " + kApi + "/zones/z2 HTTP/1.1\r\nHost: a\r\nContent-Length: 1048576\r\n\r\n",
+           "PUT " + kApi + "/zones/z2 HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n",
+           "POST /no-such/route HTTP/1.1\r\nHost: a\r\nContent-Length: 1048576\r\n\r\n"}) {
+    INFO(head);
+    RawConnection conn(Port(central.http));
+    conn.Write(head);
+    auto answer = conn.Read(2000ms);
+    REQUIRE(answer);
+    CHECK(answer->result_int() == (head.rfind("POST", 0) == 0 ? 405 : 401));
+    CHECK(conn.ClosedByPeer());
+  }
+  CHECK(get("/zones/z2", "first-api-token").status == 404);
 
   // Never needed: metrics and viewer routing.
   CHECK(Http("GET", central.http, "/metrics").status == 200);

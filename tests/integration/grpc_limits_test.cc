@@ -247,10 +247,12 @@ class Tally {
 // ends it at once.
 class SessionCall final : public grpc::ClientBidiReactor<v1::SessionMessage, v1::ConfigUpdate> {
  public:
-  SessionCall(Control::Stub* stub, const std::string& authorization, Tally* tally) : tally_(tally) {
+  SessionCall(Control::Stub* stub, const std::string& authorization, Tally* tally,
+              const std::string& node_id = "flood-session")
+      : tally_(tally) {
     if (!authorization.empty()) ctx_.AddMetadata("authorization", authorization);
     ctx_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(180));
-    hello_.mutable_hello()->set_node_id("flood-session");
+    hello_.mutable_hello()->set_node_id(node_id);
     stub->async()->Session(&ctx_, this);
     StartWrite(&hello_);
     StartRead(&in_);
@@ -278,13 +280,18 @@ struct RegisterCall {
 
 TEST_CASE("R-3 10 000 gRPC streams from one client stay bounded", "[rss]") {
   auto dir = MakeTempDir("r3-grpc");
-  auto central = StartCentral(dir);
+  // The held sessions are one registered node's: the per-node session cap (tested below) is
+  // lifted, so that what holds them is the per-connection stream limit.
+  auto central =
+      StartCentral(dir, "127.0.0.1:0", "127.0.0.1:0", {"--max-sessions-per-node=100000"});
   const pid_t pid = central.process->pid();
   const std::string good = "Bearer " + ClusterToken();
 
-  // Warm-up: one legitimate node registers, so the baseline includes what any cluster has.
+  // Warm-up: one legitimate node registers, so the baseline includes what any cluster has;
+  // and the node whose sessions the flood holds.
   meshwork::v1::RegisterResponse warm;
   REQUIRE(LegitRegister(central.grpc, 100, "edge-warm", &warm).ok());
+  REQUIRE(LegitRegister(central.grpc, 103, "flood-session", &warm).ok());
   const long baseline = RssKiB(pid);
   REQUIRE(baseline > 0);
 
@@ -494,6 +501,79 @@ TEST_CASE(
   // The bound (64 MiB for the whole attack); the gate lets 100 streams per
   // connection reach gRPC, about 13 KiB each.
   CHECK(peak - baseline <= 64 * 1024);
+}
+
+TEST_CASE(
+    "R-3 a Session needs its node registered, and one node id holds at most "
+    "--max-sessions-per-node") {
+  auto dir = MakeTempDir("r3-sessions");
+  auto central = StartCentral(dir, "127.0.0.1:0", "127.0.0.1:0", {"--max-sessions-per-node=2"});
+  const std::string good = "Bearer " + ClusterToken();
+  auto stub = Control::NewStub(OwnChannel(central.grpc, 401));
+  Tally tally;
+  std::vector<std::unique_ptr<SessionCall>> calls;
+  absl::Cleanup cancel = [&] {
+    for (auto& c : calls) c->Cancel();
+    tally.Await([&](int done, int) { return done == static_cast<int>(calls.size()); },
+                absl::Seconds(30));
+  };
+  // A node id nobody registered: refused at its hello.
+  calls.push_back(std::make_unique<SessionCall>(stub.get(), good, &tally, "ghost-1"));
+  REQUIRE(tally.Await([](int done, int) { return done == 1; }, absl::Seconds(10)));
+  CHECK(tally.count(grpc::StatusCode::FAILED_PRECONDITION) == 1);
+  // A registered node: two sessions are served, a third is refused.
+  meshwork::v1::RegisterResponse registered;
+  REQUIRE(LegitRegister(central.grpc, 402, "edge-s", &registered).ok());
+  for (int i = 0; i < 2; ++i) {
+    calls.push_back(std::make_unique<SessionCall>(stub.get(), good, &tally, "edge-s"));
+  }
+  REQUIRE(tally.Await([](int, int answered) { return answered == 2; }, absl::Seconds(10)));
+  calls.push_back(std::make_unique<SessionCall>(stub.get(), good, &tally, "edge-s"));
+  REQUIRE(tally.Await([](int done, int) { return done == 2; }, absl::Seconds(10)));
+  CHECK(tally.count(grpc::StatusCode::RESOURCE_EXHAUSTED) == 1);
+  CHECK(tally.answered() == 2);
+}
+
+TEST_CASE(
+    "R-3 a control connection that carries no authenticated call is closed after "
+    "--grpc-auth-timeout-ms, and a node's stays") {
+  auto dir = MakeTempDir("r3-auth");
+  auto central = StartCentral(dir, "127.0.0.1:0", "127.0.0.1:0", {"--grpc-auth-timeout-ms=1500"});
+  // A node: one connection, an authenticated Register on it, kept open.
+  auto stub = Control::NewStub(OwnChannel(central.grpc, 301));
+  auto register_once = [&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    context.AddMetadata("authorization", "Bearer " + ClusterToken());
+    meshwork::v1::RegisterResponse response;
+    return stub->Register(&context, EdgeRegistration("edge-kept"), &response);
+  };
+  REQUIRE(register_once().ok());
+  // A client that acknowledges SETTINGS and opens Register calls whose message never comes:
+  // no handler runs, so no token is ever checked; the streams would hold gRPC's memory.
+  HostileH2 holder(central.grpc);
+  REQUIRE(holder.Hello());
+  REQUIRE(holder.Send(H2Frame(0x4, 0x1, 0, "")));  // SETTINGS ACK
+  const std::string block = GrpcHeaderBlock("/meshwork.v1.Control/Register");
+  for (uint32_t stream = 1; stream <= 21; stream += 2) {
+    REQUIRE(holder.Send(H2Frame(0x1, 0x4, stream, block)));  // HEADERS, no END_STREAM
+  }
+  const auto opened = std::chrono::steady_clock::now();
+  std::string debug;
+  CHECK(holder.AwaitGoaway(6000ms, &debug) == 0);  // NO_ERROR: go away politely
+  const double after_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - opened).count();
+  INFO("GOAWAY after " << after_s << " s: " << debug);
+  CHECK(debug.find("cluster token") != std::string::npos);
+  CHECK(after_s >= 1.0);
+  // The node's connection outlived the deadline: the same channel still registers, and the
+  // only connection the gate cut for it is the holder's.
+  std::this_thread::sleep_for(500ms);  // past the node connection's own 1.5 s
+  CHECK(register_once().ok());
+  const std::string metrics = Http("GET", central.http, "/metrics").body;
+  INFO(metrics.substr(0, 200));
+  CHECK(metrics.find("meshwork_grpc_gate_refused_total{rule=\"auth_timeout\"} 1") !=
+        std::string::npos);
 }
 
 }  // namespace

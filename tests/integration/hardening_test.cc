@@ -17,10 +17,6 @@
 namespace meshwork::testing {
 namespace {
 
-uint16_t Port(const std::string& address) {
-  return static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
-}
-
 // {"member": {"a": {"a": … {}}}} nested `depth` objects deep.
 std::string DeepBody(const std::string& member, int depth) {
   std::string body = "{\"" + member + "\":";

@@ -54,6 +54,10 @@ class Process {
 // A port on 127.0.0.1 nobody is using right now (bound and released; `type` is SOCK_STREAM
 // or SOCK_DGRAM), for peers that cannot bind port 0 and report it.
 int FreePort(int type);
+// The port of a "host:port" address.
+inline uint16_t Port(const std::string& address) {
+  return static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
+}
 
 // A fresh directory under the build's temp area; removed when the test process ends with
 // every test passed (temp_cleanup.cc), kept otherwise.

@@ -1,7 +1,10 @@
 // RTMP and RTMPS ingest (S-1 rtmp, S-2, S-5, M-3) with independent publishers: ffmpeg's RTMP
 // client (also as a fan-out to two nodes) and GStreamer's rtmp2sink, the result read by
 // ffprobe and played by hls.js and dash.js; an RTMP input in failover with a UDP one.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -291,6 +294,68 @@ TEST_CASE("S-2 RTMP: an RTMP input fails over to the next input and back like an
   // The encoder goes away: back to the backup after the timeout.
   encoder.reset();
   CHECK(Eventually([&] { return ActiveInput(central, "ingest-1", "fo") == udp; }, 10s));
+}
+
+// A TCP connection from `source` (a loopback address) to `address` that sends nothing.
+class SilentClient {
+ public:
+  SilentClient(const std::string& source, const std::string& address) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(Port(address));
+    ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0;
+    timeval tv{0, 100'000};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~SilentClient() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  // Whether the server closes the connection within `timeout`.
+  bool ClosedWithin(std::chrono::milliseconds timeout) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    char byte;
+    while (std::chrono::steady_clock::now() < until) {
+      ssize_t n = ::recv(fd_, &byte, 1, 0);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+TEST_CASE(
+    "R-3 RTMP: silent connections from one address cannot take every slot, and other "
+    "addresses are still served") {
+  auto dir = MakeTempDir("rtmp-slots");
+  auto central = StartCentral(dir);
+  auto node = StartRtmpIngest(central, "ingest-1", "slots");
+  std::vector<std::unique_ptr<SilentClient>> silent;
+  for (int i = 0; i < 16; ++i) {
+    silent.push_back(std::make_unique<SilentClient>("127.0.0.1", node.rtmp));
+    REQUIRE(silent.back()->connected());
+  }
+  // Closed at accept rather than left to its 10 s handshake deadline.
+  SilentClient seventeenth("127.0.0.1", node.rtmp);
+  CHECK(seventeenth.ClosedWithin(3000ms));
+  // Another address is not refused for it.
+  SilentClient other("127.0.0.2", node.rtmp);
+  REQUIRE(other.connected());
+  CHECK_FALSE(other.ClosedWithin(1000ms));
+  CHECK(MetricAt(node.http, "meshwork_rtmp_publishes_total", "result=\"started\"") == 0);
+  // Once they go, a publisher from the first address is admitted and packaged.
+  silent.clear();
+  auto publisher = PublishRtmp("rtmp://" + node.rtmp + "/live/slots", 30, "slots");
+  CHECK(Eventually([&] { return Playlist(node, "slots").entries.size() >= 2; }, 30s));
 }
 
 }  // namespace

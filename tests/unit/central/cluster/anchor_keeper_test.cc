@@ -124,6 +124,7 @@ TEST_CASE("S-5 central keeps the first anchor of a stream and pushes it to every
   }
   SECTION("a newer timeline replaces it; an older one never flips it back") {
     TimelineAnchor newer{kFirst.t90k + 90 * 60'000, kFirst.wall_ms + 120'000};  // 60 s off
+    f.clock.Advance(std::chrono::seconds(2));  // one write a second per stream
     f.Report("ingest-b", "ch1", newer);
     f.RunPosted();
     CHECK(f.Kept() == newer);
@@ -131,6 +132,32 @@ TEST_CASE("S-5 central keeps the first anchor of a stream and pushes it to every
     CHECK(f.posted.empty());
     CHECK(f.Kept() == newer);
   }
+}
+
+TEST_CASE(
+    "S-5 R-3 an anchor a day off central's clock is ignored, and a stream's anchor is "
+    "written at most once a second") {
+  AnchorFixture f;
+  const int64_t day_ms = 24 * 3600 * 1000;
+  f.Report("ingest-a", "ch1", {kFirst.t90k, kFirst.wall_ms + day_ms + 1000});  // year 2200 too
+  f.Report("ingest-a", "ch1", {kFirst.t90k, kFirst.wall_ms - day_ms - 1000});
+  CHECK(f.posted.empty());
+  f.Report("ingest-a", "ch1", kFirst);
+  REQUIRE(f.posted.size() == 1);
+  f.RunPosted();
+  // A node proposing a new timeline in every report: one write a second at most.
+  for (int i = 1; i <= 10; ++i) {
+    f.clock.Advance(std::chrono::milliseconds(100));
+    f.Report("ingest-a", "ch1", {kFirst.t90k + 90 * 1000 * i, kFirst.wall_ms + 60'000 * i});
+    f.RunPosted();
+  }
+  // 1 s after the first write: the one at 1.0 s went through, the nine before it did not.
+  CHECK(f.Kept() == TimelineAnchor{kFirst.t90k + 90 * 1000 * 10, kFirst.wall_ms + 600'000});
+  const uint64_t revision = f.service->Current()->revision;
+  f.clock.Advance(std::chrono::milliseconds(100));
+  f.Report("ingest-a", "ch1", {kFirst.t90k + 90 * 1000 * 11, kFirst.wall_ms + 660'000});
+  CHECK(f.posted.empty());
+  CHECK(f.service->Current()->revision == revision);
 }
 
 TEST_CASE("S-5 central ignores anchors from nodes the stream is not on, and nonsense") {

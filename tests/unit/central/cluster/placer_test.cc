@@ -101,7 +101,7 @@ TEST_CASE("C-9 a count placement takes the nodes of its zone with the most unuse
 
 TEST_CASE("C-9 the need counts the reported bitrate once per output, over the declared one") {
   PlacerFixture f;
-  json stream = J(R"({"placement": {"count": 1, "bitrate_kbit": 1000},
+  json stream = J(R"({"placement": {"count": 1, "bitrate_kbit": 1000, "streamers": ["a"]},
                       "publish": [{"to": "http://o1/x", "pipeline": "p1"},
                                   {"to": "http://o2/x", "pipeline": "p1"}]})");
   NodeStates nodes;
@@ -113,6 +113,26 @@ TEST_CASE("C-9 the need counts the reported bitrate once per output, over the de
   reported->add_renditions()->set_bitrate_kbit(2500);
   reported->add_renditions()->set_bitrate_kbit(1500);
   CHECK(PlacementNeedKbit("s", stream, nodes) == 12000);  // (2 500 + 1 500) × 3
+}
+
+TEST_CASE(
+    "C-9 R-3 only the stream's own nodes speak for its bitrate, and no report past 100 "
+    "Gbit/s") {
+  json stream = J(R"({"placement": {"count": 1, "bitrate_kbit": 1000, "streamers": ["a"]}})");
+  NodeStates nodes;
+  auto report = [&](const std::string& node, std::vector<uint64_t> kbits) {
+    auto& state = nodes[node];
+    state.has_report = true;
+    auto* reported = state.report.add_streams();
+    reported->set_name("s");
+    for (uint64_t k : kbits) reported->add_renditions()->set_bitrate_kbit(k);
+  };
+  // A node the stream is not placed on (a made-up id, say) reports an absurd figure: ignored.
+  report("ghost", {uint64_t{1} << 62, uint64_t{1} << 62});
+  CHECK(PlacementNeedKbit("s", stream, nodes) == 1000);  // the declared figure
+  // Its own node's absurd renditions add up to at most 100 Gbit/s, with no overflow.
+  report("a", {uint64_t{1} << 62, ~uint64_t{0}, 5});
+  CHECK(PlacementNeedKbit("s", stream, nodes) == kMaxStreamKbit);
 }
 
 TEST_CASE(

@@ -186,6 +186,21 @@ TEST_CASE("L-13 stream names that would shadow the masks and invalidate paths ar
   }
 }
 
+TEST_CASE(
+    "Z-20 stream names under central's own paths (vod, steering, console, central) are "
+    "refused") {
+  for (std::string_view name : {"vod", "vod/live", "steering/x", "console/a/b", "central/api-v4"}) {
+    INFO(std::string(name));
+    auto result = ValidateStream(J("{}"), name);
+    REQUIRE_FALSE(result.ok());
+    CHECK(FieldOf(result.status()) == "name");
+  }
+  for (std::string_view name : {"vods", "live/vod", "news/steering", "consoles/x"}) {
+    INFO(std::string(name));
+    CHECK(ValidateStream(J("{}"), name).ok());
+  }
+}
+
 TEST_CASE("L-13 L-14 managed members round-trip through PUT and PATCH but cannot be changed") {
   OriginFixture f;
   REQUIRE(f.service->PutObject(ObjectKind::kStream, "ch1", J(R"({"pipelines": ["eu-a"]})")).ok());

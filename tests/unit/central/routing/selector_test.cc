@@ -12,6 +12,7 @@
 #include "central/routing/routing_service.h"
 #include "central/routing/routing_snapshot.h"
 #include "common/net/http_url.h"
+#include "common/stream/defaults.h"
 #include "common/time/clock.h"
 
 namespace meshwork::central {
@@ -431,6 +432,27 @@ TEST_CASE("Z-13 a viewer path names the longest stream known to the config or li
   auto view = RoutingService::StreamOfPath(snapshot, live, path);
   REQUIRE(view);
   CHECK(view->data() == path.data() + 1);
+}
+
+TEST_CASE(
+    "Z-20 R-3 a path thousands of segments deep names its stream, and only prefixes a stream "
+    "name can be are tried") {
+  World w;
+  const std::string longest = std::string(127, 'a') + "/" + std::string(127, 'b') + "/" +
+                              std::string(127, 'c') + "/" + std::string(128, 'd');
+  REQUIRE(longest.size() == stream_defaults::kMaxStreamNameBytes);
+  w.Node("e", "edge").Stream("news").Stream(longest);
+  LiveStreams live;
+  const RoutingSnapshot& snapshot = w.snapshot();
+  auto stream = [&](const std::string& path) {
+    auto s = RoutingService::StreamOfPath(snapshot, live, path);
+    return s ? std::string(*s) : std::string("-");
+  };
+  std::string deep = "/news";
+  for (int i = 0; i < 8000; ++i) deep += "/x";
+  CHECK(stream(deep + "/12.ts") == "news");
+  CHECK(stream("/" + longest + "/v1/index.m3u8") == longest);
+  CHECK(stream("/" + longest + deep + "/12.ts") == longest);
 }
 
 TEST_CASE("Z-21 the listing shows every chain zone in order, nodes by increasing load") {

@@ -181,4 +181,41 @@ TEST_CASE("S-25 the demuxer refuses what does not add up and never reads past it
   CHECK(parsed->sample_rate == 48000);
 }
 
+TEST_CASE("R-3 a fragment of tiny keyframes does not multiply its init's parameter sets") {
+  Source s = Load();
+  Fmp4Writer writer({s.video, s.audio});
+  auto tracks = ProbeInitSegment(writer.InitSegment());
+  REQUIRE(tracks.size() == 2);
+  ProbedTrack video = tracks[0];
+  REQUIRE(video.info.is_video());
+  // Parameter sets as large as a configuration may have them (16 KiB in all).
+  size_t have = 0;
+  for (const auto& ps : video.info.parameter_sets) have += ps.size();
+  video.info.parameter_sets.push_back(std::string(1, '\x68') +
+                                      std::string(kMaxParameterSetBytes - have - 1, '\x01'));
+  // 300 keyframes of one slice byte each: each would become 16 KiB of Annex B.
+  std::vector<Frame> tiny;
+  for (int i = 0; i < 300; ++i) {
+    Frame f = s.frames.front();
+    for (const Frame& c : s.frames) {
+      if (c.pid == s.video.pid && c.keyframe) {
+        f = c;
+        break;
+      }
+    }
+    f.dts = f.pts = 3600 * i;
+    f.keyframe = true;
+    f.nal_count = 0;
+    f.data = std::make_shared<const std::string>(std::string("\x00\x00\x00\x01\x65", 5));
+    tiny.push_back(std::move(f));
+  }
+  const std::string fragment = writer.Fragment(tiny, 1);
+  INFO("fragment " << fragment.size() << " bytes");
+  auto refused = DemuxFragments(fragment, video);
+  CHECK(refused.frames.empty());
+  CHECK(refused.error.find("twice its size") != std::string::npos);
+  // The same fragment with the init's own (small) parameter sets is read.
+  CHECK(DemuxFragments(fragment, tracks[0]).error.empty());
+}
+
 }  // namespace meshwork::media::fmp4_demuxer_test

@@ -101,6 +101,20 @@ TEST_CASE(
   CHECK(ParsePmt(std::vector<uint8_t>(4, 0xff), 0x1000).streams.empty());
 }
 
+TEST_CASE("R-3 a PMT listing hundreds of streams gives the demuxer the first 16 only") {
+  std::vector<uint8_t> body = {0xe1, 0x00, 0xf0, 0x00};  // PCR PID 0x100, no program info
+  for (uint16_t pid = 0x100; pid < 0x100 + 200; ++pid) {
+    for (uint8_t b : {uint8_t{0x1b}, static_cast<uint8_t>(0xe0 | (pid >> 8)),
+                      static_cast<uint8_t>(pid), uint8_t{0xf0}, uint8_t{0x00}}) {
+      body.push_back(b);
+    }
+  }
+  auto table = ParsePmt(Section(0x02, 1, body), 0x1000);
+  REQUIRE(table.streams.size() == kMaxPmtStreams);
+  CHECK(table.streams.begin()->first == 0x100);
+  CHECK(table.streams.rbegin()->first == 0x100 + kMaxPmtStreams - 1);
+}
+
 }  // namespace
 }  // namespace ts_tables_test
 }  // namespace meshwork::media

@@ -451,5 +451,33 @@ TEST_CASE("S-7 a discontinuity proposes a new anchor") {
   }
 }
 
+TEST_CASE("R-3 audio that goes on after its video stops holds at most max_segment_bytes") {
+  FakeClock clock;
+  SegmenterOptions options;
+  options.max_segment_bytes = 64 * 1024;
+  size_t largest_a1_part = 0;
+  Segmenter segmenter(
+      options, clock, nullptr, [](const RenditionInfo&, std::shared_ptr<const Segment>) {},
+      [&](const RenditionInfo& info, int64_t, int64_t, std::shared_ptr<const Part> part) {
+        if (info.name == "a1") largest_a1_part = std::max(largest_a1_part, part->data->size());
+      });
+  segmenter.OnTrack(Video(0x100));
+  segmenter.OnTrack(Audio(0x101));
+  int64_t t = 180'000 * 11;
+  for (int i = 0; i < 100; ++i, t += kFrame) {  // 4 s of video and audio, keyframes every 2 s
+    segmenter.OnFrame(VideoFrame(0x100, t, i % 50 == 0));
+    for (int64_t a = t; a < t + kFrame; a += 1920) segmenter.OnFrame(AudioFrame(0x101, a));
+    clock.Advance(40ms);
+  }
+  // The video stops (an encoder stalled, or one without keyframes past the cap); 20 000 audio
+  // frames (27 bytes each, 540 KB) follow, then a keyframe closes the segment.
+  for (int i = 0; i < 20'000; ++i, t += 1920) segmenter.OnFrame(AudioFrame(0x101, t));
+  segmenter.OnFrame(VideoFrame(0x100, t, true));
+  segmenter.OnFrame(VideoFrame(0x100, t + kFrame, false));
+  INFO("largest a1 part " << largest_a1_part);
+  CHECK(largest_a1_part > 0);
+  CHECK(largest_a1_part < 2 * options.max_segment_bytes);  // 20 000 frames would be ~560 KB
+}
+
 }  // namespace
 }  // namespace meshwork::streamer

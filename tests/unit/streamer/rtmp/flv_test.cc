@@ -152,6 +152,34 @@ TEST_CASE("S-1 RTMP FLV: ParseDecoderConfig reads AVC and HEVC records and refus
   CHECK(std::string(three.message()).find("NAL length size 3") != std::string::npos);
 }
 
+// An AVC record with one SPS and `pps` copies of `pps_bytes` (each PPS NAL header byte 0x68).
+std::string AvcRecordWithPps(size_t pps, size_t pps_bytes) {
+  std::string r = AvcRecord(kAvcSps, kAvcPps);
+  r.resize(r.size() - 3 - kAvcPps.size());  // drop the one PPS and its count
+  U8(r, static_cast<int>(pps));
+  for (size_t i = 0; i < pps; ++i) {
+    U16(r, static_cast<int>(pps_bytes));
+    r += std::string(1, '\x68') + std::string(pps_bytes - 1, '\x01');
+  }
+  return r;
+}
+
+TEST_CASE(
+    "R-3 RTMP FLV: a decoder configuration past 32 parameter sets or 16 KiB of them is "
+    "refused, not copied before every keyframe") {
+  DecoderConfig c;
+  // 31 PPS + the SPS = 32 sets: taken; 32 PPS: refused, naming why.
+  REQUIRE(ParseDecoderConfig(Codec::kH264, Span(AvcRecordWithPps(31, 16)), c).ok());
+  CHECK(c.parameter_sets.size() == media::kMaxParameterSets);
+  absl::Status many = ParseDecoderConfig(Codec::kH264, Span(AvcRecordWithPps(32, 16)), c);
+  CHECK(many.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(many.message()).find("parameter sets") != std::string::npos);
+  // Two 8 KiB PPS are past 16 KiB with the SPS; 255 × 64 KiB (the amplification) as well.
+  CHECK_FALSE(ParseDecoderConfig(Codec::kH264, Span(AvcRecordWithPps(2, 8192)), c).ok());
+  CHECK(ParseDecoderConfig(Codec::kH264, Span(AvcRecordWithPps(2, 4096)), c).ok());
+  CHECK_FALSE(ParseDecoderConfig(Codec::kH264, Span(AvcRecordWithPps(255, 65535)), c).ok());
+}
+
 TEST_CASE("S-1 RTMP FLV: an H.264 sequence header announces the video track once per change") {
   Capture cap;
   FlvDepacketizer d(cap.Sink());
