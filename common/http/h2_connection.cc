@@ -349,7 +349,8 @@ void H2Connection::Submit(int32_t id, Stream& stream, const Response& header, bo
   nghttp2_submit_response(session_, id, nva.data(), nva.size(), &provider);
 }
 
-void H2Connection::Respond(int32_t id, Response header, SharedBuffers body) {
+void H2Connection::Respond(int32_t id, Response header, SharedBuffers body, uint64_t offset,
+                           std::optional<uint64_t> length) {
   auto it = streams_.find(id);
   if (it == streams_.end() || it->second->responded) return;
   Stream& s = *it->second;
@@ -357,13 +358,24 @@ void H2Connection::Respond(int32_t id, Response header, SharedBuffers body) {
     body.Append(std::make_shared<const std::string>(std::move(header.body())));
     header.body().clear();
   }
-  header.set(beast_http::field::content_length, std::to_string(body.size));
+  offset = std::min(offset, body.size);
+  const uint64_t total = std::min(length.value_or(body.size - offset), body.size - offset);
+  header.set(beast_http::field::content_length, std::to_string(total));
+  // The chunks that hold [offset, offset + total), shared: SendData starts at out_offset in
+  // the first and ReadBody stops at out_bytes, inside the last.
+  uint64_t skip = offset;
   for (auto& chunk : body.chunks) {
     if (!chunk || chunk->empty()) continue;
-    s.out_bytes += chunk->size();
+    if (skip >= chunk->size()) {
+      skip -= chunk->size();
+      continue;
+    }
+    if (s.out.empty()) s.out_offset = static_cast<size_t>(skip);
+    skip = 0;
     s.out.push_back(std::move(chunk));
   }
-  Submit(id, s, header, body.size > 0);
+  s.out_bytes = static_cast<size_t>(total);
+  Submit(id, s, header, total > 0);
 }
 
 void H2Connection::StartStream(int32_t id, Response header) {

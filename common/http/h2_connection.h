@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,7 +99,10 @@ class H2Connection {
 
   // Answers stream `id` with `header` (status and fields; its string body is the body when
   // `body` is empty). A stream the client reset meanwhile is ignored. HEAD gets no body.
-  void Respond(int32_t id, Response header, SharedBuffers body = {});
+  // With `length`, only [offset, offset+length) of `body` is sent (a Range answer): its
+  // chunks are shared, not copied.
+  void Respond(int32_t id, Response header, SharedBuffers body = {}, uint64_t offset = 0,
+               std::optional<uint64_t> length = std::nullopt);
   // A body produced over time: the header now, then chunks; a null chunk ends the stream.
   void StartStream(int32_t id, Response header);
   void StreamData(int32_t id, std::shared_ptr<const std::string> chunk);

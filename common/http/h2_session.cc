@@ -32,18 +32,12 @@ class StreamSink final : public Responder::Sink {
   }
   void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
                        uint64_t length) override {
-    if (offset != 0 || length != body.size) {
-      // A Range slice: the stream carries a copy of just those bytes.
-      auto slice = std::make_shared<std::string>();
-      slice->reserve(static_cast<size_t>(length));
-      body.ForEachPiece(offset, length, [&](std::string_view piece) { slice->append(piece); });
-      body = SharedBuffers{};
-      body.Append(std::move(slice));
-    }
-    asio::dispatch(session_->executor(),
-                   [s = session_, id = id_, h = std::move(header), b = std::move(body)]() mutable {
-                     s->Answer(id, std::move(h), std::move(b));
-                   });
+    // A Range slice shares the body's chunks (R-3: a copy per stream multiplied one object
+    // by the streams a client opened).
+    asio::dispatch(session_->executor(), [s = session_, id = id_, h = std::move(header),
+                                          b = std::move(body), offset, length]() mutable {
+      s->Answer(id, std::move(h), std::move(b), offset, length);
+    });
   }
   std::shared_ptr<ChunkedWriter> StartChunked(Response header) override;
 
@@ -186,10 +180,14 @@ void H2Session<Stream>::ArmTimer() {
 
 template <typename Stream>
 void H2Session<Stream>::ArmWriteDeadline() {
-  // The write's progress deadline, and no later than the wait it does not end (a client
-  // flooding PINGs keeps the server writing their ACKs, which is no request).
+  // The write's progress deadline. A write of control frames only (a client flooding PINGs
+  // keeps the server writing their ACKs, which answers no request) ends no later than the
+  // wait it does not end; one that carries an answer's bytes is bounded by its progress alone
+  // (its stream may already be closed for nghttp2, the bytes still on their way).
   auto at = DeadlineNow() + server_->options.send_timeout;
-  if (auto wait = WaitDeadline(); wait && wait_ != Wait::kBlocked) at = std::min(at, *wait);
+  if (auto wait = WaitDeadline(); !write_carries_data_ && wait && wait_ != Wait::kBlocked) {
+    at = std::min(at, *wait);
+  }
   ArmAt(at);
 }
 
@@ -233,9 +231,11 @@ void H2Session<Stream>::Flush() {
   // One gather write: frame bytes and the answers' chunks, uncopied (TLS coalesces them
   // into records itself).
   gather_.clear();
+  write_carries_data_ = false;
   for (const auto& piece : writing_.pieces) {
     std::string_view bytes = writing_.View(piece);
     gather_.push_back(asio::buffer(bytes.data(), bytes.size()));
+    write_carries_data_ |= piece.chunk != nullptr;  // a DATA payload (an answer's bytes)
   }
   write_in_flight_ = true;
   ArmWriteDeadline();
@@ -257,6 +257,9 @@ void H2Session<Stream>::Flush() {
                       self->server_->AddBytesOut(*self->worker_, n);
                       self->writing_.Clear();  // lets the chunks go
                       if (ec) return self->Close();
+                      // An answer's bytes are out: whatever the connection waits for next
+                      // (an idle keep-alive, say) starts now, not when nghttp2 let go of it.
+                      if (self->write_carries_data_) self->wait_ = Wait::kNone;
                       self->Flush();
                     });
 }
@@ -332,13 +335,17 @@ void H2Session<Stream>::CountAnswer(int32_t id, unsigned status, std::optional<u
 }
 
 template <typename Stream>
-void H2Session<Stream>::Answer(int32_t id, Response header, SharedBuffers body) {
-  CountAnswer(id, header.result_int(), body.size > 0 ? body.size : header.body().size());
+void H2Session<Stream>::Answer(int32_t id, Response header, SharedBuffers body, uint64_t offset,
+                               std::optional<uint64_t> length) {
+  CountAnswer(id, header.result_int(),
+              length          ? *length
+              : body.size > 0 ? body.size
+                              : header.body().size());
   pending_.erase(id);
   if (closed_) return;
   header.set(beast_http::field::server, "meshwork");
   header.set(beast_http::field::date, server_->Date());
-  h2_.Respond(id, std::move(header), std::move(body));
+  h2_.Respond(id, std::move(header), std::move(body), offset, length);
   Flush();
 }
 

@@ -50,7 +50,9 @@ class H2Session final : public SessionBase {
   bool OnWorker() override { return stream_.get_executor().running_in_this_thread(); }
 
   // On the worker: what a stream's sink and chunked writer do.
-  void Answer(int32_t id, Response header, SharedBuffers body);
+  // With `length`: only [offset, offset+length) of `body` (a Range answer).
+  void Answer(int32_t id, Response header, SharedBuffers body, uint64_t offset = 0,
+              std::optional<uint64_t> length = std::nullopt);
   void StartStream(int32_t id, Response header);
   void StreamData(int32_t id, std::shared_ptr<const std::string> chunk);
   bool StreamOpen(int32_t id) const { return h2_.StreamOpen(id); }
@@ -112,7 +114,8 @@ class H2Session final : public SessionBase {
   H2Output writing_;  // the frames being written (kept alive for async_write)
   std::vector<asio::const_buffer> gather_;
   bool write_in_flight_ = false;
-  Wait wait_ = Wait::kNone;  // what the connection waits for (besides a write in flight)
+  bool write_carries_data_ = false;  // the write in flight holds DATA payload
+  Wait wait_ = Wait::kNone;          // what the connection waits for (besides a write in flight)
   std::chrono::steady_clock::time_point wait_began_{};             // DeadlineNow() when it began
   std::optional<std::chrono::steady_clock::time_point> armed_at_;  // the deadline set now
   bool receiving_ = false;

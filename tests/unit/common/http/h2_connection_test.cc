@@ -227,6 +227,28 @@ TEST_CASE("P-15 a body of several chunks leaves as views of those chunks, byte f
   CHECK(client.answers[id].body == expected);
 }
 
+TEST_CASE("P-15 R-3 a Range answer sends just its bytes from the shared chunks") {
+  std::vector<Received> received;
+  H2Connection server({}, [&](int32_t id, Request r) { received.push_back({id, std::move(r)}); });
+  server.Start();
+  Client client;
+  int32_t id = client.Get("/seg.ts");
+  REQUIRE(Pump(client, server));
+  REQUIRE(received.size() == 1);
+  SharedBuffers body;
+  for (const char* piece : {"0123456789", "abcdefghij", "KLMNOPQRST"}) {
+    body.Append(std::make_shared<const std::string>(piece));
+  }
+  Response header{beast_http::status::partial_content, 11};
+  server.Respond(id, std::move(header), body, 7, 16);
+  REQUIRE(Pump(client, server));
+  CHECK(client.answers[id].status == 206);
+  CHECK(client.answers[id].fields["content-length"] == "16");
+  CHECK(client.answers[id].body == "789abcdefghijKLM");
+  CHECK(client.answers[id].closed);
+  CHECK(client.answers[id].error == 0);
+}
+
 TEST_CASE("S-24 streams over SETTINGS_MAX_CONCURRENT_STREAMS are refused, the rest served") {
   std::vector<Received> received;
   H2Limits limits;
