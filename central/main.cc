@@ -78,8 +78,8 @@ ABSL_FLAG(int, grpc_handshake_timeout_ms, 10'000,
           "a control-channel client must acknowledge central's HTTP/2 SETTINGS within this "
           "long, or it is disconnected (R-3)");
 ABSL_FLAG(int, max_sessions_per_node, 4,
-          "control Sessions one node id may hold at once (R-3: a reconnecting node overlaps "
-          "its old session briefly)");
+          "control Sessions one node id holds at once (R-3); a newer one ends the oldest, so a "
+          "node whose link died silently is not locked out by its leftover sessions");
 ABSL_FLAG(int, grpc_auth_timeout_ms, 10'000,
           "a control-channel connection carrying no call with a valid cluster token this long "
           "after it opened is closed (R-3); 0 turns the deadline off");

@@ -98,14 +98,18 @@ void NodeRegistry::RefreshLiveStreamsLocked() {
   if (*next != *live_streams_.Get()) live_streams_.Set(std::move(next));
 }
 
-bool NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel,
+void NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel,
                           size_t max_sessions) {
   std::optional<v1::OttGroupViews> views;
   std::string sent;
+  std::vector<std::shared_ptr<NodeChannel>> evicted;
   {
     absl::MutexLock lock(&mu_);
     Node& node = nodes_[node_id];
-    if (node.channels.size() >= max_sessions) return false;
+    // The oldest first; each stays listed until it ends and Detaches.
+    for (size_t i = 0; i + max_sessions <= node.channels.size() && max_sessions > 0; ++i) {
+      evicted.push_back(node.channels[i]);
+    }
     if (node.remote) {  // it moved here from another central
       node.remote = false;
       node.live->RemoveSession();
@@ -128,7 +132,7 @@ bool NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChanne
       sent = node.ott_views_bytes;
     }
   }
-  return true;
+  for (auto& old : evicted) old->Evict();
 }
 
 NodeStates NodeRegistry::OttNodeStates() const {

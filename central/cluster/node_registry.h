@@ -43,6 +43,8 @@ class NodeChannel {
   // O-6/O-15: the node's OTT group views changed; send them on their own (an update with the
   // revision already sent and only the ott_groups section). Must not block.
   virtual void OttViewsChanged(const meshwork::v1::OttGroupViews& views) {}
+  // A newer session of the same node took this one's place (Attach): end it. Must not block.
+  virtual void Evict() {}
 };
 
 class NodeRegistry {
@@ -52,10 +54,11 @@ class NodeRegistry {
   ~NodeRegistry();
 
   void Registered(const meshwork::v1::RegisterRequest& request);
-  // False (nothing attached) when the node already has `max_sessions` sessions (R-3: a
-  // reconnecting node overlaps its old session for a moment; a client holding many would
-  // hold a config queue in each).
-  bool Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel,
+  // Attaches a session of the node. Beyond `max_sessions` the oldest ones are evicted
+  // (NodeChannel::Evict, outside the lock; they Detach when they end): the newest session of
+  // a node wins — one whose link died silently leaves a session behind until its connection
+  // is found dead — and a client opening many holds no more than `max_sessions` queues.
+  void Attach(const std::string& node_id, std::shared_ptr<NodeChannel> channel,
               size_t max_sessions = SIZE_MAX);
   void Detach(const std::string& node_id, const NodeChannel* channel);
   void Report(const std::string& node_id, const meshwork::v1::LoadReport& report);

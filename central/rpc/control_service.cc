@@ -38,6 +38,7 @@ class ReactorChannel final : public NodeChannel {
   explicit ReactorChannel(SessionReactor* reactor) : reactor_(reactor) {}
   void ConfigChanged(std::shared_ptr<const ClusterConfig> config) override;
   void OttViewsChanged(const v1::OttGroupViews& views) override;
+  void Evict() override;
   void Orphan() {
     absl::MutexLock lock(&mu_);
     reactor_ = nullptr;
@@ -80,6 +81,15 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
     absl::MutexLock lock(&mu_);
     if (finished_ || node_id_.empty()) return;
     EnqueueLocked(OttViewsUpdate(sent_revision_, views));
+  }
+
+  // A newer session of this node replaced this one (NodeRegistry::Attach). Any thread.
+  void Evict() {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return;
+    log::Warn("session_replaced", {{"node", node_id_}, {"reason", "a newer session of the node"}});
+    FinishLocked(
+        grpc::Status(grpc::StatusCode::ABORTED, "replaced by a newer session of the node"));
   }
 
   // grpc::ServerBidiReactor
@@ -156,20 +166,12 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
         return false;
       }
     }
-    // a session is for a node that registered (its streamer object exists), and one node
-    // id holds a few sessions at most (each has a queue of configuration updates).
+    // a session is for a node that registered (its streamer object exists); one node id
+    // holds a few sessions at most, the newest winning (each has a queue of updates).
     if (!config_->Current()->streamers.contains(hello.node_id())) {
       absl::MutexLock lock(&mu_);
       FinishLocked(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                                 "node " + hello.node_id() + " has not registered"));
-      return false;
-    }
-    if (!registry_->Attach(hello.node_id(), channel_, max_sessions_)) {
-      log::Warn("session_refused", {{"node", hello.node_id()}, {"reason", "too many sessions"}});
-      absl::MutexLock lock(&mu_);
-      FinishLocked(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                                "node " + hello.node_id() + " already has " +
-                                    std::to_string(max_sessions_) + " sessions"));
       return false;
     }
     {
@@ -177,6 +179,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
       node_id_ = hello.node_id();
       sent_revision_ = hello.revision();
     }
+    registry_->Attach(hello.node_id(), channel_, max_sessions_);
     log::Info("session_open", {{"node", hello.node_id()}, {"revision", hello.revision()}});
     Push(*config_->Current());
     return true;
@@ -184,7 +187,9 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
 
   void EnqueueLocked(v1::ConfigUpdate update) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const size_t bytes = update.ByteSizeLong();
-    if (queue_.size() >= kMaxQueuedUpdates || queued_bytes_ + bytes > kMaxQueuedBytes) {
+    // (An update larger than the byte bound on its own is still sent when nothing is queued.)
+    if (queue_.size() >= kMaxQueuedUpdates ||
+        (!queue_.empty() && queued_bytes_ + bytes > kMaxQueuedBytes)) {
       log::Warn("session_overflow", {{"node", node_id_}});
       FinishLocked(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "config queue overflow"));
       return;
@@ -220,6 +225,11 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
 void ReactorChannel::ConfigChanged(std::shared_ptr<const ClusterConfig> config) {
   absl::MutexLock lock(&mu_);
   if (reactor_) reactor_->Push(*config);
+}
+
+void ReactorChannel::Evict() {
+  absl::MutexLock lock(&mu_);
+  if (reactor_) reactor_->Evict();
 }
 
 void ReactorChannel::OttViewsChanged(const v1::OttGroupViews& views) {

@@ -63,7 +63,8 @@ class ControlService final : public meshwork::v1::Control::CallbackService {
   void set_on_authenticated(std::function<void(const std::string& peer)> fn) {
     on_authenticated_ = std::move(fn);
   }
-  // Sessions one node id may hold at once (default 4); set before the server starts.
+  // Sessions one node id holds at once (default 4; a newer one ends the oldest); set
+  // before the server starts.
   void set_max_sessions_per_node(size_t n) { max_sessions_per_node_ = n; }
 
  private:

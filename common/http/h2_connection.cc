@@ -24,7 +24,8 @@ struct H2Connection::Stream {
   bool streaming = false;  // StartStream: more chunks may come
   bool ended = false;      // the last chunk has been queued
   bool responded = false;
-  bool requested = false;  // the request ended (handed on, or answered 431/413)
+  bool requested = false;                   // the request ended (handed on, or answered 431/413)
+  H2Connection::Clock::time_point began{};  // its HEADERS came (the Receive's `now`)
 };
 
 namespace {
@@ -57,6 +58,7 @@ struct H2Connection::Callbacks {
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
     auto stream = std::make_unique<Stream>();
     stream->request.version(20);
+    stream->began = Self(user_data)->now_;
     Self(user_data)->streams_[frame->hd.stream_id] = std::move(stream);
     return 0;
   }
@@ -315,10 +317,12 @@ void H2Connection::DropBody(Stream& s) {
   s.request.body().shrink_to_fit();
 }
 
-size_t H2Connection::incomplete_requests() const {
-  size_t n = 0;
-  for (const auto& [id, s] : streams_) n += s->requested ? 0 : 1;
-  return n;
+std::optional<H2Connection::Clock::time_point> H2Connection::oldest_incomplete_request() const {
+  std::optional<Clock::time_point> oldest;
+  for (const auto& [id, s] : streams_) {
+    if (!s->requested && (!oldest || s->began < *oldest)) oldest = s->began;
+  }
+  return oldest;
 }
 
 bool H2Connection::output_blocked() const {

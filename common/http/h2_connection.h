@@ -112,8 +112,9 @@ class H2Connection {
   bool StreamOpen(int32_t id) const;
 
   size_t open_streams() const { return streams_.size(); }
-  // Streams whose request has not ended yet (headers or body still to come).
-  size_t incomplete_requests() const;
+  // When the oldest stream whose request has not ended yet (headers or body still to come)
+  // began (the `now` of the Receive that brought its HEADERS); nullopt when there is none.
+  std::optional<Clock::time_point> oldest_incomplete_request() const;
   // Whether an answer has body bytes that nghttp2 could not send (after TakeOutput: the
   // client's flow-control window is closed).
   bool output_blocked() const;

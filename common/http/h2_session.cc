@@ -141,21 +141,22 @@ void H2Session<Stream>::Shutdown() {
 
 template <typename Stream>
 std::optional<std::chrono::steady_clock::time_point> H2Session<Stream>::WaitDeadline() {
-  const Wait wait = h2_.open_streams() == 0         ? Wait::kIdle
-                    : h2_.incomplete_requests() > 0 ? Wait::kRequest
-                    : h2_.output_blocked()          ? Wait::kBlocked
-                                                    : Wait::kHandlers;
-  // The same wait as before goes on from when it began; a blocked answer that a write just
-  // moved on starts again.
-  if (wait != wait_ || wait == Wait::kBlocked) {
+  const auto arriving = h2_.oldest_incomplete_request();
+  const Wait wait = h2_.open_streams() == 0 ? Wait::kIdle
+                    : arriving              ? Wait::kRequest
+                    : h2_.output_blocked()  ? Wait::kBlocked
+                                            : Wait::kHandlers;
+  // The same wait as before goes on from when it began (an answer's bytes going out, or a
+  // request answered, start the next one: `wait_` is reset then).
+  if (wait != wait_) {
     wait_ = wait;
     wait_began_ = DeadlineNow();
   }
   switch (wait) {
     case Wait::kIdle:
       return wait_began_ + server_->options.idle_timeout;
-    case Wait::kRequest:
-      return wait_began_ + server_->options.read_timeout;
+    case Wait::kRequest:  // each request has the read timeout from its own HEADERS on
+      return *arriving + server_->options.read_timeout;
     case Wait::kBlocked:
       return wait_began_ + server_->options.send_timeout;
     default:
@@ -185,9 +186,7 @@ void H2Session<Stream>::ArmWriteDeadline() {
   // wait it does not end; one that carries an answer's bytes is bounded by its progress alone
   // (its stream may already be closed for nghttp2, the bytes still on their way).
   auto at = DeadlineNow() + server_->options.send_timeout;
-  if (auto wait = WaitDeadline(); !write_carries_data_ && wait && wait_ != Wait::kBlocked) {
-    at = std::min(at, *wait);
-  }
+  if (auto wait = WaitDeadline(); !write_carries_data_ && wait) at = std::min(at, *wait);
   ArmAt(at);
 }
 
@@ -257,9 +256,13 @@ void H2Session<Stream>::Flush() {
                       self->server_->AddBytesOut(*self->worker_, n);
                       self->writing_.Clear();  // lets the chunks go
                       if (ec) return self->Close();
-                      // An answer's bytes are out: whatever the connection waits for next
-                      // (an idle keep-alive, say) starts now, not when nghttp2 let go of it.
-                      if (self->write_carries_data_) self->wait_ = Wait::kNone;
+                      // An answer's bytes are out (or a body-less answer's header): whatever
+                      // the connection waits for next (an idle keep-alive, a blocked answer)
+                      // starts now, not when nghttp2 let go of the stream.
+                      if (self->write_carries_data_ || self->answered_) {
+                        self->wait_ = Wait::kNone;
+                      }
+                      self->answered_ = false;
                       self->Flush();
                     });
 }
@@ -315,8 +318,7 @@ void H2Session<Stream>::OnRequest(int32_t id, Request request) {
   try {
     (*match.handler)(*ctx, std::move(responder));
   } catch (const std::exception& e) {
-    log::Error("http_handler_exception",
-               {{"listener", server_->options.name}, {"path", ctx->path}, {"what", e.what()}});
+    server_->LogHandlerException(ctx->path, e.what());
   }
 }
 
@@ -346,6 +348,7 @@ void H2Session<Stream>::Answer(int32_t id, Response header, SharedBuffers body, 
   header.set(beast_http::field::server, "meshwork");
   header.set(beast_http::field::date, server_->Date());
   h2_.Respond(id, std::move(header), std::move(body), offset, length);
+  answered_ = true;
   Flush();
 }
 
@@ -356,6 +359,7 @@ void H2Session<Stream>::StartStream(int32_t id, Response header) {
   header.set(beast_http::field::server, "meshwork");
   header.set(beast_http::field::date, server_->Date());
   h2_.StartStream(id, std::move(header));
+  answered_ = true;
   Flush();
 }
 

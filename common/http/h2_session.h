@@ -3,14 +3,17 @@
 // TLS connection that negotiated ALPN "h2", is handed over by its HTTP/1.1 Session to an
 // H2Session, which reads frames into an H2Connection (h2_connection.h: framing, limits) and
 // runs each request through the same router and handlers as HTTP/1.1. Each stream gets its
-// own Responder sink: whole, scatter-gather (copied into the stream), file (read) and chunked
-// answers all become stream data; a held request is one open stream.
+// own Responder sink: whole, scatter-gather (its chunks shared, a Range as a slice of them),
+// file (read) and chunked answers all become stream data; a held request is one open stream.
 //
 // Threading: like Session, everything runs on the connection's worker; sinks and chunked
-// writers hop there (asio::dispatch). Timeouts: the idle timeout while no stream is open,
-// none while streams wait for their answers (each handler bounds its own wait), the send
-// timeout while a write makes no progress. Streamed request bodies (AddStreaming routes,
-// the publish listener's uploads) are not taken over HTTP/2: 501.
+// writers hop there (asio::dispatch). Timeouts (R-3, ArmTimer): the read timeout from each
+// request's HEADERS until the request has ended; the idle timeout while no stream is open;
+// the send timeout while an answer is held back by the client's flow control and while a
+// write makes no progress; none while streams only wait for their handlers (each bounds its
+// own wait). Routes' HeadGates are not run over HTTP/2 (bodies there are bounded per
+// connection instead). Streamed request bodies (AddStreaming routes, the publish listener's
+// uploads) are not taken over HTTP/2: 501.
 #pragma once
 
 #include <chrono>
@@ -115,6 +118,7 @@ class H2Session final : public SessionBase {
   std::vector<asio::const_buffer> gather_;
   bool write_in_flight_ = false;
   bool write_carries_data_ = false;  // the write in flight holds DATA payload
+  bool answered_ = false;            // an answer was submitted since the last write ended
   Wait wait_ = Wait::kNone;          // what the connection waits for (besides a write in flight)
   std::chrono::steady_clock::time_point wait_began_{};             // DeadlineNow() when it began
   std::optional<std::chrono::steady_clock::time_point> armed_at_;  // the deadline set now

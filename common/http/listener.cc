@@ -175,6 +175,17 @@ void Server::Impl::Accept() {
       });
 }
 
+void Server::Impl::LogHandlerException(std::string_view path, const char* what) {
+  uint64_t held_back = 0;
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count();
+  if (!handler_exception_log.Allow(now_ms, &held_back)) return;
+  log::Error(
+      "http_handler_exception",
+      {{"listener", options.name}, {"path", path}, {"what", what}, {"held_back", held_back}});
+}
+
 void Server::Impl::SessionOpened() {
   connections.fetch_add(1, std::memory_order_relaxed);
   if (connections_gauge) connections_gauge->Increment();

@@ -30,6 +30,7 @@
 #include "common/http/server.h"
 #include "common/http/session_base.h"
 #include "common/http/tls_stream.h"
+#include "common/log/log.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
@@ -108,6 +109,7 @@ class Server::Impl {
   prometheus::Family<prometheus::Counter>* requests = nullptr;
   prometheus::Histogram* latency = nullptr;
   prometheus::Gauge* connections_gauge = nullptr;
+  log::Throttle handler_exception_log{1000};  // LogHandlerException's
   prometheus::Counter* bytes_in_counter = nullptr;
   prometheus::Counter* bytes_out_counter = nullptr;
   prometheus::Counter* refused_counter = nullptr;
@@ -132,6 +134,9 @@ class Server::Impl {
   void Accept();
   // Advances worker `i`'s deadline wheel every kWheelTick until the listener stops.
   void TickWheel(size_t i);
+  // A handler threw while answering a request for `path` (any worker): logged at most once a
+  // second per listener (a request can make a handler throw as often as it is sent).
+  void LogHandlerException(std::string_view path, const char* what);
   // A session of this listener is made (a new connection, or the HTTP/2 session that takes
   // one over: each SessionClosed() has its SessionOpened()). `active` is counted apart.
   void SessionOpened();

@@ -532,18 +532,7 @@ void Session<Stream>::Dispatch() {
   try {
     (*handler)(ctx, Responder(SessionSink::Share(self, &sink_)));
   } catch (const std::exception& e) {
-    // A request can make a handler throw as often as it is sent: one line a second at most.
-    static log::Throttle throttle(1000);
-    uint64_t held_back = 0;
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::steady_clock::now().time_since_epoch())
-                               .count();
-    if (throttle.Allow(now_ms, &held_back)) {
-      log::Error("http_handler_exception", {{"listener", server_->options.name},
-                                            {"path", ctx.path},
-                                            {"what", e.what()},
-                                            {"held_back", held_back}});
-    }
+    server_->LogHandlerException(ctx.path, e.what());
     // The responder (if still held) answers 500 when it is dropped.
   }
   in_handler_ = false;

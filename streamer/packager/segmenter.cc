@@ -392,7 +392,7 @@ void Segmenter::OnFrame(const media::Frame& frame) {
         log::Warn("segment_too_large", {{"msn", r.msn},
                                         {"rendition", r.info.name},
                                         {"max_segment_bytes", options_.max_segment_bytes},
-                                        {"action", "frames dropped until the next keyframe"}});
+                                        {"action", "frames dropped until the next cut"}});
       }
       return;
     }

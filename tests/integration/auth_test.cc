@@ -253,7 +253,7 @@ TEST_CASE(
         std::string::npos);
   // a write without a token is refused on its header, before its body is read: a client
   // announcing a megabyte (and sending none of it) gets its 401 at once and holds none of the
-  // listener's body budget; so does a body to a path no route takes (404).
+  // listener's body budget; so does a body to a path no route takes (405: the viewers' GET route).
   for (const std::string& head : std::vector<std::string>{
            "PUT " + kApi + "/zones/z2 HTTP/1.1\r\nHost: a\r\nContent-Length: 1048576\r\n\r\n",
            "PUT " + kApi + "/zones/z2 HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n",

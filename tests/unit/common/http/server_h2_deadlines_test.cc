@@ -147,10 +147,12 @@ TEST_CASE(
     CHECK(closed >= 0);
     CHECK(closed < 10);  // the idle timeout (30 s) would not have
   }
-  {  // HEADERS without END_HEADERS and no CONTINUATION ever; PINGs meanwhile.
+  {  // HEADERS without END_HEADERS and no CONTINUATION ever.
     H2Client client(server->port());
     REQUIRE(client.Send(Hello() + Frame(0x1, 0, 3, RequestBlock("/big"))));
-    CHECK(client.PingsUntilClosed(10s));
+    const double closed = client.SecondsUntilClosed(10s);
+    CHECK(closed >= 0.2);  // the read timeout (300 ms), not at once
+    CHECK(closed < 10);
   }
 }
 
@@ -160,6 +162,29 @@ TEST_CASE(
   auto server = StartWith(Timeouts(400ms, 30s, 30s), 16);
   H2Client client(server->port());
   REQUIRE(client.Send(Hello()));
+  CHECK(client.PingsUntilClosed(10s));
+}
+
+TEST_CASE("R-3 HTTP/2: a connection answering body-less requests is not idle") {
+  auto server = StartWith(Timeouts(400ms, 30s, 30s), 16);
+  H2Client client(server->port());
+  REQUIRE(client.Send(Hello()));
+  // HEAD (a literal :method): answered with a header block only, every 100 ms for 2 s.
+  std::string head = "\x02\x04HEAD" + RequestBlock("/big").substr(1);
+  bool open = true;
+  for (uint32_t stream = 1; open && stream <= 41; stream += 2) {
+    open = client.Send(Frame(0x1, 0x5, stream, head)) && client.ReadSome();
+    std::this_thread::sleep_for(100ms);
+  }
+  CHECK(open);
+  CHECK(client.SecondsUntilClosed(10s) >= 0);  // and idle once they stop
+}
+
+TEST_CASE("R-3 HTTP/2: PINGs do not keep an answer held back by flow control alive") {
+  auto server = StartWith(Timeouts(30s, 30s, 400ms), 256 * 1024);
+  H2Client client(server->port());
+  REQUIRE(client.Send(Hello(std::string("\x00\x04", 2) + U32(0)) +
+                      Frame(0x1, 0x5, 1, RequestBlock("/big"))));
   CHECK(client.PingsUntilClosed(10s));
 }
 
