@@ -1,7 +1,5 @@
 #include "central/rpc/control_service.h"
 
-#include <deque>
-
 #include "absl/strings/str_cat.h"
 #include "boost/asio/post.hpp"
 #include "central/cluster/config_push.h"
@@ -9,6 +7,7 @@
 #include "common/log/log.h"
 #include "common/status/grpc_status.h"
 #include "common/status/status_map.h"
+#include "common/sync/bounded_queue.h"
 
 namespace meshwork::central {
 namespace {
@@ -120,8 +119,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
 
   void OnWriteDone(bool ok) override {
     absl::MutexLock lock(&mu_);
-    queued_bytes_ -= queue_.front().ByteSizeLong();
-    queue_.pop_front();
+    queue_.Pop();
     if (!ok) {
       FinishLocked(grpc::Status::OK);
       return;
@@ -188,14 +186,12 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
   void EnqueueLocked(v1::ConfigUpdate update) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const size_t bytes = update.ByteSizeLong();
     // (An update larger than the byte bound on its own is still sent when nothing is queued.)
-    if (queue_.size() >= kMaxQueuedUpdates ||
-        (!queue_.empty() && queued_bytes_ + bytes > kMaxQueuedBytes)) {
+    if (!queue_.empty() && !queue_.Fits(bytes)) {
       log::Warn("session_overflow", {{"node", node_id_}});
       FinishLocked(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "config queue overflow"));
       return;
     }
-    queued_bytes_ += bytes;
-    queue_.push_back(std::move(update));
+    queue_.Push(std::move(update), bytes);
     if (!writing_) {
       writing_ = true;
       StartWrite(&queue_.front());
@@ -216,8 +212,8 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
   absl::Mutex mu_;
   std::string node_id_ ABSL_GUARDED_BY(mu_);
   uint64_t sent_revision_ ABSL_GUARDED_BY(mu_) = 0;
-  std::deque<v1::ConfigUpdate> queue_ ABSL_GUARDED_BY(mu_);
-  size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // ByteSizeLong of what queue_ holds
+  // Counted in ByteSizeLong; the front is the update being written.
+  BoundedQueue<v1::ConfigUpdate> queue_ ABSL_GUARDED_BY(mu_){kMaxQueuedUpdates, kMaxQueuedBytes};
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };

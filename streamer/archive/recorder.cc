@@ -114,8 +114,7 @@ bool Recorder::Enqueue(ArchiveObject object) {
   absl::MutexLock lock(&mu_);
   auto config = configs_.find(object.track.stream);
   if (config == configs_.end() || !Records(config->second, object.track.proto)) return false;
-  if (queue_.size() >= options_.max_queue_objects ||
-      queued_bytes_ + object.size > options_.max_queue_bytes) {
+  if (!queue_.Fits(object.size)) {
     ++dropped_;
     if (dropped_metric_) dropped_metric_->Increment();
     auto now = clock_.Monotonic();
@@ -128,8 +127,8 @@ bool Recorder::Enqueue(ArchiveObject object) {
     }
     return false;
   }
-  queued_bytes_ += object.size;
-  queue_.push_back(Item{std::move(object), config->second});
+  const uint64_t size = object.size;
+  queue_.Push(Item{std::move(object), config->second}, size);
   cv_.Signal();
   return true;
 }
@@ -148,7 +147,7 @@ bool Recorder::Drain(std::chrono::milliseconds timeout) {
 
 nlohmann::json Recorder::Status() const {
   absl::MutexLock lock(&mu_);
-  return {{"queued", queue_.size()},     {"queued_bytes", queued_bytes_},
+  return {{"queued", queue_.size()},     {"queued_bytes", queue_.bytes()},
           {"written", written_},         {"dropped", dropped_},
           {"write_failures", failures_}, {"disk_full", disk_full_.load()}};
 }
@@ -169,9 +168,7 @@ void Recorder::Run() {
       if (!to_scan_.empty()) {
         scans.swap(to_scan_);
       } else {
-        item = std::move(queue_.front());
-        queue_.pop_front();
-        queued_bytes_ -= item->object.size;
+        item = queue_.Pop();
       }
       busy_ = true;
     }

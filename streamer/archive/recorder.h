@@ -25,7 +25,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,6 +34,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "common/sync/bounded_queue.h"
 #include "common/time/clock.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
@@ -114,8 +114,8 @@ class Recorder {
   absl::CondVar cv_;
   std::map<std::string, DvrConfig> configs_ ABSL_GUARDED_BY(mu_);
   std::vector<std::pair<std::string, std::filesystem::path>> to_scan_ ABSL_GUARDED_BY(mu_);
-  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
-  uint64_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  BoundedQueue<Item> queue_ ABSL_GUARDED_BY(mu_){options_.max_queue_objects,
+                                                 options_.max_queue_bytes};
   bool busy_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;

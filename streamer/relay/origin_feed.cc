@@ -1,13 +1,13 @@
 #include "streamer/relay/origin_feed.h"
 
 #include <charconv>
-#include <deque>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/http/client.h"
 #include "common/log/log.h"
+#include "common/sync/bounded_queue.h"
 #include "streamer/relay/media_timing_field.h"
 
 namespace meshwork::streamer::relay {
@@ -85,13 +85,10 @@ class OriginFeed::Target {
 
   void Push(Item item) {
     absl::MutexLock lock(&mu_);
-    while (!queue_.empty() &&
-           (queue_.size() >= kMaxQueuedObjects || bytes_ + item.size > kMaxQueuedBytes)) {
-      DropFrontLocked();
-    }
-    bytes_ += item.size;
-    queue_.push_back(std::move(item));
-    if (queued_metric_) queued_metric_->Set(static_cast<double>(bytes_));
+    while (!queue_.empty() && !queue_.Fits(item.size)) DropFrontLocked();
+    const uint64_t size = item.size;
+    queue_.Push(std::move(item), size);
+    if (queued_metric_) queued_metric_->Set(static_cast<double>(queue_.bytes()));
   }
 
   nlohmann::json Status() const {
@@ -99,7 +96,7 @@ class OriginFeed::Target {
     return {{"to", to_},
             {"pipeline", pipeline_},
             {"queued_objects", queue_.size()},
-            {"queued_bytes", bytes_},
+            {"queued_bytes", queue_.bytes()},
             {"sent", sent_},
             {"failed_attempts", failed_},
             {"dropped", dropped_}};
@@ -107,8 +104,7 @@ class OriginFeed::Target {
 
  private:
   void DropFrontLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    bytes_ -= queue_.front().size;
-    queue_.pop_front();
+    queue_.Pop();
     ++dropped_;
     if (dropped_metric_) dropped_metric_->Increment();
   }
@@ -140,15 +136,14 @@ class OriginFeed::Target {
         // The front is still `item` unless an overflow dropped it meanwhile.
         if (!queue_.empty() && queue_.front().path == item.path) {
           if (done) {
-            bytes_ -= queue_.front().size;
-            queue_.pop_front();
+            queue_.Pop();
             ++sent_;
           } else {
             DropFrontLocked();
             log::Warn("publish_target_dropped", {{"to", to_}, {"path", item.path}});
           }
         }
-        if (queued_metric_) queued_metric_->Set(static_cast<double>(bytes_));
+        if (queued_metric_) queued_metric_->Set(static_cast<double>(queue_.bytes()));
         backoff = std::chrono::milliseconds(100);
         continue;
       }
@@ -219,8 +214,7 @@ class OriginFeed::Target {
 
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
-  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  BoundedQueue<Item> queue_ ABSL_GUARDED_BY(mu_){kMaxQueuedObjects, kMaxQueuedBytes};
   uint64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t failed_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;

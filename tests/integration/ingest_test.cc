@@ -27,6 +27,30 @@ TEST_CASE("S-1 UDP and SRT listener inputs are packaged") {
   CHECK(Eventually([&] { return Segments(node_srt, "by-srt") >= 3; }, 20s));
 }
 
+TEST_CASE("R-3 an SRT listener lets a caller go once it has sent nothing for 10 s") {
+  auto dir = MakeTempDir("srt-silent");
+  auto central = StartCentral(dir);
+  std::string port = std::to_string(FreePort(SOCK_DGRAM));
+  auto node = StartIngestWithStream(central, "ingest-1", "quiet",
+                                    {"srt://127.0.0.1:" + port + "?mode=listener"});
+  // A caller that sends a little and then holds its connection without sending: ffmpeg
+  // reading a pipe whose writer stops after 200 kB.
+  const std::string script = "(head -c 200000 '" + SourceTs() +
+                             "'; sleep 40) | exec /usr/bin/ffmpeg -hide_banner -loglevel error "
+                             "-probesize 100000 -f mpegts -i pipe:0 -c copy -f mpegts "
+                             "'srt://127.0.0.1:" +
+                             port + "?mode=caller'";
+  auto silent = Process::Start({"/bin/sh", "-c", script}, dir + "/silent.log");
+  auto log_has = [&](const std::string& text) {
+    return ReadFile(node.process->log_path()).find(text) != std::string::npos;
+  };
+  REQUIRE(Eventually([&] { return log_has("event=ingest_connected"); }, 10s));
+  // The one slot is freed for the next caller.
+  CHECK(Eventually([&] { return log_has("no payload for 10 s"); }, 20s));
+  auto sender = SendTs("srt://127.0.0.1:" + port + "?mode=caller");
+  CHECK(Eventually([&] { return Segments(node, "quiet") >= 2; }, 20s));
+}
+
 TEST_CASE("S-2 inputs fail over in order and go back to the first when it recovers") {
   auto dir = MakeTempDir("failover");
   auto central = StartCentral(dir);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tests/integration/harness.h"
+#include "tests/raw_connection.h"
 
 namespace meshwork::testing {
 namespace {
@@ -136,6 +137,23 @@ TEST_CASE("L-1 L-2 L-6 L-7 L-8 L-9 L-10 L-13 L-14 L-18 a published stream on a r
         "HTTP/1.1 201 Created");
   CHECK(Http("GET", node.http, "/live/v2/" + ms + ".ts").body ==
         std::string(40'000, 'a') + "b" + std::string(20'000, 'c'));
+  // A packager's own playlist PUT beside its segments: acknowledged, not kept.
+  CHECK(Http("PUT", node.publish, "/live/v1/index.m3u8", "#EXTM3U\n#X-PACKAGER-OWN\n").status ==
+        204);
+  auto own = Http("GET", node.http, "/live/v1/index.m3u8");
+  CHECK(own.status == 200);
+  CHECK(own.body.find("X-PACKAGER-OWN") == std::string::npos);
+  // R-3: one for a stream not placed here is refused on its header, its body not read: a
+  // client announcing a megabyte and sending none of it has its 404 at once.
+  {
+    RawConnection conn(Port(node.publish));
+    conn.Write(
+        "PUT /elsewhere/v1/index.m3u8 HTTP/1.1\r\nHost: a\r\nContent-Length: 1048576\r\n\r\n");
+    auto answer = conn.Read(2000ms);
+    REQUIRE(answer);
+    CHECK(answer->result_int() == 404);
+    CHECK(conn.ClosedByPeer());
+  }
 
   // L-6: unknown rendition → 404 with max-age=1.
   auto unknown = Http("GET", node.http, "/live/v7/" + ms + ".ts");

@@ -113,6 +113,49 @@ struct Received {
   Request request;
 };
 
+// A PUT's body fed to nghttp2's client: all at once, or held open (DEFERRED) until Finish().
+struct Upload {
+  explicit Upload(std::string bytes, bool ends = true) : data(std::move(bytes)), ends(ends) {}
+
+  int32_t Submit(Client& client, std::string target) {
+    nghttp2_data_provider provider{};
+    provider.source.ptr = this;
+    provider.read_callback = [](nghttp2_session*, int32_t, uint8_t* buf, size_t length,
+                                uint32_t* flags, nghttp2_data_source* src, void*) -> ssize_t {
+      auto* u = static_cast<Upload*>(src->ptr);
+      size_t n = std::min(length, u->data.size() - u->offset);
+      if (n == 0 && !u->ends) return NGHTTP2_ERR_DEFERRED;
+      std::memcpy(buf, u->data.data() + u->offset, n);
+      u->offset += n;
+      if (u->offset == u->data.size() && u->ends) *flags |= NGHTTP2_DATA_FLAG_EOF;
+      return static_cast<ssize_t>(n);
+    };
+    std::string m = ":method", put = "PUT", sc = ":scheme", http = "http", pa = ":path",
+                au = ":authority", host = "node.test";
+    nghttp2_nv nva[] = {
+        {reinterpret_cast<uint8_t*>(m.data()), reinterpret_cast<uint8_t*>(put.data()), m.size(),
+         put.size(), NGHTTP2_NV_FLAG_NONE},
+        {reinterpret_cast<uint8_t*>(sc.data()), reinterpret_cast<uint8_t*>(http.data()), sc.size(),
+         http.size(), NGHTTP2_NV_FLAG_NONE},
+        {reinterpret_cast<uint8_t*>(pa.data()), reinterpret_cast<uint8_t*>(target.data()),
+         pa.size(), target.size(), NGHTTP2_NV_FLAG_NONE},
+        {reinterpret_cast<uint8_t*>(au.data()), reinterpret_cast<uint8_t*>(host.data()), au.size(),
+         host.size(), NGHTTP2_NV_FLAG_NONE}};
+    id = nghttp2_submit_request(client.session, nullptr, nva, 4, &provider, nullptr);
+    return id;
+  }
+  // Ends a held body: its last DATA frame carries END_STREAM.
+  void Finish(Client& client) {
+    ends = true;
+    REQUIRE(nghttp2_session_resume_data(client.session, id) == 0);
+  }
+
+  std::string data;
+  bool ends;
+  size_t offset = 0;
+  int32_t id = 0;
+};
+
 TEST_CASE(
     "S-24 an HTTP/2 request reaches the handler and whole, streamed and HEAD answers return") {
   std::vector<Received> received;
@@ -287,34 +330,8 @@ TEST_CASE(
   CHECK(received.empty());
 
   // A PUT with 5000 bytes of body.
-  std::string payload(5000, 'p');
-  nghttp2_data_provider provider{};
-  struct Source {
-    std::string* data;
-    size_t offset = 0;
-  } source{&payload};
-  provider.source.ptr = &source;
-  provider.read_callback = [](nghttp2_session*, int32_t, uint8_t* buf, size_t length,
-                              uint32_t* flags, nghttp2_data_source* src, void*) -> ssize_t {
-    auto* s = static_cast<Source*>(src->ptr);
-    size_t n = std::min(length, s->data->size() - s->offset);
-    std::memcpy(buf, s->data->data() + s->offset, n);
-    s->offset += n;
-    if (s->offset == s->data->size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
-    return static_cast<ssize_t>(n);
-  };
-  std::string m = ":method", put = "PUT", sc = ":scheme", http = "http", pa = ":path",
-              target = "/s/a.ts", au = ":authority", host = "node.test";
-  nghttp2_nv nva[] = {
-      {reinterpret_cast<uint8_t*>(m.data()), reinterpret_cast<uint8_t*>(put.data()), m.size(),
-       put.size(), NGHTTP2_NV_FLAG_NONE},
-      {reinterpret_cast<uint8_t*>(sc.data()), reinterpret_cast<uint8_t*>(http.data()), sc.size(),
-       http.size(), NGHTTP2_NV_FLAG_NONE},
-      {reinterpret_cast<uint8_t*>(pa.data()), reinterpret_cast<uint8_t*>(target.data()), pa.size(),
-       target.size(), NGHTTP2_NV_FLAG_NONE},
-      {reinterpret_cast<uint8_t*>(au.data()), reinterpret_cast<uint8_t*>(host.data()), au.size(),
-       host.size(), NGHTTP2_NV_FLAG_NONE}};
-  int32_t upload = nghttp2_submit_request(client.session, nullptr, nva, 4, &provider, nullptr);
+  Upload body(std::string(5000, 'p'));
+  int32_t upload = body.Submit(client, "/s/a.ts");
   REQUIRE(Pump(client, server));
   CHECK(client.answers[upload].status == 413);
   CHECK(received.empty());
@@ -323,6 +340,40 @@ TEST_CASE(
   REQUIRE(Pump(client, server));
   REQUIRE(received.size() == 1);
   CHECK(received[0].id == fine);
+}
+
+TEST_CASE("R-3 request bodies a connection buffers are bounded across its unfinished streams") {
+  std::vector<Received> received;
+  H2Limits limits;
+  limits.max_request_body_bytes = 1000;
+  limits.max_connection_body_bytes = 1500;
+  H2Connection server(limits, [&](int32_t id, Request r) {
+    received.push_back({id, std::move(r)});
+  });
+  server.Start();
+  Client client;
+  // Two uploads of 800 bytes each, neither ended: each is within the per-request bound, the
+  // second is not within what the connection may hold for both.
+  Upload first(std::string(800, 'a'), false), second(std::string(800, 'b'), false);
+  first.Submit(client, "/s/1.ts");
+  second.Submit(client, "/s/2.ts");
+  REQUIRE(Pump(client, server));
+  CHECK(received.empty());
+  first.Finish(client);
+  second.Finish(client);
+  REQUIRE(Pump(client, server));
+  REQUIRE(received.size() == 1);
+  CHECK(received[0].id == first.id);
+  CHECK(received[0].request.body() == std::string(800, 'a'));
+  CHECK(client.answers[second.id].status == 413);
+  CHECK(client.answers[second.id].body.find("body_too_large") != std::string::npos);
+  // The first body went with its request: the connection's budget is free again.
+  Upload third(std::string(1000, 'c'));
+  third.Submit(client, "/s/3.ts");
+  REQUIRE(Pump(client, server));
+  REQUIRE(received.size() == 2);
+  CHECK(received[1].id == third.id);
+  CHECK(received[1].request.body().size() == 1000);
 }
 
 TEST_CASE("S-24 rapid reset (CVE-2023-44487) ends the connection with ENHANCE_YOUR_CALM") {
