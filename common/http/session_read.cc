@@ -20,6 +20,9 @@ namespace {
 
 // How long a closing TLS connection may take to send its close_notify.
 constexpr std::chrono::milliseconds kTlsShutdownTimeout{1000};
+// Lingering close (Session::Linger): how long and how much of a refused body is drained.
+constexpr std::chrono::milliseconds kLingerTime{2000};
+constexpr uint64_t kLingerBytes = 16u << 20;
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
@@ -133,6 +136,22 @@ void Session<Stream>::Close() {
     }
   }
   CloseSocket();
+}
+
+template <typename Stream>
+void Session<Stream>::Linger(std::shared_ptr<std::array<char, 16384>> scratch, uint64_t drained) {
+  if (drained == 0) SetDeadline(std::min(kLingerTime, server_->options.read_timeout));
+  auto& buffer = *scratch;
+  Lowest().async_read_some(asio::buffer(buffer), [self = Self(), scratch = std::move(scratch),
+                                                  drained](beast::error_code ec, size_t n) mutable {
+    // The client closed, the deadline cancelled the read, or enough was dropped.
+    if (ec || drained + n >= kLingerBytes) {
+      self->ClearDeadline();
+      self->Lowest().close(ec);
+      return;
+    }
+    self->Linger(std::move(scratch), drained + n);
+  });
 }
 
 template <typename Stream>
@@ -318,6 +337,9 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
   // a valid token), is refused before it holds any of the listener's body budget; the
   // connection closes with its body unread.
   if (parser_->chunked() || parser_->content_length().value_or(0) > 0) {
+    // Until the body is taken: a refusal below leaves it unread (and lingers, unless the
+    // client waits for 100 Continue and so sends no body).
+    unread_body_ = !ExpectsContinue(req);
     if (match_.result != Router::MatchResult::kFound) {
       std::string_view target = req.target();
       WriteFinal(NoRouteAnswer(match_, req.method_string(), target.substr(0, target.find('?'))));
@@ -344,6 +366,7 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
     WriteFinal(BudgetExceeded(server_->options.max_buffered_body_bytes));
     return;
   }
+  unread_body_ = false;
   // No body (the common GET): straight to the handler, no body read to start and complete.
   if (parser_->is_done()) return Dispatch();
   if (ExpectsContinue(req)) {

@@ -224,6 +224,30 @@ TEST_CASE("R-3 buffered bodies beyond the listener's cap answer 503 with Retry-A
   CHECK(accepted->result_int() == 200);
 }
 
+TEST_CASE(
+    "R-3 a body refused on its header is drained, so the client still sending reads the answer") {
+  auto server = Start(Options());  // body limit 1 KiB
+  // 8 MB announced and sent at once: more than the socket buffers between client and server
+  // hold, so the client's write completes only if the server keeps reading after its 413.
+  const std::string body(8 << 20, 'b');
+  for (const std::string& head :
+       {std::string("POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: ") +
+            std::to_string(body.size()) + "\r\n\r\n",
+        std::string("POST /no-such-route HTTP/1.1\r\nHost: a\r\nContent-Length: ") +
+            std::to_string(body.size()) + "\r\n\r\n"}) {
+    INFO(head);
+    RawConnection conn(server->port());
+    conn.Write(head);
+    CHECK(conn.WriteFor(body, 5000ms) == body.size());
+    auto answer = conn.Read();
+    REQUIRE(answer);
+    CHECK((answer->result_int() == 413 || answer->result_int() == 404));
+    CHECK_FALSE(answer->keep_alive());
+    // Then the server ends the connection.
+    CHECK(conn.ClosedByPeer());
+  }
+}
+
 TEST_CASE("RFC 9110 every response carries Date from the server's clock") {
   FakeClock clock;
   ServerOptions options = Options();
