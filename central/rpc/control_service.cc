@@ -50,8 +50,13 @@ class ReactorChannel final : public NodeChannel {
 
 class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, v1::ConfigUpdate> {
  public:
-  SessionReactor(ConfigService* config, NodeRegistry* registry, size_t max_sessions)
-      : config_(config), registry_(registry), max_sessions_(max_sessions) {
+  // `may_act_as(node)`: whether the call's token may open a Session as that node (M-3).
+  SessionReactor(ConfigService* config, NodeRegistry* registry, size_t max_sessions,
+                 std::function<grpc::Status(const std::string&)> may_act_as)
+      : config_(config),
+        registry_(registry),
+        max_sessions_(max_sessions),
+        may_act_as_(std::move(may_act_as)) {
     channel_ = std::make_shared<ReactorChannel>(this);
     StartRead(&in_);
   }
@@ -164,6 +169,11 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
         return false;
       }
     }
+    if (grpc::Status allowed = may_act_as_(hello.node_id()); !allowed.ok()) {
+      absl::MutexLock lock(&mu_);
+      FinishLocked(std::move(allowed));
+      return false;
+    }
     // a session is for a node that registered (its streamer object exists); one node id
     // holds a few sessions at most, the newest winning (each has a queue of updates).
     if (!config_->Current()->streamers.contains(hello.node_id())) {
@@ -207,6 +217,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
   ConfigService* config_;
   NodeRegistry* registry_;
   const size_t max_sessions_;
+  const std::function<grpc::Status(const std::string&)> may_act_as_;
   std::shared_ptr<ReactorChannel> channel_;
   v1::SessionMessage in_;
   absl::Mutex mu_;
@@ -255,20 +266,45 @@ ControlService::ControlService(ConfigService* config, NodeRegistry* registry,
   }
 }
 
-bool CarriesClusterToken(const grpc::CallbackServerContext& context,
-                         crypto::TokenFile* cluster_tokens) {
+std::optional<std::string> CallPrincipal(const grpc::CallbackServerContext& context,
+                                         crypto::TokenFile* cluster_tokens) {
   const auto& metadata = context.client_metadata();
   auto it = metadata.find("authorization");
-  return it != metadata.end() && cluster_tokens->Accepts(crypto::BearerToken(
-                                     std::string_view(it->second.data(), it->second.size())));
+  if (it == metadata.end()) return std::nullopt;
+  return cluster_tokens->Principal(
+      crypto::BearerToken(std::string_view(it->second.data(), it->second.size())));
 }
 
-bool ControlService::Authenticated(const grpc::CallbackServerContext& context,
-                                   std::string_view rpc) {
-  if (CarriesClusterToken(context, cluster_tokens_)) {
-    if (on_authenticated_) on_authenticated_(context.peer());
-    return true;
+bool CarriesClusterToken(const grpc::CallbackServerContext& context,
+                         crypto::TokenFile* cluster_tokens) {
+  return CallPrincipal(context, cluster_tokens).has_value();
+}
+
+grpc::Status MayActAsNode(crypto::TokenFile& cluster_tokens, const std::string& principal,
+                          const std::string& node_id) {
+  if (principal.empty() ? !cluster_tokens.HasOwnToken(node_id) : principal == node_id) {
+    return grpc::Status::OK;
   }
+  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                      principal.empty()
+                          ? "node " + node_id + " has a token of its own: present it"
+                          : "this token is node " + principal + "'s, not node " + node_id + "'s");
+}
+
+std::optional<std::string> ControlService::Authenticate(const grpc::CallbackServerContext& context,
+                                                        std::string_view rpc) {
+  std::optional<std::string> principal = CallPrincipal(context, cluster_tokens_);
+  if (principal) {
+    if (on_authenticated_) on_authenticated_(context.peer());
+    return principal;
+  }
+  const bool presented = context.client_metadata().count("authorization") > 0;
+  Refused(rpc, context.peer(), presented ? "rejected" : "absent", "");
+  return std::nullopt;
+}
+
+void ControlService::Refused(std::string_view rpc, const std::string& peer, std::string_view token,
+                             const std::string& node) {
   prometheus::Counter* counter = rpc == "register"    ? register_refused_
                                  : rpc == "upstreams" ? upstreams_refused_
                                  : rpc == "nodes"     ? nodes_refused_
@@ -280,13 +316,12 @@ bool ControlService::Authenticated(const grpc::CallbackServerContext& context,
           .count();
   uint64_t earlier = 0;
   if (refusal_log_.Allow(now_ms, &earlier)) {
-    const bool presented = context.client_metadata().count("authorization") > 0;
     log::Warn("control_auth_failed", {{"rpc", rpc},
-                                      {"peer", context.peer()},
-                                      {"token", presented ? "rejected" : "absent"},
+                                      {"peer", peer},
+                                      {"token", token},
+                                      {"node", node},
                                       {"unlogged_before", earlier}});
   }
-  return false;
 }
 
 grpc::ServerUnaryReactor* ControlService::Upstreams(grpc::CallbackServerContext* context,
@@ -349,13 +384,20 @@ grpc::ServerUnaryReactor* ControlService::Register(grpc::CallbackServerContext* 
                                                    const v1::RegisterRequest* request,
                                                    v1::RegisterResponse* response) {
   auto* reactor = context->DefaultReactor();
-  if (!Authenticated(*context, "register")) {
+  const std::optional<std::string> principal = Authenticate(*context, "register");
+  if (!principal) {
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, kUnauthenticated));
     return reactor;
   }
   if (!IsValidName(request->node_id())) {
     reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                  "node_id must match [a-z0-9][a-z0-9._-]{0,63}"));
+    return reactor;
+  }
+  if (grpc::Status allowed = MayActAsNode(*cluster_tokens_, *principal, request->node_id());
+      !allowed.ok()) {
+    Refused("register", context->peer(), "not this node's", request->node_id());
+    reactor->Finish(allowed);
     return reactor;
   }
   if (request->role() == v1::ROLE_UNSPECIFIED) {
@@ -389,8 +431,15 @@ grpc::ServerUnaryReactor* ControlService::Register(grpc::CallbackServerContext* 
 
 grpc::ServerBidiReactor<v1::SessionMessage, v1::ConfigUpdate>* ControlService::Session(
     grpc::CallbackServerContext* context) {
-  if (!Authenticated(*context, "session")) return new RefusedSession();
-  return new SessionReactor(config_, registry_, max_sessions_per_node_);
+  std::optional<std::string> principal = Authenticate(*context, "session");
+  if (!principal) return new RefusedSession();
+  return new SessionReactor(
+      config_, registry_, max_sessions_per_node_,
+      [this, principal = std::move(*principal), peer = context->peer()](const std::string& node) {
+        grpc::Status allowed = MayActAsNode(*cluster_tokens_, principal, node);
+        if (!allowed.ok()) Refused("session", peer, "not this node's", node);
+        return allowed;
+      });
 }
 
 }  // namespace meshwork::central

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 
 #include "boost/asio/thread_pool.hpp"
 #include "central/cluster/node_registry.h"
@@ -68,9 +69,17 @@ class ControlService final : public meshwork::v1::Control::CallbackService {
   void set_max_sessions_per_node(size_t n) { max_sessions_per_node_ = n; }
 
  private:
-  // True when the call carries a cluster token the file accepts; otherwise counts and logs
-  // the refusal. Any gRPC thread.
-  bool Authenticated(const grpc::CallbackServerContext& context, std::string_view rpc);
+  // Who the call's token speaks for when the file accepts it: "" for a cluster-wide token, a
+  // node id for a node's own (`node=ID` line); otherwise nullopt, the refusal counted and
+  // logged. Any gRPC thread.
+  std::optional<std::string> Authenticate(const grpc::CallbackServerContext& context,
+                                          std::string_view rpc);
+  bool Authenticated(const grpc::CallbackServerContext& context, std::string_view rpc) {
+    return Authenticate(context, rpc).has_value();
+  }
+  // Counts a refused call and logs it (one line a second at most). Any gRPC thread.
+  void Refused(std::string_view rpc, const std::string& peer, std::string_view token,
+               const std::string& node);
 
   ConfigService* config_;
   NodeRegistry* registry_;
@@ -87,6 +96,16 @@ class ControlService final : public meshwork::v1::Control::CallbackService {
   size_t max_sessions_per_node_ = 4;
 };
 
+// M-3: whether `principal` (ControlService::Authenticate) may register or open a Session as
+// node `node_id`: a node's own token for that node alone, and a cluster-wide token for any
+// node the file gives no token of its own. PERMISSION_DENIED naming the node otherwise.
+grpc::Status MayActAsNode(crypto::TokenFile& cluster_tokens, const std::string& principal,
+                          const std::string& node_id);
+
+// Who the call's `Authorization: Bearer <token>` speaks for (TokenFile::Principal), nullopt
+// when it carries none the file accepts.
+std::optional<std::string> CallPrincipal(const grpc::CallbackServerContext& context,
+                                         crypto::TokenFile* cluster_tokens);
 // Whether the call carries `Authorization: Bearer <token>` with a token the file accepts.
 bool CarriesClusterToken(const grpc::CallbackServerContext& context,
                          crypto::TokenFile* cluster_tokens);

@@ -22,6 +22,9 @@ constexpr size_t kGeneratedTokenBytes = 32;
 // A token file is a few lines; anything much larger is not one.
 constexpr size_t kMaxFileBytes = 64 << 10;
 
+// A line binding its token to one principal: `node=ID TOKEN`.
+constexpr std::string_view kBoundPrefix = "node=";
+
 // This Abseil's string_view is not std::string_view, so the few string helpers are here.
 std::string_view TrimWhitespace(std::string_view s) {
   constexpr std::string_view kSpace = " \t\r\n\v\f";
@@ -86,17 +89,36 @@ absl::Status TokenFile::LoadLocked() {
   }
   std::vector<std::string> tokens;
   std::vector<std::string> digests;
+  std::vector<std::string> bound;
+  size_t malformed = 0;
   for (size_t start = 0; start < text.size();) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
-    const std::string_view line = TrimWhitespace(std::string_view(text).substr(start, end - start));
+    std::string_view line = TrimWhitespace(std::string_view(text).substr(start, end - start));
     start = end + 1;
     if (line.empty() || line.front() == '#') continue;
+    std::string_view principal;
+    if (line.substr(0, kBoundPrefix.size()) == kBoundPrefix) {
+      const size_t space = line.find_first_of(" \t");
+      principal = line.substr(kBoundPrefix.size(), space - kBoundPrefix.size());
+      line =
+          space == std::string_view::npos ? std::string_view() : TrimWhitespace(line.substr(space));
+      if (principal.empty() || line.empty()) {
+        ++malformed;  // never a token of its own: `node=` alone would be guessable
+        continue;
+      }
+    }
     tokens.emplace_back(line);
     digests.push_back(HmacSha256(digest_key_, line));
+    bound.emplace_back(principal);
+  }
+  if (malformed > 0) {
+    log::Warn("token_file_malformed",
+              {{"path", path_}, {"lines", malformed}, {"expected", "node=ID TOKEN"}});
   }
   tokens_ = std::move(tokens);
   digests_ = std::move(digests);
+  bound_ = std::move(bound);
   identity_ = IdentityOf(st);
   unreadable_ = false;
   if ((st.st_mode & 077) != 0) {
@@ -123,19 +145,45 @@ void TokenFile::RefreshLocked() {
   (void)LoadLocked();
 }
 
-bool TokenFile::Accepts(std::string_view presented) {
-  if (presented.empty()) return false;
+bool TokenFile::Accepts(std::string_view presented) { return Principal(presented).has_value(); }
+
+std::optional<std::string> TokenFile::Principal(std::string_view presented) {
+  if (presented.empty()) return std::nullopt;
   const std::string digest = HmacSha256(digest_key_, presented);
   absl::MutexLock lock(&mu_);
   RefreshLocked();
-  bool match = false;
-  for (const std::string& known : digests_) match |= ConstantTimeEquals(digest, known);
-  return match;
+  // Every digest is compared; the last match's index is kept without a branch on it.
+  size_t matched = digests_.size();
+  for (size_t i = 0; i < digests_.size(); ++i) {
+    const size_t equal = ConstantTimeEquals(digest, digests_[i]) ? 1 : 0;
+    matched = equal * i + (1 - equal) * matched;
+  }
+  if (matched == digests_.size()) return std::nullopt;
+  return bound_[matched];
 }
 
-std::string TokenFile::First() {
+bool TokenFile::HasOwnToken(std::string_view id) {
   absl::MutexLock lock(&mu_);
   RefreshLocked();
+  for (const std::string& principal : bound_) {
+    if (!principal.empty() && principal == id) return true;
+  }
+  return false;
+}
+
+std::string TokenFile::First() { return TokenFor(""); }
+
+std::string TokenFile::TokenFor(std::string_view id) {
+  absl::MutexLock lock(&mu_);
+  RefreshLocked();
+  for (size_t i = 0; i < tokens_.size(); ++i) {
+    if (bound_[i] == id) return tokens_[i];
+  }
+  if (!id.empty()) {
+    for (size_t i = 0; i < tokens_.size(); ++i) {
+      if (bound_[i].empty()) return tokens_[i];
+    }
+  }
   return tokens_.empty() ? std::string() : tokens_.front();
 }
 

@@ -2,7 +2,9 @@
 // API token.
 //
 // The file holds one token per line; blank lines and lines starting with '#' are ignored,
-// and whitespace around a token is not part of it. Every listed token is accepted, so a
+// and whitespace around a token is not part of it. A line `node=ID TOKEN` binds its token to
+// one principal (the control channel: a node's own token, accepted for node ID alone — see
+// Principal and HasOwnToken); a plain line is good for any. Every listed token is accepted, so a
 // token is rotated without a restart: add the new line, move the clients over, drop the old
 // line. The file is looked at again at most once a second (by the injected clock) and read
 // again when its identity, size, modification or change time differ from the last read.
@@ -16,6 +18,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,9 +50,20 @@ class TokenFile {
   // tokens in force and logs a warning (once per change of state).
   bool Accepts(std::string_view presented);
 
-  // The first token of the file, or "" when there is none: what a client sends. Refreshed
-  // like Accepts. Thread-safe.
+  // Like Accepts, and who the token speaks for: nullopt when refused, "" for a plain line's
+  // token, the ID of a `node=ID` line's. Same constant-time comparison of every token.
+  std::optional<std::string> Principal(std::string_view presented);
+
+  // Whether a `node=ID` line names `id`: that principal is then only accepted with its own
+  // token. Thread-safe; refreshed like Accepts.
+  bool HasOwnToken(std::string_view id);
+
+  // The first plain token of the file (else its first token, else ""): what a client sends.
+  // Refreshed like Accepts. Thread-safe.
   std::string First();
+  // The token of a `node=ID` line for `id` when there is one, else First(): what node `id`
+  // presents to central. Thread-safe.
+  std::string TokenFor(std::string_view id);
 
   // Number of tokens currently in force (for logs and tests). Thread-safe.
   size_t size();
@@ -78,6 +92,7 @@ class TokenFile {
   absl::Mutex mu_;
   std::vector<std::string> tokens_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> digests_ ABSL_GUARDED_BY(mu_);  // HMAC of each token
+  std::vector<std::string> bound_ ABSL_GUARDED_BY(mu_);    // each token's principal ("": any)
   Identity identity_ ABSL_GUARDED_BY(mu_);
   bool loaded_once_ ABSL_GUARDED_BY(mu_) = false;
   bool unreadable_ ABSL_GUARDED_BY(mu_) = false;  // the last attempt failed (warned)

@@ -106,7 +106,8 @@ absl::StatusOr<Response> CallCentral(const AgentOptions& options, const std::str
   auto stub = v1::Control::NewStub(channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + options.rpc_deadline);
-  const std::string token = options.cluster_token ? options.cluster_token->First() : "";
+  const std::string token =
+      options.cluster_token ? options.cluster_token->TokenFor(options.registration.node_id()) : "";
   ctx.AddMetadata("authorization", "Bearer " + token);
   Response response;
   grpc::Status status = ((*stub).*method)(&ctx, request, &response);
@@ -150,7 +151,8 @@ bool Agent::RunOnce() {
   auto channel = grpc::CreateCustomChannel(central, grpc::InsecureChannelCredentials(), args);
   auto stub = v1::Control::NewStub(channel);
   const std::string& node = options_.registration.node_id();
-  const std::string token = options_.cluster_token ? options_.cluster_token->First() : "";
+  // M-3: the node's own token when the file has a `node=ID` line for it, else the cluster's.
+  const std::string token = options_.cluster_token ? options_.cluster_token->TokenFor(node) : "";
   if (token.empty()) {
     log::Warn("cluster_token_missing",
               {{"path", options_.cluster_token ? options_.cluster_token->path() : ""}});
@@ -163,10 +165,12 @@ bool Agent::RunOnce() {
     ctx.set_deadline(std::chrono::system_clock::now() + options_.rpc_deadline);
     ctx.AddMetadata("authorization", authorization);
     grpc::Status status = stub->Register(&ctx, options_.registration, &registered);
-    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+        status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
       log::Warn("register_refused",
                 {{"central", central},
-                 {"error", "central refused the cluster token of --cluster-token-file"},
+                 {"error",
+                  "central refused the token of --cluster-token-file: " + status.error_message()},
                  {"path", options_.cluster_token ? options_.cluster_token->path() : ""}});
       return false;
     }

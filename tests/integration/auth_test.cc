@@ -162,7 +162,7 @@ TEST_CASE("M-3 an unauthenticated Register gets no configuration and no viewing 
     CHECK(Http("GET", central.http, kApi + "/streamers/edge-bad").status == 404);
     CHECK(Eventually(
         [&] {
-          return ReadFile(bad_node.process->log_path()).find("refused the cluster token") !=
+          return ReadFile(bad_node.process->log_path()).find("refused the token") !=
                  std::string::npos;
         },
         5s));
@@ -205,6 +205,49 @@ TEST_CASE("M-3 an unauthenticated Session is ended at once and gets no configura
   CHECK(accepted.first.viewing_keys().keys_size() > 0);
   CHECK(accepted.status.error_code() == grpc::StatusCode::CANCELLED);
   CHECK(Metric(central, R"(meshwork_control_auth_failures_total{rpc="session"})") == 3);
+}
+
+TEST_CASE("M-3 a node with a token of its own is registered and attached with that token alone") {
+  auto dir = MakeTempDir("m3-own");
+  const std::string tokens = dir + ".cluster-tokens";
+  WriteFile(tokens, "cluster-wide-token\nnode=edge-1 edge-1-own-token\n");
+  auto central =
+      StartCentral(dir, "127.0.0.1:0", "127.0.0.1:0", {"--cluster-token-file=" + tokens});
+  auto stub = meshwork::v1::Control::NewStub(
+      grpc::CreateChannel(central.grpc, grpc::InsecureChannelCredentials()));
+  const char* cluster = "Bearer cluster-wide-token";
+  const char* own = "Bearer edge-1-own-token";
+  meshwork::v1::RegisterResponse response;
+  // The cluster-wide token can no longer speak for edge-1 (its addresses stay its own)...
+  auto taken = Register(*stub, "edge-1", cluster, &response);
+  CHECK(taken.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+  CHECK(taken.error_message().find("edge-1") != std::string::npos);
+  CHECK_FALSE(response.has_snapshot());
+  CHECK(Http("GET", central.http, kApi + "/streamers/edge-1").status == 404);
+  // ...and edge-1's token speaks for edge-1 alone.
+  CHECK(Register(*stub, "edge-2", own, &response).error_code() ==
+        grpc::StatusCode::PERMISSION_DENIED);
+  CHECK(Http("GET", central.http, kApi + "/streamers/edge-2").status == 404);
+  CHECK(Metric(central, R"(meshwork_control_auth_failures_total{rpc="register"})") == 2);
+  REQUIRE(Register(*stub, "edge-1", own, &response).ok());
+  CHECK(response.snapshot().full());
+  REQUIRE(Register(*stub, "edge-2", cluster, &response).ok());  // no token of its own
+  // A Session as edge-1 needs edge-1's token too.
+  SessionOutcome refused = OpenSession(*stub, "edge-1", cluster);
+  CHECK(refused.status.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+  CHECK(refused.updates == 0);
+  SessionOutcome accepted = OpenSession(*stub, "edge-1", own);
+  CHECK(accepted.updates >= 1);
+
+  // A streamer whose file holds both lines presents its own to central and comes online.
+  const std::string node_tokens = MakeTempDir("m3-own-node") + "/cluster-token";
+  WriteFile(node_tokens, "cluster-wide-token\nnode=edge-3 edge-3-own-token\n");
+  WriteFile(tokens,
+            "cluster-wide-token\nnode=edge-1 edge-1-own-token\nnode=edge-3 edge-3-own-token\n");
+  auto node =
+      StartStreamer(central.grpc, "edge-3", "edge", {"--cluster-token-file=" + node_tokens});
+  CHECK(Eventually([&] { return IsOnline(central, "edge-3"); }, 10s));
+  CHECK(ReadFile(dir + ".central.log").find("own-token") == std::string::npos);  // R-7
 }
 
 TEST_CASE(

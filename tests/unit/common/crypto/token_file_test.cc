@@ -49,6 +49,43 @@ TEST_CASE("M-3 a token file accepts each listed token and nothing else") {
   CHECK_FALSE(tokens->Accepts("ALPHA-TOKEN"));
 }
 
+TEST_CASE("M-3 a node=ID line binds its token to that node, a plain line to any") {
+  TempDir dir;
+  const auto path = dir.path() / "tokens";
+  Write(path,
+        "# cluster-wide first, then two nodes' own\n"
+        "cluster-secret\n"
+        "node=edge-1 edge-1-secret\n"
+        "node=edge-2\tedge-2-secret \n"
+        "node=edge-3\n"            // no token: ignored, never an empty token
+        "node= orphan-secret\n");  // no id: ignored
+  FakeClock clock;
+  auto file = OpenOrFail(path, clock);
+  CHECK(file->size() == 3);
+  CHECK(file->Principal("cluster-secret") == std::string());
+  CHECK(file->Principal("edge-1-secret") == std::string("edge-1"));
+  CHECK(file->Principal("edge-2-secret") == std::string("edge-2"));
+  CHECK_FALSE(file->Principal("node=edge-1 edge-1-secret"));
+  CHECK_FALSE(file->Principal("orphan-secret"));
+  CHECK_FALSE(file->Principal(""));
+  CHECK_FALSE(file->Principal("edge-3"));
+  CHECK(file->Accepts("edge-1-secret"));
+  CHECK(file->HasOwnToken("edge-1"));
+  CHECK(file->HasOwnToken("edge-2"));
+  CHECK_FALSE(file->HasOwnToken("edge-3"));
+  CHECK_FALSE(file->HasOwnToken(""));
+  // What a client sends: its own token to central, the cluster's to everyone else.
+  CHECK(file->TokenFor("edge-1") == "edge-1-secret");
+  CHECK(file->TokenFor("edge-9") == "cluster-secret");
+  CHECK(file->First() == "cluster-secret");
+  // A file with only a node's own line: that token for everything.
+  Write(path, "node=edge-1 only-mine\n");
+  clock.Advance(TokenFile::kCheckInterval);
+  CHECK(file->First() == "only-mine");
+  CHECK(file->TokenFor("edge-1") == "only-mine");
+  CHECK_FALSE(file->Principal("edge-1-secret"));
+}
+
 TEST_CASE("M-3 a token is rotated in the file without a restart") {
   TempDir dir;
   const auto path = dir.path() / "tokens";
