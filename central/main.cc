@@ -99,6 +99,8 @@ ABSL_FLAG(std::string, public_url, "",
           "server URI, CS-2); empty: http:// and the HTTP listener's bound address");
 ABSL_FLAG(int64_t, steering_max_answers_per_s, 20000,
           "steering answers per second before 429 + Retry-After (CS-2)");
+ABSL_FLAG(int64_t, steering_max_answers_per_client_per_s, 200,
+          "steering answers per second to one client address (an IPv6 /64) before 429 (R-3)");
 ABSL_FLAG(int64_t, steering_max_moves_per_s, 20,
           "viewers per stream and second a steering answer moves for load alone (CS-3)");
 ABSL_FLAG(std::string, http_delivery, "redirect",
@@ -431,6 +433,8 @@ int Run() {
   SteeringService::Options steering_options;
   steering_options.max_answers_per_s = absl::GetFlag(FLAGS_steering_max_answers_per_s);
   steering_options.max_moves_per_s = absl::GetFlag(FLAGS_steering_max_moves_per_s);
+  steering_options.max_answers_per_client_per_s =
+      absl::GetFlag(FLAGS_steering_max_answers_per_client_per_s);
   SteeringService steering(steering_options, &routing, config->get(), RealClock::Get(),
                            metrics.get());
   auto build_router = [&](ViewerProxy* proxy) {

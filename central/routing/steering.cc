@@ -106,13 +106,19 @@ PriorityResult PathwayPriority(const std::vector<PathwayNode>& nodes, const std:
 
 SteeringService::SteeringService(Options options, RoutingService* routing, ConfigService* config,
                                  const Clock& clock, prometheus::Registry* metrics)
-    : options_(std::move(options)), routing_(routing), config_(config), clock_(clock) {
+    : options_(std::move(options)),
+      routing_(routing),
+      config_(config),
+      clock_(clock),
+      per_client_(static_cast<uint32_t>(
+          std::clamp<int64_t>(options_.max_answers_per_client_per_s, 0, UINT32_MAX))) {
   if (!metrics) return;
-  answers_ = metrics::LabeledCounters(prometheus::BuildCounter()
-                                          .Name("meshwork_steering_answers_total")
-                                          .Help("CS-2: steering manifest requests, by result")
-                                          .Register(*metrics),
-                                      "result", {"ok", "unknown_stream", "no_node", "overload"});
+  answers_ = metrics::LabeledCounters(
+      prometheus::BuildCounter()
+          .Name("meshwork_steering_answers_total")
+          .Help("CS-2: steering manifest requests, by result")
+          .Register(*metrics),
+      "result", {"ok", "unknown_stream", "no_node", "overload", "client_overload"});
   moves_counter_ = metrics::LabeledCounters(
       prometheus::BuildCounter()
           .Name("meshwork_steering_moves_total")
@@ -121,10 +127,13 @@ SteeringService::SteeringService(Options options, RoutingService* routing, Confi
       "reason", {"ineligible", "zone", "load"});
 }
 
+int64_t SteeringService::NowSeconds() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(clock_.Monotonic().time_since_epoch())
+      .count();
+}
+
 bool SteeringService::AdmitAnswer() {
-  const int64_t now_s =
-      std::chrono::duration_cast<std::chrono::seconds>(clock_.Monotonic().time_since_epoch())
-          .count();
+  const int64_t now_s = NowSeconds();
   int64_t seen = second_.load(std::memory_order_relaxed);
   if (seen != now_s && second_.compare_exchange_strong(seen, now_s)) {
     answers_in_second_.store(0, std::memory_order_relaxed);
@@ -133,9 +142,7 @@ bool SteeringService::AdmitAnswer() {
 }
 
 bool SteeringService::AdmitMove(const std::string& stream) {
-  const int64_t now_s =
-      std::chrono::duration_cast<std::chrono::seconds>(clock_.Monotonic().time_since_epoch())
-          .count();
+  const int64_t now_s = NowSeconds();
   absl::MutexLock lock(&mu_);
   if (moves_.size() > 100000) moves_.clear();  // bounded: one entry per steered stream
   auto& [second, count] = moves_[stream];
@@ -157,6 +164,9 @@ SteeringService::Answer SteeringService::Steer(const SteeringRequest& request) {
     answer.retry_after_s = retry_after;
     return answer;
   };
+  if (request.client && !per_client_.Admit(*request.client, NowSeconds())) {
+    return fail(429, "client_overload", "too many steering requests from this address", 1);
+  }
   if (!AdmitAnswer()) return fail(429, "overload", "too many steering requests", 1);
   auto config = config_->Current();
   auto record = config->streams.find(request.stream);

@@ -16,7 +16,9 @@
 //
 // Thread-safe. Answers: 200 with the manifest; 410 for a stream the cluster does not know;
 // 503 + Retry-After when no node serves it for this viewer; 429 + Retry-After beyond
-// `max_answers_per_s` answers in a second (the player keeps its pathway and asks again).
+// `max_answers_per_client_per_s` answers in a second to one client address (an IPv6 /64;
+// net::AddressRate) or `max_answers_per_s` to all (the player keeps its pathway and asks
+// again), so that one client cannot spend the budget of every viewer.
 #pragma once
 
 #include <atomic>
@@ -31,6 +33,7 @@
 #include "central/model/config_service.h"
 #include "central/routing/routing_service.h"
 #include "common/metrics/metrics.h"
+#include "common/net/address_rate.h"
 #include "common/net/ip_address.h"
 #include "common/sync/snapshot.h"
 #include "common/time/clock.h"
@@ -70,6 +73,7 @@ class SteeringService {
  public:
   struct Options {
     int64_t max_answers_per_s = 20000;
+    int64_t max_answers_per_client_per_s = 200;
     int64_t max_moves_per_s = 20;  // per stream, moves for load alone (CS-3)
   };
   // `routing` and `config` must outlive the service; `metrics` may be null.
@@ -90,6 +94,7 @@ class SteeringService {
   }
 
  private:
+  int64_t NowSeconds() const;
   bool AdmitAnswer();
   bool AdmitMove(const std::string& stream);
 
@@ -99,6 +104,7 @@ class SteeringService {
   const Clock& clock_;
   std::atomic<int64_t> second_{0};
   std::atomic<int64_t> answers_in_second_{0};
+  net::AddressRate per_client_;
   Snapshot<std::string> public_base_{std::make_shared<const std::string>()};
   absl::Mutex mu_;
   // Per stream: the second of the last load move and the moves in it.

@@ -259,6 +259,24 @@ TEST_CASE(
   CHECK(refused >= 5);
   CHECK(MetricAt(central.http, "meshwork_steering_answers_total", "result=\"overload\"") >=
         refused);
+
+  // R-3: one client address has its own share of the budget: beyond it that client gets 429,
+  // and another address is still answered.
+  Central shared = StartCentral(MakeTempDir("steering-per-client"), "127.0.0.1:0", "127.0.0.1:0",
+                                {"--steering-max-answers-per-client-per-s=3"});
+  REQUIRE(Http("PUT", shared.http, "/central/api-v4/streams/ch1",
+               R"({"placement": {"streamers": []}, "steering": {"enabled": true}})")
+              .status == 201);
+  int greedy_refused = 0;
+  for (int i = 0; i < 10; ++i)
+    greedy_refused += Http("GET", shared.http, "/steering/ch1").status == 429;
+  CHECK(greedy_refused >= 4);  // at most 3 a second, over at most two seconds
+  CHECK(MetricAt(shared.http, "meshwork_steering_answers_total", "result=\"client_overload\"") ==
+        greedy_refused);
+  auto [other_rc, other] =
+      RunCommand("curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 http://" +
+                 shared.http + "/steering/ch1");
+  CHECK(other == "503");  // answered (no node serves ch1), not refused
 }
 
 // CS-4 with a real player: it plays from node A, A is drained, and B counts its session

@@ -1,0 +1,42 @@
+#include "common/net/address_rate.h"
+
+#include <catch2/catch.hpp>
+
+namespace meshwork::net::address_rate_test {
+namespace {
+
+IpAddress Ip(const char* text) { return *IpAddress::Parse(text); }
+
+// Events admitted for `client` in second `s` out of `tries`.
+int Admitted(AddressRate& rate, const IpAddress& client, int64_t s, int tries) {
+  int n = 0;
+  for (int i = 0; i < tries; ++i) n += rate.Admit(client, s) ? 1 : 0;
+  return n;
+}
+
+TEST_CASE("R-3 one client gets its allowance per second, and another client its own") {
+  AddressRate rate(3);
+  const IpAddress a = Ip("192.0.2.1"), b = Ip("192.0.2.2");
+  REQUIRE(AddressRate::SlotOf(a) != AddressRate::SlotOf(b));
+  CHECK(Admitted(rate, a, 100, 10) == 3);
+  CHECK(Admitted(rate, b, 100, 10) == 3);  // a's refusals did not spend b's allowance
+  CHECK(Admitted(rate, a, 101, 10) == 3);  // the next second starts afresh
+  CHECK(Admitted(rate, a, 101, 1) == 0);
+}
+
+TEST_CASE("R-3 an IPv6 client is its /64, an IPv4-mapped address its IPv4 one") {
+  AddressRate rate(2);
+  CHECK(Admitted(rate, Ip("2001:db8:1:2::1"), 7, 1) == 1);
+  CHECK(Admitted(rate, Ip("2001:db8:1:2:ffff::9"), 7, 5) == 1);  // same /64: one allowance
+  CHECK(AddressRate::SlotOf(Ip("2001:db8:1:3::1")) != AddressRate::SlotOf(Ip("2001:db8:1:2::1")));
+  CHECK(Admitted(rate, Ip("198.51.100.7"), 7, 1) == 1);
+  CHECK(Admitted(rate, Ip("::ffff:198.51.100.7"), 7, 5) == 1);
+}
+
+TEST_CASE("R-3 an allowance of zero admits nothing") {
+  AddressRate rate(0);
+  CHECK(Admitted(rate, Ip("192.0.2.1"), 1, 3) == 0);
+}
+
+}  // namespace
+}  // namespace meshwork::net::address_rate_test
