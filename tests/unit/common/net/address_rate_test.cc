@@ -1,6 +1,9 @@
 #include "common/net/address_rate.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <thread>
+#include <vector>
 
 namespace meshwork::net::address_rate_test {
 namespace {
@@ -31,6 +34,18 @@ TEST_CASE("R-3 an IPv6 client is its /64, an IPv4-mapped address its IPv4 one") 
   CHECK(AddressRate::SlotOf(Ip("2001:db8:1:3::1")) != AddressRate::SlotOf(Ip("2001:db8:1:2::1")));
   CHECK(Admitted(rate, Ip("198.51.100.7"), 7, 1) == 1);
   CHECK(Admitted(rate, Ip("::ffff:198.51.100.7"), 7, 5) == 1);
+}
+
+TEST_CASE("R-3 clients admitted from many threads at once never exceed the allowance") {
+  AddressRate rate(500);
+  const IpAddress client = Ip("203.0.113.9");
+  std::atomic<int> admitted{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] { admitted += Admitted(rate, client, 42, 1000); });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(admitted == 500);
 }
 
 TEST_CASE("R-3 an allowance of zero admits nothing") {
