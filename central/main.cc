@@ -100,7 +100,8 @@ ABSL_FLAG(std::string, public_url, "",
 ABSL_FLAG(int64_t, steering_max_answers_per_s, 20000,
           "steering answers per second before 429 + Retry-After (CS-2)");
 ABSL_FLAG(int64_t, steering_max_answers_per_client_per_s, 200,
-          "steering answers per second to one client address (an IPv6 /64) before 429 (R-3)");
+          "steering answers per second to one client address (an IPv6 /64) before 429 (R-3); "
+          "0: no per-address share");
 ABSL_FLAG(int64_t, steering_max_moves_per_s, 20,
           "viewers per stream and second a steering answer moves for load alone (CS-3)");
 ABSL_FLAG(std::string, http_delivery, "redirect",

@@ -261,7 +261,8 @@ int Run() {
                                     RealClock::Get(), metrics.get());
   // Z-22: what this node cannot answer from its own view, central's Route answers.
   RouteClient route_client(
-      [&agent] { return agent ? agent->CurrentCentral() : std::string(); }, cluster_token->get(),
+      [&agent] { return agent ? agent->CurrentCentral() : std::string(); },
+      [tokens = cluster_token->get(), node_id] { return tokens->TokenFor(node_id); },
       std::chrono::milliseconds(absl::GetFlag(FLAGS_central_route_deadline_ms)));
   CentralRedirect::Options redirect_options;
   redirect_options.cache_ttl =

@@ -18,7 +18,9 @@
 // 503 + Retry-After when no node serves it for this viewer; 429 + Retry-After beyond
 // `max_answers_per_client_per_s` answers in a second to one client address (an IPv6 /64;
 // net::AddressRate) or `max_answers_per_s` to all (the player keeps its pathway and asks
-// again), so that one client cannot spend the budget of every viewer.
+// again): one address cannot spend the whole budget alone (many addresses still can). A
+// central behind a load balancer that is not among the trusted proxies sees every viewer
+// as one address: raise the share, or 0 turns it off.
 #pragma once
 
 #include <atomic>

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -24,6 +25,17 @@ constexpr size_t kMaxFileBytes = 64 << 10;
 
 // A line binding its token to one principal: `node=ID TOKEN`.
 constexpr std::string_view kBoundPrefix = "node=";
+
+// A node id as central accepts one: [a-z0-9][a-z0-9._-]{0,63}.
+bool IsNodeId(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (size_t i = 0; i < id.size(); ++i) {
+    const char c = id[i];
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-'))) return false;
+  }
+  return true;
+}
 
 // This Abseil's string_view is not std::string_view, so the few string helpers are here.
 std::string_view TrimWhitespace(std::string_view s) {
@@ -90,7 +102,8 @@ absl::Status TokenFile::LoadLocked() {
   std::vector<std::string> tokens;
   std::vector<std::string> digests;
   std::vector<std::string> bound;
-  size_t malformed = 0;
+  std::vector<std::string> owners;  // every id a `node=` line names, with a token or not
+  size_t malformed = 0, repeated = 0;
   for (size_t start = 0; start < text.size();) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
@@ -103,22 +116,29 @@ absl::Status TokenFile::LoadLocked() {
       principal = line.substr(kBoundPrefix.size(), space - kBoundPrefix.size());
       line =
           space == std::string_view::npos ? std::string_view() : TrimWhitespace(line.substr(space));
-      if (principal.empty() || line.empty()) {
-        ++malformed;  // never a token of its own: `node=` alone would be guessable
-        continue;
-      }
+      if (!IsNodeId(principal) || line.empty()) ++malformed;
+      // A node named with no usable token still has a token of its own — none: it is then
+      // refused with the cluster-wide token too (fail closed) until the line is fixed.
+      if (!principal.empty()) owners.emplace_back(principal);
+      if (!IsNodeId(principal) || line.empty()) continue;
     }
+    const std::string digest = HmacSha256(digest_key_, line);
+    if (std::find(digests.begin(), digests.end(), digest) != digests.end()) ++repeated;
     tokens.emplace_back(line);
-    digests.push_back(HmacSha256(digest_key_, line));
+    digests.push_back(digest);
     bound.emplace_back(principal);
   }
-  if (malformed > 0) {
+  if (malformed > 0 || repeated > 0) {
     log::Warn("token_file_malformed",
-              {{"path", path_}, {"lines", malformed}, {"expected", "node=ID TOKEN"}});
+              {{"path", path_},
+               {"bad_node_lines", malformed},
+               {"repeated_tokens", repeated},
+               {"expected", "node=ID TOKEN, ID [a-z0-9][a-z0-9._-]{0,63}"}});
   }
   tokens_ = std::move(tokens);
   digests_ = std::move(digests);
   bound_ = std::move(bound);
+  owners_ = std::move(owners);
   identity_ = IdentityOf(st);
   unreadable_ = false;
   if ((st.st_mode & 077) != 0) {
@@ -165,10 +185,7 @@ std::optional<std::string> TokenFile::Principal(std::string_view presented) {
 bool TokenFile::HasOwnToken(std::string_view id) {
   absl::MutexLock lock(&mu_);
   RefreshLocked();
-  for (const std::string& principal : bound_) {
-    if (!principal.empty() && principal == id) return true;
-  }
-  return false;
+  return !id.empty() && std::find(owners_.begin(), owners_.end(), id) != owners_.end();
 }
 
 std::string TokenFile::First() { return TokenFor(""); }
@@ -176,15 +193,16 @@ std::string TokenFile::First() { return TokenFor(""); }
 std::string TokenFile::TokenFor(std::string_view id) {
   absl::MutexLock lock(&mu_);
   RefreshLocked();
-  for (size_t i = 0; i < tokens_.size(); ++i) {
-    if (bound_[i] == id) return tokens_[i];
-  }
+  // A node's own token goes to central only: never to another node as the cluster's.
   if (!id.empty()) {
     for (size_t i = 0; i < tokens_.size(); ++i) {
-      if (bound_[i].empty()) return tokens_[i];
+      if (bound_[i] == id) return tokens_[i];
     }
   }
-  return tokens_.empty() ? std::string() : tokens_.front();
+  for (size_t i = 0; i < tokens_.size(); ++i) {
+    if (bound_[i].empty()) return tokens_[i];
+  }
+  return std::string();
 }
 
 size_t TokenFile::size() {

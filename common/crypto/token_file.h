@@ -54,12 +54,12 @@ class TokenFile {
   // token, the ID of a `node=ID` line's. Same constant-time comparison of every token.
   std::optional<std::string> Principal(std::string_view presented);
 
-  // Whether a `node=ID` line names `id`: that principal is then only accepted with its own
-  // token. Thread-safe; refreshed like Accepts.
+  // Whether a `node=ID` line names `id` (even one without a usable token: fail closed): that
+  // principal is then only accepted with its own token. Thread-safe; refreshed like Accepts.
   bool HasOwnToken(std::string_view id);
 
-  // The first plain token of the file (else its first token, else ""): what a client sends.
-  // Refreshed like Accepts. Thread-safe.
+  // The first plain token of the file, or "" when there is none: what a client sends (a
+  // node's own token is never sent to other nodes). Refreshed like Accepts. Thread-safe.
   std::string First();
   // The token of a `node=ID` line for `id` when there is one, else First(): what node `id`
   // presents to central. Thread-safe.
@@ -93,6 +93,7 @@ class TokenFile {
   std::vector<std::string> tokens_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> digests_ ABSL_GUARDED_BY(mu_);  // HMAC of each token
   std::vector<std::string> bound_ ABSL_GUARDED_BY(mu_);    // each token's principal ("": any)
+  std::vector<std::string> owners_ ABSL_GUARDED_BY(mu_);   // ids of every `node=` line
   Identity identity_ ABSL_GUARDED_BY(mu_);
   bool loaded_once_ ABSL_GUARDED_BY(mu_) = false;
   bool unreadable_ ABSL_GUARDED_BY(mu_) = false;  // the last attempt failed (warned)

@@ -90,9 +90,9 @@ class Session final : public SessionBase {
   }
   void Shutdown() override {
     close_after_response_ = true;
-    // An idle connection waits in a header read (a new TLS one in its handshake): cancel
-    // it, and its handler closes.
-    if (idle_ || handshaking_) CancelIo();
+    // An idle connection waits in a header read (a new TLS one in its handshake), a closing
+    // one drains what its client still sends: cancel it, and its handler closes.
+    if (idle_ || handshaking_ || lingering_) CancelIo();
   }
   void Complete(Response response) override { Write(std::move(response)); }
   void CompleteBuffers(Response header, SharedBuffers body, uint64_t offset,
@@ -146,22 +146,25 @@ class Session final : public SessionBase {
   bool PrepareContext(Request&& request);
   void DispatchStreaming(const StreamingHandler* handler, std::vector<std::string> params);
   void Close();
-  // Shuts the send side and closes — after Linger() when a request body was left unread.
+  // Shuts the send side and closes — after Linger() when a request body was left unread (a
+  // refusal before it was read, or an answer before a streamed body's end).
   void CloseSocket() {
     beast::error_code ec;
     ClearDeadline();
     Lowest().shutdown(tcp::socket::shutdown_send, ec);
-    if (unread_body_ && !ec && !server_->stopping.load()) {
-      unread_body_ = false;
-      return Linger(std::make_shared<std::array<char, 16384>>(), 0);
+    if ((unread_body_ || !body_done_) && !lingering_ && !ec && !server_->stopping.load()) {
+      lingering_ = true;
+      if (reading_body_) CancelIo();  // its completion sees lingering_ and leaves the deadline
+      return Linger(0);
     }
     Lowest().close(ec);
   }
   // RFC 9112 §9.6: a socket closed with bytes unread answers the client's further bytes with
   // a reset, which can take our answer with it before the client reads it (a 401, 404 or 413
-  // sent before the body it refused). So, send side shut, what arrives is read and dropped
-  // until the client closes, for at most kLingerTime (or the read timeout) and kLingerBytes.
-  void Linger(std::shared_ptr<std::array<char, 16384>> scratch, uint64_t drained);
+  // sent before the body it refused). So, send side shut, what arrives is read into a
+  // per-thread scratch buffer and dropped until the client closes, for at most kLingerTime
+  // (or the read timeout) and kLingerBytes; a server stopping cancels it (Shutdown).
+  void Linger(uint64_t drained);
 
   // session_write.cc
   void WriteFinal(Response response);  // answers a transport error and closes
@@ -245,7 +248,9 @@ class Session final : public SessionBase {
   bool first_read_ = true;               // h2c by prior knowledge shows in the first bytes only
   ShortReadReactor* reactor_ = nullptr;  // a plain socket's, for AsyncReadShort
   bool close_after_response_ = false;
-  bool unread_body_ = false;  // closing leaves a request body unread: Linger() first
+  bool unread_body_ = false;   // closing leaves a request body unread: Linger() first
+  bool lingering_ = false;     // Linger() runs: no other read, its deadline is the only one
+  bool reading_body_ = false;  // a ReadChunk read is in flight
   bool keep_alive_ = true;
   Verb method_ = Verb::unknown;
   std::string method_text_;

@@ -139,19 +139,22 @@ void Session<Stream>::Close() {
 }
 
 template <typename Stream>
-void Session<Stream>::Linger(std::shared_ptr<std::array<char, 16384>> scratch, uint64_t drained) {
+void Session<Stream>::Linger(uint64_t drained) {
+  // What is read is dropped: every lingering session of a worker thread reads into the same
+  // bytes (a worker's reads run on its own thread, and the buffer lives as long as it).
+  thread_local std::array<char, 16384> scratch;
   if (drained == 0) SetDeadline(std::min(kLingerTime, server_->options.read_timeout));
-  auto& buffer = *scratch;
-  Lowest().async_read_some(asio::buffer(buffer), [self = Self(), scratch = std::move(scratch),
-                                                  drained](beast::error_code ec, size_t n) mutable {
-    // The client closed, the deadline cancelled the read, or enough was dropped.
-    if (ec || drained + n >= kLingerBytes) {
-      self->ClearDeadline();
-      self->Lowest().close(ec);
-      return;
-    }
-    self->Linger(std::move(scratch), drained + n);
-  });
+  Lowest().async_read_some(asio::buffer(scratch),
+                           [self = Self(), drained](beast::error_code ec, size_t n) {
+                             // The client closed, the deadline (or a stopping server) cancelled the
+                             // read, or enough was dropped.
+                             if (ec || drained + n >= kLingerBytes) {
+                               self->ClearDeadline();
+                               self->Lowest().close(ec);
+                               return;
+                             }
+                             self->Linger(drained + n);
+                           });
 }
 
 template <typename Stream>
@@ -337,9 +340,9 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
   // a valid token), is refused before it holds any of the listener's body budget; the
   // connection closes with its body unread.
   if (parser_->chunked() || parser_->content_length().value_or(0) > 0) {
-    // Until the body is taken: a refusal below leaves it unread (and lingers, unless the
-    // client waits for 100 Continue and so sends no body).
-    unread_body_ = !ExpectsContinue(req);
+    // Until the body is taken: a refusal below leaves it unread, and lingers (a client that
+    // waits for 100 Continue may send its body anyway after a while, RFC 9110 §10.1.1).
+    unread_body_ = true;
     if (match_.result != Router::MatchResult::kFound) {
       std::string_view target = req.target();
       WriteFinal(NoRouteAnswer(match_, req.method_string(), target.substr(0, target.find('?'))));
@@ -405,6 +408,7 @@ template <typename Stream>
 void Session<Stream>::OnBody(beast::error_code ec, size_t n) {
   server_->AddBytesIn(*worker_, n);
   if (ec == beast_http::error::body_limit) {
+    unread_body_ = true;  // the rest of a chunked body is still coming
     WriteFinal(BodyTooLarge(server_->options.body_limit_bytes));
     return;
   }
@@ -419,6 +423,7 @@ void Session<Stream>::OnBody(beast::error_code ec, size_t n) {
     return;
   }
   if (ec) {
+    unread_body_ = true;
     WriteFinal(ErrorResponse(Status::bad_request, "invalid_argument",
                              "malformed request body: " + ec.message()));
     return;
@@ -500,6 +505,10 @@ void Session<Stream>::ReadChunk(BodyReader::ChunkFn on_chunk) {
     on_chunk(absl::OkStatus(), {}, true);
     return;
   }
+  if (lingering_) {  // answered and closing: the rest of the body is drained, not read
+    on_chunk(absl::CancelledError("the connection is closing"), {}, false);
+    return;
+  }
   if (!chunk_) {
     chunk_ = std::make_unique<uint8_t[]>(kBodyChunkBytes);
     // Beast reads at most the buffer's free capacity per read: without room, a large body
@@ -511,10 +520,16 @@ void Session<Stream>::ReadChunk(BodyReader::ChunkFn on_chunk) {
   body.size = kBodyChunkBytes;
   body.more = true;
   SetDeadline(server_->options.read_timeout);
+  reading_body_ = true;
   beast_http::async_read_some(
       stream_, buffer_, *stream_parser_,
       [self = Self(), cb = std::move(on_chunk)](beast::error_code ec, size_t n) {
+        self->reading_body_ = false;
         self->server_->AddBytesIn(*self->worker_, n);
+        if (self->lingering_) {  // cancelled by CloseSocket: the deadline is Linger's now
+          cb(absl::CancelledError("the connection is closing"), {}, false);
+          return;
+        }
         self->ClearDeadline();
         if (ec == beast_http::error::need_buffer) ec = {};
         if (ec) {

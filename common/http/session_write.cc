@@ -35,10 +35,9 @@ template <typename Stream>
 void Session<Stream>::Write(Response response) {
   unsigned status = static_cast<unsigned>(response.result_int());
   CountAnswer(status, response.body().size());
-  // An answer before the end of a streamed body leaves unread bytes: close after it, and
-  // linger (CloseSocket).
+  // An answer before the end of a streamed body leaves unread bytes: close after it (and
+  // linger: CloseSocket).
   bool keep = KeepAfterAnswer();
-  if (!body_done_) unread_body_ = true;
   // RFC 9110 §6.4.1: 1xx, 204 and 304 answers end at their header.
   bool bodiless = status < 200 || status == 204 || status == 304;
   std::optional<uint64_t> length;

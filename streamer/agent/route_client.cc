@@ -13,9 +13,9 @@ struct RouteClient::Call {
   Done done;
 };
 
-RouteClient::RouteClient(std::function<std::string()> central, crypto::TokenFile* cluster_token,
+RouteClient::RouteClient(std::function<std::string()> central, std::function<std::string()> token,
                          std::chrono::milliseconds deadline)
-    : central_(std::move(central)), cluster_token_(cluster_token), deadline_(deadline) {}
+    : central_(std::move(central)), token_(std::move(token)), deadline_(deadline) {}
 
 RouteClient::~RouteClient() { Stop(); }
 
@@ -49,7 +49,7 @@ void RouteClient::Route(v1::RouteRequest request, Done done) {
   call->request = std::move(request);
   call->done = std::move(done);
   call->context.set_deadline(std::chrono::system_clock::now() + deadline_);
-  const std::string token = cluster_token_ ? cluster_token_->First() : "";
+  const std::string token = token_ ? token_() : "";
   call->context.AddMetadata("authorization", "Bearer " + token);
   Call* raw = call.release();
   raw->stub->async()->Route(

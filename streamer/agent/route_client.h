@@ -17,7 +17,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "common/crypto/token_file.h"
 #include "meshwork/v1/routing.grpc.pb.h"
 
 namespace meshwork::streamer {
@@ -25,9 +24,9 @@ namespace meshwork::streamer {
 class RouteClient {
  public:
   using Done = std::function<void(absl::StatusOr<meshwork::v1::RouteResponse>)>;
-  // `central` names central's gRPC address for each call ("" while none is known);
-  // `cluster_token` must outlive the client.
-  RouteClient(std::function<std::string()> central, crypto::TokenFile* cluster_token,
+  // `central` names central's gRPC address for each call ("" while none is known); `token`
+  // the bearer token to present (M-3: the node's own when it has one); both any thread.
+  RouteClient(std::function<std::string()> central, std::function<std::string()> token,
               std::chrono::milliseconds deadline);
   ~RouteClient();
 
@@ -40,7 +39,7 @@ class RouteClient {
   void Finish(Call* call);
 
   const std::function<std::string()> central_;
-  crypto::TokenFile* const cluster_token_;
+  const std::function<std::string()> token_;
   const std::chrono::milliseconds deadline_;
 
   absl::Mutex mu_;

@@ -57,8 +57,9 @@ TEST_CASE("M-3 a node=ID line binds its token to that node, a plain line to any"
         "cluster-secret\n"
         "node=edge-1 edge-1-secret\n"
         "node=edge-2\tedge-2-secret \n"
-        "node=edge-3\n"            // no token: ignored, never an empty token
-        "node= orphan-secret\n");  // no id: ignored
+        "node=edge-3\n"               // no token: never an empty token, and edge-3 closed
+        "node=Edge-4 upper-secret\n"  // not a node id: ignored, Edge-4 closed too
+        "node= orphan-secret\n");     // no id: ignored
   FakeClock clock;
   auto file = OpenOrFail(path, clock);
   CHECK(file->size() == 3);
@@ -69,19 +70,23 @@ TEST_CASE("M-3 a node=ID line binds its token to that node, a plain line to any"
   CHECK_FALSE(file->Principal("orphan-secret"));
   CHECK_FALSE(file->Principal(""));
   CHECK_FALSE(file->Principal("edge-3"));
+  CHECK_FALSE(file->Principal("upper-secret"));
   CHECK(file->Accepts("edge-1-secret"));
   CHECK(file->HasOwnToken("edge-1"));
   CHECK(file->HasOwnToken("edge-2"));
-  CHECK_FALSE(file->HasOwnToken("edge-3"));
+  CHECK(file->HasOwnToken("edge-3"));  // its line is broken: no token registers it
+  CHECK(file->HasOwnToken("Edge-4"));
+  CHECK_FALSE(file->HasOwnToken("edge-9"));
   CHECK_FALSE(file->HasOwnToken(""));
   // What a client sends: its own token to central, the cluster's to everyone else.
   CHECK(file->TokenFor("edge-1") == "edge-1-secret");
   CHECK(file->TokenFor("edge-9") == "cluster-secret");
   CHECK(file->First() == "cluster-secret");
-  // A file with only a node's own line: that token for everything.
+  // A file with only a node's own line: that token goes to central, never to other nodes.
   Write(path, "node=edge-1 only-mine\n");
   clock.Advance(TokenFile::kCheckInterval);
-  CHECK(file->First() == "only-mine");
+  CHECK(file->First().empty());
+  CHECK(file->TokenFor("edge-2").empty());
   CHECK(file->TokenFor("edge-1") == "only-mine");
   CHECK_FALSE(file->Principal("edge-1-secret"));
 }

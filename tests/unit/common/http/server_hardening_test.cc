@@ -246,6 +246,23 @@ TEST_CASE(
     // Then the server ends the connection.
     CHECK(conn.ClosedByPeer());
   }
+  // A client that neither sends more nor closes is drained for the linger time only (2 s).
+  for (int i = 0; i < 250 && server->counters().connections > 0; ++i) {
+    std::this_thread::sleep_for(20ms);  // the clients above are gone: their sessions end
+  }
+  REQUIRE(server->counters().connections == 0);
+  RawConnection silent(server->port());
+  silent.Write("POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5000\r\n\r\n");
+  auto answer = silent.Read();
+  REQUIRE(answer);
+  CHECK(answer->result_int() == 413);
+  const auto answered = std::chrono::steady_clock::now();
+  CHECK(server->counters().connections == 1);  // held while it lingers
+  while (server->counters().connections > 0 && std::chrono::steady_clock::now() - answered < 5s) {
+    std::this_thread::sleep_for(20ms);  // another thread's progress, visible only here
+  }
+  CHECK(server->counters().connections == 0);
+  CHECK(std::chrono::steady_clock::now() - answered < 3s);
 }
 
 TEST_CASE("RFC 9110 every response carries Date from the server's clock") {
