@@ -113,6 +113,11 @@ struct Received {
   Request request;
 };
 
+// A request handler that keeps what it is given in `into`.
+auto Collect(std::vector<Received>& into) {
+  return [&into](int32_t id, Request r) { into.push_back({id, std::move(r)}); };
+}
+
 // A PUT's body fed to nghttp2's client: all at once, or held open (DEFERRED) until Finish().
 struct Upload {
   explicit Upload(std::string bytes, bool ends = true) : data(std::move(bytes)), ends(ends) {}
@@ -159,7 +164,7 @@ struct Upload {
 TEST_CASE(
     "S-24 an HTTP/2 request reaches the handler and whole, streamed and HEAD answers return") {
   std::vector<Received> received;
-  H2Connection server({}, [&](int32_t id, Request r) { received.push_back({id, std::move(r)}); });
+  H2Connection server({}, Collect(received));
   server.Start();
   Client client;
   int32_t whole = client.Get("/live/v1/index.m3u8?_HLS_msn=5", "GET", {{"x-test", "1"}});
@@ -212,7 +217,7 @@ TEST_CASE(
 
 TEST_CASE("P-13 a streamed answer that cannot be completed ends with RST_STREAM, not END_STREAM") {
   std::vector<Received> received;
-  H2Connection server({}, [&](int32_t id, Request r) { received.push_back({id, std::move(r)}); });
+  H2Connection server({}, Collect(received));
   server.Start();
   Client client;
   int32_t id = client.Get("/live/v1/6.3.m4s");
@@ -234,7 +239,7 @@ TEST_CASE("P-13 a streamed answer that cannot be completed ends with RST_STREAM,
 
 TEST_CASE("P-15 a body of several chunks leaves as views of those chunks, byte for byte") {
   std::vector<Received> received;
-  H2Connection server({}, [&](int32_t id, Request r) { received.push_back({id, std::move(r)}); });
+  H2Connection server({}, Collect(received));
   server.Start();
   Client client;
   int32_t id = client.Get("/live/v1/7.m4s");
@@ -272,7 +277,7 @@ TEST_CASE("P-15 a body of several chunks leaves as views of those chunks, byte f
 
 TEST_CASE("P-15 R-3 a Range answer sends just its bytes from the shared chunks") {
   std::vector<Received> received;
-  H2Connection server({}, [&](int32_t id, Request r) { received.push_back({id, std::move(r)}); });
+  H2Connection server({}, Collect(received));
   server.Start();
   Client client;
   int32_t id = client.Get("/seg.ts");
@@ -296,9 +301,7 @@ TEST_CASE("S-24 streams over SETTINGS_MAX_CONCURRENT_STREAMS are refused, the re
   std::vector<Received> received;
   H2Limits limits;
   limits.max_concurrent_streams = 10;
-  H2Connection server(limits, [&](int32_t id, Request r) {
-    received.push_back({id, std::move(r)});
-  });
+  H2Connection server(limits, Collect(received));
   server.Start();
   Client client;
   // The client sends 25 requests before it has read the server's SETTINGS.
@@ -318,9 +321,7 @@ TEST_CASE(
   H2Limits limits;
   limits.max_header_list_bytes = 4096;
   limits.max_request_body_bytes = 1000;
-  H2Connection server(limits, [&](int32_t id, Request r) {
-    received.push_back({id, std::move(r)});
-  });
+  H2Connection server(limits, Collect(received));
   server.Start();
   Client client;
   int32_t big = client.Get("/a.ts", "GET", {{"x-big", std::string(8000, 'v')}});
@@ -347,9 +348,7 @@ TEST_CASE("R-3 request bodies a connection buffers are bounded across its unfini
   H2Limits limits;
   limits.max_request_body_bytes = 1000;
   limits.max_connection_body_bytes = 1500;
-  H2Connection server(limits, [&](int32_t id, Request r) {
-    received.push_back({id, std::move(r)});
-  });
+  H2Connection server(limits, Collect(received));
   server.Start();
   Client client;
   // Two uploads of 800 bytes each, neither ended: each is within the per-request bound, the
@@ -381,9 +380,7 @@ TEST_CASE("S-24 rapid reset (CVE-2023-44487) ends the connection with ENHANCE_YO
   H2Limits limits;
   limits.max_resets_per_second = 100;
   limits.max_reset_burst = 200;
-  H2Connection server(limits, [&](int32_t id, Request r) {
-    received.push_back({id, std::move(r)});
-  });
+  H2Connection server(limits, Collect(received));
   server.Start();
   Client client;
   // Opens `n` streams (their HEADERS reach the server), then cancels them all.
