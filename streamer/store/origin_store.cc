@@ -88,8 +88,8 @@ std::string ObjectWaiterKey(const std::string& stream, const std::string& rendit
 }
 
 std::shared_ptr<const StoredObject> OriginRendition::Find(ObjectKey key) const {
-  auto it = objects.find(key);
-  return it == objects.end() ? nullptr : it->second;
+  const auto* found = objects.Find(key);
+  return found ? *found : nullptr;
 }
 
 OriginStore::OriginStore(Options options, const Clock& clock)
@@ -228,7 +228,7 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
     auto rendition = rendition_slot ? std::make_shared<OriginRendition>(*rendition_slot)
                                     : std::make_shared<OriginRendition>();
     rendition->name = request.rendition;
-    auto& object_slot = rendition->objects[key];
+    auto& object_slot = rendition->objects.Slot(key);
     auto object = object_slot ? std::make_shared<StoredObject>(*object_slot)
                               : std::make_shared<StoredObject>();
     auto same = std::find_if(object->candidates.begin(), object->candidates.end(),
@@ -290,16 +290,13 @@ void OriginStore::TrimLocked(OriginStreamView& view, OriginRendition& changed) {
   size_t retain = std::max<size_t>(options_.min_retain_segments,
                                    3 * static_cast<size_t>(std::max(1, view.policy->live_window)));
   auto drop_below = [&view](OriginRendition& r, int64_t msn) {
-    for (auto it = r.objects.begin(); it != r.objects.end();) {
-      if (it->first.kind != ObjectKey::kInit && it->first.msn < msn) {
-        uint64_t n = CandidateBytes(*it->second);
-        r.bytes -= n;
-        view.bytes -= n;
-        it = r.objects.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    r.objects.EraseIf([&](const ObjectIndex::Entry& e) {
+      if (e.first.kind == ObjectKey::kInit || e.first.msn >= msn) return false;
+      uint64_t n = CandidateBytes(*e.second);
+      r.bytes -= n;
+      view.bytes -= n;
+      return true;
+    });
     if (r.meta.first_msn >= 0 && r.meta.first_msn < msn) r.meta.first_msn = msn;
     TrimWindow(r);
   };

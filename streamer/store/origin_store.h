@@ -34,6 +34,7 @@
 #include "common/sync/snapshot.h"
 #include "common/time/clock.h"
 #include "nlohmann/json.hpp"
+#include "streamer/store/object_index.h"
 #include "streamer/store/origin_rules.h"
 #include "streamer/store/rendition_window.h"
 #include "streamer/store/waiters.h"
@@ -44,7 +45,7 @@ namespace meshwork::streamer {
 struct OriginRendition {
   std::string name;
   RenditionMeta meta;
-  std::map<ObjectKey, std::shared_ptr<const StoredObject>> objects;
+  ObjectIndex objects;
   uint64_t bytes = 0;
   bool fmp4 = false;  // published as CMAF (init.mp4 + .m4s) rather than MPEG-TS
   // The size of the newest segment's chosen candidate over its duration (master BANDWIDTH).
