@@ -24,11 +24,15 @@ using Response = beast_http::response<beast_http::string_body>;
 // A raw TCP connection to the server, with deadlines on every read.
 class RawConnection {
  public:
-  explicit RawConnection(uint16_t port, int receive_buffer = 0) : socket_(io_) {
+  // `source`: the loopback address to connect from (127.0.0.2 is another client); default
+  // the kernel's choice, 127.0.0.1.
+  explicit RawConnection(uint16_t port, int receive_buffer = 0, const char* source = nullptr)
+      : socket_(io_) {
     socket_.open(tcp::v4());
     if (receive_buffer > 0) {
       socket_.set_option(asio::socket_base::receive_buffer_size(receive_buffer));
     }
+    if (source) socket_.bind(tcp::endpoint(asio::ip::make_address(source), 0));
     socket_.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
   }
 

@@ -3,7 +3,8 @@
 # Bars: ≤ 16 KiB RSS per held request; all answered within p99 ≤ 100 ms of the publish;
 # first answer ≤ 1 ms after the publish.
 #
-# Starts central, one ingest streamer (--http-threads=2) and an ffmpeg source (lavfi test
+# Starts central, one ingest streamer (--http-threads=2; no per-client connection cap: every
+# connection comes from 127.0.0.1) and an ffmpeg source (lavfi test
 # pattern, 25 fps, GOP 2 s, 60 s encoded beforehand, pushed with -re -c copy) into stream `ll`; waits for the LL-HLS
 # playlist; lines up with a part boundary (one blocking request for the hinted part), then
 # has held_client ask for the part AHEAD parts after the newly hinted one (rolling over into
@@ -65,6 +66,7 @@ central_grpc=$(ready "$work/central.out" grpc)
 "$build/streamer/streamer" --central="$central_grpc" \
   --cluster-token-file="$work/db/cluster-token" --node-id=ingest-1 --role=ingest \
   --listen=127.0.0.1:0 --publish-listen=127.0.0.1:0 --http-threads=2 \
+  --http-max-connections-per-client=0 \
   >"$work/streamer.out" 2>"$work/streamer.log" &
 streamer_pid=$!
 pids+=($streamer_pid)

@@ -73,6 +73,14 @@ void Server::Impl::SetUpMetrics() {
                          .Help("Connections refused with 503 above max_connections")
                          .Register(reg)
                          .Add({{"listener", options.name}});
+  client_refused_counter =
+      &prometheus::BuildCounter()
+           .Name("meshwork_http_refused_client_connections_total")
+           .Help(
+               "Connections refused with 503 because their client (an IPv4 address or an "
+               "IPv6 /64) held max_connections_per_client")
+           .Register(reg)
+           .Add({{"listener", options.name}});
   accept_failures = &prometheus::BuildCounter()
                          .Name("meshwork_http_accept_failures_total")
                          .Help("Failed accepts (out of descriptors or memory), by listener")
@@ -165,11 +173,14 @@ void Server::Impl::Accept() {
           return;
         }
         // Only this handler (on worker 0) increments `active`: the check cannot overshoot.
-        if (active.load() < options.max_connections) {
-          active.fetch_add(1);
-          Admit(worker, std::move(socket));
+        net::AddressCount::Ticket place;
+        if (active.load() >= options.max_connections) {
+          Refuse(std::move(socket), refused_counter);
+        } else if (!AcquirePlace(socket, &place)) {
+          Refuse(std::move(socket), client_refused_counter);
         } else {
-          Refuse(std::move(socket));
+          active.fetch_add(1);
+          Admit(worker, std::move(socket), std::move(place));
         }
         if (!stopping.load()) Accept();
       });
@@ -191,7 +202,16 @@ void Server::Impl::SessionOpened() {
   if (connections_gauge) connections_gauge->Increment();
 }
 
-void Server::Impl::Admit(Worker& worker, WorkerSocket socket) {
+bool Server::Impl::AcquirePlace(const WorkerSocket& socket, net::AddressCount::Ticket* place) {
+  if (per_client.limit() == 0) return true;
+  beast::error_code ec;
+  auto remote = socket.remote_endpoint(ec);
+  // A connection already reset has no address to count; its session closes at its first read.
+  if (ec) return true;
+  return per_client.Acquire(server_internal::ToIpAddress(remote.address()), place);
+}
+
+void Server::Impl::Admit(Worker& worker, WorkerSocket socket, net::AddressCount::Ticket place) {
   SessionOpened();
   std::shared_ptr<SessionBase> session;
   if (tls_enabled) {
@@ -202,12 +222,13 @@ void Server::Impl::Admit(Worker& worker, WorkerSocket socket) {
   } else {
     session = std::make_shared<Session<PlainStream>>(this, &worker, nullptr, std::move(socket));
   }
+  session->client_place = std::move(place);
   worker.sessions.Add(*session);  // O(1); it leaves when destroyed
   session->Start();
 }
 
-void Server::Impl::Refuse(WorkerSocket socket) {
-  if (refused_counter) refused_counter->Increment();
+void Server::Impl::Refuse(WorkerSocket socket, prometheus::Counter* counter) {
+  if (counter) counter->Increment();
   if (tls_enabled) {
     // No answer is possible before a handshake; refuse by closing.
     beast::error_code ignored;

@@ -78,6 +78,7 @@ class Server::Impl {
   Impl(ServerOptions options, Router router)
       : options(std::move(options)),
         router(std::move(router)),
+        per_client(this->options.max_connections_per_client),
         clock(this->options.clock ? this->options.clock : &RealClock::Get()) {
     for (const auto& name : this->options.access_log_listeners) {
       if (name == "all" || name == this->options.name) access_log = true;
@@ -89,6 +90,8 @@ class Server::Impl {
   ServerOptions options;
   const Router router;
   std::atomic<uint64_t> connections{0};  // open now (ServerCounters::connections)
+  // open connections per client; each session holds its place (SessionBase::client_place).
+  net::AddressCount per_client;
   // The per-request metrics, counted per worker (request_tally.h); set by Start.
   std::shared_ptr<server_internal::RequestTally> tally;
   std::vector<std::unique_ptr<Worker>> workers;  // one per io_context, same index
@@ -113,6 +116,7 @@ class Server::Impl {
   prometheus::Counter* bytes_in_counter = nullptr;
   prometheus::Counter* bytes_out_counter = nullptr;
   prometheus::Counter* refused_counter = nullptr;
+  prometheus::Counter* client_refused_counter = nullptr;  // above max_connections_per_client
   prometheus::Counter* accept_failures = nullptr;
   std::unique_ptr<ByteBudget> body_budget;  // unfinished bodies of the whole listener
   DecoderLimits limits;
@@ -165,8 +169,12 @@ class Server::Impl {
   void AddBytesOut(Worker& worker, uint64_t n) { tally->AddBytesOut(worker.index, n); }
 
  private:
-  void Admit(Worker& worker, server_internal::WorkerSocket socket);
-  void Refuse(server_internal::WorkerSocket socket);
+  // `socket`'s client's place under max_connections_per_client; false when it holds
+  // them all (true with `place` empty when there is no cap or no address to count).
+  bool AcquirePlace(const server_internal::WorkerSocket& socket, net::AddressCount::Ticket* place);
+  void Admit(Worker& worker, server_internal::WorkerSocket socket, net::AddressCount::Ticket place);
+  // Refuses a connection over a cap (503, or a close on TLS), counted in `counter`.
+  void Refuse(server_internal::WorkerSocket socket, prometheus::Counter* counter);
 };
 
 }  // namespace meshwork::http

@@ -16,6 +16,9 @@ ABSL_FLAG(uint64_t, http_max_buffered_body_bytes, 256ull << 20,
           "bytes one listener holds for request bodies still arriving; 503 + Retry-After above");
 ABSL_FLAG(uint64_t, http_max_connections, 10'000,
           "open connections per listener; 503 (TLS: closed) above");
+ABSL_FLAG(uint32_t, http_max_connections_per_client, 5'000,
+          "open connections per client (an IPv4 address or an IPv6 /64) per listener, so one "
+          "client cannot take them all; 503 (TLS: closed) above; 0 = no per-client cap");
 ABSL_FLAG(int64_t, http_idle_timeout_ms, 30'000,
           "a keep-alive connection without a new request for this long is closed");
 ABSL_FLAG(int64_t, http_read_timeout_ms, 15'000,
@@ -40,6 +43,7 @@ void ApplyServerFlags(ServerOptions& options) {
   options.chunk_extension_limit_bytes = absl::GetFlag(FLAGS_http_chunk_extension_limit_bytes);
   options.max_buffered_body_bytes = absl::GetFlag(FLAGS_http_max_buffered_body_bytes);
   options.max_connections = std::max<uint64_t>(1, absl::GetFlag(FLAGS_http_max_connections));
+  options.max_connections_per_client = absl::GetFlag(FLAGS_http_max_connections_per_client);
   options.idle_timeout = ms(absl::GetFlag(FLAGS_http_idle_timeout_ms));
   options.read_timeout = ms(absl::GetFlag(FLAGS_http_read_timeout_ms));
   options.send_timeout = ms(absl::GetFlag(FLAGS_http_send_timeout_ms));

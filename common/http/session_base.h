@@ -14,6 +14,7 @@
 #include "common/http/deadline_wheel.h"
 #include "common/http/prepared_answer.h"
 #include "common/http/types.h"
+#include "common/net/address_count.h"
 #include "common/time/clock.h"
 
 namespace meshwork::http::server_internal {
@@ -65,6 +66,10 @@ class SessionBase : public std::enable_shared_from_this<SessionBase>, public Dea
   std::weak_ptr<DeadlineWheel::Timed> WeakTimed() final { return weak_from_this(); }
 
   std::atomic<bool> broken{false};  // the connection failed during a chunked response
+
+  // the connection's place under its client's connection cap (empty without one); given
+  // back when the session is destroyed, or moved to the HTTP/2 session taking the connection.
+  net::AddressCount::Ticket client_place;
 
  protected:
   // R-3 timeouts, on the connection's worker: the pending operation is cancelled (OnDeadline;

@@ -115,6 +115,7 @@ void Session<Stream>::HandOverToH2() {
   server_->SessionOpened();
   auto h2 = std::make_shared<H2Session<Stream>>(server_, worker_, tls_, std::move(stream_),
                                                 std::move(read), peer_, local_port_);
+  h2->client_place = std::move(client_place);  // the same connection: the same place
   worker_->sessions.Add(*h2);
   h2->Start();
   close_after_response_ = true;  // nothing more happens on this (moved-from) session

@@ -1,5 +1,6 @@
 #include "common/net/ip_address.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <ostream>
@@ -162,6 +163,16 @@ bool IpAddress::IsV4Mapped() const {
     if (bytes_[i] != 0) return false;
   }
   return bytes_[10] == 0xff && bytes_[11] == 0xff;
+}
+
+uint64_t IpAddress::ClientPrefix(bool* v6) const {
+  const IpAddress key = Unmapped();
+  *v6 = key.is_v6();
+  uint64_t high = 0;
+  for (size_t i = 0; i < std::min<size_t>(key.bytes().size(), 8); ++i) {
+    high = (high << 8) | key.bytes()[i];
+  }
+  return high;
 }
 
 IpAddress IpAddress::Unmapped() const {

@@ -56,6 +56,11 @@ class IpAddress {
   // The IPv4 address for an IPv4-mapped IPv6 address; otherwise a copy of *this.
   IpAddress Unmapped() const;
 
+  // What one client is taken to hold, for per-client limits: an IPv4 address whole (also
+  // when IPv4-mapped), an IPv6 address's /64 (a host usually has one to itself). The first 64
+  // bits of the unmapped address, with `*v6` its family.
+  uint64_t ClientPrefix(bool* v6) const;
+
   // The dotted quad for IPv4; for IPv6 the RFC 5952 canonical form: lowercase hex, no
   // leading zeros in a group, the longest run of two or more zero groups replaced by "::"
   // (the first such run on ties), and IPv4-mapped addresses written as ::ffff:1.2.3.4.
