@@ -57,6 +57,9 @@ for i in range(n):
 
 sent = [0] * n
 start = time.monotonic()
+if os.environ.get("STARTED_FILE"):  # when the first stream starts (wall clock), for run.sh
+    with open(os.environ["STARTED_FILE"], "w") as f:
+        f.write(f"{time.time():.3f}\n")
 offsets = [i / n for i in range(n)]
 worst_lag = 0.0
 tick = tick_ms / 1000.0

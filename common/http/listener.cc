@@ -208,7 +208,14 @@ bool Server::Impl::AcquirePlace(const WorkerSocket& socket, net::AddressCount::T
   auto remote = socket.remote_endpoint(ec);
   // A connection already reset has no address to count; its session closes at its first read.
   if (ec) return true;
-  return per_client.Acquire(server_internal::ToIpAddress(remote.address()), place);
+  const net::IpAddress peer = server_internal::ToIpAddress(remote.address());
+  // A trusted proxy (T-1) speaks for many clients: only the listener's cap bounds it. Read on
+  // worker 0, the acceptor's thread, as the provider requires of a worker.
+  if (options.trusted_proxies) {
+    const net::CidrSet* trusted = options.trusted_proxies();
+    if (trusted && trusted->Contains(peer.Unmapped())) return true;
+  }
+  return per_client.Acquire(peer, place);
 }
 
 void Server::Impl::Admit(Worker& worker, WorkerSocket socket, net::AddressCount::Ticket place) {

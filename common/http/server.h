@@ -63,7 +63,9 @@ struct ServerOptions {
   std::chrono::milliseconds send_timeout{15'000};  // longest time without write progress
   size_t max_connections = 10'000;
   // open connections per client (an IPv4 address or an IPv6 /64); above it a new one is
-  // refused as above max_connections. 0: no per-client cap.
+  // refused as above max_connections. A trusted proxy (`trusted_proxies`) is not capped. A
+  // place is held as long as the connection's session (a held request's responder keeps a
+  // closed one's a moment longer). 0: no per-client cap.
   uint32_t max_connections_per_client = 0;
   size_t chunk_extension_limit_bytes = 256;
   uint64_t max_buffered_body_bytes = 256ull << 20;  // the whole listener's unfinished bodies

@@ -4,8 +4,9 @@
 // see OriginStore), and a rendition holds its whole retained window — 18 segments and their
 // parts, ~100 objects — so copying a tree cost one allocation per object on every publish
 // (the tree copy was 8 % of a 100-stream ingest's CPU, bench/packaging_scale). Copying this is
-// one allocation. New keys land at or near the end of their kind's run (msn grows), and
-// trimming removes from the front, so keeping the vector sorted moves little.
+// one allocation, with room for the key the publish then adds. The order is the tree's (kind,
+// then msn, then part), so a new N.ts moves the CMAF entries behind it and a new N.m4s the
+// parts: a memmove of ~100 small entries, no allocation.
 // Not thread-safe: owned by an immutable OriginRendition once shared.
 #pragma once
 
@@ -22,6 +23,19 @@ namespace meshwork::streamer {
 class ObjectIndex {
  public:
   using Entry = std::pair<ObjectKey, std::shared_ptr<const StoredObject>>;
+
+  ObjectIndex() = default;
+  // A copy is made to add to (a publish): room for one more entry from the start.
+  ObjectIndex(const ObjectIndex& other) {
+    entries_.reserve(other.entries_.size() + 1);
+    entries_.assign(other.entries_.begin(), other.entries_.end());
+  }
+  ObjectIndex& operator=(const ObjectIndex& other) {
+    if (this != &other) *this = ObjectIndex(other);
+    return *this;
+  }
+  ObjectIndex(ObjectIndex&&) noexcept = default;
+  ObjectIndex& operator=(ObjectIndex&&) noexcept = default;
 
   // The object under `key`, or null.
   const std::shared_ptr<const StoredObject>* Find(ObjectKey key) const {

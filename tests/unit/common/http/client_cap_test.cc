@@ -13,7 +13,8 @@ using namespace test;
 // A connection that got its answer to GET /hello (admitted), or nullopt when refused.
 std::unique_ptr<RawConnection> Admitted(uint16_t port, const char* source) {
   auto conn = std::make_unique<RawConnection>(port, 0, source);
-  conn->Write("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  // Not Write: a refused connection may be closed before the request goes (no exception).
+  conn->WriteFor("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n", 2000ms);
   auto res = conn->Read();
   if (!res || res->result() != Status::ok) return nullptr;
   return conn;
@@ -64,6 +65,27 @@ TEST_CASE("R-3 a client holding max_connections_per_client is refused one more, 
     if (!back) std::this_thread::sleep_for(20ms);
   }
   CHECK(back);
+  server->Stop();
+}
+
+TEST_CASE("R-3 a trusted proxy is not held to the per-client connection cap") {
+  auto options = SmallOptions();
+  options.max_connections_per_client = 1;
+  auto parsed = net::CidrSet::Parse({"127.0.0.2/32"}, "trusted_proxies");
+  REQUIRE(parsed.ok());
+  auto trusted = std::make_shared<const net::CidrSet>(*parsed);
+  options.trusted_proxies = [trusted]() -> const net::CidrSet* { return trusted.get(); };
+  auto server = StartServer(options, DefaultRouter());
+  // The proxy (127.0.0.2) speaks for many viewers: three connections at once.
+  std::vector<std::unique_ptr<RawConnection>> proxy;
+  for (int i = 0; i < 3; ++i) {
+    proxy.push_back(Admitted(server->port(), "127.0.0.2"));
+    CHECK(proxy.back());
+  }
+  // Any other client still has one.
+  auto first = Admitted(server->port(), "127.0.0.1");
+  CHECK(first);
+  CHECK_FALSE(Admitted(server->port(), "127.0.0.1"));
   server->Stop();
 }
 

@@ -1,6 +1,7 @@
 // AddressCount: open connections per client, exact (R-3).
 #include "common/net/address_count.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <thread>
 #include <vector>
@@ -43,8 +44,8 @@ TEST_CASE("R-3 an IPv6 /64 is one client and an IPv4-mapped address is its IPv4 
   CHECK(count.Acquire(Ip("2001:db8:1:3::1"), &b));             // the next /64
   CHECK(count.Acquire(Ip("198.51.100.7"), &c));
   CHECK_FALSE(count.Acquire(Ip("::ffff:198.51.100.7"), &d));
-  // An IPv6 prefix whose first 64 bits read as an IPv4 address's value is another client.
-  CHECK(count.Acquire(Ip("::c633:6407"), &d));
+  // An IPv6 /64 whose 64 bits have the IPv4 address's value (0xc6336407) is another client.
+  CHECK(count.Acquire(Ip("0:0:c633:6407::1"), &d));
 }
 
 TEST_CASE("R-3 without a limit nothing is counted") {
@@ -55,19 +56,39 @@ TEST_CASE("R-3 without a limit nothing is counted") {
   CHECK(count.Clients() == 0);
 }
 
-TEST_CASE("R-3 places taken and given back from many threads add up") {
-  AddressCount count(1000);
+TEST_CASE("R-3 places taken and given back from many threads never exceed the limit") {
+  // Four threads of one client each try to hold three places at once against a limit of 4:
+  // they contend for the last places all the time, and no more than 4 may ever be held.
+  constexpr uint32_t kLimit = 4;
+  AddressCount count(kLimit);
+  const IpAddress client = IpAddress::V4(0xc0000201u);
+  std::atomic<int> held{0};
+  std::atomic<int> most{0};
+  std::atomic<int> refused{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&count, t] {
-      const IpAddress client = IpAddress::V4(0xc0000200u + static_cast<uint32_t>(t % 2));
-      for (int round = 0; round < 200; ++round) {
-        std::vector<AddressCount::Ticket> held(5);
-        for (auto& ticket : held) REQUIRE(count.Acquire(client, &ticket));
+    threads.emplace_back([&] {
+      for (int round = 0; round < 2000; ++round) {
+        std::vector<AddressCount::Ticket> mine(3);
+        int got = 0;
+        for (auto& ticket : mine) {
+          if (!count.Acquire(client, &ticket)) {
+            refused.fetch_add(1);
+            continue;
+          }
+          ++got;
+          int now = held.fetch_add(1) + 1;
+          int seen = most.load();
+          while (now > seen && !most.compare_exchange_weak(seen, now)) {
+          }
+        }
+        held.fetch_sub(got);  // before the tickets go: `held` never undercounts the places
       }
     });
   }
   for (auto& t : threads) t.join();
+  CHECK(most.load() <= static_cast<int>(kLimit));
+  CHECK(refused.load() > 0);  // the limit was reached
   CHECK(count.Clients() == 0);
 }
 

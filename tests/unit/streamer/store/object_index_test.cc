@@ -75,9 +75,11 @@ TEST_CASE(
 
   // A copy (what a publish makes of the rendition) is independent of the original.
   ObjectIndex copy = index;
+  auto* first = &*copy.begin();
   copy.Slot(ObjectKey{ObjectKey::kTs, 20, -1}) = Object(20);
   CHECK(copy.size() == index.size() + 1);
   CHECK(index.Find(ObjectKey{ObjectKey::kTs, 20, -1}) == nullptr);
+  CHECK(&*copy.begin() == first);  // the copy had room for the key added: not reallocated
 }
 
 }  // namespace
