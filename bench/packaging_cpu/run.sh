@@ -201,19 +201,8 @@ print(json.dumps(out))
 PY
 
 # ---- streamer: idle baseline, then the push --------------------------------------------------
-# The idle rate from the threads' run time in nanoseconds (/proc/PID/task/*/schedstat): utime
-# and stime count whole clock ticks (10 ms), and one tick more or less over 3 s, scaled to the
-# push's minute, moved the result by 0.2 CPU-s between runs. Measured over 10 s after 2 s of
-# settling (a 5 s window right after start-up moved the idle estimate between 0.09 and 0.15
-# CPU-s per minute on one build, as much as the changes being measured).
-run_ns_s() {  # run_ns_s PID → the run time of the process's live threads in seconds
-  cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.6f\n", s / 1e9 }'
-}
-sleep 2
-idle0=$(run_ns_s "$streamer_pid"); t_idle0=$(date +%s.%N)
-sleep 10
-idle1=$(run_ns_s "$streamer_pid"); t_idle1=$(date +%s.%N)
-idle_rate=$(echo "$idle0 $idle1 $t_idle0 $t_idle1" | awk '{ printf "%.5f", ($2 - $1) / ($4 - $3) }')
+# The idle rate from the threads' run time in nanoseconds (bench/lib/origin.sh's idle_rate).
+idle_rate=$(idle_rate "$streamer_pid")
 
 # Polling interval: 0.1 s for a full-speed push (about one segment per 100 ms), 2 s in real
 # time (one segment per 2 s; the store keeps 18, so a segment stays listed ~36 s): its

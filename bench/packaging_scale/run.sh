@@ -76,13 +76,7 @@ for _ in $(seq 1 300); do
 done
 [ "$n" -ge "$streams" ] || die "the streamer reports $n of $streams streams"
 
-run_ns_s() {  # run_ns_s PID → the run time of the process's live threads in seconds
-  cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.6f\n", s / 1e9 }'
-}
-sleep 2
-i0=$(run_ns_s "$streamer_pid"); ti0=$(date +%s.%N)
-sleep 10
-i1=$(run_ns_s "$streamer_pid"); ti1=$(date +%s.%N)
+idle=$(idle_rate "$streamer_pid")
 
 STARTED_FILE="$work/started" python3 "$root/bench/packaging_scale/feed.py" "$publish" "$src" \
   "$streams" p "${TICK_MS:-20}" >"$work/feed.json" &
@@ -117,13 +111,13 @@ hwm_kib=$(awk '/^VmHWM/ { print $2 }' "/proc/$streamer_pid/status")
 refused=$(grep -c 'event=local_publish_refused' "$work/streamer.log" || true)
 dropped=$(grep -c 'event=segment_dropped' "$work/streamer.log" || true)
 
-python3 - "$viewer" "$streams" "$src_dur" "$src_kbps" "$i0" "$i1" "$ti0" "$ti1" "$c0" "$cm" \
+python3 - "$viewer" "$streams" "$src_dur" "$src_kbps" "$idle" "$c0" "$cm" \
   "$c1" "$t0" "$tm" "$t1" "$hwm_kib" "$refused" "$dropped" "$(cat "$work/feed.json")" <<'PY'
 import http.client, json, re, sys
 a = sys.argv[1:]
 viewer, n, src_dur, kbps = a[0], int(a[1]), float(a[2]), float(a[3])
-i0, i1, ti0, ti1, c0, cm, c1, t0, tm, t1 = map(float, a[4:14])
-hwm_kib, refused, dropped, feed = int(a[14]), int(a[15]), int(a[16]), json.loads(a[17])
+idle_rate, c0, cm, c1, t0, tm, t1 = map(float, a[4:11])
+hwm_kib, refused, dropped, feed = int(a[11]), int(a[12]), int(a[13]), json.loads(a[14])
 host, port = viewer.rsplit(":", 1)
 conn = http.client.HTTPConnection(host, int(port), timeout=5)
 def get(path):
@@ -141,7 +135,6 @@ for i in range(n):
     if (s1, s2, s3) != (200, 200, 200) or last(ts) < expect_last or last(ll) < expect_last \
             or "#EXT-X-PART:" not in ll:
         short.append((i, s1, s2, s3, last(ts), last(ll)))
-idle_rate = (i1 - i0) / (ti1 - ti0)
 scale = kbps / 5000.0  # streams of this source's rate → streams of 5 Mbit/s
 # Stream-seconds: over the whole push, the media pushed (n × the source); over the steady
 # part, its wall time (every stream runs through it) — both only count when the feeder kept
