@@ -68,10 +68,11 @@ ABSL_FLAG(int, public_port, 0, "public port of the viewer listener when port-for
 ABSL_FLAG(std::string, internal_address, "",
           "host (name or address, no port) other nodes reach this one at for relay, publish "
           "feeds and archive reads; empty: the public hostname. Viewers' URLs never use it");
-ABSL_FLAG(bool, ll_tune_in_hold, false,
-          "LL-HLS: hold a media playlist request without delivery directives (a player tuning "
-          "in) until the next part is published, at most 1.5 part targets, so that the live "
-          "edge it starts from is fresh (P-9); costs the tune-in up to one part target");
+ABSL_FLAG(int, ll_tune_in_hold_pct, 50,
+          "LL-HLS: a media playlist request without delivery directives (a player tuning in) "
+          "waits for the next part when that part is due within this percentage of a part "
+          "target, so that the live edge the player starts from is fresh (P-9); 0 never waits, "
+          "100 always does (the first playlist then comes up to one part target later)");
 ABSL_FLAG(int, http_threads, 2, "worker threads of the viewer listener");
 ABSL_FLAG(int, publish_threads, 1, "worker threads of the publish listener");
 ABSL_FLAG(uint64_t, heap_retain_mib, 128,
@@ -146,6 +147,10 @@ int Run() {
     log::Error("startup_failed", {{"error",
                                    "--internal_address must be a host name or an IP "
                                    "address, without a port"}});
+    return 2;
+  }
+  if (int pct = absl::GetFlag(FLAGS_ll_tune_in_hold_pct); pct < 0 || pct > 100) {
+    log::Error("startup_failed", {{"error", "--ll_tune_in_hold_pct must be 0…100"}});
     return 2;
   }
   BlockShutdownAndReloadSignals();
@@ -288,7 +293,7 @@ int Run() {
   ViewerContext viewer_context{
       &origin, &streams,         &sessions, &origin_delivery,  &ott,
       &relay,  &archive_context, &shedder,  &central_redirect, &access_gate};
-  viewer_context.tune_in_hold = absl::GetFlag(FLAGS_ll_tune_in_hold);
+  viewer_context.tune_in_hold_pct = absl::GetFlag(FLAGS_ll_tune_in_hold_pct);
   // However Run() ends, the servers stop (threads joined) before anything above goes.
   absl::Cleanup stop_servers = [&] {
     for (http::Server* server : {viewer_server.get(), publish_server.get(), https_server.get()}) {

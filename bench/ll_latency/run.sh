@@ -10,9 +10,10 @@
 # started, now − the playhead's program date-time (hls.js `playingDate`, Shaka
 # `getPlayheadTimeAsDate()`).
 #
-# TUNE_IN_HOLD (default 1) starts the node with `--ll_tune_in_hold`: a player's first media
-# playlist (no delivery directives) is answered when the next part completes, so the live edge
-# hls.js starts from is fresh rather than up to a part old; TUNE_IN_HOLD=0 without it.
+# TUNE_IN_HOLD_PCT (default: the node's own default, 50) is passed as `--ll_tune_in_hold_pct`:
+# a player's first media playlist (no delivery directives) waits for the next part when that
+# is due within this share of a part target, so the live edge hls.js starts from is fresh
+# rather than up to a part old; 0 never waits, 100 always.
 #
 # Printed per player: median and p90 latency, the longest stall, errors. The reference is
 # the bar itself (no server to run beside it: ffmpeg's HLS muxer writes no parts): hls.js's
@@ -27,9 +28,10 @@ seconds="${SECONDS_PLAYED:-60}"
 part_ms="${PART_MS:-333}"
 players="${PLAYERS:-hls shaka}"
 bar="${BAR_S:-1.5}"
-tune_in_hold="${TUNE_IN_HOLD:-1}"
+tune_in_hold="${TUNE_IN_HOLD_PCT:-}"
 source "$root/bench/lib/origin.sh"
-[ "$tune_in_hold" = 1 ] && STREAMER_ARGS="${STREAMER_ARGS:-} --ll_tune_in_hold"
+[[ -z $tune_in_hold || $tune_in_hold =~ ^[0-9]+$ ]] || { echo "TUNE_IN_HOLD_PCT: 0…100" >&2; exit 2; }
+[ -n "$tune_in_hold" ] && STREAMER_ARGS="${STREAMER_ARGS:-} --ll_tune_in_hold_pct=$tune_in_hold"
 
 start_central
 start_streamer ingest ingest-1
@@ -58,7 +60,7 @@ for _ in $(seq 1 150); do
   sleep 0.2
 done
 [ -n "$listed" ] || die "no segment listed; ffmpeg: $(tail -n3 "$work/ffmpeg.log")"
-echo "P-9 LL-HLS latency by program date-time, parts of ${part_ms} ms, ${seconds} s per player, tune-in hold $([ "$tune_in_hold" = 1 ] && echo on || echo off)"
+echo "P-9 LL-HLS latency by program date-time, parts of ${part_ms} ms, ${seconds} s per player, tune-in hold ${tune_in_hold:-default (50)} %"
 curl -fsS "http://$viewer/ll/v1/index.ll.m3u8" | grep -E '^#EXT-X-(SERVER-CONTROL|PART-INF)'
 
 status=0

@@ -12,6 +12,14 @@ int PartsPerSegment(int target_duration_ms, int part_target_ms) {
   return std::max(1, (target_duration_ms + part_target_ms - 1) / std::max(1, part_target_ms));
 }
 
+std::optional<int64_t> TuneInHoldMs(int64_t age_ms, int part_target_ms, int hold_pct) {
+  if (hold_pct <= 0 || part_target_ms <= 0) return std::nullopt;
+  const int64_t target = part_target_ms;
+  const int64_t due_in = target - std::clamp<int64_t>(age_ms, 0, target);
+  if (due_in * 100 > target * std::min(hold_pct, 100)) return std::nullopt;
+  return due_in + target / 2;
+}
+
 absl::StatusOr<BlockingRequest> ParseBlockingRequest(std::string_view query) {
   BlockingRequest request;
   while (!query.empty()) {

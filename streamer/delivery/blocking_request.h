@@ -29,4 +29,14 @@ absl::StatusOr<BlockingRequest> ParseBlockingRequest(std::string_view query);
 absl::StatusOr<Position> BlockingTarget(const BlockingRequest& request, const Position& last,
                                         int target_duration_ms, int part_target_ms);
 
+// P-9: how long a media playlist request without delivery directives — a player tuning in,
+// which takes the playlist's last part as the live edge as of its arrival — waits for the
+// rendition's next part. That part is due `part_target_ms` after the newest publish, which
+// was `age_ms` ago. The request waits when the part is due within `hold_pct` % of a part
+// target, until it is due plus half a part target (a part runs over its target by a frame at
+// most), so never past 1.5 part targets; nullopt answers at once. 0 % never waits, 100 %
+// always does: the first playlist comes up to a part later, in exchange for a live edge that
+// is fresh instead of up to a part old for the whole session.
+std::optional<int64_t> TuneInHoldMs(int64_t age_ms, int part_target_ms, int hold_pct);
+
 }  // namespace meshwork::streamer

@@ -85,10 +85,13 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
   };
   auto last = window->Last();
   if (!request->msn) {
-    if (!context.tune_in_hold || request->skip || !last) return answer(r, false);
-    // P-9: a player tuning in takes the playlist's last part as the live edge as of its
-    // arrival; answered when the next part completes, that edge is fresh instead of up to a
-    // part old. Not past 1.5 part targets (a part runs a frame over its target at most).
+    // P-9: a player tuning in, held for the next part when it is due soon enough.
+    const std::optional<int64_t> hold_ms =
+        request->skip || !last
+            ? std::nullopt
+            : TuneInHoldMs(context.store->NowMs() - window->last_publish_unix_ms,
+                           window->info.part_target_ms, context.tune_in_hold_pct);
+    if (!hold_ms) return answer(r, false);
     // After a segment's last part (its .m4s a moment behind), the next is the next segment's.
     const bool segment_done =
         last->part < 0 || (!window->open_parts.empty() && window->open_parts.back()->last);
@@ -97,8 +100,7 @@ void ServeLowLatencyPlaylist(const ViewerContext& context, RequestContext& ctx,
     auto responder = std::make_shared<Responder>(std::move(r));
     auto status = context.store->WaitPosition(
         target.stream, target.rendition, next, ctx.executor,
-        context.store->clock().Monotonic() +
-            std::chrono::milliseconds(window->info.part_target_ms * 3 / 2),
+        context.store->clock().Monotonic() + std::chrono::milliseconds(*hold_ms),
         [responder, answer, cors](Waiters::Outcome outcome) {
           if (outcome == Waiters::Outcome::kRemoved) {
             return responder->Send(NotFound("the stream was removed", cors));

@@ -58,10 +58,10 @@ struct ViewerContext {
   // A-1…A-5: the access policy checked before anything of a stream is served; null: every
   // stream open (tests of other features).
   AccessGate* access = nullptr;
-  // P-9: a media playlist request without delivery directives waits (at most 1.5 part
-  // targets) for the rendition's next part, so that a player tuning in starts from an edge
-  // that is not up to a part old.
-  bool tune_in_hold = false;
+  // P-9: a media playlist request without delivery directives waits for the rendition's
+  // next part when it is due within this share of a part target (TuneInHoldMs), so that a
+  // player tuning in starts from an edge that is not up to a part old. 0: never waits.
+  int tune_in_hold_pct = 0;
 };
 
 // Adds the catch-all viewer routes; add them after every other route of the listener.

@@ -245,5 +245,27 @@ TEST_CASE("S-12 what a blocking request waits for") {
   CHECK_FALSE(target(110, 4).ok());  // rolls over to 111: three segments ahead
 }
 
+TEST_CASE("P-9 a tune-in playlist request waits for the next part only when it is due soon") {
+  // 333 ms parts, held when the next part is due within half a part target (the default).
+  CHECK_FALSE(TuneInHoldMs(0, 333, 50));    // just published: the edge is fresh already
+  CHECK_FALSE(TuneInHoldMs(100, 333, 50));  // due in 233 ms > 166 ms: at once
+  auto held = TuneInHoldMs(200, 333, 50);   // due in 133 ms: until then plus half a part
+  REQUIRE(held);
+  CHECK(*held == 133 + 166);
+  auto late = TuneInHoldMs(5000, 333, 50);  // overdue (a stalled source): half a part at most
+  REQUIRE(late);
+  CHECK(*late == 166);
+  // 100 % always waits, never past 1.5 part targets; 0 % never does.
+  auto always = TuneInHoldMs(0, 333, 100);
+  REQUIRE(always);
+  CHECK(*always == 333 + 166);
+  CHECK(*TuneInHoldMs(-20, 333, 100) == 333 + 166);  // a clock step back reads as age 0
+  CHECK_FALSE(TuneInHoldMs(332, 333, 0));
+  CHECK_FALSE(TuneInHoldMs(332, 0, 50));  // no part target: nothing to wait for
+  // The boundary: due exactly at the share waits.
+  CHECK(TuneInHoldMs(50, 100, 50));
+  CHECK_FALSE(TuneInHoldMs(49, 100, 50));
+}
+
 }  // namespace
 }  // namespace meshwork::streamer
