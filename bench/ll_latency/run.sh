@@ -51,15 +51,22 @@ for _ in $(seq 1 50); do  # the node takes the stream a moment after central pla
   kill -0 "$encoder" 2>/dev/null && break
 done
 pids+=("$encoder")
+# The players start once MIN_SEGMENTS (default 4) segments are listed: Shaka 5.2.12 fails
+# its load ("Cannot read properties of undefined (reading 'match')") on a live LL-HLS playlist
+# of fewer than three complete segments besides the one in progress — its probe for embedded
+# captions picks the in-progress segment, made of parts and a preload hint, which has no URI
+# of its own. hls.js plays from the first segment; a real stream is older than 8 s.
+min_segments="${MIN_SEGMENTS:-4}"
 listed=""
 for _ in $(seq 1 150); do
-  if curl -fsS "http://$viewer/ll/v1/index.ll.m3u8" 2>/dev/null | grep -q '^#EXTINF'; then
+  count=$(curl -fsS "http://$viewer/ll/v1/index.ll.m3u8" 2>/dev/null | grep -c '^#EXTINF' || true)
+  if [ "${count:-0}" -ge "$min_segments" ]; then
     listed=yes
     break
   fi
   sleep 0.2
 done
-[ -n "$listed" ] || die "no segment listed; ffmpeg: $(tail -n3 "$work/ffmpeg.log")"
+[ -n "$listed" ] || die "fewer than $min_segments segments listed; ffmpeg: $(tail -n3 "$work/ffmpeg.log")"
 echo "P-9 LL-HLS latency by program date-time, parts of ${part_ms} ms, ${seconds} s per player, tune-in hold ${tune_in_hold:-default (50)} %"
 curl -fsS "http://$viewer/ll/v1/index.ll.m3u8" | grep -E '^#EXT-X-(SERVER-CONTROL|PART-INF)'
 

@@ -297,7 +297,9 @@
         tryPlay('loaded');
       })
       .catch(function (e) {
-        recordError({ source: 'shaka', type: 'load', code: e && e.code, details: 'load failed: code ' + (e && e.code), fatal: true });
+        // A shaka.util.Error has a code; anything else thrown (a script error) its message.
+        var what = e && e.code !== undefined ? 'code ' + e.code : String(e && (e.message || e));
+        recordError({ source: 'shaka', type: 'load', code: e && e.code, details: 'load failed: ' + what, fatal: true });
       });
   }
 
