@@ -556,4 +556,46 @@ AdtsRun ScanAdtsFrames(std::string_view data) {
   return run;
 }
 
+namespace {
+
+// 90 kHz ticks of `samples` AAC samples at `rate` Hz, rounded down (exact at 48 kHz).
+int64_t AacTicks(int64_t samples, int rate) { return rate > 0 ? samples * 90000 / rate : 0; }
+
+}  // namespace
+
+int64_t AdtsEnd(const Frame& frame) {
+  if (!frame.data) return frame.dts;
+  AdtsRun run = ScanAdtsFrames(*frame.data);
+  if (!run.first) return frame.dts;
+  return frame.dts + AacTicks(int64_t{run.frames} * 1024, run.first->sample_rate);
+}
+
+std::optional<Frame> SplitAdtsAt(Frame& frame, int64_t at) {
+  if (!frame.data) return std::nullopt;
+  if (frame.dts >= at) {
+    Frame whole = std::move(frame);
+    frame.data.reset();
+    return whole;
+  }
+  std::string_view d(*frame.data);
+  size_t off = 0;
+  int64_t samples = 0;
+  while (off < d.size()) {
+    auto h = ParseAdtsHeader({reinterpret_cast<const uint8_t*>(d.data()) + off, d.size() - off});
+    if (!h || h->frame_bytes > d.size() - off) return std::nullopt;  // not ADTS: kept whole
+    int64_t ticks = AacTicks(samples, h->sample_rate);
+    if (samples > 0 && frame.dts + ticks >= at) {
+      Frame rest = frame;
+      rest.dts = frame.dts + ticks;
+      rest.pts = frame.pts + ticks;
+      rest.data = std::make_shared<const std::string>(d.substr(off));
+      frame.data = std::make_shared<const std::string>(d.substr(0, off));
+      return rest;
+    }
+    off += h->frame_bytes;
+    samples += 1024;
+  }
+  return std::nullopt;
+}
+
 }  // namespace meshwork::media

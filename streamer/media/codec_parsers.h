@@ -91,4 +91,14 @@ struct AdtsRun {
 };
 AdtsRun ScanAdtsFrames(std::string_view data);
 
+// An AAC access unit (`Frame` holding one or more ADTS frames, as a PES often does: ffmpeg's
+// MPEG-TS muxer packs ~0.2 s of audio in one) cut in time. `AdtsEnd` is where its last ADTS
+// frame ends (90 kHz, from its dts), its dts when it holds none. `SplitAdtsAt` keeps in
+// `frame` the ADTS frames that start before `at` and returns the others as a frame of their
+// own (dts and pts advanced by the samples kept), or nullopt when every frame starts before
+// `at`; a frame none of whose ADTS frames starts before `at` is returned whole (`frame`
+// is then left without data).
+int64_t AdtsEnd(const Frame& frame);
+std::optional<Frame> SplitAdtsAt(Frame& frame, int64_t at);
+
 }  // namespace meshwork::media

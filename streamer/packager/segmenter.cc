@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
+#include "streamer/media/codec_parsers.h"
 
 namespace meshwork::streamer {
 
@@ -61,6 +62,29 @@ std::vector<std::pair<uint16_t, media::Codec>> TrackKeys(const RenditionInfo& in
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+
+// "a1" (S-10, S-16a): moves out of `frames` what starts at or after `end` — whole frames, and
+// the ADTS frames of a PES that straddles `end` (ffmpeg's MPEG-TS muxer packs ~0.2 s of
+// audio in one PES) — and returns it, in order, for the next part.
+std::vector<media::Frame> TakeFramesFrom(std::vector<media::Frame>& frames, int64_t end) {
+  std::vector<media::Frame> later;
+  size_t kept = 0;
+  for (auto& f : frames) {
+    if (auto rest = media::SplitAdtsAt(f, end)) later.push_back(std::move(*rest));
+    if (!f.data) continue;
+    if (&frames[kept] != &f) frames[kept] = std::move(f);
+    ++kept;
+  }
+  frames.resize(kept);
+  return later;
+}
+
+size_t DataBytes(const std::vector<media::Frame>& frames) {
+  size_t bytes = 0;
+  for (const auto& f : frames) bytes += f.data ? f.data->size() : 0;
+  return bytes;
+}
+
 }  // namespace
 
 Segmenter::Segmenter(SegmenterOptions options, const Clock& clock, TimelineAnchors* anchors,
@@ -115,10 +139,23 @@ void Segmenter::FlushPart(Rendition& r, int64_t end, bool last) {
     audio_->part_index = r.part_index;
     FlushPart(*audio_, end, last);
   }
+  // "a1" holds the audio that starts before the leader's part ends and is dated by it, so
+  // its playlists list the time its samples cover (a player that places parts by the listed
+  // times — Shaka — finds no hole between them); the rest waits for the next part.
+  std::vector<media::Frame> later;
+  if (r.follower) {
+    later = TakeFramesFrom(r.part_frames, end);
+    if (r.part_frames.empty()) {
+      r.part_frames = std::move(later);
+      r.part_frame_bytes = DataBytes(r.part_frames);
+      return;
+    }
+  }
   auto part = std::make_shared<Part>();
   part->index = r.part_index;
-  part->start = r.part_start;
-  part->duration = std::max<int64_t>(end - r.part_start, 1);
+  part->start = r.follower ? r.part_frames.front().dts : r.part_start;
+  const int64_t part_end = r.follower ? media::AdtsEnd(r.part_frames.back()) : end;
+  part->duration = std::max<int64_t>(part_end - part->start, 1);
   part->last = last;
   part->discontinuity = r.discontinuity;
   part->independent =
@@ -128,8 +165,8 @@ void Segmenter::FlushPart(Rendition& r, int64_t end, bool last) {
   if (r.video_pid) end_dts[r.video_pid] = end;
   part->data = std::make_shared<const std::string>(
       r.fmp4->Fragment(r.part_frames, ++r.fragment_sequence, end_dts));
-  r.part_frames.clear();
-  r.part_frame_bytes = 0;
+  r.part_frames = std::move(later);
+  r.part_frame_bytes = DataBytes(r.part_frames);
   part->program_date_time_ms = ProgramDateTimeMs(r, part->start);
   part->timeline_origin = r.origin;
   r.cmaf_bytes += part->data->size();
@@ -287,6 +324,11 @@ void Segmenter::Close(Rendition& r, int64_t end) {
   segment->msn = r.msn;
   segment->start = r.start;
   segment->duration = std::max<int64_t>(end - r.start, 1);
+  if (r.follower && !r.parts.empty()) {  // dated by its audio, as its parts are
+    segment->start = r.parts.front()->start;
+    segment->duration =
+        std::max<int64_t>(r.parts.back()->start + r.parts.back()->duration - segment->start, 1);
+  }
   segment->program_date_time_ms = ProgramDateTimeMs(r, r.start);
   segment->timeline_origin = r.origin;
   segment->discontinuity = r.discontinuity;
@@ -360,8 +402,11 @@ void Segmenter::Open(Rendition& r, int64_t msn, int64_t start, bool discontinuit
   // after the first video frame): a segment boundary is where the muxer can change.
   if (r.muxed_tracks != TrackKeys(r.info)) RebuildWriters(r);
   if (r.muxer) r.muxer->WriteTables(r.bytes);
-  r.part_frames.clear();
-  r.part_frame_bytes = 0;
+  // "a1" keeps the audio its last part left for this segment (TakeFramesFrom); anything
+  // before the new start (a jump) goes.
+  std::erase_if(r.part_frames,
+                [&](const media::Frame& f) { return !r.follower || f.dts < start; });
+  r.part_frame_bytes = DataBytes(r.part_frames);
   r.part_index = 0;
   r.part_start = start;
   r.parts.clear();

@@ -76,7 +76,13 @@
     video.addEventListener(name, function () {
       var pd = state.hls && state.hls.playingDate;
       var lag = pd && !isNaN(pd.getTime()) ? ' pdt-lag=' + ((Date.now() - pd.getTime()) / 1000).toFixed(3) : '';
-      note('video:' + name + '@' + video.currentTime.toFixed(3) + lag);
+      var bi = '';
+      if (state.shaka && state.shaka.getBufferedInfo && (name === 'waiting' || name === 'seeking')) {
+        var b = state.shaka.getBufferedInfo();
+        var fmt = function (rs) { return rs.map(function (r) { return r.start.toFixed(3) + '-' + r.end.toFixed(3); }).join(','); };
+        bi = ' A[' + fmt(b.audio) + '] V[' + fmt(b.video) + ']';
+      }
+      note('video:' + name + '@' + video.currentTime.toFixed(3) + lag + bi);
     });
   });
 

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "streamer/media/mp4_probe.h"
+
 namespace meshwork::streamer {
 namespace {
 
@@ -188,11 +190,12 @@ TEST_CASE("S-16a audio is a CMAF rendition of its own, cut with v1, and HLS-TS k
   std::map<int64_t, const Segment*> v1, a1;
   for (const auto& p : out) (p.rendition == "v1" ? v1 : a1)[p.segment.msn] = &p.segment;
   REQUIRE(v1.size() >= 3);
-  // Every audio segment has its video twin: same msn, start and duration; CMAF only.
+  // Every audio segment has its video twin: same msn, start (an audio frame sits on each cut
+  // here) and duration within an AAC frame (it is dated by its samples); CMAF only.
   for (const auto& [msn, s] : a1) {
     REQUIRE(v1.count(msn));
     CHECK(s->start == v1[msn]->start);
-    CHECK(s->duration == v1[msn]->duration);
+    CHECK(std::abs(s->duration - v1[msn]->duration) <= 1920);
     CHECK(s->ts == nullptr);
     CHECK_FALSE(s->parts.empty());
     CHECK(v1[msn]->ts);
@@ -213,6 +216,81 @@ TEST_CASE("S-16a audio is a CMAF rendition of its own, cut with v1, and HLS-TS k
   CHECK_FALSE(parts["a1"].empty());
   for (const auto& p : parts["a1"]) {
     CHECK(std::find(parts["v1"].begin(), parts["v1"].end(), p) != parts["v1"].end());
+  }
+}
+
+// `count` ADTS frames (AAC-LC, 48 kHz, mono) in one access unit, as ffmpeg's MPEG-TS muxer
+// packs them into one PES.
+media::Frame AudioPes(uint16_t pid, int64_t ts, int count) {
+  media::Frame f = AudioFrame(pid, ts);
+  std::string data;
+  for (int i = 0; i < count; ++i) data += *f.data;
+  f.data = std::make_shared<const std::string>(std::move(data));
+  return f;
+}
+
+TEST_CASE("S-10 S-16a audio packed many frames to a PES is cut into a1's parts where v1's end") {
+  FakeClock clock;
+  std::map<std::string, std::vector<std::pair<int64_t, Part>>> parts;  // → (msn, part), in order
+  std::map<int64_t, Segment> a1;
+  Segmenter segmenter(
+      SegmenterOptions{}, clock, nullptr,
+      [&](const RenditionInfo& info, std::shared_ptr<const Segment> s) {
+        if (info.name == "a1") a1[s->msn] = *s;
+      },
+      [&](const RenditionInfo& info, int64_t msn, int64_t, std::shared_ptr<const Part> part) {
+        parts[info.name].emplace_back(msn, *part);
+      });
+  segmenter.OnTrack(Video(0x100));
+  segmenter.OnTrack(Audio(0x101));
+  // 25 fps video; audio in PES of 11 frames (11 · 1920 ticks ≈ 0.23 s), each sent ahead of
+  // the video frame at its time, as a muxer interleaving by decode time does.
+  const int64_t start = 180'000 * 11;
+  int64_t audio_t = start;
+  for (int i = 0; i < 25 * 10; ++i) {
+    int64_t t = start + i * kFrame;
+    while (audio_t <= t) {
+      segmenter.OnFrame(AudioPes(0x101, audio_t, 11));
+      audio_t += 11 * 1920;
+    }
+    segmenter.OnFrame(VideoFrame(0x100, t, i % 50 == 0));
+    clock.Advance(40ms);
+  }
+  REQUIRE(parts["a1"].size() > 10);
+  REQUIRE(a1.size() >= 3);
+  // Each a1 part has a v1 twin (same msn and index) whose start and end it is within an AAC
+  // frame of, lasts what its samples last, and the next one begins where it ends: no hole,
+  // no overlap, whatever the PES sizes.
+  std::map<std::pair<int64_t, int>, const Part*> v1;
+  for (const auto& [msn, p] : parts["v1"]) v1[{msn, p.index}] = &p;
+  const Part* previous = nullptr;
+  for (const auto& [msn, p] : parts["a1"]) {
+    INFO("a1 part " << msn << "." << p.index << " at " << p.start);
+    auto twin = v1.find({msn, p.index});
+    REQUIRE(twin != v1.end());
+    // (The first part's audio starts with the first PES after the cut: before it, a1 was
+    // not open.)
+    CHECK(std::abs(p.start - twin->second->start) < (previous ? 1920 : 11 * 1920));
+    CHECK(std::abs(p.start + p.duration - twin->second->start - twin->second->duration) < 1920);
+    CHECK(p.duration % 1920 == 0);
+    // Listed where its samples begin (tfdt at 48 kHz), so a player placing parts by the
+    // playlist finds them there.
+    REQUIRE(p.data);
+    auto fragment = media::ProbeFragmentStart(*p.data);
+    REQUIRE(fragment);
+    const int64_t samples_at = static_cast<int64_t>(fragment->base_media_decode_time) * 15 / 8;
+    CHECK(std::abs(samples_at - p.start) <= 2);  // 90 kHz / 48 kHz, rounded
+    if (previous) CHECK(p.start == previous->start + previous->duration);
+    previous = &p;
+  }
+  // A segment lasts what its parts do.
+  for (const auto& [msn, s] : a1) {
+    INFO("a1 segment " << msn);
+    REQUIRE_FALSE(s.parts.empty());
+    CHECK(s.start == s.parts.front()->start);
+    int64_t sum = 0;
+    for (const auto& part : s.parts) sum += part->duration;
+    CHECK(s.duration == sum);
   }
 }
 
