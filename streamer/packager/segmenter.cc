@@ -2,12 +2,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
 #include "streamer/media/codec_parsers.h"
 
 namespace meshwork::streamer {
+
+// A step of v1 that "a1" takes once its audio gets there (Follow).
+struct Segmenter::FollowStep {
+  enum Kind { kPart, kClose, kOpen } kind = kPart;
+  int64_t at = 0;  // 90 kHz: the part's end, the close's end, the open's start
+  int index = 0;   // kPart, kClose: the part index it ends under (S-16a)
+  // kOpen: what Open takes, and the anchor and run origin in use at the leader's cut.
+  int64_t msn = 0;
+  bool discontinuity = false;
+  bool whole = false;
+  std::optional<TimelineAnchor> anchor;
+  int64_t origin = 0;
+};
 
 struct Segmenter::Rendition {
   RenditionInfo info;
@@ -39,6 +54,7 @@ struct Segmenter::Rendition {
   std::optional<TimelineAnchor> anchor;  // dates the open segment: the one in use at its cut
   int64_t origin = 0;                    // where its run of the timeline began (run_origin_)
   std::string bytes;
+  std::deque<FollowStep> steps;  // "a1": the leader's steps its audio has not reached yet
 
   bool InTs(uint16_t pid) const {
     return std::any_of(info.tracks.begin(), info.tracks.end(),
@@ -52,25 +68,16 @@ struct Segmenter::Rendition {
 
 namespace {
 
-std::vector<std::pair<uint16_t, media::Codec>> TrackKeys(const RenditionInfo& info) {
-  std::vector<std::pair<uint16_t, media::Codec>> keys;
-  for (const auto& t : info.tracks) keys.emplace_back(t.pid, t.codec);
-  keys.emplace_back(0, media::Codec::kUnknown);  // separates the two forms
-  for (const auto& t : info.cmaf_tracks) keys.emplace_back(t.pid, t.codec);
-  return keys;
-}
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-
-// "a1" (S-10, S-16a): moves out of `frames` what starts at or after `end` — whole frames, and
-// the ADTS frames of a PES that straddles `end` (ffmpeg's MPEG-TS muxer packs ~0.2 s of
-// audio in one PES) — and returns it, in order, for the next part.
-std::vector<media::Frame> TakeFramesFrom(std::vector<media::Frame>& frames, int64_t end) {
+// what the open segment holds — its MPEG-TS bytes, its parts and the frames of the part
+// in progress — is bounded; past it frames are dropped until the next cut (a source without
+// keyframes, or audio whose video stopped, would otherwise grow it for ever). Logged once.
+// "a1": moves out of `frames` what starts at or after `at` — whole frames, and the ADTS frames
+// of a PES across `at` — and returns it, in order.
+std::vector<media::Frame> TakeFramesFrom(std::vector<media::Frame>& frames, int64_t at) {
   std::vector<media::Frame> later;
   size_t kept = 0;
   for (auto& f : frames) {
-    if (auto rest = media::SplitAdtsAt(f, end)) later.push_back(std::move(*rest));
+    if (auto rest = media::SplitAdtsAt(f, at)) later.push_back(std::move(*rest));
     if (!f.data) continue;
     if (&frames[kept] != &f) frames[kept] = std::move(f);
     ++kept;
@@ -84,6 +91,29 @@ size_t DataBytes(const std::vector<media::Frame>& frames) {
   for (const auto& f : frames) bytes += f.data ? f.data->size() : 0;
   return bytes;
 }
+
+template <typename R>
+bool OverCap(R& r, size_t max_bytes) {
+  if (r.bytes.size() + r.cmaf_bytes + r.part_frame_bytes <= max_bytes) return false;
+  if (!r.capped) {
+    r.capped = true;
+    log::Warn("segment_too_large", {{"msn", r.msn},
+                                    {"rendition", r.info.name},
+                                    {"max_segment_bytes", max_bytes},
+                                    {"action", "frames dropped until the next cut"}});
+  }
+  return true;
+}
+
+std::vector<std::pair<uint16_t, media::Codec>> TrackKeys(const RenditionInfo& info) {
+  std::vector<std::pair<uint16_t, media::Codec>> keys;
+  for (const auto& t : info.tracks) keys.emplace_back(t.pid, t.codec);
+  keys.emplace_back(0, media::Codec::kUnknown);  // separates the two forms
+  for (const auto& t : info.cmaf_tracks) keys.emplace_back(t.pid, t.codec);
+  return keys;
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 }  // namespace
 
@@ -133,24 +163,14 @@ void SetTracks(const std::map<uint16_t, media::TrackInfo>& tracks, std::optional
 
 void Segmenter::FlushPart(Rendition& r, int64_t end, bool last) {
   if (r.part_frames.empty()) return;
-  if (&r == leader_ && audio_ && audio_->open) {
+  if (&r == leader_ && audio_ && !last) {
     // "a1" closes its part where v1 does, under the same index (S-16a: the renditions' parts
     // line up, so a player switching between them finds the same msn.part everywhere).
-    audio_->part_index = r.part_index;
-    FlushPart(*audio_, end, last);
+    Follow({FollowStep::kPart, end, r.part_index});
   }
-  // "a1" holds the audio that starts before the leader's part ends and is dated by it, so
-  // its playlists list the time its samples cover (a player that places parts by the listed
-  // times — Shaka — finds no hole between them); the rest waits for the next part.
-  std::vector<media::Frame> later;
-  if (r.follower) {
-    later = TakeFramesFrom(r.part_frames, end);
-    if (r.part_frames.empty()) {
-      r.part_frames = std::move(later);
-      r.part_frame_bytes = DataBytes(r.part_frames);
-      return;
-    }
-  }
+  // "a1" holds the audio that starts before the leader's part ends (AddAudio) and is dated
+  // by it, so its playlists list the time its samples cover: a player that places parts by
+  // the listed times (Shaka) finds no hole between them.
   auto part = std::make_shared<Part>();
   part->index = r.part_index;
   part->start = r.follower ? r.part_frames.front().dts : r.part_start;
@@ -165,8 +185,8 @@ void Segmenter::FlushPart(Rendition& r, int64_t end, bool last) {
   if (r.video_pid) end_dts[r.video_pid] = end;
   part->data = std::make_shared<const std::string>(
       r.fmp4->Fragment(r.part_frames, ++r.fragment_sequence, end_dts));
-  r.part_frames = std::move(later);
-  r.part_frame_bytes = DataBytes(r.part_frames);
+  r.part_frames.clear();
+  r.part_frame_bytes = 0;
   part->program_date_time_ms = ProgramDateTimeMs(r, part->start);
   part->timeline_origin = r.origin;
   r.cmaf_bytes += part->data->size();
@@ -291,12 +311,82 @@ Segmenter::Rendition* Segmenter::AudioRendition() {
   return audio_.get();
 }
 
+void Segmenter::Follow(FollowStep step) {
+  if (!audio_) return;
+  // After a jump the audio's times restart elsewhere: what "a1" still owes the old timeline
+  // is done now.
+  if (step.kind == FollowStep::kOpen && step.discontinuity) {
+    CatchUp(std::numeric_limits<int64_t>::max());
+  }
+  const int64_t at = step.at;
+  const bool close = step.kind == FollowStep::kClose;
+  audio_->steps.push_back(std::move(step));
+  if (close) return;  // taken with the open that follows it (a1 is never left closed)
+  // Audio that is already past the step (muxers often send it ahead of the video of the same
+  // time) is cut there now.
+  Rendition& a = *audio_;
+  while (!a.steps.empty() && !a.part_frames.empty() &&
+         media::AdtsEnd(a.part_frames.back()) > a.steps.front().at) {
+    ApplyStep(a);
+  }
+  // Audio more than a segment behind (or stopped) does not hold "a1" back, nor grow the queue.
+  CatchUp(at - segment_ticks_);
+}
+
+void Segmenter::CatchUp(int64_t t) {
+  while (audio_ && !audio_->steps.empty() && audio_->steps.front().at <= t) ApplyStep(*audio_);
+}
+
+void Segmenter::ApplyStep(Rendition& a) {
+  FollowStep step = std::move(a.steps.front());
+  a.steps.pop_front();
+  // What the part holds from the step's time on is the next part's.
+  std::vector<media::Frame> later = TakeFramesFrom(a.part_frames, step.at);
+  a.part_frame_bytes = DataBytes(a.part_frames);
+  switch (step.kind) {
+    case FollowStep::kPart:
+      a.part_index = step.index;
+      FlushPart(a, step.at);
+      break;
+    case FollowStep::kClose:
+      a.part_index = step.index;  // its last part under v1's index (S-16a)
+      Close(a, step.at);
+      break;
+    case FollowStep::kOpen:
+      Open(a, step.msn, step.at, step.discontinuity, step.whole);
+      a.anchor = step.anchor;  // as dated at v1's cut
+      a.origin = step.origin;
+      break;
+  }
+  for (auto& f : later) AddAudio(a, std::move(f));
+}
+
+void Segmenter::AddAudio(Rendition& a, media::Frame frame) {
+  auto append = [&](media::Frame f) {
+    if (!a.open || !f.data || !a.InCmaf(f.pid) || OverCap(a, options_.max_segment_bytes)) return;
+    a.part_frame_bytes += f.data->size();
+    a.part_frames.push_back(std::move(f));
+  };
+  // A frame past a step's time takes the step first; one across it (a PES of several AAC
+  // frames) is cut there, its head before the step and its tail after.
+  while (!a.steps.empty()) {
+    const int64_t at = a.steps.front().at;
+    if (frame.dts >= at) {
+      ApplyStep(a);
+      continue;
+    }
+    auto rest = media::SplitAdtsAt(frame, at);
+    if (!rest) break;
+    append(std::move(frame));
+    frame = std::move(*rest);
+    ApplyStep(a);
+  }
+  append(std::move(frame));
+}
+
 void Segmenter::Close(Rendition& r, int64_t end) {
   if (!r.open) return;
-  if (&r == leader_ && audio_) {
-    audio_->part_index = r.part_index;  // its last part under v1's index (S-16a)
-    Close(*audio_, end);
-  }
+  if (&r == leader_ && audio_) Follow({FollowStep::kClose, end, r.part_index});
   auto discard = [&r] {
     r.bytes.clear();
     r.part_frames.clear();
@@ -382,7 +472,9 @@ void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
                (r.first_t && *r.first_t < multiple * segment_ticks_);
   Open(r, k, start, discontinuity, whole);
   last_msn_ = std::max(last_msn_, k);
-  if (&r == leader_ && audio_) Open(*audio_, k, start, discontinuity, whole);
+  if (&r == leader_ && audio_) {
+    Follow({FollowStep::kOpen, start, 0, k, discontinuity, whole, anchor_, run_origin_});
+  }
 }
 
 void Segmenter::Open(Rendition& r, int64_t msn, int64_t start, bool discontinuity, bool whole) {
@@ -402,11 +494,8 @@ void Segmenter::Open(Rendition& r, int64_t msn, int64_t start, bool discontinuit
   // after the first video frame): a segment boundary is where the muxer can change.
   if (r.muxed_tracks != TrackKeys(r.info)) RebuildWriters(r);
   if (r.muxer) r.muxer->WriteTables(r.bytes);
-  // "a1" keeps the audio its last part left for this segment (TakeFramesFrom); anything
-  // before the new start (a jump) goes.
-  std::erase_if(r.part_frames,
-                [&](const media::Frame& f) { return !r.follower || f.dts < start; });
-  r.part_frame_bytes = DataBytes(r.part_frames);
+  r.part_frames.clear();
+  r.part_frame_bytes = 0;
   r.part_index = 0;
   r.part_start = start;
   r.parts.clear();
@@ -428,19 +517,7 @@ void Segmenter::OnFrame(const media::Frame& frame) {
 
   auto write = [&](Rendition& r) {
     if (!r.open) return;
-    // what the open segment holds — its MPEG-TS bytes, its parts and the frames of the
-    // part in progress — is bounded; past it frames are dropped until the next cut (a source
-    // without keyframes, or audio whose video stopped, would otherwise grow it for ever).
-    if (r.bytes.size() + r.cmaf_bytes + r.part_frame_bytes > options_.max_segment_bytes) {
-      if (!r.capped) {
-        r.capped = true;
-        log::Warn("segment_too_large", {{"msn", r.msn},
-                                        {"rendition", r.info.name},
-                                        {"max_segment_bytes", options_.max_segment_bytes},
-                                        {"action", "frames dropped until the next cut"}});
-      }
-      return;
-    }
+    if (OverCap(r, options_.max_segment_bytes)) return;
     media::Frame shifted = frame;
     shifted.pts = pts;
     shifted.dts = t;
@@ -481,7 +558,12 @@ void Segmenter::OnFrame(const media::Frame& frame) {
     // After a jump, audio waits for the video keyframe that opens the next segment.
     if (has_video && pending_discontinuity_) return;
     for (auto& [pid, r] : renditions_) write(*r);
-    if (audio_) write(*audio_);
+    if (audio_) {
+      media::Frame shifted = frame;
+      shifted.pts = pts;
+      shifted.dts = t;
+      AddAudio(*audio_, std::move(shifted));
+    }
     return;
   }
   Rendition* r = RenditionFor(frame.pid);

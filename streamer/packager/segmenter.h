@@ -112,6 +112,15 @@ class Segmenter {
   void Close(Rendition& r, int64_t end);
   // `last`: the part closes its segment (Close).
   void FlushPart(Rendition& r, int64_t end, bool last = false);
+  // "a1" follows v1's part ends, closes and opens once its audio reaches them (audio often
+  // arrives a PES behind the video of the same time): `Follow` queues one, `AddAudio` cuts
+  // an arriving frame at the queued steps it crosses and applies them, `CatchUp` applies
+  // those at or before `t` without waiting for audio (audio stopped, or a jump).
+  struct FollowStep;
+  void Follow(FollowStep step);
+  void AddAudio(Rendition& a, media::Frame frame);
+  void CatchUp(int64_t t);
+  void ApplyStep(Rendition& a);
   void RebuildWriters(Rendition& r);
   // Wall clock of `t` by the anchor `r`'s open segment is dated with.
   static int64_t ProgramDateTimeMs(const Rendition& r, int64_t t);
