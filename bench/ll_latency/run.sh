@@ -53,7 +53,7 @@ done
 pids+=("$encoder")
 # The players start once MIN_SEGMENTS (default 4) segments are listed: Shaka 5.2.12 fails
 # its load ("Cannot read properties of undefined (reading 'match')") on a live LL-HLS playlist
-# of fewer than three complete segments besides the one in progress — its probe for embedded
+# of few segments (two listed failed here, four played) — its probe for embedded
 # captions picks the in-progress segment, made of parts and a preload hint, which has no URI
 # of its own. hls.js plays from the first segment; a real stream is older than 8 s.
 min_segments="${MIN_SEGMENTS:-4}"

@@ -558,8 +558,15 @@ AdtsRun ScanAdtsFrames(std::string_view data) {
 
 namespace {
 
-// 90 kHz ticks of `samples` AAC samples at `rate` Hz, rounded down (exact at 48 kHz).
-int64_t AacTicks(int64_t samples, int rate) { return rate > 0 ? samples * 90000 / rate : 0; }
+__int128 FloorDiv128(__int128 a, __int128 b) { return a / b - ((a % b != 0) && (a < 0)); }
+
+// The 90 kHz time of the sample `samples` after the one `t` falls on, at `rate` Hz: rounded
+// up, so that rounding down to the sample rate comes back to that sample.
+int64_t AacSampleTime(int64_t t, int64_t samples, int rate) {
+  if (rate <= 0 || rate > 90000) return t;
+  const __int128 sample = FloorDiv128(static_cast<__int128>(t) * rate, 90000) + samples;
+  return static_cast<int64_t>(-FloorDiv128(-sample * 90000, rate));
+}
 
 }  // namespace
 
@@ -567,7 +574,7 @@ int64_t AdtsEnd(const Frame& frame) {
   if (!frame.data) return frame.dts;
   AdtsRun run = ScanAdtsFrames(*frame.data);
   if (!run.first) return frame.dts;
-  return frame.dts + AacTicks(int64_t{run.frames} * 1024, run.first->sample_rate);
+  return AacSampleTime(frame.dts, int64_t{run.frames} * 1024, run.first->sample_rate);
 }
 
 std::optional<Frame> SplitAdtsAt(Frame& frame, int64_t at) {
@@ -583,11 +590,11 @@ std::optional<Frame> SplitAdtsAt(Frame& frame, int64_t at) {
   while (off < d.size()) {
     auto h = ParseAdtsHeader({reinterpret_cast<const uint8_t*>(d.data()) + off, d.size() - off});
     if (!h || h->frame_bytes > d.size() - off) return std::nullopt;  // not ADTS: kept whole
-    int64_t ticks = AacTicks(samples, h->sample_rate);
-    if (samples > 0 && frame.dts + ticks >= at) {
+    const int64_t starts = AacSampleTime(frame.dts, samples, h->sample_rate);
+    if (samples > 0 && starts >= at) {
       Frame rest = frame;
-      rest.dts = frame.dts + ticks;
-      rest.pts = frame.pts + ticks;
+      rest.dts = starts;
+      rest.pts = frame.pts + (starts - frame.dts);
       rest.data = std::make_shared<const std::string>(d.substr(off));
       frame.data = std::make_shared<const std::string>(d.substr(0, off));
       return rest;

@@ -96,8 +96,10 @@ AdtsRun ScanAdtsFrames(std::string_view data);
 // frame ends (90 kHz, from its dts), its dts when it holds none. `SplitAdtsAt` keeps in
 // `frame` the ADTS frames that start before `at` and returns the others as a frame of their
 // own (dts and pts advanced by the samples kept), or nullopt when every frame starts before
-// `at`; a frame none of whose ADTS frames starts before `at` is returned whole (`frame`
-// is then left without data).
+// `at` or the data is not whole ADTS frames (kept as it is); a frame none of whose ADTS frames
+// starts before `at` is returned whole (`frame` is then left without data). The times are
+// rounded up to the 90 kHz tick at or after the sample, so that rescaling them to the sample
+// rate (rounding down, as the fMP4 writer does) finds that sample exactly, at 44.1 kHz too.
 int64_t AdtsEnd(const Frame& frame);
 std::optional<Frame> SplitAdtsAt(Frame& frame, int64_t at);
 

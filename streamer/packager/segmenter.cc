@@ -68,9 +68,6 @@ struct Segmenter::Rendition {
 
 namespace {
 
-// what the open segment holds — its MPEG-TS bytes, its parts and the frames of the part
-// in progress — is bounded; past it frames are dropped until the next cut (a source without
-// keyframes, or audio whose video stopped, would otherwise grow it for ever). Logged once.
 // "a1": moves out of `frames` what starts at or after `at` — whole frames, and the ADTS frames
 // of a PES across `at` — and returns it, in order.
 std::vector<media::Frame> TakeFramesFrom(std::vector<media::Frame>& frames, int64_t at) {
@@ -92,6 +89,9 @@ size_t DataBytes(const std::vector<media::Frame>& frames) {
   return bytes;
 }
 
+// what the open segment holds — its MPEG-TS bytes, its parts and the frames of the part
+// in progress — is bounded; past it frames are dropped until the next cut (a source without
+// keyframes, or audio whose video stopped, would otherwise grow it for ever). Logged once.
 template <typename R>
 bool OverCap(R& r, size_t max_bytes) {
   if (r.bytes.size() + r.cmaf_bytes + r.part_frame_bytes <= max_bytes) return false;
@@ -164,8 +164,9 @@ void SetTracks(const std::map<uint16_t, media::TrackInfo>& tracks, std::optional
 void Segmenter::FlushPart(Rendition& r, int64_t end, bool last) {
   if (r.part_frames.empty()) return;
   if (&r == leader_ && audio_ && !last) {
-    // "a1" closes its part where v1 does, under the same index (S-16a: the renditions' parts
-    // line up, so a player switching between them finds the same msn.part everywhere).
+    // "a1" closes its part where v1 does (within an AAC frame, once its audio gets there),
+    // under the same index (S-16a: the renditions' parts line up, so a player switching
+    // between them finds the same msn.part everywhere).
     Follow({FollowStep::kPart, end, r.part_index});
   }
   // "a1" holds the audio that starts before the leader's part ends (AddAudio) and is dated
@@ -361,6 +362,10 @@ void Segmenter::ApplyStep(Rendition& a) {
   for (auto& f : later) AddAudio(a, std::move(f));
 }
 
+// Audio that comes while "a1" is closed with nothing queued is dropped: before the first open
+// and after a jump (with audio sent ahead of video, the first segment then starts up to a PES
+// after v1's cut). Audio more than a segment late (CatchUp went on without it) joins the part
+// in progress: the times listed stay those of the samples, contiguous with what came before.
 void Segmenter::AddAudio(Rendition& a, media::Frame frame) {
   auto append = [&](media::Frame f) {
     if (!a.open || !f.data || !a.InCmaf(f.pid) || OverCap(a, options_.max_segment_bytes)) return;
@@ -419,7 +424,7 @@ void Segmenter::Close(Rendition& r, int64_t end) {
     segment->duration =
         std::max<int64_t>(r.parts.back()->start + r.parts.back()->duration - segment->start, 1);
   }
-  segment->program_date_time_ms = ProgramDateTimeMs(r, r.start);
+  segment->program_date_time_ms = ProgramDateTimeMs(r, segment->start);
   segment->timeline_origin = r.origin;
   segment->discontinuity = r.discontinuity;
   r.last_ts_bytes = r.bytes.size();
@@ -522,9 +527,9 @@ void Segmenter::OnFrame(const media::Frame& frame) {
     shifted.pts = pts;
     shifted.dts = t;
     if (r.muxer && r.InTs(frame.pid)) r.muxer->WriteFrame(shifted, r.bytes);
-    // Parts close on the frame that drives cuts (video, or audio when there is none); "a1"
-    // closes its parts with v1's.
-    bool drives = !r.follower && (frame.codec != media::Codec::kAac || !r.video_pid);
+    // Parts close on the frame that drives cuts: video, or audio when there is none ("a1"
+    // takes its audio through AddAudio, not here).
+    bool drives = frame.codec != media::Codec::kAac || !r.video_pid;
     // Part i of a segment ends at the first frame at or after start + (i+1)·part target, so a
     // segment has ceil(duration / part target) parts; a part may run one frame over the
     // target, which the playlist's PART-TARGET accounts for.

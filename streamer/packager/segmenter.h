@@ -27,9 +27,10 @@
 //
 // Renditions: one per video track (PID order: v1, v2, …), whose MPEG-TS segments carry the
 // first audio track muxed (HLS-TS); in CMAF form (S-16a) each carries its video only and
-// the audio is a rendition of its own, "a1", cut at the same boundaries and part boundaries
-// as v1 (same msn, same part indices). Audio-only sources make one rendition v1 in both
-// forms.
+// the audio is a rendition of its own, "a1", cut at v1's boundaries and part boundaries
+// within an AAC frame, once its audio reaches them (same msn, same part indices; a PES of
+// several AAC frames is cut between them), its parts and segments dated by their samples.
+// Audio-only sources make one rendition v1 in both forms.
 //
 // Each segment is produced twice from the same frames: as MPEG-TS (HLS) and as fMP4 (CMAF)
 // parts of `part_ms` (a part closes at the first video frame at or after each part multiple

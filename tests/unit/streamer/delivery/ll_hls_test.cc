@@ -259,7 +259,9 @@ TEST_CASE("P-9 a tune-in playlist request waits for the next part only when it i
   auto always = TuneInHoldMs(0, 333, 100);
   REQUIRE(always);
   CHECK(*always == 333 + 166);
-  CHECK(*TuneInHoldMs(-20, 333, 100) == 333 + 166);  // a clock step back reads as age 0
+  auto stepped_back = TuneInHoldMs(-20, 333, 100);  // a clock step back reads as age 0
+  REQUIRE(stepped_back);
+  CHECK(*stepped_back == 333 + 166);
   CHECK_FALSE(TuneInHoldMs(332, 333, 0));
   CHECK_FALSE(TuneInHoldMs(332, 0, 50));  // no part target: nothing to wait for
   // The boundary: due exactly at the share waits.

@@ -222,6 +222,50 @@ TEST_CASE("S-3 P-7 ScanAccessUnitHead: keyframe, SPS and parameter sets up to th
   CHECK(ScanAccessUnitHead("", false).parameter_sets.empty());
 }
 
+TEST_CASE("S-10 an AAC access unit of several ADTS frames is cut between them, on the sample") {
+  // Three 16-byte frames at 44.1 kHz (sampling index 4): 1024 samples is 2089.8 ticks of
+  // 90 kHz, so each cut time must round to the tick that rescales back to its sample.
+  std::string one("\xff\xf1\x50\x80\x02\x1f\xfc", 7);
+  one.append(9, '\x11');
+  for (int64_t dts : {int64_t{0}, int64_t{123'457}, int64_t{153'003'915'852'704}}) {
+    INFO("dts " << dts);
+    auto rescale = [](int64_t t) {
+      return static_cast<int64_t>(static_cast<__int128>(t) * 44'100 / 90'000);
+    };
+    Frame f;
+    f.codec = Codec::kAac;
+    f.dts = dts;
+    f.pts = dts + 10;
+    f.data = std::make_shared<const std::string>(one + one + one);
+    const int64_t end = AdtsEnd(f);
+    CHECK(rescale(end) == rescale(dts) + 3 * 1024);
+    // Cut just after the second frame starts: the first stays, the other two come back.
+    auto rest = SplitAdtsAt(f, dts + 2000);
+    REQUIRE(rest);
+    CHECK(*f.data == one);
+    CHECK(*rest->data == one + one);
+    CHECK(rescale(rest->dts) == rescale(dts) + 1024);
+    CHECK(rest->pts - rest->dts == 10);
+    CHECK(AdtsEnd(*rest) == end);
+    CHECK(AdtsEnd(f) == rest->dts);  // no gap, no overlap
+    // Nothing starts at or after a time past the last frame's start; all of it at or before
+    // the first.
+    Frame g = *rest;
+    CHECK_FALSE(SplitAdtsAt(g, end));
+    CHECK(*g.data == one + one);
+    auto whole = SplitAdtsAt(g, g.dts);
+    REQUIRE(whole);
+    CHECK(*whole->data == one + one);
+    CHECK_FALSE(g.data);
+  }
+  // Not ADTS: kept whole.
+  Frame junk;
+  junk.codec = Codec::kAac;
+  junk.data = std::make_shared<const std::string>("not adts at all");
+  CHECK_FALSE(SplitAdtsAt(junk, 1));
+  CHECK(*junk.data == "not adts at all");
+}
+
 TEST_CASE("S-3 ScanAdtsFrames: whole frames, a frame cut at the end, garbage after frames") {
   // AAC-LC 48 kHz stereo, no CRC, 16-byte frames (7 header bytes + 9 payload bytes).
   std::string frame("\xff\xf1\x4c\x80\x02\x1f\xfc", 7);

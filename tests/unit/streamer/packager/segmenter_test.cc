@@ -291,6 +291,7 @@ TEST_CASE("S-10 S-16a audio packed many frames to a PES is cut into a1's parts w
     INFO("a1 segment " << msn);
     REQUIRE_FALSE(s.parts.empty());
     CHECK(s.start == s.parts.front()->start);
+    CHECK(s.program_date_time_ms == s.parts.front()->program_date_time_ms);
     int64_t sum = 0;
     for (const auto& part : s.parts) sum += part->duration;
     CHECK(s.duration == sum);
