@@ -48,7 +48,11 @@ struct Segmenter::Rendition {
   bool whole = false;  // seen from its boundary: it (and its parts) may be published
   int64_t msn = -1;
   int64_t start = 0;
-  int64_t last_t = 0;     // timestamp of the last frame that drives cuts
+  int64_t last_t = 0;       // timestamp of the last frame that drives cuts
+  bool has_last_t = false;  // last_t is a frame's (until then there is no step to measure)
+  // The timeline jumped since this rendition's last cut: its next one is a discontinuity
+  // (another video rendition's keyframe may have taken the stream's pending one first).
+  bool jumped = false;
   int64_t last_step = 0;  // and its distance from the one before (≈ frame duration)
   bool discontinuity = false;
   std::optional<TimelineAnchor> anchor;  // dates the open segment: the one in use at its cut
@@ -175,8 +179,11 @@ void Segmenter::FlushPart(Rendition& r, int64_t end, bool last) {
   auto part = std::make_shared<Part>();
   part->index = r.part_index;
   part->start = r.follower ? r.part_frames.front().dts : r.part_start;
-  const int64_t part_end = r.follower ? media::AdtsEnd(r.part_frames.back()) : end;
-  part->duration = std::max<int64_t>(part_end - part->start, 1);
+  // A source stepping back in time can end a part before it began: it lasts a tick then,
+  // and the next one starts after it, so parts stay contiguous and sum to their segment.
+  const int64_t part_end =
+      std::max(r.follower ? media::AdtsEnd(r.part_frames.back()) : end, part->start + 1);
+  part->duration = part_end - part->start;
   part->last = last;
   part->discontinuity = r.discontinuity;
   part->independent =
@@ -193,7 +200,7 @@ void Segmenter::FlushPart(Rendition& r, int64_t end, bool last) {
   r.cmaf_bytes += part->data->size();
   r.parts.push_back(part);
   ++r.part_index;
-  r.part_start = end;
+  r.part_start = r.follower ? end : part_end;
   if (publish_part_ && r.whole) publish_part_(r.info, r.msn, r.start, std::move(part));
 }
 
@@ -234,6 +241,8 @@ void Segmenter::CheckJump(int64_t t) {
       int64_t resume = *last_t_ + std::max<int64_t>(gap, 90 * 40);
       offset_ += resume - t;
       pending_discontinuity_ = true;
+      for (auto& [pid, r] : renditions_) r->jumped = true;
+      jump_floor_msn_ = last_msn_;
       need_anchor_ = true;  // a new timeline: choose its anchor again (S-7)
       // A source can jump on every frame: one line a second at most.
       uint64_t held_back = 0;
@@ -419,7 +428,7 @@ void Segmenter::Close(Rendition& r, int64_t end) {
   segment->msn = r.msn;
   segment->start = r.start;
   segment->duration = std::max<int64_t>(end - r.start, 1);
-  if (r.follower && !r.parts.empty()) {  // dated by its audio, as its parts are
+  if (!r.parts.empty()) {  // the span of its parts ("a1"'s are dated by its audio)
     segment->start = r.parts.front()->start;
     segment->duration =
         std::max<int64_t>(r.parts.back()->start + r.parts.back()->duration - segment->start, 1);
@@ -447,13 +456,18 @@ void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
   auto known = msn_by_multiple_.find(multiple);
   int64_t k = known != msn_by_multiple_.end() ? known->second : multiple - msn_offset_;
   if (r.open && k <= r.msn && !discontinuity) return;  // same segment continues
-  // A jump ends the open segment at its last frame, not at the resumed timeline.
-  Close(r, discontinuity ? r.last_t + std::max<int64_t>(r.last_step, 90) : start);
+  // A jump ends the open segment at its last frame, not at the resumed timeline (nor past
+  // it: a source's last step before the jump can be longer than the time it was away).
+  Close(r, discontinuity ? std::min(r.last_t + std::max<int64_t>(r.last_step, 90),
+                                    std::max(start, r.last_t + 1))
+                         : start);
   // After a jump the timeline may resume inside the multiple of the segment just closed (a
   // source back within a segment duration): that multiple's msn is taken, so it is numbered
-  // afresh like an unknown one.
-  const bool reused = known != msn_by_multiple_.end() && discontinuity &&
-                      known->second <= std::max(r.msn, last_msn_);
+  // afresh like an unknown one — unless another rendition already numbered it after the
+  // jump. Nor does a rendition ever open an msn it already had.
+  const bool reused =
+      known != msn_by_multiple_.end() &&
+      ((discontinuity && known->second <= jump_floor_msn_) || known->second <= r.msn);
   if (known == msn_by_multiple_.end() || reused) {
     // Media sequence numbers of a playlist are consecutive (RFC 8216): when the timeline
     // skips multiples (a gap, a GOP longer than the segment duration), the numbering closes
@@ -492,6 +506,9 @@ void Segmenter::Open(Rendition& r, int64_t msn, int64_t start, bool discontinuit
   r.anchor = anchor_;
   r.origin = run_origin_;
   r.discontinuity = discontinuity;
+  // The step from the last frame before a jump to the first after it is the jump, not a
+  // frame's duration: a jump right after this one must not close the segment that far on.
+  if (discontinuity) r.has_last_t = false;
   r.bytes.clear();
   // Room for a segment like the last one: no reallocation while it is muxed (P-7).
   r.bytes.reserve(r.last_ts_bytes + r.last_ts_bytes / 8);
@@ -541,8 +558,11 @@ void Segmenter::OnFrame(const media::Frame& frame) {
       r.part_frames.push_back(std::move(shifted));
     }
     if (drives) {
-      if (t > r.last_t) r.last_step = t - r.last_t;
+      // The first frame has no step: measured from 0, a jump right after it closed the
+      // segment a timeline's worth long (found by segmenter_fuzz).
+      if (r.has_last_t && t > r.last_t) r.last_step = t - r.last_t;
       r.last_t = t;
+      r.has_last_t = true;
     }
   };
 
@@ -557,6 +577,7 @@ void Segmenter::OnFrame(const media::Frame& frame) {
       if (!r->first_t) r->first_t = *first_audio_t_;
       Cut(*r, t, discontinuity);
       pending_discontinuity_ = false;
+      r->jumped = false;
     } else {
       AudioRendition();  // opens at v1's next cut
     }
@@ -573,9 +594,11 @@ void Segmenter::OnFrame(const media::Frame& frame) {
   }
   Rendition* r = RenditionFor(frame.pid);
   if (!r->first_t) r->first_t = t;
+  discontinuity |= r->jumped;
   if (frame.keyframe) {
     Cut(*r, t, discontinuity);
     pending_discontinuity_ = false;
+    r->jumped = false;
   } else if (discontinuity) {
     // The timeline jumped mid-GOP: nothing can follow until the next keyframe.
     if (r->open) Close(*r, r->last_t + std::max<int64_t>(r->last_step, 90));

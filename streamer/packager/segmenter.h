@@ -149,8 +149,9 @@ class Segmenter {
   std::chrono::steady_clock::time_point last_frame_at_;
   bool expect_jump_ = false;
   bool pending_discontinuity_ = false;
-  int64_t last_msn_ = -1;   // highest msn opened by any rendition
-  int64_t msn_offset_ = 0;  // multiples skipped so far (msn = floor(T / duration) − offset)
+  int64_t last_msn_ = -1;        // highest msn opened by any rendition
+  int64_t jump_floor_msn_ = -1;  // last_msn_ at the last jump: the msn taken before it
+  int64_t msn_offset_ = 0;       // multiples skipped so far (msn = floor(T / duration) − offset)
   // The msn given to each recent multiple of the segment duration (its first cut), so that
   // every rendition numbers the same media alike; the last 16 are kept.
   std::map<int64_t, int64_t> msn_by_multiple_;

@@ -342,6 +342,54 @@ TEST_CASE("S-7 a timeline jump closes the segment at its last frame and marks a 
 }
 
 TEST_CASE(
+    "S-7 after a jump every video rendition closes at its last frame and marks a discontinuity") {
+  // Two video tracks: v1's keyframe after the jump comes first; v2's must be cut the same
+  // way (it once found the stream's pending discontinuity taken by v1, and its open segment
+  // ran on across the 5 s gap, unmarked).
+  Harness h;
+  h.segmenter.OnTrack(Video(0x100));
+  h.segmenter.OnTrack(Video(0x101));
+  h.Feed({0x100, 0x101}, 900'000, 9);
+  const size_t before = h.out.size();
+  h.clock.Advance(5s);
+  h.Feed({0x100, 0x101}, 126'000, 9);
+  for (const char* name : {"v1", "v2"}) {
+    INFO(name);
+    std::vector<Segment> after;
+    for (size_t i = before; i < h.out.size(); ++i) {
+      if (h.out[i].rendition == name) after.push_back(h.out[i].segment);
+    }
+    REQUIRE(after.size() >= 3);
+    CHECK(after[0].duration <= 180'000);  // the segment open at the jump: no gap inside
+    CHECK_FALSE(after[0].discontinuity);
+    CHECK(after[1].discontinuity);
+    CHECK(after[1].msn == after[0].msn + 1);
+    CHECK_FALSE(after[2].discontinuity);
+  }
+}
+
+TEST_CASE("S-7 a jump right after a segment's first frame closes that segment one frame long") {
+  // The step from the last frame before a jump to the first after it is the jump, not a
+  // frame: a segment with one frame that another jump ends lasts a frame (it once lasted the
+  // first jump's 1 s; a rendition's very first frame, measured from 0, once made one last
+  // longer than the timeline, found by segmenter_fuzz).
+  Harness h;
+  h.segmenter.OnTrack(Video(0x100));
+  h.Feed({0x100}, 900'000, 9);
+  h.clock.Advance(1s);
+  h.Feed({0x100}, 126'000, 0.04);  // one keyframe of a new run
+  const size_t before = h.out.size();
+  h.clock.Advance(1s);
+  h.Feed({0x100}, 9'000'000, 6);  // and another run
+  REQUIRE(h.out.size() > before + 1);
+  const Segment& lone = h.out[before].segment;
+  CHECK(lone.discontinuity);
+  CHECK(lone.duration == kFrame);
+  CHECK(h.out[before + 1].segment.discontinuity);
+  CHECK(h.out[before + 1].segment.msn == lone.msn + 1);
+}
+
+TEST_CASE(
     "S-7 a source that restarts within half a second, timestamps 6 s back, still marks a "
     "discontinuity") {
   Harness h;
