@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "tests/test_paths.h"
 
 namespace meshwork::streamer::relay {
@@ -41,6 +42,26 @@ TEST_CASE("S-19 the edge reads parts, segments, timing and the hint of an upstre
   CHECK(p->entries[4].msn == 898077662);
   REQUIRE(p->hint);
   CHECK(*p->hint == std::make_pair(int64_t{898077662}, 1));
+}
+
+TEST_CASE("R-2 an upstream playlist's date out of any calendar is ignored, not added to") {
+  // absl's RFC 3339 reader takes "infinite-future" (and years in the millions): adding a
+  // segment's duration to it overflowed (UBSan in upstream_playlist_fuzz).
+  for (const char* date :
+       {"infinite-future", "infinite-past", "9999999-01-01T00:00:00Z", "1969-12-31T23:59:59Z"}) {
+    INFO(date);
+    auto p = ParseMediaPlaylist(absl::StrCat("#EXTM3U\n#EXT-X-PROGRAM-DATE-TIME:", date,
+                                             "\n#EXTINF:2.000,\n10.m4s\n#EXTINF:2.000,\n11.m4s\n"));
+    REQUIRE(p);
+    REQUIRE(p->entries.size() == 2);
+    CHECK(p->entries[0].program_date_time_ms == 0);  // none
+    CHECK(p->entries[1].program_date_time_ms == 0);
+  }
+  auto p = ParseMediaPlaylist(
+      "#EXTM3U\n#EXT-X-PROGRAM-DATE-TIME:2026-12-07T12:00:00.000Z\n#EXTINF:2.000,\n10.m4s\n"
+      "#EXTINF:2.000,\n11.m4s\n");
+  REQUIRE(p);
+  CHECK(p->entries[1].program_date_time_ms - p->entries[0].program_date_time_ms == 2000);
 }
 
 TEST_CASE("S-19 master renditions are single safe names, and other text is refused") {
