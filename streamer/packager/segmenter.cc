@@ -53,7 +53,9 @@ struct Segmenter::Rendition {
   // The timeline jumped since this rendition's last cut: its next one is a discontinuity
   // (another video rendition's keyframe may have taken the stream's pending one first).
   bool jumped = false;
-  int64_t last_step = 0;  // and its distance from the one before (≈ frame duration)
+  bool published_any = false;   // a segment of it went out (a later one left out is a hole)
+  bool tracks_changed = false;  // the segment closed lacked a track: the next is discontinuous
+  int64_t last_step = 0;        // and its distance from the one before (≈ frame duration)
   bool discontinuity = false;
   std::optional<TimelineAnchor> anchor;  // dates the open segment: the one in use at its cut
   int64_t origin = 0;                    // where its run of the timeline began (run_origin_)
@@ -411,11 +413,18 @@ void Segmenter::Close(Rendition& r, int64_t end) {
   };
   if (r.muxed_tracks != TrackKeys(r.info)) {
     // A track appeared while this segment was open (typically audio, whose first ADTS
-    // header follows the first keyframe): the segment lacks it. Players switching renditions
-    // or codecs mid-stream is worse than one segment less at the start.
-    log::Info("segment_dropped",
-              {{"msn", r.msn}, {"rendition", r.info.name}, {"reason", "tracks changed"}});
-    return discard();
+    // header follows the first keyframe): the segment lacks it. At the start, players
+    // switching renditions or codecs mid-stream is worse than one segment less. Later, a
+    // segment left out would leave its msn out of the rendition's playlists (RFC 8216 numbers
+    // segments by their place), so it is published as made, and the next one, made for the
+    // new tracks, follows a discontinuity (as RFC 8216 asks for a change of tracks).
+    if (!r.published_any) {
+      log::Info("segment_dropped",
+                {{"msn", r.msn}, {"rendition", r.info.name}, {"reason", "tracks changed"}});
+      return discard();
+    }
+    r.tracks_changed = true;
+    log::Info("tracks_changed", {{"msn", r.msn}, {"rendition", r.info.name}});
   }
   if (!r.whole) {
     log::Info("segment_dropped", {{"msn", r.msn},
@@ -447,6 +456,7 @@ void Segmenter::Close(Rendition& r, int64_t end) {
     fingerprint_ = absl::StrCat(segment->msn, ":", segment->start, ":", segment->duration);
   }
   ++published_;
+  r.published_any = true;
   publish_(r.info, std::move(segment));
 }
 
@@ -505,7 +515,8 @@ void Segmenter::Open(Rendition& r, int64_t msn, int64_t start, bool discontinuit
   r.start = start;
   r.anchor = anchor_;
   r.origin = run_origin_;
-  r.discontinuity = discontinuity;
+  r.discontinuity = discontinuity || r.tracks_changed;
+  r.tracks_changed = false;
   // The step from the last frame before a jump to the first after it is the jump, not a
   // frame's duration: a jump right after this one must not close the segment that far on.
   if (discontinuity) r.has_last_t = false;

@@ -10,8 +10,8 @@
 //
 // Properties (a violation traps):
 //  * per rendition, published segments have consecutive msn (increasing when two video
-//    tracks disagree on the time, or a track was announced meanwhile), a positive duration
-//    shorter than 26.5 h (the 33-bit wrap; a jump right after a rendition's first frame
+//    tracks disagree on the time; a track announced mid-stream once left a hole), a positive
+//    duration shorter than 26.5 h (the 33-bit wrap; a jump right after a rendition's first frame
 //    once closed a segment 60 years long), MPEG-TS bytes in whole 188-byte packets,
 //    the configured size cap respected;
 //  * a CMAF segment is the concatenation of its parts, numbered 0, 1, … ("a1": as v1's,
@@ -108,7 +108,6 @@ void AppendAdts(std::string& out, int rate_index, int channels, size_t payload) 
 struct Rendition {
   int64_t last_msn = 0;
   bool any = false;
-  uint64_t announcements = 0;  // Checker::announcements at its last segment
   // Parts published for the open segment: msn → their index, start, duration.
   std::map<int64_t, std::vector<std::shared_ptr<const Part>>> parts;
 };
@@ -116,7 +115,6 @@ struct Rendition {
 struct Checker {
   size_t cap = 0;
   bool two_videos = false;
-  uint64_t announcements = 0;  // OnTrack calls so far
   std::map<std::string, Rendition> renditions;
 
   void OnPart(const RenditionInfo& info, int64_t msn, int64_t segment_start,
@@ -157,15 +155,12 @@ struct Checker {
     // max_forward_gap_ms (20 s) each cannot make a longer one.
     Check(s->duration > 0 && s->duration < Segmenter::kWrap);
     if (r.any) {
-      // Consecutive (RFC 8216), unless a track was announced since the last one (the
-      // segment open then is dropped: "tracks changed") or two video tracks disagree on the
-      // time (no muxer writes that, any input can: a rendition may skip the msn the other
-      // took); then increasing.
-      const bool may_skip = two_videos || r.announcements != announcements;
-      Check(may_skip ? s->msn > r.last_msn : s->msn == r.last_msn + 1);
+      // Consecutive (RFC 8216), unless two video tracks disagree on the time (no muxer
+      // writes that, any input can: a rendition may skip the msn the other took); then
+      // increasing.
+      Check(two_videos ? s->msn > r.last_msn : s->msn == r.last_msn + 1);
     }
     r.any = true;
-    r.announcements = announcements;
     r.last_msn = s->msn;
     if (s->ts) {
       Check(s->ts->size() % 188 == 0);
@@ -277,7 +272,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           segmenter.OnTrack(Video(kVideoPids[which], hevc[which]));
         }
         announced[which] = true;
-        ++checker.announcements;
         break;
       }
       case 1:

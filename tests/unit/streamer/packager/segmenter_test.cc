@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "streamer/media/mp4_probe.h"
 
@@ -366,6 +367,46 @@ TEST_CASE(
     CHECK(after[1].msn == after[0].msn + 1);
     CHECK_FALSE(after[2].discontinuity);
   }
+}
+
+TEST_CASE(
+    "S-7 a track that appears mid-stream leaves no msn out: the segment open then goes out as "
+    "made, the next follows a discontinuity") {
+  // Dropping the segment open when audio first came (right at the start) costs one segment;
+  // later it left a hole in the rendition's msn, which RFC 8216 numbers by place.
+  Harness h;
+  h.segmenter.OnTrack(Video(0x100));
+  int64_t t = h.Feed({0x100}, 900'000, 9);  // ends 1 s into a segment
+  const size_t before = h.out.size();
+  REQUIRE(before >= 3);
+  h.segmenter.OnTrack(Audio(0x1f0));
+  int64_t audio = t;
+  for (int i = 0; i < 150; ++i, t += kFrame) {  // 6 s more, audio beside the video
+    for (; audio <= t; audio += 1920) h.segmenter.OnFrame(AudioFrame(0x1f0, audio));
+    h.segmenter.OnFrame(VideoFrame(0x100, t, i % 50 == 25));
+    h.clock.Advance(40ms);
+  }
+  std::vector<Segment> v1;
+  for (const auto& p : h.out) {
+    if (p.rendition == "v1") v1.push_back(p.segment);
+  }
+  REQUIRE(v1.size() >= before + 3);
+  for (size_t i = 1; i < v1.size(); ++i) CHECK(v1[i].msn == v1[i - 1].msn + 1);
+  // The segment open when audio came, then the first one with it.
+  const size_t changed = before;
+  CHECK_FALSE(v1[changed].discontinuity);
+  CHECK(v1[changed + 1].discontinuity);
+  for (size_t i = changed + 2; i < v1.size(); ++i) CHECK_FALSE(v1[i].discontinuity);
+  // Audio is in the MPEG-TS form from then on: one more PID in its packets.
+  auto pids = [](const std::string& ts) {
+    std::set<int> out;
+    for (size_t at = 0; at + 188 <= ts.size(); at += 188) {
+      out.insert((static_cast<uint8_t>(ts[at + 1]) & 0x1f) << 8 | static_cast<uint8_t>(ts[at + 2]));
+    }
+    return out.size();
+  };
+  CHECK(pids(*v1[changed + 1].ts) == pids(*v1[changed].ts) + 1);
+  CHECK(pids(*v1[changed + 2].ts) == pids(*v1[changed + 1].ts));
 }
 
 TEST_CASE("S-7 a jump right after a segment's first frame closes that segment one frame long") {
