@@ -49,13 +49,13 @@ struct Segmenter::Rendition {
   int64_t msn = -1;
   int64_t start = 0;
   int64_t last_t = 0;       // timestamp of the last frame that drives cuts
+  int64_t last_step = 0;    // and its distance from the one before (≈ frame duration)
   bool has_last_t = false;  // last_t is a frame's (until then there is no step to measure)
   // The timeline jumped since this rendition's last cut: its next one is a discontinuity
   // (another video rendition's keyframe may have taken the stream's pending one first).
   bool jumped = false;
   bool published_any = false;   // a segment of it went out (a later one left out is a hole)
   bool tracks_changed = false;  // the segment closed lacked a track: the next is discontinuous
-  int64_t last_step = 0;        // and its distance from the one before (≈ frame duration)
   bool discontinuity = false;
   std::optional<TimelineAnchor> anchor;  // dates the open segment: the one in use at its cut
   int64_t origin = 0;                    // where its run of the timeline began (run_origin_)
@@ -111,12 +111,22 @@ bool OverCap(R& r, size_t max_bytes) {
   return true;
 }
 
-std::vector<std::pair<uint16_t, media::Codec>> TrackKeys(const RenditionInfo& info) {
-  std::vector<std::pair<uint16_t, media::Codec>> keys;
+using TrackKeyList = std::vector<std::pair<uint16_t, media::Codec>>;
+
+TrackKeyList TrackKeys(const RenditionInfo& info) {
+  TrackKeyList keys;
   for (const auto& t : info.tracks) keys.emplace_back(t.pid, t.codec);
   keys.emplace_back(0, media::Codec::kUnknown);  // separates the two forms
   for (const auto& t : info.cmaf_tracks) keys.emplace_back(t.pid, t.codec);
   return keys;
+}
+
+// Whether `now` only adds tracks to `before` (none gone, none with another codec): frames
+// of the tracks a segment was made for are still what its writers expect.
+bool OnlyAdded(const TrackKeyList& before, const TrackKeyList& now) {
+  return std::all_of(before.begin(), before.end(), [&now](const auto& key) {
+    return std::find(now.begin(), now.end(), key) != now.end();
+  });
 }
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
@@ -212,7 +222,13 @@ void Segmenter::OnTrack(const media::TrackInfo& track) {
   tracks_[track.pid] = track;
   if (track.is_audio() && !audio_pid_) audio_pid_ = track.pid;
   // Renditions carry a copy of the track infos; refresh them (resolution changes show).
-  for (auto& [pid, r] : renditions_) SetTracks(tracks_, audio_pid_, r->video_pid, false, r->info);
+  for (auto& [pid, r] : renditions_) {
+    SetTracks(tracks_, audio_pid_, r->video_pid, false, r->info);
+    // A track that changed codec: what comes now is not for the open segment's writers. As at
+    // a jump, the segment ends at its last frame and the next keyframe opens one marked a
+    // discontinuity (so no segment mixes codecs, and none is left out).
+    if (r->open && !OnlyAdded(r->muxed_tracks, TrackKeys(r->info))) r->jumped = true;
+  }
   if (audio_) SetTracks(tracks_, audio_pid_, 0, true, audio_->info);
 }
 
@@ -245,6 +261,7 @@ void Segmenter::CheckJump(int64_t t) {
       pending_discontinuity_ = true;
       for (auto& [pid, r] : renditions_) r->jumped = true;
       jump_floor_msn_ = last_msn_;
+      new_run_ = true;
       need_anchor_ = true;  // a new timeline: choose its anchor again (S-7)
       // A source can jump on every frame: one line a second at most.
       uint64_t held_back = 0;
@@ -417,7 +434,8 @@ void Segmenter::Close(Rendition& r, int64_t end) {
     // switching renditions or codecs mid-stream is worse than one segment less. Later, a
     // segment left out would leave its msn out of the rendition's playlists (RFC 8216 numbers
     // segments by their place), so it is published as made, and the next one, made for the
-    // new tracks, follows a discontinuity (as RFC 8216 asks for a change of tracks).
+    // new tracks, follows a discontinuity (as RFC 8216 asks for a change of tracks). A track
+    // that changed codec ended the segment at its last frame of the old one (OnTrack).
     if (!r.published_any) {
       log::Info("segment_dropped",
                 {{"msn", r.msn}, {"rendition", r.info.name}, {"reason", "tracks changed"}});
@@ -496,7 +514,12 @@ void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
   // segment went by unseen, and another node's msn k starts there.
   // A discontinuity starts a new run of the timeline here (a new DASH Period, S-16a): the
   // numbering closed up across the gap, so the media timeline no longer follows the msn.
-  if (discontinuity && known == msn_by_multiple_.end()) run_origin_ = start;
+  // Only the stream's first cut after the jump does: another rendition's keyframe may come
+  // in another multiple, and the run must not begin twice.
+  if (discontinuity && new_run_) {
+    if (known == msn_by_multiple_.end()) run_origin_ = start;
+    new_run_ = false;
+  }
   bool whole = r.started || discontinuity || start == multiple * segment_ticks_ ||
                (r.first_t && *r.first_t < multiple * segment_ticks_);
   Open(r, k, start, discontinuity, whole);
@@ -594,7 +617,11 @@ void Segmenter::OnFrame(const media::Frame& frame) {
     }
     // After a jump, audio waits for the video keyframe that opens the next segment.
     if (has_video && pending_discontinuity_) return;
-    for (auto& [pid, r] : renditions_) write(*r);
+    // Not into a segment still open from before a jump (its rendition's keyframe has not
+    // come yet): the audio is after the jump.
+    for (auto& [pid, r] : renditions_) {
+      if (!r->jumped) write(*r);
+    }
     if (audio_) {
       media::Frame shifted = frame;
       shifted.pts = pts;
@@ -612,7 +639,10 @@ void Segmenter::OnFrame(const media::Frame& frame) {
     r->jumped = false;
   } else if (discontinuity) {
     // The timeline jumped mid-GOP: nothing can follow until the next keyframe.
-    if (r->open) Close(*r, r->last_t + std::max<int64_t>(r->last_step, 90));
+    if (r->open) {
+      Close(*r,
+            std::min(r->last_t + std::max<int64_t>(r->last_step, 90), std::max(t, r->last_t + 1)));
+    }
     return;
   }
   write(*r);

@@ -21,9 +21,21 @@
 // segment after a discontinuity (DASH starts a Period there, S-16a).
 //
 // A jump of the timeline (source restarted, input switched) is a discontinuity: D is set so
-// the timeline resumes where it stopped plus the wall-clock time of the gap, the next segment
-// is marked (EXT-X-DISCONTINUITY) and takes the next msn: msn stay consecutive (RFC 8216), so
-// after a gap they are offset from the multiples. The anchor is then chosen again, as above.
+// the timeline resumes where it stopped plus the wall-clock time of the gap; every video
+// rendition closes its open segment at its last frame, drops frames until its next keyframe,
+// and marks the segment that keyframe opens (EXT-X-DISCONTINUITY), which takes the next msn:
+// msn stay consecutive (RFC 8216), so after a gap they are offset from the multiples. The
+// anchor is then chosen again, as above. A source whose timestamps step back by less than
+// half a second is not jumping: its segments may then overlap by that much.
+//
+// Tracks: a segment open when a track is announced (audio's first ADTS header typically
+// follows the first keyframe) lacks it. Before a rendition's first published segment it is
+// dropped; after, it is published as made (leaving it out would leave its msn out of the
+// playlists) and the next segment, made for the new tracks, is marked a discontinuity — so
+// whether a segment is marked depends on what the node saw. A video track whose codec
+// changed (H.264 ↔ HEVC) is handled as a jump of its rendition's timeline: the open segment
+// ends at its last frame of the old codec, and the next keyframe opens a segment marked a
+// discontinuity.
 //
 // Renditions: one per video track (PID order: v1, v2, …), whose MPEG-TS segments carry the
 // first audio track muxed (HLS-TS); in CMAF form (S-16a) each carries its video only and
@@ -151,6 +163,7 @@ class Segmenter {
   bool pending_discontinuity_ = false;
   int64_t last_msn_ = -1;        // highest msn opened by any rendition
   int64_t jump_floor_msn_ = -1;  // last_msn_ at the last jump: the msn taken before it
+  bool new_run_ = false;         // a jump happened and no cut after it has begun the new run yet
   int64_t msn_offset_ = 0;       // multiples skipped so far (msn = floor(T / duration) − offset)
   // The msn given to each recent multiple of the segment duration (its first cut), so that
   // every rendition numbers the same media alike; the last 16 are kept.

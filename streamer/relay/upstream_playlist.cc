@@ -17,11 +17,11 @@ std::optional<T> Integer(std::string_view text) {
   return value;
 }
 
-// Seconds with an optional fraction ("2.00000") → microseconds; nullopt when malformed or
-// outside [0, 1 day].
 // Program date-times past this (about the year 37 700) are not dates.
 constexpr int64_t kMaxProgramDateTimeMs = int64_t{1} << 50;
 
+// Seconds with an optional fraction ("2.00000") → microseconds; nullopt when malformed or
+// outside [0, 1 day].
 std::optional<int64_t> Micros(std::string_view text) {
   double seconds = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
@@ -128,13 +128,16 @@ std::optional<UpstreamMediaPlaylist> ParseMediaPlaylist(std::string_view text) {
     } else if (Tag(line, "#EXT-X-PROGRAM-DATE-TIME:", rest)) {
       absl::Time t;
       std::string error;
-      // RFC 3339 as absl reads it also takes "infinite-future" and years in the millions;
-      // such a date is not one (and adding durations to it would overflow): ignored.
+      // A date that does not parse leaves what follows undated (not dated on from an older
+      // tag), and so does one that is not a date: RFC 3339 as absl reads it also takes
+      // "infinite-future" and years in the millions (adding durations to those overflowed).
       if (absl::ParseTime(absl::RFC3339_full, std::string(rest), &t, &error) &&
           t > absl::UnixEpoch() && t < absl::FromUnixMillis(kMaxProgramDateTimeMs)) {
         pdt_ms = absl::ToUnixMillis(t);
-        part_offset = 0;
+      } else {
+        pdt_ms = 0;
       }
+      part_offset = 0;
     } else if (line == "#EXT-X-DISCONTINUITY") {
       discontinuity = true;
     } else if (Tag(line, "#EXT-X-PART:", rest)) {

@@ -12,8 +12,8 @@
 //    counts every byte fed; each message written again with ChunkWriter reads back the same;
 //    the input fed in pieces gives the messages and the verdict of the same input fed whole;
 //  * FLV: tracks carry the video or audio pid and a codec string (video: a positive size);
-//    frames have non-null, non-empty data (video: Annex B, its named NAL units in order
-//    inside it behind start codes; audio: an ADTS sync word), come
+//    frames have non-null, non-empty data (video: Annex B, its named NAL units tiling it
+//    behind 4-byte start codes; audio: an ADTS sync word), come
 //    after their track, and pts/dts are 90 × milliseconds within a bounded distance;
 //  * handshake: answered exactly when C0+C1 is 1537 bytes with C0 = 3; S0S1S2 is 3073 bytes;
 //    a simple answer echoes C1 in S2 (but bytes 4..7), a digest answer only follows a C1
@@ -148,16 +148,17 @@ void FuzzFlv(std::span<const uint8_t> in) {
     Check(f.data != nullptr && !f.data->empty());
     if (f.pid == kVideoPid) {
       Check(video_track && f.data->compare(0, 4, std::string("\0\0\0\1", 4)) == 0);
-      // The NAL units it names (the fMP4 writer copies them without looking) lie in order
-      // inside the data, each behind a start code.
+      // The NAL units it names (the fMP4 writer copies them, and only them, without
+      // looking) tile the data, each behind a 4-byte start code.
       Check(f.nal_count <= media::Frame::kMaxKnownNals);
       size_t end = 0;
       for (size_t i = 0; i < f.nal_count; ++i) {
         const auto& n = f.nals[i];
-        Check(n.offset >= end + 3 && n.size > 0 && n.offset + size_t{n.size} <= f.data->size());
-        Check(f.data->compare(n.offset - 3, 3, std::string("\0\0\1", 3)) == 0);
+        Check(n.offset == end + 4 && n.size > 0 && n.offset + size_t{n.size} <= f.data->size());
+        Check(f.data->compare(n.offset - 4, 4, std::string("\0\0\0\1", 4)) == 0);
         end = n.offset + size_t{n.size};
       }
+      if (f.nal_count > 0) Check(end == f.data->size());
     } else {
       Check(f.pid == kAudioPid && audio_track && f.data->size() >= 7);
       Check(static_cast<uint8_t>((*f.data)[0]) == 0xff);

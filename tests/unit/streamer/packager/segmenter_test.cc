@@ -409,6 +409,40 @@ TEST_CASE(
   CHECK(pids(*v1[changed + 2].ts) == pids(*v1[changed + 1].ts));
 }
 
+TEST_CASE(
+    "S-7 a video track that changes codec mid-stream ends the segment at its last frame of the "
+    "old codec, and the next keyframe opens a discontinuity") {
+  Harness h;
+  h.segmenter.OnTrack(Video(0x100));
+  int64_t t = h.Feed({0x100}, 900'000, 9);  // ends 1 s into a segment
+  const size_t before = h.out.size();
+  media::TrackInfo hevc = Video(0x100);
+  hevc.codec = media::Codec::kHevc;
+  hevc.codec_string = "hvc1.1.6.L93.B0";
+  h.segmenter.OnTrack(hevc);
+  for (int i = 0; i < 150; ++i, t += kFrame) {  // HEVC, its first keyframe 0.4 s in
+    media::Frame f = VideoFrame(0x100, t, i % 50 == 10);
+    f.codec = media::Codec::kHevc;
+    f.data = std::make_shared<const std::string>(
+        std::string("\x00\x00\x00\x01\x46\x01\x50\x00\x00\x00\x01", 11) +
+        (f.keyframe ? std::string("\x26\x01", 2) : std::string("\x02\x01", 2)) +
+        std::string(100, '\x11'));
+    h.segmenter.OnFrame(f);
+    h.clock.Advance(40ms);
+  }
+  REQUIRE(h.out.size() >= before + 3);
+  for (size_t i = 1; i < h.out.size(); ++i)
+    CHECK(h.out[i].segment.msn == h.out[i - 1].segment.msn + 1);
+  const Segment& last_h264 = h.out[before].segment;
+  CHECK_FALSE(last_h264.discontinuity);
+  CHECK(last_h264.duration == 90'000);  // from 18 s to its last frame's end, at 19 s
+  const Segment& first_hevc = h.out[before + 1].segment;
+  CHECK(first_hevc.discontinuity);
+  // At the first HEVC keyframe, 10 frames after the change.
+  CHECK(first_hevc.start - (last_h264.start + last_h264.duration) == 10 * kFrame);
+  CHECK_FALSE(h.out[before + 2].segment.discontinuity);
+}
+
 TEST_CASE("S-7 a jump right after a segment's first frame closes that segment one frame long") {
   // The step from the last frame before a jump to the first after it is the jump, not a
   // frame: a segment with one frame that another jump ends lasts a frame (it once lasted the

@@ -59,9 +59,12 @@ TEST_CASE("R-2 an upstream playlist's date out of any calendar is ignored, not a
   }
   auto p = ParseMediaPlaylist(
       "#EXTM3U\n#EXT-X-PROGRAM-DATE-TIME:2026-12-07T12:00:00.000Z\n#EXTINF:2.000,\n10.m4s\n"
-      "#EXTINF:2.000,\n11.m4s\n");
+      "#EXTINF:2.000,\n11.m4s\n#EXT-X-DISCONTINUITY\n#EXT-X-PROGRAM-DATE-TIME:infinite-future\n"
+      "#EXTINF:2.000,\n12.m4s\n");
   REQUIRE(p);
+  REQUIRE(p->entries.size() == 3);
   CHECK(p->entries[1].program_date_time_ms - p->entries[0].program_date_time_ms == 2000);
+  CHECK(p->entries[2].program_date_time_ms == 0);  // not dated on from the older tag
 }
 
 TEST_CASE("S-19 master renditions are single safe names, and other text is refused") {
