@@ -73,6 +73,15 @@ std::string SegmentList(const ArchiveMpdTrack& t, int64_t period_start_ms,
         std::llabs(t.segments[i + 1].start_ms - s.end_ms()) <= kArchiveGapToleranceMs) {
       duration = base + Ticks(t.segments[i + 1].start_ms - first.start_ms, ts) - start;
     }
+    // A track whose first sample comes a little after the period's start ("a1" is dated by
+    // its samples: up to an AAC frame after v1's cut) is listed from the period's start, its
+    // first segment that much longer: dash.js 5 looked up that track's segment for time 0,
+    // found none, and at times never asked for one again (the video buffered, the audio
+    // never, the start's seek never completing). The samples keep their own times.
+    if (i == 0 && start > pto && first.start_ms - period_start_ms <= kArchiveGapToleranceMs) {
+      duration += start - pto;
+      start = pto;
+    }
     absl::StrAppend(&out, "              <S t=\"", start, "\" d=\"", std::max<int64_t>(1, duration),
                     "\"/>\n");
     absl::StrAppend(&urls, "            <SegmentURL media=\"", t.rendition, "/dvr-", s.start_ms,

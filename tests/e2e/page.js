@@ -83,6 +83,25 @@
         bi = ' A[' + fmt(b.audio) + '] V[' + fmt(b.video) + ']';
       }
       note('video:' + name + '@' + video.currentTime.toFixed(3) + lag + bi);
+      // A seek that does not complete: what the element and dash.js hold, 2 s and 6 s on.
+      if (name === 'seeking' && state.dash) {
+        var seekedAt = video.currentTime;
+        [2000, 6000].forEach(function (ms) {
+          setTimeout(function () {
+            if (!video.seeking) return;
+            var ranges = [];
+            for (var i = 0; i < video.buffered.length; i++) {
+              ranges.push(video.buffered.start(i).toFixed(3) + '-' + video.buffered.end(i).toFixed(3));
+            }
+            var level = function (type) {
+              try { return state.dash.getBufferLength(type).toFixed(3); } catch (e) { return '?'; }
+            };
+            note('video:still-seeking@' + seekedAt.toFixed(3) + ' after ' + ms + 'ms readyState=' +
+                 video.readyState + ' buffered=[' + ranges.join(',') + '] dash buffer video=' +
+                 level('video') + ' audio=' + level('audio'));
+          }, ms);
+        });
+      }
     });
   });
 

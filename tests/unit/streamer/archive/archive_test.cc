@@ -380,6 +380,21 @@ TEST_CASE(
   // Audio 20 ms ahead of the period start: its offset puts the period start at time 0.
   CHECK(mpd.find("<SegmentList timescale=\"48000\" presentationTimeOffset=\"480000\">") !=
         std::string::npos);
+
+  SECTION("a track whose first sample comes after the period start is listed from it") {
+    // "a1" dated by its samples: 5 ms after v1's cut. Its first segment is listed from the
+    // period's start (dash.js 5 found no segment for time 0 and at times never asked again).
+    periods[0].tracks[1].segments.front().start_ms = kT0 + 5;
+    periods[0].tracks[1].segments.front().duration_ms = 1995;
+    periods[0].tracks[1].first_decode_time = 480'000 + 240;
+    std::string later = streamer::ArchiveMpd(periods);
+    INFO(later);
+    CHECK(later.find("<SegmentList timescale=\"48000\" presentationTimeOffset=\"480000\">") !=
+          std::string::npos);
+    // From the period start to where the next one begins (its audio cut 20 ms early).
+    CHECK(later.find("<S t=\"480000\" d=\"95040\"/>\n              <S t=\"575040\"") !=
+          std::string::npos);
+  }
   CHECK(mpd.find("audioSamplingRate=\"48000\"") != std::string::npos);
   // The unreadable track is left out of its period only.
   CHECK(CountOf(mpd, "<AdaptationSet") == 3);
