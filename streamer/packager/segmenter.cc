@@ -22,6 +22,14 @@ struct Segmenter::FollowStep {
   bool whole = false;
   std::optional<TimelineAnchor> anchor;
   int64_t origin = 0;
+
+  static FollowStep Ending(Kind kind, int64_t at, int index) {
+    FollowStep step;
+    step.kind = kind;
+    step.at = at;
+    step.index = index;
+    return step;
+  }
 };
 
 struct Segmenter::Rendition {
@@ -183,7 +191,7 @@ void Segmenter::FlushPart(Rendition& r, int64_t end, bool last) {
     // "a1" closes its part where v1 does (within an AAC frame, once its audio gets there),
     // under the same index (S-16a: the renditions' parts line up, so a player switching
     // between them finds the same msn.part everywhere).
-    Follow({FollowStep::kPart, end, r.part_index});
+    Follow(FollowStep::Ending(FollowStep::kPart, end, r.part_index));
   }
   // "a1" holds the audio that starts before the leader's part ends (AddAudio) and is dated
   // by it, so its playlists list the time its samples cover: a player that places parts by
@@ -419,7 +427,7 @@ void Segmenter::AddAudio(Rendition& a, media::Frame frame) {
 
 void Segmenter::Close(Rendition& r, int64_t end) {
   if (!r.open) return;
-  if (&r == leader_ && audio_) Follow({FollowStep::kClose, end, r.part_index});
+  if (&r == leader_ && audio_) Follow(FollowStep::Ending(FollowStep::kClose, end, r.part_index));
   auto discard = [&r] {
     r.bytes.clear();
     r.part_frames.clear();
