@@ -175,6 +175,14 @@ uint64_t IpAddress::ClientPrefix(bool* v6) const {
   return high;
 }
 
+std::string IpAddress::ClientKey(std::string_view address_text) {
+  auto parsed = Parse(address_text);
+  if (!parsed.ok()) return std::string(address_text);
+  bool v6 = false;
+  const uint64_t prefix = parsed->ClientPrefix(&v6);
+  return absl::StrCat(v6 ? "6:" : "4:", absl::Hex(prefix));
+}
+
 IpAddress IpAddress::Unmapped() const {
   if (!IsV4Mapped()) return *this;
   IpAddress a;

@@ -60,6 +60,9 @@ class IpAddress {
   // when IPv4-mapped), an IPv6 address's /64 (a host usually has one to itself). The first 64
   // bits of the unmapped address, with `*v6` its family.
   uint64_t ClientPrefix(bool* v6) const;
+  // The same as a short text, for listeners that count clients by string: "4:<prefix>" or
+  // "6:<prefix>" in hex; the whole text for one that does not parse (each such is its own).
+  static std::string ClientKey(std::string_view address_text);
 
   // The dotted quad for IPv4; for IPv6 the RFC 5952 canonical form: lowercase hex, no
   // leading zeros in a group, the longest run of two or more zero groups replaced by "::"

@@ -12,6 +12,7 @@
 #include "common/http/server.h"
 #include "common/http/tls.h"
 #include "common/log/log.h"
+#include "common/net/ip_address.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
 #include "streamer/rtmp/session.h"
@@ -39,7 +40,9 @@ class RtmpListener::Impl {
     virtual ~Conn() = default;
     virtual void Start() = 0;
     virtual void Close() = 0;
-    virtual const std::string& address() const = 0;  // the client's IP address
+    // What per-client limits count by: an IPv4 address, an IPv6 address's /64 (a host
+    // rotating addresses within its prefix is one client).
+    virtual const std::string& client_key() const = 0;
     virtual bool publishing() const = 0;             // admitted to publish a stream
   };
 
@@ -103,6 +106,7 @@ class Connection final : public RtmpListener::Impl::Conn,
     boost::system::error_code ec;
     auto peer = Socket(stream_).remote_endpoint(ec);
     address_ = ec ? "?" : peer.address().to_string();
+    client_key_ = net::IpAddress::ClientKey(address_);
     client_ = ec ? "?" : absl::StrCat(address_, ":", peer.port());
     rtmp::ServerSession::Options options;
     options.app = impl->options.app;
@@ -119,7 +123,7 @@ class Connection final : public RtmpListener::Impl::Conn,
                      static_cast<uint32_t>(impl_->clock->Monotonic().time_since_epoch().count()));
   }
 
-  const std::string& address() const override { return address_; }
+  const std::string& client_key() const override { return client_key_; }
   bool publishing() const override { return session_ && session_->publishing(); }
 
   void Start() override {
@@ -280,6 +284,7 @@ class Connection final : public RtmpListener::Impl::Conn,
   Stream stream_;
   asio::steady_timer timer_;
   std::string address_;  // the client's IP address
+  std::string client_key_;
   std::string client_;   // address:port, for logs
   std::string stream_name_;
   std::optional<rtmp::ServerSession> session_;
@@ -308,10 +313,11 @@ void RtmpListener::Impl::Accept() {
     }
     boost::system::error_code peer_ec;
     const std::string address = socket.remote_endpoint(peer_ec).address().to_string();
+    const std::string key = net::IpAddress::ClientKey(address);
     // connections that have not been admitted to publish yet, per client address: one
     // client cannot take every slot by connecting and saying nothing.
     size_t waiting = 0;
-    for (const auto& c : conns) waiting += !c->publishing() && c->address() == address;
+    for (const auto& c : conns) waiting += !c->publishing() && c->client_key() == key;
     const char* refusal = conns.size() >= options.max_connections ? "too many connections"
                           : waiting >= options.max_unpublished_per_address
                               ? "too many connections from this address that have not published"

@@ -11,6 +11,18 @@ namespace {
 constexpr uint32_t kControlChunkStream = 2;
 constexpr uint32_t kCommandChunkStream = 3;
 constexpr size_t kMaxNotices = 32;
+// A publish name (stream, and its key after '?' or '-') longer than this is refused before
+// anything looks it up: names are echoed in replies and logs, and the key split tries its
+// prefixes.
+constexpr size_t kMaxPublishName = 1024;
+// Texts from the peer that go back to it (onStatus descriptions) or into notices are cut
+// here, so no reply the server frames comes near RTMP's 2^24-byte message limit.
+constexpr size_t kMaxEchoedText = 512;
+
+std::string Clipped(std::string_view text) {
+  if (text.size() <= kMaxEchoedText) return std::string(text);
+  return absl::StrCat(std::string(text.substr(0, kMaxEchoedText)), "… (", text.size(), " bytes)");
+}
 
 std::string Be32(uint32_t v) {
   return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
@@ -24,7 +36,7 @@ uint32_t ReadBe32(const std::string& s) {
 Amf0Value Info(const std::string& level, const std::string& code, const std::string& text) {
   return Amf0Value::Object({{"level", Amf0Value::String(level)},
                             {"code", Amf0Value::String(code)},
-                            {"description", Amf0Value::String(text)}});
+                            {"description", Amf0Value::String(Clipped(text))}});
 }
 
 }  // namespace
@@ -202,7 +214,7 @@ absl::Status ServerSession::OnCommand(const std::vector<Amf0Value>& args, uint32
     return absl::FailedPreconditionError("play is not served over RTMP");
   } else if (name != "releaseStream" && name != "FCPublish" && name != "getStreamLength" &&
              name != "_checkbw") {
-    Notice(absl::StrCat("ignored command ", name));
+    Notice(absl::StrCat("ignored command ", Clipped(name)));
     return absl::OkStatus();
   }
   if (txn > 0) {
@@ -222,7 +234,7 @@ absl::Status ServerSession::OnConnect(double txn, const std::vector<Amf0Value>& 
   tc_url_ = command.StringOr("tcUrl", "");
   if (app_ != options_.app) {
     const std::string why = absl::StrCat(
-        "application \"", app_, "\" is not served here (publish to \"", options_.app, "\")");
+        "application \"", Clipped(app_), "\" is not served here (publish to \"", options_.app, "\")");
     SendCommand(0,
                 {Amf0Value::String("_error"), Amf0Value::Number(txn), Amf0Value::Null(),
                  Info("error", "NetConnection.Connect.Rejected", why)},
@@ -258,6 +270,12 @@ absl::Status ServerSession::OnPublish(double, const std::vector<Amf0Value>& args
     SendStatus(stream_id, "error", "NetStream.Publish.BadName", "publish without a stream name",
                out);
     return absl::InvalidArgumentError("publish without a stream name");
+  }
+  if (name.size() > kMaxPublishName) {
+    const std::string why = absl::StrCat("publish name of ", name.size(),
+                                         " bytes (stream and key): at most ", kMaxPublishName);
+    SendStatus(stream_id, "error", "NetStream.Publish.BadName", why, out);
+    return absl::InvalidArgumentError(why);
   }
   request_ = PublishRequest{app_, tc_url_, name, "", ""};
   auto sink = handler_.on_publish(request_);
@@ -299,7 +317,8 @@ void ServerSession::SendStatus(uint32_t stream_id, const std::string& level,
               out);
 }
 
-void ServerSession::Notice(const std::string& text) {
+void ServerSession::Notice(const std::string& raw) {
+  const std::string text = Clipped(raw);
   if (notices_.size() >= kMaxNotices ||
       std::find(notices_.begin(), notices_.end(), text) != notices_.end()) {
     return;
@@ -312,6 +331,8 @@ void ServerSession::StopPublishing() {
   if (!publishing_) return;
   publishing_ = false;
   depacketizer_.reset();
+  // Back to the limits of a connection that is not publishing (a publish raised them).
+  reader_.set_limits(BeforePublish(options_));
   if (handler_.on_unpublish) handler_.on_unpublish();
 }
 

@@ -27,6 +27,7 @@
 #include <span>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "streamer/rtmp/handshake.h"
 #include "streamer/rtmp/session.h"
 
@@ -81,6 +82,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         r.name, [](std::string_view s) { return s == "cam"; }, r.stream, r.token);
     if (r.name.find("deny") != std::string::npos) return absl::UnauthenticatedError("denied");
     if (r.name.find("dup") != std::string::npos) return absl::AlreadyExistsError("taken");
+    // As the node's listener does: a refusal that names what it was asked for, echoed back.
+    if (r.name.find("nf") != std::string::npos) return absl::NotFoundError(absl::StrCat("stream \"", r.name, "\""));
     ++seen.admitted;
     FlvDepacketizer::Sink sink;
     sink.on_track = [&](const media::TrackInfo& t) {
@@ -100,7 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ++seen.unpublished;
     Check(seen.unpublished <= seen.admitted);
   };
-  handler.on_notice = [](const std::string& text) { Check(!text.empty()); };
+  handler.on_notice = [](const std::string& text) { Check(!text.empty() && text.size() < 600); };
   auto random = [](std::span<uint8_t> r) {
     for (size_t i = 0; i < r.size(); ++i) r[i] = static_cast<uint8_t>(i);
   };

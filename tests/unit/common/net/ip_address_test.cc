@@ -224,5 +224,15 @@ TEST_CASE("addresses order IPv4 first, then numerically, and hash consistently")
   CHECK(set.count(Ip("::FFFF:1.2.3.4")) == 1);
 }
 
+TEST_CASE("R-3 a client key is an IPv4 address or an IPv6 /64, mapped addresses as IPv4") {
+  CHECK(IpAddress::ClientKey("2001:db8::1") == IpAddress::ClientKey("2001:db8::2"));
+  CHECK(IpAddress::ClientKey("2001:db8:0:0:ffff::9") == IpAddress::ClientKey("2001:db8::1"));
+  CHECK(IpAddress::ClientKey("2001:db8:0:1::1") != IpAddress::ClientKey("2001:db8::1"));
+  CHECK(IpAddress::ClientKey("10.0.0.1") != IpAddress::ClientKey("10.0.0.2"));
+  CHECK(IpAddress::ClientKey("::ffff:10.0.0.1") == IpAddress::ClientKey("10.0.0.1"));
+  CHECK(IpAddress::ClientKey("10.0.0.1") != IpAddress::ClientKey("::a00:1"));  // family counts
+  CHECK(IpAddress::ClientKey("?") == "?");
+}
+
 }  // namespace
 }  // namespace meshwork::net

@@ -115,5 +115,61 @@ TEST_CASE("R-3 RTMP session: an admitted publish raises the limit for media in t
   CHECK(server.frames[0].data->size() > nal.size());
 }
 
+TEST_CASE("R-3 RTMP session: a publish name over 1 KiB is refused before anything looks it up") {
+  Server server;
+  Client client;
+  client.UpToPublish(std::string(2000, '-'));
+  absl::Status status = server.Feed(client.bytes);
+  CHECK(absl::IsInvalidArgument(status));
+  CHECK(status.message() == "publish name of 2000 bytes (stream and key): at most 1024");
+  CHECK(server.requests.empty());  // on_publish (the stream lookup, the key split) never ran
+  auto replies = server.Replies();
+  REQUIRE(!replies.empty());
+  CHECK(replies.back().Info("code") == "NetStream.Publish.BadName");
+}
+
+TEST_CASE("R-3 RTMP session: a refusal's text is cut before it is echoed, however long") {
+  // A handler whose refusal names what it was given: the reply must still be framable (RTMP
+  // messages end below 2^24 bytes; the writer refuses to frame one past it).
+  Server server;
+  server.verdict = absl::NotFoundError(std::string((1 << 24) + 10, 'A'));
+  Client client;
+  client.UpToPublish("cam");
+  absl::Status status = server.Feed(client.bytes);
+  CHECK(absl::IsNotFound(status));
+  auto replies = server.Replies();
+  REQUIRE(!replies.empty());
+  const std::string description = replies.back().Info("description");
+  CHECK(description.size() < 600);
+  CHECK_THAT(description, Catch::EndsWith("(16777226 bytes)"));
+}
+
+TEST_CASE("R-3 RTMP session: unpublishing returns the connection to the pre-publish limits") {
+  Server server;
+  Client client;
+  client.UpToPublish("cam");
+  client.SomeMedia(1);
+  client.Command(0, {S("FCUnpublish"), N(6), V::Null(), S("cam")});
+  REQUIRE(server.Feed(client.bytes).ok());
+  CHECK(server.unpublished == 1);
+  // A 100 KiB message was within the publishing limits; not any more.
+  client.Media(kVideo, 1, 80, std::string(100 << 10, 'x'));
+  absl::Status status = server.Feed(client.bytes);
+  CHECK(absl::IsInvalidArgument(status));
+  CHECK_THAT(std::string(status.message()), Catch::Contains("exceeds the limit of 65536"));
+}
+
+TEST_CASE("R-3 RTMP session: an ignored command's name is cut in its notice") {
+  Server server;
+  Client client;
+  client.Handshake();
+  client.Connect();
+  client.Command(0, {S(std::string(60'000, 'z')), N(2), V::Null()});
+  REQUIRE(server.Feed(client.bytes).ok());
+  REQUIRE(server.notices.size() == 1);
+  CHECK(server.notices[0].size() < 600);
+  CHECK_THAT(server.notices[0], Catch::StartsWith("ignored command zzz"));
+}
+
 }  // namespace
 }  // namespace meshwork::rtmp
