@@ -233,6 +233,7 @@ int Run() {
   relay::RelayOptions relay_options;
   relay_options.cluster_token = cluster_bearer;
   relay_options.in_flight = &in_flight;
+  relay_options.max_object_bytes = absl::GetFlag(FLAGS_max_object_bytes);  // what the store takes
   relay::Relay relay(relay_options, &origin, relay::UpstreamsFromAgent(&agent), RealClock::Get(),
                      metrics.get());
   // /status: the streams this node relays and where it publishes (S-19, S-23).

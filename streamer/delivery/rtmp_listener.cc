@@ -43,7 +43,7 @@ class RtmpListener::Impl {
     // What per-client limits count by: an IPv4 address, an IPv6 address's /64 (a host
     // rotating addresses within its prefix is one client).
     virtual const std::string& client_key() const = 0;
-    virtual bool publishing() const = 0;             // admitted to publish a stream
+    virtual bool publishing() const = 0;  // admitted to publish a stream
   };
 
   Impl(RtmpListenerOptions options, StreamManager* streams, const PublishAuth* auth)
@@ -285,7 +285,7 @@ class Connection final : public RtmpListener::Impl::Conn,
   asio::steady_timer timer_;
   std::string address_;  // the client's IP address
   std::string client_key_;
-  std::string client_;   // address:port, for logs
+  std::string client_;  // address:port, for logs
   std::string stream_name_;
   std::optional<rtmp::ServerSession> session_;
   std::shared_ptr<StreamPipeline> pipeline_;

@@ -45,6 +45,13 @@ Relay::Relay(RelayOptions options, OriginStore* store, UpstreamsFn upstreams, co
                             .Help("Times a relay gave up on an upstream (S-21)")
                             .Register(*metrics)
                             .Add({});
+    passed_over_metric_ = &prometheus::BuildCounter()
+                               .Name("meshwork_relay_objects_passed_over_total")
+                               .Help(
+                                   "Listed objects a relay did not relay: gaps, and 404/410 from "
+                                   "an upstream that listed them")
+                               .Register(*metrics)
+                               .Add({});
     ts_counters_ = TsMaker::Counters::Register(
         *metrics, "meshwork_relay_ts_made_total",
         "MPEG-TS segments an edge made from relayed CMAF segments (S-25), by result: ok, "

@@ -99,6 +99,8 @@ class Relay {
 
   // Objects fetched from upstreams (for tests and /metrics).
   uint64_t upstream_requests() const { return requests_.load(); }
+  // Listed objects passed over: gaps, and 404/410 from an upstream that listed them.
+  uint64_t passed_over() const { return passed_over_.load(); }
 
   class StreamRelay;
 
@@ -108,6 +110,8 @@ class Relay {
   UpstreamsFn upstreams_;
   const Clock& clock_;
   std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> passed_over_{0};
+  prometheus::Counter* passed_over_metric_ = nullptr;
   prometheus::Counter* requests_metric_ = nullptr;
   prometheus::Family<prometheus::Counter>* bytes_metric_ = nullptr;  // by upstream_zone
   prometheus::Counter* failures_metric_ = nullptr;

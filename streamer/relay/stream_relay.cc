@@ -103,6 +103,9 @@ absl::StatusOr<Relay::StreamRelay::Chunk> Relay::StreamRelay::Get(http::KeepAliv
   if (relay_->requests_metric_) relay_->requests_metric_->Increment();
   auto res = client.Fetch(request);
   if (!res.ok()) return res.status();
+  if (res->result() == http::Status::not_found || res->result() == http::Status::gone) {
+    return absl::NotFoundError(absl::StrCat("upstream answered ", res->result_int()));
+  }
   if (res->result() != http::Status::ok) {
     return absl::FailedPreconditionError(absl::StrCat("upstream answered ", res->result_int()));
   }
@@ -222,19 +225,50 @@ bool Relay::StreamRelay::FetchInit(Follow& f) {
   return status.ok();
 }
 
-void Relay::StreamRelay::Relay1(Follow& f, const UpstreamMediaPlaylist& playlist) {
-  if (playlist.part_target_us > 0) f.info->part_target_ms = playlist.part_target_us / 1000;
+void Relay::StreamRelay::PassOver(Follow& f, const UpstreamEntry& e, std::string_view why) {
+  relay_->passed_over_.fetch_add(1);
+  if (relay_->passed_over_metric_) relay_->passed_over_metric_->Increment();
+  uint64_t held_back = 0;
+  if (pass_over_log_.Allow(UnixMillis(relay_->clock_.Now()), &held_back)) {
+    log::Warn("relay_object_passed_over",
+              {{"stream", stream_},
+               {"held_back", held_back},
+               {"rendition", f.name},
+               {"object", ObjectFileName(e.part >= 0 ? ObjectKey{ObjectKey::kPart, e.msn, e.part}
+                                                     : ObjectKey{ObjectKey::kM4s, e.msn, -1})},
+               {"why", std::string(why)}});
+  }
+  if (e.part >= 0) {
+    f.last_part = std::max(f.last_part, std::make_pair(e.msn, e.part));
+    return;
+  }
+  f.last_segment = e.msn;
+  f.parts.erase(f.parts.begin(), f.parts.upper_bound(e.msn));
+}
+
+absl::Status Relay::StreamRelay::Relay1(Follow& f, const UpstreamMediaPlaylist& playlist) {
+  if (playlist.part_target_us > 0 && f.info->part_target_ms != playlist.part_target_us / 1000) {
+    // The info already given to the store (and to other renditions' MPEG-TS made from this
+    // one's segments) is read by other threads: a changed one is a new object.
+    auto info = std::make_shared<RenditionInfo>(*f.info);
+    info->part_target_ms = static_cast<int>(playlist.part_target_us / 1000);
+    f.info = std::move(info);
+  }
   std::map<int64_t, int> listed_parts;  // msn → parts the playlist lists for it
   for (const auto& e : playlist.entries) {
     if (e.part >= 0) ++listed_parts[e.msn];
   }
   for (const auto& e : playlist.entries) {
-    if (!Running()) return;
+    if (!Running()) return absl::OkStatus();
     if (e.msn <= f.last_segment) continue;
     std::string name = ObjectFileName(e.part >= 0 ? ObjectKey{ObjectKey::kPart, e.msn, e.part}
                                                   : ObjectKey{ObjectKey::kM4s, e.msn, -1});
     if (e.part >= 0) {
       if (std::make_pair(e.msn, e.part) <= f.last_part) continue;
+      if (e.gap) {
+        PassOver(f, e, "listed as a gap");
+        continue;
+      }
       // A listed part is complete upstream: it comes at once or the upstream is gone (the
       // one fetched on the hint is here already).
       ObjectKey key{ObjectKey::kPart, e.msn, e.part};
@@ -250,7 +284,12 @@ void Relay::StreamRelay::Relay1(Follow& f, const UpstreamMediaPlaylist& playlist
         hinted = BeginShared(f, key);
         bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name), PartDeadline(f),
                     &timing, hinted ? &hinted->object() : nullptr);
-        if (!bytes.ok()) return;  // `hinted` fails the object for its readers
+        if (absl::IsNotFound(bytes.status())) {
+          PassOver(f, e,
+                   std::string(bytes.status().message()));  // `hinted` fails it for its readers
+          continue;
+        }
+        if (!bytes.ok()) return bytes.status();  // `hinted` fails the object for its readers
         if (hinted) hinted->object().Complete();
       }
       AdoptOrigin(f, timing);
@@ -258,6 +297,10 @@ void Relay::StreamRelay::Relay1(Follow& f, const UpstreamMediaPlaylist& playlist
       continue;
     }
     // A complete segment: from its parts when every one of them was relayed, else fetched.
+    if (e.gap) {
+      PassOver(f, e, "listed as a gap");
+      continue;
+    }
     std::vector<Chunk> chunks;
     auto held = f.parts.find(e.msn);
     auto listed = listed_parts.find(e.msn);
@@ -268,7 +311,11 @@ void Relay::StreamRelay::Relay1(Follow& f, const UpstreamMediaPlaylist& playlist
       std::string timing;
       auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name),
                        relay_->options_.fetch_timeout, &timing);
-      if (!bytes.ok()) return;
+      if (absl::IsNotFound(bytes.status())) {
+        PassOver(f, e, std::string(bytes.status().message()));
+        continue;
+      }
+      if (!bytes.ok()) return bytes.status();
       AdoptOrigin(f, timing);
       chunks = {*bytes};
     }
@@ -292,6 +339,7 @@ void Relay::StreamRelay::Relay1(Follow& f, const UpstreamMediaPlaylist& playlist
     }
     f.parts.erase(f.parts.begin(), f.parts.upper_bound(e.msn));
   }
+  return absl::OkStatus();
 }
 
 void Relay::StreamRelay::FollowRendition(const std::string& name) {
@@ -345,8 +393,20 @@ void Relay::StreamRelay::FollowRendition(const std::string& name) {
     }
     f.other_timeline_in_row = 0;
     f.followed_base = base;
-    Relay1(f, *playlist);
+    auto relayed = Relay1(f, *playlist);
     f.hinted.reset();  // listed and published by now, or not coming: the store decides
+    if (!relayed.ok()) {
+      // A listed object that did not come from an upstream that still lists it: it is
+      // complete there, so the upstream is failing (S-21: the next one lists it too).
+      log::Warn("relay_object_failed", {{"stream", stream_},
+                                        {"rendition", name},
+                                        {"upstream", base},
+                                        {"error", std::string(relayed.message())}});
+      wanted.reset();
+      NextUpstream(base);
+      if (!Connect()) Pause(std::chrono::milliseconds(200));
+      continue;
+    }
     wanted = playlist->hint;
     if (wanted && !FetchHinted(f, *wanted)) {
       wanted.reset();
@@ -367,7 +427,9 @@ bool Relay::StreamRelay::FetchHinted(Follow& f, std::pair<int64_t, int> hint) {
   auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),
                    PartDeadline(f), &timing_field, object);
   if (!bytes.ok()) {
-    if (absl::IsFailedPrecondition(bytes.status())) return true;
+    if (absl::IsFailedPrecondition(bytes.status()) || absl::IsNotFound(bytes.status())) {
+      return true;
+    }
     log::Warn("relay_hinted_part_failed", {{"stream", stream_},
                                            {"rendition", f.name},
                                            {"part", ObjectFileName(key)},

@@ -28,6 +28,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/http/client.h"
+#include "common/log/log.h"
 #include "streamer/relay/relay.h"
 #include "streamer/relay/ts_maker.h"
 #include "streamer/relay/upstream_list.h"
@@ -115,8 +116,10 @@ class Relay::StreamRelay {
           key_(key),
           object_(std::move(object)) {}
     ~Hinted() {
-      object_->Fail();  // a no-op once complete
+      // Out of the registry first: a viewer that Fail wakes looks the object up again and must
+      // not find the failed one (it would hold on it again, hop after hop, then answer 404).
       registry_->End(stream_, rendition_, key_, object_);
+      object_->Fail();  // a no-op once complete
     }
     Hinted(const Hinted&) = delete;
     Hinted& operator=(const Hinted&) = delete;
@@ -179,8 +182,12 @@ class Relay::StreamRelay {
     return std::chrono::milliseconds(2 * part_ms + 250);
   }
 
-  // Relays what `playlist` lists beyond what was relayed already.
-  void Relay1(Follow& f, const UpstreamMediaPlaylist& playlist);
+  // Relays what `playlist` lists beyond what was relayed already. An object the upstream
+  // lists as a gap, or answers 404/410 for, is passed over (counted and logged): waiting for
+  // it would hold every later one. Any other failure (connection, deadline, a 5xx) is
+  // returned, and the caller moves to the next upstream (S-21).
+  absl::Status Relay1(Follow& f, const UpstreamMediaPlaylist& playlist);
+  void PassOver(Follow& f, const UpstreamEntry& e, std::string_view why);
 
   void FollowRendition(const std::string& name);
 
@@ -200,6 +207,7 @@ class Relay::StreamRelay {
   // Set by Run() before the rendition threads start; read by them.
   std::unique_ptr<TsMaker> ts_maker_;
   std::atomic<bool> stop_{false};
+  log::Throttle pass_over_log_{1000};  // PassOver's lines, all renditions
   absl::Notification stopping_;
   std::atomic<bool> finished_{false};
   std::atomic<int64_t> last_touch_ns_{0};

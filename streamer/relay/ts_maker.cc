@@ -52,6 +52,9 @@ std::vector<TsMaker::Made> TsMaker::Offer(Segment segment, bool wants_ts) {
   };
   if (!audio_rendition_.empty() && segment.rendition == audio_rendition_) {
     const int64_t msn = segment.msn;
+    // Older than every kept one (a publisher sending out of order): it would be the one the
+    // trim below drops.
+    if (audio_.size() >= kKeptAudio && msn < audio_.begin()->first) return out;
     auto& kept = audio_[msn] = std::move(segment);
     while (audio_.size() > kKeptAudio) audio_.erase(audio_.begin());
     for (auto& [rendition, waiting] : waiting_) {

@@ -58,16 +58,13 @@ std::string_view Attribute(std::string_view list, std::string_view name) {
   return {};
 }
 
-// The lines of `text` (split at '\n'; views into it).
-std::vector<std::string_view> Lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  while (!text.empty()) {
-    size_t end = text.find('\n');
-    lines.push_back(text.substr(0, end));
-    if (end == std::string_view::npos) break;
-    text.remove_prefix(end + 1);
-  }
-  return lines;
+// The next line of `rest` (up to '\n', a view into it), which then starts after it. Lines are
+// walked in place: a playlist of millions of empty lines costs no memory.
+std::string_view NextLine(std::string_view& rest) {
+  const size_t end = rest.find('\n');
+  std::string_view line = rest.substr(0, end);
+  rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+  return line;
 }
 
 bool Tag(std::string_view line, std::string_view tag, std::string_view& rest) {
@@ -115,7 +112,9 @@ std::optional<UpstreamMediaPlaylist> ParseMediaPlaylist(std::string_view text) {
   int64_t part_offset = 0;  // µs into the segment of the next part
   int64_t pending_us = -1;  // from #EXTINF, for the next URI line
   bool discontinuity = false;
-  for (std::string_view line : Lines(text)) {
+  bool gap = false;  // #EXT-X-GAP: the next segment is not to be fetched
+  for (std::string_view rest_of_text = text; !rest_of_text.empty();) {
+    std::string_view line = NextLine(rest_of_text);
     if (out.entries.size() >= kMaxEntries) break;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     std::string_view rest;
@@ -140,6 +139,8 @@ std::optional<UpstreamMediaPlaylist> ParseMediaPlaylist(std::string_view text) {
       part_offset = 0;
     } else if (line == "#EXT-X-DISCONTINUITY") {
       discontinuity = true;
+    } else if (line == "#EXT-X-GAP") {
+      gap = true;
     } else if (Tag(line, "#EXT-X-PART:", rest)) {
       auto name = ParseObjectName(Attribute(rest, "URI"));
       auto duration = Micros(Attribute(rest, "DURATION"));
@@ -150,6 +151,7 @@ std::optional<UpstreamMediaPlaylist> ParseMediaPlaylist(std::string_view text) {
       e.duration_us = *duration;
       e.program_date_time_ms = pdt_ms ? pdt_ms + part_offset / 1000 : 0;
       e.independent = Attribute(rest, "INDEPENDENT") == "YES";
+      e.gap = Attribute(rest, "GAP") == "YES";
       part_offset += *duration;
       out.entries.push_back(e);
     } else if (Tag(line, "#EXT-X-PRELOAD-HINT:", rest)) {
@@ -165,11 +167,13 @@ std::optional<UpstreamMediaPlaylist> ParseMediaPlaylist(std::string_view text) {
         e.duration_us = pending_us;
         e.program_date_time_ms = pdt_ms;
         e.discontinuity = discontinuity;
+        e.gap = gap;
         out.entries.push_back(e);
         if (pdt_ms) pdt_ms += pending_us / 1000;
       }
       pending_us = -1;
       discontinuity = false;
+      gap = false;
       part_offset = 0;
     }
   }
@@ -186,7 +190,8 @@ std::vector<std::string> ParseMasterRenditions(std::string_view text) {
     }
     out.push_back(std::move(*name));
   };
-  for (std::string_view line : Lines(text)) {
+  for (std::string_view rest_of_text = text; !rest_of_text.empty();) {
+    std::string_view line = NextLine(rest_of_text);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     std::string_view rest;
     if (Tag(line, "#EXT-X-MEDIA:", rest)) {

@@ -1,6 +1,7 @@
 // S-19: what an edge reads from its upstream's LL-HLS playlists. Pure functions over
 // untrusted text (an upstream is another node, but the bytes came over the network): bounded
-// (at most kMaxEntries entries, lines of any length skipped), never throwing; unknown tags
+// (at most kMaxEntries entries; lines of any length skipped and walked in place, so memory
+// does not grow with the text), never throwing; unknown tags
 // are ignored. Fuzzed (tests/fuzz/upstream_playlist_fuzz.cc).
 #pragma once
 
@@ -23,6 +24,9 @@ struct UpstreamEntry {
   int64_t program_date_time_ms = 0;  // 0 when the playlist gave none before it
   bool independent = false;          // a part with INDEPENDENT=YES
   bool discontinuity = false;        // a segment after EXT-X-DISCONTINUITY
+  // EXT-X-GAP before a segment, GAP=YES on a part: not available upstream (L-13 masks), so
+  // not to be fetched.
+  bool gap = false;
   // Only in a node's X-Media-Timing field, never in a playlist: where the object's run of
   // the S-5 timeline began (Segment::timeline_origin) and where it starts, both 90 kHz.
   std::optional<int64_t> timeline_origin;

@@ -233,8 +233,9 @@ absl::Status ServerSession::OnConnect(double txn, const std::vector<Amf0Value>& 
   while (!app_.empty() && app_.back() == '/') app_.pop_back();
   tc_url_ = command.StringOr("tcUrl", "");
   if (app_ != options_.app) {
-    const std::string why = absl::StrCat(
-        "application \"", Clipped(app_), "\" is not served here (publish to \"", options_.app, "\")");
+    const std::string why =
+        absl::StrCat("application \"", Clipped(app_), "\" is not served here (publish to \"",
+                     options_.app, "\")");
     SendCommand(0,
                 {Amf0Value::String("_error"), Amf0Value::Number(txn), Amf0Value::Null(),
                  Info("error", "NetConnection.Connect.Rejected", why)},

@@ -83,7 +83,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (r.name.find("deny") != std::string::npos) return absl::UnauthenticatedError("denied");
     if (r.name.find("dup") != std::string::npos) return absl::AlreadyExistsError("taken");
     // As the node's listener does: a refusal that names what it was asked for, echoed back.
-    if (r.name.find("nf") != std::string::npos) return absl::NotFoundError(absl::StrCat("stream \"", r.name, "\""));
+    if (r.name.find("nf") != std::string::npos)
+      return absl::NotFoundError(absl::StrCat("stream \"", r.name, "\""));
     ++seen.admitted;
     FlvDepacketizer::Sink sink;
     sink.on_track = [&](const media::TrackInfo& t) {

@@ -67,6 +67,22 @@ TEST_CASE("R-2 an upstream playlist's date out of any calendar is ignored, not a
   CHECK(p->entries[2].program_date_time_ms == 0);  // not dated on from the older tag
 }
 
+TEST_CASE("L-13 S-19 gaps an upstream lists (a masked segment, a GAP=YES part) are marked") {
+  auto p = ParseMediaPlaylist(
+      "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-PART-INF:PART-TARGET=0.5\n"
+      "#EXT-X-MEDIA-SEQUENCE:10\n#EXT-X-GAP\n#EXTINF:2.0,\n10.m4s\n#EXTINF:2.0,\n11.m4s\n"
+      "#EXT-X-PART:DURATION=0.5,URI=\"12.0.m4s\",INDEPENDENT=YES\n"
+      "#EXT-X-PART:DURATION=0.5,URI=\"12.1.m4s\",GAP=YES\n"
+      "#EXT-X-PART:DURATION=0.5,URI=\"12.2.m4s\"\n");
+  REQUIRE(p);
+  REQUIRE(p->entries.size() == 5);
+  CHECK(p->entries[0].gap);   // 10.m4s
+  CHECK(!p->entries[1].gap);  // 11.m4s: a gap marks only the segment after it
+  CHECK(!p->entries[2].gap);
+  CHECK(p->entries[3].gap);  // 12.1.m4s
+  CHECK(!p->entries[4].gap);
+}
+
 TEST_CASE("S-19 master renditions are single safe names, and other text is refused") {
   CHECK(ParseMasterRenditions(Corpus("master.m3u8")) == std::vector<std::string>{"a1", "v1"});
   CHECK(!ParseMediaPlaylist("<html>not a playlist</html>"));
