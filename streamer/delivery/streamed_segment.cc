@@ -1,5 +1,7 @@
 #include "streamer/delivery/streamed_segment.h"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace meshwork::streamer {
@@ -18,27 +20,30 @@ class SegmentPump : public std::enable_shared_from_this<SegmentPump> {
         writer_(std::move(writer)),
         executor_(std::move(executor)) {}
 
-  // Writes every part available past the last written, then waits for the next one.
+  // Writes every part available past the last written, then waits for the next one. Every
+  // ending but "the segment is complete and every part of it was written" aborts the body: a
+  // cut-short or holed segment must not reach the player as a whole one.
   void Pump() {
     auto w = store_->Window(stream_, rendition_);
-    if (!w || writer_->closed()) return writer_->Finish();
+    if (!w || writer_->closed()) return writer_->Abort();
     const Segment* done = w->Find(msn_);
     const auto* parts = done ? &done->parts : w->open_msn == msn_ ? &w->open_parts : nullptr;
     if (parts) {
       for (; next_ < static_cast<int>(parts->size()); ++next_) {
-        Write(ObjectKey{ObjectKey::kPart, msn_, (*parts)[next_]->index});
+        if (!Write(ObjectKey{ObjectKey::kPart, msn_, (*parts)[next_]->index})) return;
       }
       if (done && next_ == 0 && parts->empty()) {
         // Completed without parts (a packager that publishes whole segments): its bytes.
-        Write(ObjectKey{ObjectKey::kM4s, msn_, -1});
+        if (!Write(ObjectKey{ObjectKey::kM4s, msn_, -1})) return;
       }
       if (done) return writer_->Finish();
     } else if (next_ != 0 ||
                DecideObject(*store_, stream_, rendition_, ObjectKey{ObjectKey::kPart, msn_, 0})
                        .verdict != ReadDecision::kHold) {
       // Not open yet: waited for only while the store would hold a read of its first part
-      // (the next object, L-7); otherwise the segment will not come (or not soon).
-      return writer_->Finish();
+      // (the next object, L-7); otherwise the segment will not come (or not soon). Parts
+      // written and the segment neither open nor complete: it was abandoned.
+      return writer_->Abort();
     }
     auto self = shared_from_this();
     auto status =
@@ -47,18 +52,45 @@ class SegmentPump : public std::enable_shared_from_this<SegmentPump> {
                                if (outcome == Waiters::Outcome::kPublished) {
                                  self->Pump();
                                } else {
-                                 self->writer_->Finish();
+                                 self->writer_->Abort();
                                }
                              });
-    if (!status.ok()) writer_->Finish();
+    if (!status.ok()) writer_->Abort();
   }
 
  private:
-  // Writes the object's bytes when the store serves it (a masked or missing part is left out).
-  void Write(ObjectKey key) {
+  // Writes the object's bytes when the store serves it and returns true. A part the store
+  // holds (L-12: a better-ranked pipeline is still expected to publish it) is waited for, and
+  // the pump resumes from it; one that will not be served ends the body. False in both cases.
+  bool Write(ObjectKey key) {
     ReadDecision d = DecideObject(*store_, stream_, rendition_, key);
-    if (d.verdict != ReadDecision::kServe || !d.candidate) return;
-    for (const auto& chunk : d.candidate->chunks) writer_->Write(chunk);
+    if (d.verdict == ReadDecision::kServe && d.candidate) {
+      for (const auto& chunk : d.candidate->chunks) writer_->Write(chunk);
+      waiting_since_.reset();
+      return true;
+    }
+    const auto now = store_->clock().Monotonic();
+    if (!waiting_since_) waiting_since_ = now;
+    if (d.verdict != ReadDecision::kHold || now - *waiting_since_ >= hold_) {
+      writer_->Abort();
+      return false;
+    }
+    // Until the object is published again, or the hold's end (the store serves what it has
+    // then), within the pump's bound.
+    const int64_t until_ms = d.until_ms - store_->NowMs();
+    const auto wait = std::clamp(std::chrono::milliseconds(until_ms + 1),
+                                 std::chrono::milliseconds(1), hold_);
+    auto self = shared_from_this();
+    auto status = store_->Wait(stream_, rendition_, key, d.generation, executor_, now + wait,
+                               [self](Waiters::Outcome outcome) {
+                                 if (outcome == Waiters::Outcome::kRemoved) {
+                                   self->writer_->Abort();
+                                 } else {
+                                   self->Pump();
+                                 }
+                               });
+    if (!status.ok()) writer_->Abort();
+    return false;
   }
 
   OriginStore* store_;
@@ -68,6 +100,8 @@ class SegmentPump : public std::enable_shared_from_this<SegmentPump> {
   std::shared_ptr<http::ChunkedWriter> writer_;
   boost::asio::any_io_executor executor_;
   int next_ = 0;
+  // When the pump began waiting on a held part (unset while parts flow): bounded by `hold_`.
+  std::optional<std::chrono::steady_clock::time_point> waiting_since_;
 };
 
 }  // namespace

@@ -3,7 +3,7 @@
 // byte. Apart from viewer_routes.cc, which decides when a segment read is answered this way.
 //
 // Threads: StreamSegmentParts runs on the request's worker; every later step runs from the
-// store's position waiter, on `executor`. The writer hops onto its connection's worker itself
+// store's position or object waiter, on `executor`. The writer hops onto its connection's worker itself
 // (ChunkedWriter). A viewer that left is noticed (closed()) at the pump's next step: its
 // waiter stays until the next part is out or the hold bound passes, then the pump ends.
 #pragma once
@@ -38,9 +38,12 @@ bool StreamsAsParts(const OriginStore& store, const std::string& stream,
                     const std::string& rendition, int64_t msn);
 
 // Writes every part of segment `msn` there is to `writer`, then each one as it is published,
-// and finishes the response when the segment is complete. A part that is not out within
-// `hold` of the last (HoldBound), a segment that will not come, or a
-// store refusing one more waiter finishes it too. `store` must outlive the pump (the node's).
+// and finishes the response when the segment is complete and every part of it was written. A
+// part the store holds (L-12: a better-ranked pipeline's copy is still expected) is waited
+// for in its place. A part that is not out within `hold` of the last (HoldBound), a part the
+// store will not serve (masked, gone), a segment that will not come, a stream removed, or a
+// store refusing one more waiter aborts the body (the client sees a broken transfer, never a
+// cut-short segment as a whole one). `store` must outlive the pump (the node's).
 void StreamSegmentParts(OriginStore* store, std::string stream, std::string rendition, int64_t msn,
                         std::chrono::milliseconds hold, std::shared_ptr<http::ChunkedWriter> writer,
                         boost::asio::any_io_executor executor);

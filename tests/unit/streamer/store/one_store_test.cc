@@ -11,6 +11,7 @@
 #include "streamer/delivery/dash.h"
 #include "streamer/delivery/ll_hls.h"
 #include "streamer/delivery/playlists.h"
+#include "streamer/delivery/streamed_segment.h"
 #include "streamer/store/origin_store.h"
 #include "tests/unit/streamer/media/test_files.h"
 #include "tests/unit/streamer/stream_configs.h"
@@ -195,6 +196,52 @@ TEST_CASE("L-1 S-10 S-16 one store: the same rules for a locally packaged and a 
       io.poll();
       CHECK(outcome == Waiters::Outcome::kPublished);
     }
+  }
+}
+
+TEST_CASE("S-16 a DASH segment streamed as it is made is aborted, not finished, when cut short") {
+  FakeClock clock;
+  OriginStore::Options options;
+  options.sweep_waiters = false;
+  OriginStore store(options, clock);
+  nlohmann::json config = {
+      {"segment_ms", 2000}, {"part_ms", 500}, {"live_window", 3}, {"pipelines", {"local"}}};
+  store.Apply(Configs({{"s", config}}));
+  Source source(true, store, clock);
+  source.Put({ObjectKey::kInit, -1, -1}, InitSegment());
+  clock.Advance(4000ms);
+  source.Segment(2);
+  source.Put({ObjectKey::kPart, 3, 0}, "p0");
+  source.Put({ObjectKey::kPart, 3, 1}, "p1");
+
+  struct Writer : http::ChunkedWriter {
+    std::string body;
+    bool finished = false, aborted = false;
+    void Write(std::shared_ptr<const std::string> data) override { body += *data; }
+    void Finish() override { finished = true; }
+    void Abort() override { aborted = true; }
+    bool closed() const override { return false; }
+  };
+  auto writer = std::make_shared<Writer>();
+  boost::asio::io_context io;
+  StreamSegmentParts(&store, "s", "v1", 3, 6000ms, writer, io.get_executor());
+  io.poll();
+  CHECK(writer->body == "p0p1");  // what there is, at once
+  CHECK(!writer->finished);
+  CHECK(!writer->aborted);
+  SECTION("a part published goes out as it comes") {
+    source.Put({ObjectKey::kPart, 3, 2}, "p2");
+    io.restart();
+    io.poll();
+    CHECK(writer->body == "p0p1p2");
+    CHECK(!writer->finished);
+  }
+  SECTION("the stream removed: the body is broken off") {
+    store.Apply(Configs({}));
+    io.restart();
+    io.poll();
+    CHECK(writer->aborted);
+    CHECK(!writer->finished);
   }
 }
 
