@@ -51,8 +51,8 @@ void ServePush(StreamManager* streams, RequestContext& ctx, std::shared_ptr<http
       bytes += chunk.size();
       if (!chunk.empty() && !pipeline->FeedPush(session, chunk)) {
         log::Warn("push_superseded", {{"stream", stream}, {"bytes", bytes}});
-        responder->Send(
-            http::ErrorResponse(absl::AbortedError("another publisher took over this stream")));
+        responder->Send(http::ErrorResponse(absl::AbortedError(
+            "another publisher took over this stream, or its settings changed")));
         return;
       }
       if (done) {

@@ -217,7 +217,8 @@ class Connection final : public RtmpListener::Impl::Conn,
     if (session_->publishing()) deadline_ = impl_->clock->Monotonic() + impl_->options.idle_timeout;
     Send(std::move(out));
     if (!status.ok()) return Fail(status.ToString());
-    if (superseded_) return Fail("another publisher took over this stream");
+    if (superseded_)
+      return Fail("another publisher took over this stream, or its settings changed");
     if (!closing_) Read();
   }
 

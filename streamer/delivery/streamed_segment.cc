@@ -78,8 +78,8 @@ class SegmentPump : public std::enable_shared_from_this<SegmentPump> {
     // Until the object is published again, or the hold's end (the store serves what it has
     // then), within the pump's bound.
     const int64_t until_ms = d.until_ms - store_->NowMs();
-    const auto wait = std::clamp(std::chrono::milliseconds(until_ms + 1),
-                                 std::chrono::milliseconds(1), hold_);
+    const auto wait =
+        std::clamp(std::chrono::milliseconds(until_ms + 1), std::chrono::milliseconds(1), hold_);
     auto self = shared_from_this();
     auto status = store_->Wait(stream_, rendition_, key, d.generation, executor_, now + wait,
                                [self](Waiters::Outcome outcome) {

@@ -3,8 +3,8 @@
 // byte. Apart from viewer_routes.cc, which decides when a segment read is answered this way.
 //
 // Threads: StreamSegmentParts runs on the request's worker; every later step runs from the
-// store's position or object waiter, on `executor`. The writer hops onto its connection's worker itself
-// (ChunkedWriter). A viewer that left is noticed (closed()) at the pump's next step: its
+// store's position or object waiter, on `executor`. The writer hops onto its connection's worker
+// itself (ChunkedWriter). A viewer that left is noticed (closed()) at the pump's next step: its
 // waiter stays until the next part is out or the hold bound passes, then the pump ends.
 #pragma once
 

@@ -132,7 +132,6 @@ class SrtSource final : public SourceBase {
           absl::StrCat("input URL \"", log_url(), "\": bad listen address: ", gai_strerror(rc)));
     }
     std::unique_ptr<addrinfo, void (*)(addrinfo*)> owned(found, freeaddrinfo);
-    listener_ = srt_create_socket();
     std::string error = ListenOn(found->ai_addr, static_cast<int>(found->ai_addrlen));
     if (!error.empty()) {
       return absl::UnavailableError(absl::StrCat("input URL \"", log_url(), "\": cannot listen on ",

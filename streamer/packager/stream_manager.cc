@@ -50,7 +50,10 @@ void StreamManager::Apply(const NodeConfig& config) {
     }
     PublishIndexLocked();
   }
-  stopped.clear();  // stops their sources, outside the lock
+  // Outside the lock: their sources stop, and their publishers are cut off (they reconnect
+  // to the new pipeline) even while a connection still holds the old one.
+  for (auto& p : stopped) p->Retire();
+  stopped.clear();
   for (auto& p : started) p->Start();
 }
 

@@ -134,6 +134,11 @@ StreamPipeline::~StreamPipeline() {
 }
 
 void StreamPipeline::Start() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (retired_) return;
+    started_ = true;
+  }
   for (size_t i = 0; i < config_->inputs.size(); ++i) {
     const std::string& url = config_->inputs[i];
     if (url.rfind("publish://", 0) == 0 || url.rfind("rtmp://", 0) == 0) continue;  // pushed
@@ -150,6 +155,18 @@ void StreamPipeline::Start() {
             {{"stream", config_->name}, {"inputs", static_cast<int64_t>(config_->inputs.size())}});
 }
 
+void StreamPipeline::Retire() {
+  {
+    absl::MutexLock lock(&mu_);
+    retired_ = true;
+    for (PushSlot* slot : {&push_, &rtmp_}) {
+      ++slot->session;
+      slot->live = false;
+    }
+  }
+  sources_.clear();  // outside mu_: a source's thread may be waiting for it in OnBytes
+}
+
 void StreamPipeline::OnBytes(size_t input, std::span<const uint8_t> bytes) {
   absl::MutexLock lock(&mu_);
   inputs_[input]->bytes += bytes.size();
@@ -157,6 +174,16 @@ void StreamPipeline::OnBytes(size_t input, std::span<const uint8_t> bytes) {
 }
 
 absl::StatusOr<uint64_t> StreamPipeline::BeginSlot(PushSlot& slot, bool take_over) {
+  if (retired_) {
+    return absl::UnavailableError(
+        absl::StrCat("stream \"", config_->name, "\" is being reconfigured; publish again"));
+  }
+  if (!started_) {
+    return absl::NotFoundError(
+        absl::StrCat("stream \"", config_->name,
+                     "\" is not packaged on this node (other nodes fill it); publish to its "
+                     "ingest node"));
+  }
   if (!slot.input) {
     return absl::NotFoundError(
         absl::StrCat("stream \"", config_->name, "\" takes no ", slot.scheme, " input"));

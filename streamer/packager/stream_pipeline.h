@@ -37,8 +37,15 @@ class StreamPipeline {
   ~StreamPipeline();  // stops every source
 
   // Starts the network sources; failures are logged and retried by the sources themselves
-  // (a bad URL is logged and skipped).
+  // (a bad URL is logged and skipped). Only a started pipeline takes publishers: one made for
+  // a stream other nodes fill (relayed, S-19; published into, S-23) keeps its settings and
+  // refuses them (NotFound), so an encoder pointed at the wrong node is told, not mixed in.
   void Start();
+  // The stream was removed or its packaging changed (StreamManager made a new pipeline): its
+  // sources stop now, and its live push and RTMP sessions are superseded (their next data is
+  // refused, so their publishers reconnect, to the new pipeline). New sessions are refused.
+  // Called from the thread that calls Start().
+  void Retire();
 
   const StreamConfig& config() const { return *config_; }
 
@@ -103,8 +110,11 @@ class StreamPipeline {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PushSlot push_ ABSL_GUARDED_BY(mu_){.scheme = "publish://", .input = std::nullopt};
   PushSlot rtmp_ ABSL_GUARDED_BY(mu_){.scheme = "rtmp://", .input = std::nullopt};
+  bool started_ ABSL_GUARDED_BY(mu_) = false;  // Start() ran: this node packages the stream
+  bool retired_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<int64_t> last_publish_ms_{0};
-  std::vector<std::unique_ptr<ingest::Source>> sources_;  // started by Start(), never moved
+  // Started by Start(), stopped by Retire() or the destructor (all on one thread).
+  std::vector<std::unique_ptr<ingest::Source>> sources_;
 };
 
 }  // namespace meshwork::streamer

@@ -46,8 +46,8 @@ void Relay::StreamRelay::Run() {
       continue;
     }
     std::string base = Base();
-    auto master =
-        Get(client, absl::StrCat("/", stream_, "/index.ll.m3u8"), relay_->options_.fetch_timeout);
+    auto master = Get(client, base, absl::StrCat("/", stream_, "/index.ll.m3u8"),
+                      relay_->options_.fetch_timeout);
     if (!master.ok()) {
       NextUpstream(base);
       continue;
@@ -73,12 +73,10 @@ void Relay::StreamRelay::Run() {
   finished_.store(true);
 }
 
-absl::StatusOr<Relay::StreamRelay::Chunk> Relay::StreamRelay::Get(http::KeepAliveClient& client,
-                                                                  const std::string& target,
-                                                                  std::chrono::milliseconds timeout,
-                                                                  std::string* timing,
-                                                                  GrowingObject* in_flight) {
-  auto base = SplitBaseUrl(Base());
+absl::StatusOr<Relay::StreamRelay::Chunk> Relay::StreamRelay::Get(
+    http::KeepAliveClient& client, const std::string& base_url, const std::string& target,
+    std::chrono::milliseconds timeout, std::string* timing, GrowingObject* in_flight) {
+  auto base = SplitBaseUrl(base_url);
   if (!base) return absl::UnavailableError("no upstream");
   http::ClientRequest request;
   request.host = base->first;
@@ -200,7 +198,7 @@ void Relay::StreamRelay::AdoptOrigin(Follow& f, const std::string& field) {
 }
 
 bool Relay::StreamRelay::FetchInit(Follow& f) {
-  auto init = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/init.mp4"),
+  auto init = Get(f.client, f.base, absl::StrCat("/", stream_, "/", f.name, "/init.mp4"),
                   relay_->options_.fetch_timeout);
   if (!init.ok()) return false;
   f.info = std::make_shared<RenditionInfo>();
@@ -218,7 +216,7 @@ bool Relay::StreamRelay::FetchInit(Follow& f) {
   // source's) have (S-16a): an audio rendition's TS objects are never published. The form
   // is made here from the CMAF segments (S-25, TsMaker), not fetched.
   f.has_ts = (f.info->cmaf_video() || !ts_maker_->has_audio_rendition()) &&
-             Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/index.m3u8"),
+             Get(f.client, f.base, absl::StrCat("/", stream_, "/", f.name, "/index.m3u8"),
                  relay_->options_.fetch_timeout)
                  .ok();
   auto status = Publish(f.name, ObjectKey{ObjectKey::kInit, -1, -1}, {*init}, nullptr, f.info);
@@ -282,8 +280,8 @@ absl::Status Relay::StreamRelay::Relay1(Follow& f, const UpstreamMediaPlaylist& 
         // S-25: still crossing to this node, so viewers held for it get its bytes as they
         // come (an upstream's hint can be gone by the time its playlist reaches a slow edge).
         hinted = BeginShared(f, key);
-        bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name), PartDeadline(f),
-                    &timing, hinted ? &hinted->object() : nullptr);
+        bytes = Get(f.client, f.base, absl::StrCat("/", stream_, "/", f.name, "/", name),
+                    PartDeadline(f), &timing, hinted ? &hinted->object() : nullptr);
         if (absl::IsNotFound(bytes.status())) {
           PassOver(f, e,
                    std::string(bytes.status().message()));  // `hinted` fails it for its readers
@@ -309,7 +307,7 @@ absl::Status Relay::StreamRelay::Relay1(Follow& f, const UpstreamMediaPlaylist& 
       chunks = held->second;
     } else {
       std::string timing;
-      auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", name),
+      auto bytes = Get(f.client, f.base, absl::StrCat("/", stream_, "/", f.name, "/", name),
                        relay_->options_.fetch_timeout, &timing);
       if (absl::IsNotFound(bytes.status())) {
         PassOver(f, e, std::string(bytes.status().message()));
@@ -348,6 +346,7 @@ void Relay::StreamRelay::FollowRendition(const std::string& name) {
   std::optional<std::pair<int64_t, int>> wanted;
   while (Running()) {
     std::string base = Base();
+    f.base = base;  // every request of this round goes there, whatever other threads do
     if (!f.info && !FetchInit(f)) {
       NextUpstream(base);
       if (!Connect()) Pause(std::chrono::milliseconds(200));
@@ -363,7 +362,7 @@ void Relay::StreamRelay::FollowRendition(const std::string& name) {
       absl::StrAppend(&target, "?_HLS_msn=", wanted->first, "&_HLS_part=", wanted->second);
       timeout = PartDeadline(f);
     }
-    auto text = Get(f.client, target, timeout);
+    auto text = Get(f.client, f.base, target, timeout);
     std::optional<UpstreamMediaPlaylist> playlist;
     if (text.ok()) playlist = ParseMediaPlaylist(**text);
     if (!playlist) {
@@ -424,8 +423,9 @@ bool Relay::StreamRelay::FetchHinted(Follow& f, std::pair<int64_t, int> hint) {
   if (!hinted) return true;  // the registry is full: the part is fetched once listed
   GrowingObject* object = &hinted->object();
   std::string timing_field;
-  auto bytes = Get(f.client, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),
-                   PartDeadline(f), &timing_field, object);
+  auto bytes =
+      Get(f.client, f.base, absl::StrCat("/", stream_, "/", f.name, "/", ObjectFileName(key)),
+          PartDeadline(f), &timing_field, object);
   if (!bytes.ok()) {
     if (absl::IsFailedPrecondition(bytes.status()) || absl::IsNotFound(bytes.status())) {
       return true;

@@ -85,16 +85,16 @@ class Relay::StreamRelay {
     stopping_.WaitForNotificationWithTimeout(absl::FromChrono(d));
   }
 
-  // One upstream request on `client` (the calling thread's kept-alive connection).
-  // An answer other than 200 is FailedPrecondition (the upstream is there; transport failures
-  // and deadlines are Unavailable and DeadlineExceeded). `timing` receives the answer's
-  // X-Media-Timing field (left as is when it has none); with `in_flight`, the body's pieces
-  // and that field are handed to the object as they arrive (P-13). Playlists are asked for
-  // gzip-compressed (P-16: a parent edge reloads one per part and rendition) and inflated
-  // here; the bytes counted are the compressed ones, what crossed.
-  absl::StatusOr<Chunk> Get(http::KeepAliveClient& client, const std::string& target,
-                            std::chrono::milliseconds timeout, std::string* timing = nullptr,
-                            GrowingObject* in_flight = nullptr);
+  // One upstream request to `base_url` on `client` (the calling thread's kept-alive
+  // connection). 404 and 410 are NotFound, any other answer than 200 FailedPrecondition (the
+  // upstream is there; transport failures and deadlines are Unavailable and DeadlineExceeded).
+  // `timing` receives the answer's X-Media-Timing field (left as is when it has none); with
+  // `in_flight`, the body's pieces and that field are handed to the object as they arrive (P-13).
+  // Playlists are asked for gzip-compressed (P-16: a parent edge reloads one per part and
+  // rendition) and inflated here; the bytes counted are the compressed ones, what crossed.
+  absl::StatusOr<Chunk> Get(http::KeepAliveClient& client, const std::string& base_url,
+                            const std::string& target, std::chrono::milliseconds timeout,
+                            std::string* timing = nullptr, GrowingObject* in_flight = nullptr);
 
   // S-20/L-10: the upstream's newest notification state, kept for every response here.
   void AdoptNotifications(std::string header);
@@ -150,6 +150,9 @@ class Relay::StreamRelay {
     std::map<int64_t, int64_t> relayed_pdt;
     std::map<int64_t, int64_t> relayed_start;  // msn → start (90 kHz), for S-6 fingerprints
     std::string followed_base;
+    // The upstream this round of the rendition's loop asks (taken once per round: another
+    // rendition's failover does not send the requests of a checked playlist elsewhere).
+    std::string base;
     int other_timeline_in_row = 0;
     std::unique_ptr<Hinted> hinted;  // the hinted part fetched ahead of its listing
     // The program date-time the playlist gives the parts of segment `open_msn` (its own).

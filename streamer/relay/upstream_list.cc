@@ -9,7 +9,16 @@ namespace meshwork::streamer::relay {
 bool UpstreamList::Connect() {
   absl::MutexLock lock(&mu_);
   if (current_ < upstreams_.size()) return true;
+  const auto now = clock_.Monotonic();
+  if (next_ask_ && now < *next_ask_) return false;
   auto found = (*upstreams_fn_)(stream_);
+  std::erase_if(failed_at_, [now](const auto& e) { return now - e.second > kFailedMemory; });
+  const bool fresh =
+      found.ok() && std::any_of(found->begin(), found->end(), [this](const UpstreamNode& u) {
+        return !failed_at_.contains(u.base_url);
+      });
+  ask_interval_ = fresh ? kMinAskInterval : std::min(2 * ask_interval_, kMaxAskInterval);
+  next_ask_ = now + ask_interval_;
   if (!found.ok() || found->empty()) {
     log::Warn("relay_no_upstream",
               {{"stream", stream_},
@@ -18,8 +27,6 @@ bool UpstreamList::Connect() {
   }
   upstreams_ = std::move(*found);
   current_ = 0;
-  const auto now = clock_.Monotonic();
-  std::erase_if(failed_at_, [now](const auto& e) { return now - e.second > kFailedMemory; });
   std::stable_partition(upstreams_.begin(), upstreams_.end(),
                         [this](const UpstreamNode& u) { return !failed_at_.contains(u.base_url); });
   log::Info("relay_upstream", {{"stream", stream_}, {"node", upstreams_[0].node_id}});

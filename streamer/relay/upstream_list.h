@@ -4,12 +4,18 @@
 // node whose viewer port is black-holed (R-9: its control channel is another port), and
 // trying it first again would cost another deadline.
 //
+// Central is asked again at most every kMinAskInterval, and when every upstream of the last
+// answer had failed (a lone upstream that refuses at once: a crashed parent edge still listed)
+// the interval doubles up to kMaxAskInterval; Connect() is false meanwhile and the caller
+// pauses. An answer that names an upstream not failed lately starts over from the minimum.
+//
 // Thread-safe (one mutex; the UpstreamsFn call happens under it, so two threads never ask
 // central at once for the same stream).
 #pragma once
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,12 +29,15 @@ namespace meshwork::streamer::relay {
 class UpstreamList {
  public:
   static constexpr auto kFailedMemory = std::chrono::seconds(10);
+  static constexpr auto kMinAskInterval = std::chrono::milliseconds(100);
+  static constexpr auto kMaxAskInterval = std::chrono::milliseconds(500);
 
   // `upstreams` and `clock` outlive this.
   UpstreamList(std::string stream, const UpstreamsFn* upstreams, const Clock& clock)
       : stream_(std::move(stream)), upstreams_fn_(upstreams), clock_(clock) {}
 
-  // Asks central for upstreams when there are none left to try. False when none is known.
+  // Asks central for upstreams when there are none left to try (see the ask interval above).
+  // False when none is known, or central was asked too recently to ask again.
   bool Connect();
   // Moves on from `failed` (a base URL) to the next upstream; Connect() asks central again
   // after the last. False (a no-op) when another thread moved on already.
@@ -53,6 +62,8 @@ class UpstreamList {
   size_t current_ ABSL_GUARDED_BY(mu_) = 0;
   // When each upstream (base URL) last failed; forgotten after kFailedMemory.
   std::map<std::string, std::chrono::steady_clock::time_point> failed_at_ ABSL_GUARDED_BY(mu_);
+  std::optional<std::chrono::steady_clock::time_point> next_ask_ ABSL_GUARDED_BY(mu_);
+  std::chrono::milliseconds ask_interval_ ABSL_GUARDED_BY(mu_) = kMinAskInterval;
 };
 
 }  // namespace meshwork::streamer::relay

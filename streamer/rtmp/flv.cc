@@ -63,6 +63,7 @@ int64_t TimestampExtender::Extend(uint32_t ms) {
     extended_ = ms;
   } else {
     extended_ += static_cast<int32_t>(ms - last_);
+    if (extended_ > kMaxMs || extended_ < -kMaxMs) extended_ = ms;
   }
   last_ = ms;
   return extended_;

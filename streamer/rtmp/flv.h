@@ -35,9 +35,13 @@ namespace meshwork::rtmp {
 inline constexpr uint16_t kVideoPid = 0x100;
 inline constexpr uint16_t kAudioPid = 0x101;
 
-// 32-bit millisecond timestamps → a 64-bit clock that keeps increasing across the wrap.
+// 32-bit millisecond timestamps → a 64-bit clock that keeps increasing across the wrap. Each
+// message moves it by the signed 32-bit step from the last; a clock driven past ±kMaxMs (a
+// publisher stepping by 2^31 ms again and again: decades) starts over at the message's own
+// value, which the segmenter sees as a jump, so no timestamp arithmetic downstream overflows.
 class TimestampExtender {
  public:
+  static constexpr int64_t kMaxMs = int64_t{1} << 40;
   int64_t Extend(uint32_t ms);
 
  private:

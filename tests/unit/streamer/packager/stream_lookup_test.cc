@@ -65,6 +65,52 @@ TEST_CASE(
   CHECK(worker.Run([&] { return manager.Find("ch2") == now; }));
 }
 
+TEST_CASE(
+    "M-3 a node that relays a stream (or is published into) refuses that stream's "
+    "publishers") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  StreamManager manager(&store, clock);
+  NodeConfig config;
+  config.streams = Configs({{"s", json{{"inputs", {"rtmp://", "publish://"}}}},
+                            {"t", json{{"inputs", {"rtmp://", "publish://"}}}}});
+  config.relayed = {"s"};
+  config.publish_targets = {"t"};
+  manager.Apply(config);
+  for (const char* name : {"s", "t"}) {
+    auto pipeline = manager.Find(name);
+    REQUIRE(pipeline);
+    CHECK(absl::IsNotFound(pipeline->BeginRtmp(false).status()));
+    CHECK(absl::IsNotFound(pipeline->BeginPush(true).status()));
+  }
+}
+
+TEST_CASE(
+    "M-3 a stream whose packaging changes cuts off its live publishers, who reconnect to "
+    "the new pipeline") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  StreamManager manager(&store, clock);
+  NodeConfig config;
+  config.streams = Configs({{"s", json{{"inputs", {"rtmp://", "publish://"}}}}});
+  manager.Apply(config);
+  auto old = manager.Find("s");  // a connection holds its pipeline for its whole session
+  auto rtmp = old->BeginRtmp(false);
+  auto push = old->BeginPush(false);
+  REQUIRE(rtmp.ok());
+  REQUIRE(push.ok());
+  config.streams =
+      Configs({{"s", json{{"inputs", {"rtmp://", "publish://"}}, {"live_window", 12}}}});
+  manager.Apply(config);
+  CHECK(!old->PushTrack(*rtmp, media::TrackInfo{}));
+  const uint8_t byte = 0x47;
+  CHECK(!old->FeedPush(*push, std::span<const uint8_t>(&byte, 1)));
+  CHECK(absl::IsUnavailable(old->BeginRtmp(false).status()));
+  auto now = manager.Find("s");
+  REQUIRE(now != old);
+  CHECK(now->BeginRtmp(false).ok());  // no live publisher there: the reconnect is admitted
+}
+
 TEST_CASE("S-19 Relays follows Apply on every thread") {
   FakeClock clock;
   OriginStore store({}, clock);

@@ -493,6 +493,21 @@ TEST_CASE("S-1 RTMP FLV: MP3 is Unimplemented and a bad AAC configuration is ref
   CHECK(cap.frames.empty());
 }
 
+TEST_CASE("R-2 RTMP timestamps: a clock stepped by 2^31 ms again and again starts over, bounded") {
+  TimestampExtender x;
+  uint32_t ms = 0;
+  int64_t extended = x.Extend(ms);
+  int64_t largest = extended;
+  for (int i = 0; i < 2000; ++i) {
+    ms += 0x7fffffffu;
+    extended = x.Extend(ms);
+    largest = std::max(largest, extended);
+  }
+  CHECK(largest <= TimestampExtender::kMaxMs);
+  CHECK(largest > TimestampExtender::kMaxMs - 0x80000000LL);  // it did run up to the bound
+  CHECK(extended >= 0);
+}
+
 TEST_CASE("S-5 RTMP timestamps: TimestampExtender is monotonic and continues across the wrap") {
   TimestampExtender x;
   CHECK(x.Extend(5000) == 5000);  // the first value is kept
