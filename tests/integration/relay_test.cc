@@ -236,6 +236,25 @@ TEST_CASE(
   INFO("upstream requests while 40 objects were rejected: " << requests_for_rejected << " in "
                                                             << rejected_s << " s");
   CHECK(requests_for_rejected <= per_second * rejected_s + 2);
+
+  // L-13, S-19: objects the upstream masks (listed there as gaps, 410 when asked for) are
+  // passed over at the edge, which goes on relaying what follows instead of waiting on them.
+  const auto ingest_segments = SegmentsOf(Http("GET", ingest.http, "/live/v1/index.ll.m3u8").body);
+  REQUIRE(!ingest_segments.empty());
+  const int64_t masked_from = *ingest_segments.rbegin() + 2;
+  auto masked = Http(
+      "POST", k.central.http, "/central/api-v4/streams/live/masks",
+      nlohmann::json{{"pipeline", "local"}, {"from_msn", masked_from}, {"to_msn", masked_from + 1}}
+          .dump());
+  INFO("mask: " << masked.status << " " << masked.body);
+  REQUIRE(masked.status == 201);
+  CHECK(Eventually(
+      [&] {
+        auto s = SegmentsOf(Http("GET", edge.http, "/live/v1/index.ll.m3u8").body);
+        return !s.empty() && *s.rbegin() >= masked_from + 3;
+      },
+      20s));
+  CHECK(MetricAt(edge.http, "meshwork_relay_objects_passed_over_total") >= 1);
 }
 
 // Two ingest nodes with the same source, an edge relaying from one of them under an hls.js
