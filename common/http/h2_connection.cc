@@ -363,8 +363,17 @@ void H2Connection::Respond(int32_t id, Response header, SharedBuffers body, uint
     header.body().clear();
   }
   offset = std::min(offset, body.size);
-  const uint64_t total = std::min(length.value_or(body.size - offset), body.size - offset);
-  header.set(beast_http::field::content_length, std::to_string(total));
+  uint64_t total = std::min(length.value_or(body.size - offset), body.size - offset);
+  // RFC 9110 §8.6: 1xx and 204 carry no Content-Length, and a 304's would have to be the
+  // 200's; they end at their header.
+  const unsigned code = header.result_int();
+  if (code < 200 || code == 204 || code == 304) {
+    header.erase(beast_http::field::content_length);
+    body = SharedBuffers{};
+    total = 0;
+  } else {
+    header.set(beast_http::field::content_length, std::to_string(total));
+  }
   // The chunks that hold [offset, offset + total), shared: SendData starts at out_offset in
   // the first and ReadBody stops at out_bytes, inside the last.
   uint64_t skip = offset;

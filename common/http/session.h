@@ -228,6 +228,11 @@ class Session final : public SessionBase {
   std::deque<std::shared_ptr<const std::string>> chunks_;
   bool chunk_writing_ = false;
   bool chunked_keep_ = false;
+  // How the answer's body goes (RFC 9112): in chunks; not at all (HEAD: the header GET would
+  // have, then the next request); or as raw bytes ended by closing (an HTTP/1.0 client, to
+  // which Transfer-Encoding must not be sent).
+  enum class ChunkMode { kChunked, kHeaderOnly, kUntilClose } chunk_mode_ = ChunkMode::kChunked;
+  bool http10_ = false;  // the request being answered is HTTP/1.0
   // The request being answered; reused from request to request when no one else holds it.
   std::shared_ptr<RequestContext> ctx_;
   bool ctx_filled_ = false;  // ctx_ describes the request being answered (PrepareContext ran)

@@ -374,8 +374,12 @@ void Session<Stream>::OnHeader(beast::error_code ec, size_t n) {
   // No body (the common GET): straight to the handler, no body read to start and complete.
   if (parser_->is_done()) return Dispatch();
   if (ExpectsContinue(req)) {
+    // Under the send deadline: a client that reads nothing (its window full of an earlier
+    // answer) would otherwise hold the connection and its body's budget for good.
+    SetDeadline(server_->options.send_timeout);
     asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
                       [self = Self()](beast::error_code ec, size_t n) {
+                        self->ClearDeadline();
                         self->server_->AddBytesOut(*self->worker_, n);
                         if (ec) return self->Close();
                         self->ReadBody();
@@ -389,9 +393,11 @@ template <typename Stream>
 void Session<Stream>::StartStreaming(const StreamingHandler* handler,
                                      std::vector<std::string> params) {
   if (!ExpectsContinue(parser_->get())) return DispatchStreaming(handler, std::move(params));
+  SetDeadline(server_->options.send_timeout);  // as above
   asio::async_write(
       stream_, asio::buffer(kContinue.data(), kContinue.size()),
       [self = Self(), handler, params = std::move(params)](beast::error_code ec, size_t n) mutable {
+        self->ClearDeadline();
         self->server_->AddBytesOut(*self->worker_, n);
         if (ec) return self->Close();
         self->DispatchStreaming(handler, std::move(params));
@@ -469,6 +475,7 @@ bool Session<Stream>::PrepareContext(Request&& request) {
   method_ = request.method();
   method_text_ = std::string(request.method_string());
   keep_alive_ = request.keep_alive();
+  http10_ = request.version() < 11;
   if (!FillRequestContext(*ctx_, std::move(request), *server_, peer_, local_port_,
                           stream_.get_executor())) {
     Write(ErrorResponse(Status::bad_request, "invalid_argument", "request target must be a path"));

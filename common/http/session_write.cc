@@ -289,9 +289,19 @@ void Session<Stream>::SendFileBody(std::shared_ptr<const OpenFile> file, uint64_
 template <typename Stream>
 void Session<Stream>::BeginChunked(Response header) {
   CountAnswer(static_cast<unsigned>(header.result_int()), std::nullopt);
-  chunked_keep_ = KeepAfterAnswer();
+  chunk_mode_ = method_ == Verb::head ? ChunkMode::kHeaderOnly
+                : http10_             ? ChunkMode::kUntilClose
+                                      : ChunkMode::kChunked;
+  chunked_keep_ = chunk_mode_ != ChunkMode::kUntilClose && KeepAfterAnswer();
   head_.clear();
   AppendResponseHead(header.base(), server_->Date(), std::nullopt, chunked_keep_, head_);
+  if (chunk_mode_ == ChunkMode::kUntilClose) {
+    // RFC 9112 §6.1: no Transfer-Encoding to an HTTP/1.0 client; the close ends the body.
+    constexpr std::string_view kChunkedField = "Transfer-Encoding: chunked\r\n";
+    if (auto at = head_.find(kChunkedField); at != std::string::npos) {
+      head_.erase(at, kChunkedField.size());
+    }
+  }
   chunked_active_ = true;
   chunk_writing_ = true;
   SendAll(asio::buffer(head_), [self = Self()](beast::error_code ec, size_t n) {
@@ -315,6 +325,12 @@ void Session<Stream>::QueueChunk(std::shared_ptr<const std::string> data) {
 template <typename Stream>
 void Session<Stream>::PumpChunks() {
   if (chunk_writing_ || chunks_.empty() || !chunked_active_) return;
+  if (chunk_mode_ == ChunkMode::kHeaderOnly) {  // HEAD: the body's chunks are not sent
+    while (!chunks_.empty() && chunks_.front() && chunks_.front() != AbortChunk()) {
+      chunks_.pop_front();
+    }
+    if (chunks_.empty()) return;
+  }
   auto data = std::move(chunks_.front());
   chunks_.pop_front();
   chunk_writing_ = true;
@@ -324,6 +340,29 @@ void Session<Stream>::PumpChunks() {
     broken.store(true);
     chunks_.clear();
     return Close();
+  }
+  if (!data && chunk_mode_ != ChunkMode::kChunked) {  // the end: no last chunk to write
+    chunk_writing_ = false;
+    chunked_active_ = false;
+    chunks_.clear();
+    if (!chunked_keep_) return Close();
+    // Posted: the end may be queued from inside a handler's call (the next request is never
+    // read within it).
+    asio::post(executor(), [self] { self->ReadHeader(); });
+    return;
+  }
+  if (chunk_mode_ == ChunkMode::kUntilClose) {
+    SendAll(asio::buffer(*data), [self, data](beast::error_code ec, size_t n) {
+      self->server_->AddBytesOut(*self->worker_, n);
+      self->chunk_writing_ = false;
+      if (ec) {
+        self->broken.store(true);
+        self->chunks_.clear();
+        return self->Close();
+      }
+      self->PumpChunks();
+    });
+    return;
   }
   if (!data) {  // the end
     SendAll(beast_http::make_chunk_last(), [self](beast::error_code ec, size_t n) {

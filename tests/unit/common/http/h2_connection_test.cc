@@ -215,6 +215,29 @@ TEST_CASE(
   CHECK(server.TakeOutput().empty());
 }
 
+TEST_CASE("S-24 HTTP/2 answers 204 and 304 without a Content-Length (RFC 9110 8.6)") {
+  std::vector<Received> received;
+  H2Connection server({}, Collect(received));
+  server.Start();
+  Client client;
+  int32_t no_content = client.Get("/central/api-v4/zones/z", "OPTIONS");
+  int32_t not_modified = client.Get("/live/v1/5.m4s");
+  REQUIRE(Pump(client, server));
+  REQUIRE(received.size() == 2);
+  server.Respond(no_content, Response{beast_http::status::no_content, 11});
+  Response unchanged{beast_http::status::not_modified, 11};
+  unchanged.body() = "ignored";
+  server.Respond(not_modified, unchanged);
+  REQUIRE(Pump(client, server));
+  for (int32_t id : {no_content, not_modified}) {
+    CHECK(client.answers[id].closed);
+    CHECK(client.answers[id].body.empty());
+    CHECK_FALSE(client.answers[id].fields.contains("content-length"));
+  }
+  CHECK(client.answers[no_content].status == 204);
+  CHECK(client.answers[not_modified].status == 304);
+}
+
 TEST_CASE("P-13 a streamed answer that cannot be completed ends with RST_STREAM, not END_STREAM") {
   std::vector<Received> received;
   H2Connection server({}, Collect(received));

@@ -44,6 +44,45 @@ TEST_CASE("S-16 a chunked response carries its pieces in order, written from ano
   CHECK(next->body() == "next");
 }
 
+TEST_CASE(
+    "S-16 a chunked answer to HEAD is its header only, and to HTTP/1.0 raw bytes ended by "
+    "the close") {
+  Router router;
+  router.Add({Verb::get}, "/pieces", [](RequestContext&, Responder r) {
+    auto writer = r.StartChunked(Response{Status::ok, 11});
+    REQUIRE(writer);
+    for (const char* piece : {"moof-1|", "mdat-1"}) {
+      writer->Write(std::make_shared<const std::string>(piece));
+    }
+    writer->Finish();
+  });
+  router.Add({Verb::get}, "/after", [](RequestContext&, Responder r) {
+    r.Send(MakeResponse(Status::ok, "next", "text/plain"));
+  });
+  auto server = StartServer(SmallOptions(), std::move(router));
+  SECTION("HEAD, then another request on the same connection") {
+    RawConnection conn(server->port());
+    conn.Write("HEAD /pieces HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n");
+    auto head = conn.Read(5000ms, /*head=*/true);
+    REQUIRE(head);
+    CHECK(head->result_int() == 200);
+    // What follows the header is the next answer, not the body's chunks.
+    auto next = conn.Read();
+    REQUIRE(next);
+    CHECK(next->result_int() == 200);
+    CHECK(next->body() == "next");
+  }
+  SECTION("HTTP/1.0: no Transfer-Encoding (RFC 9112 6.1), the body ends with the connection") {
+    RawConnection conn(server->port());
+    conn.Write("GET /pieces HTTP/1.0\r\nHost: x\r\n\r\n");
+    auto res = conn.Read();
+    REQUIRE(res);
+    CHECK(res->result_int() == 200);
+    CHECK(res->find(beast_http::field::transfer_encoding) == res->end());
+    CHECK(res->body() == "moof-1|mdat-1");
+  }
+}
+
 TEST_CASE("P-13 an aborted chunked answer closes the connection without its last chunk") {
   Router router;
   router.Add({Verb::get}, "/cut", [](RequestContext&, Responder r) {
