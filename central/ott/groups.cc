@@ -339,13 +339,19 @@ std::optional<TimelineFingerprint> ParseFingerprint(std::string_view text) {
       !ParseInt(text.substr(second + 1), &f.duration_90k)) {
     return std::nullopt;
   }
+  // A node's report: what no timeline has (negative, or beyond any calendar) is no fingerprint.
+  constexpr int64_t kMax = int64_t{1} << 56;
+  if (f.msn < 0 || f.start_90k < 0 || f.duration_90k < 0 || f.msn > kMax || f.start_90k > kMax ||
+      f.duration_90k > kMax) {
+    return std::nullopt;
+  }
   return f;
 }
 
 bool SameTimeline(const TimelineFingerprint& a, const TimelineFingerprint& b, int64_t segment_ms) {
   // Segment n of a timeline starts at n × segment_ms (S-5, S-6): two nodes on the same
   // timeline differ in start by exactly their msn difference, up to half a segment.
-  __int128 expected = static_cast<__int128>(a.msn - b.msn) * segment_ms * 90;
+  __int128 expected = (static_cast<__int128>(a.msn) - b.msn) * segment_ms * 90;
   __int128 d = static_cast<__int128>(a.start_90k) - b.start_90k - expected;
   if (d < 0) d = -d;
   return d <= static_cast<__int128>(segment_ms) * 45;
@@ -465,14 +471,20 @@ GroupsSnapshot EvaluateGroups(const ClusterConfig& config, const NodeStates& nod
           w.fingerprint = ParseFingerprint(w.report->timeline_fingerprint());
           for (const auto& range : w.report->archive()) {
             constexpr int64_t kStep = 10'000;
+            // A node's report: a range outside (0, 2^50 ms) is no archive anyone has.
+            constexpr int64_t kMaxMs = int64_t{1} << 50;
+            if (range.from_ms() < 0 || range.to_ms() < 0 || range.from_ms() > kMaxMs ||
+                range.to_ms() > kMaxMs) {
+              continue;
+            }
             int64_t from = (range.from_ms() + kStep - 1) / kStep * kStep;
             int64_t to = range.to_ms() / kStep * kStep;
             if (to > from) m.archive[range.protocol()] = {from, to};
           }
         }
-        m.clock_skew_s =
-            static_cast<double>(report.node_clock_unix_ms() - w.state->report_received_unix_ms) /
-            1000.0;
+        m.clock_skew_s = (static_cast<double>(report.node_clock_unix_ms()) -
+                          static_cast<double>(w.state->report_received_unix_ms)) /
+                         1000.0;
         m.clock_ok = std::abs(*m.clock_skew_s) <= options.max_clock_skew_s;
         m.key_held = !snapshot.key_id.empty() &&
                      std::find(report.viewing_key_ids().begin(), report.viewing_key_ids().end(),

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "tests/unit/central/ott/ott_fixture.h"
@@ -190,6 +191,28 @@ TEST_CASE("O-8 the timeline reference is the majority, and names the odd member"
   CHECK(Member(snapshot, "ingest-2").same_timeline);
   CHECK(Member(snapshot, "ingest-3").same_timeline);
   CHECK(HasProblem(group, "ingest-1: timeline differs from ingest-2"));
+}
+
+TEST_CASE(
+    "R-2 O-8 fingerprints, archive ranges and clocks beyond any calendar in a node's report "
+    "are not computed with") {
+  CHECK_FALSE(ParseFingerprint("9223372036854775807:0:180000"));
+  CHECK_FALSE(ParseFingerprint("-1:0:180000"));
+  CHECK(ParseFingerprint("1000:12345:180000"));
+  // The largest a fingerprint may name, against the smallest: no overflow in the comparison.
+  constexpr int64_t kMax = int64_t{1} << 56;
+  CHECK_FALSE(SameTimeline({kMax, 0, 180000}, {0, kMax, 180000}, 2000));
+  ClusterConfig config = HealthyConfig();
+  NodeStates nodes = HealthyNodes();
+  auto& report = nodes["ingest-1"].report;
+  report.mutable_streams(0)->set_timeline_fingerprint("9223372036854775807:0:180000");
+  auto* range = report.mutable_streams(0)->add_archive();
+  range->set_from_ms(std::numeric_limits<int64_t>::max());
+  range->set_to_ms(std::numeric_limits<int64_t>::max());
+  report.set_node_clock_unix_ms(std::numeric_limits<int64_t>::min());
+  auto snapshot = EvaluateGroups(config, nodes, kNow);  // UBSan: no overflow on the way
+  CHECK_FALSE(Member(snapshot, "ingest-1").same_timeline);
+  CHECK_FALSE(Member(snapshot, "ingest-1").clock_ok);
 }
 
 TEST_CASE("O-19 group states: with_backup, degraded, no_backup") {
