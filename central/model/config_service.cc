@@ -315,7 +315,26 @@ absl::StatusOr<json> ConfigService::MutateObject(ObjectKind kind, const std::str
 
 absl::Status ConfigService::DeleteObject(ObjectKind kind, const std::string& name) {
   return Write([&]() -> absl::Status {
-    if (!snapshot_.Get()->Objects(kind).contains(name)) return NotFound(kind, name);
+    auto current = snapshot_.Get();
+    if (!current->Objects(kind).contains(name)) return NotFound(kind, name);
+    if (kind == ObjectKind::kZone) {
+      // A stream placed in the zone would fail validation at its next write (an invalidation,
+      // a mask, its timeline anchor, a re-placement): the zone goes only once none names it.
+      std::vector<std::string> placed;
+      for (const auto& [stream, entry] : current->Objects(ObjectKind::kStream)) {
+        const json& zone = entry.object.contains("placement")
+                               ? entry.object["placement"].value("zone", json())
+                               : json();
+        if (zone.is_string() && zone.get<std::string>() == name) placed.push_back(stream);
+        if (placed.size() >= 10) break;
+      }
+      if (!placed.empty()) {
+        // 409 (AlreadyExists: Aborted is the store's "retry the write")
+        return absl::AlreadyExistsError(absl::StrCat(
+            "zone \"", name, "\" is the placement.zone of stream(s) ", absl::StrJoin(placed, ", "),
+            placed.size() >= 10 ? ", …" : "", ": change their placement first"));
+      }
+    }
     return CommitObject(kind, name, std::nullopt).status();
   });
 }

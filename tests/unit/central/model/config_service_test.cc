@@ -59,6 +59,32 @@ net::IpAddress Ip(std::string_view text) {
 
 constexpr std::string_view kEdge = R"({"hostname": "edge1.example.net", "role": "edge"})";
 
+TEST_CASE("Z-1 a zone a stream is placed in is not deleted, and the 409 names the stream") {
+  ConfigFixture f;
+  REQUIRE(
+      f.service
+          ->PutObject(ObjectKind::kZone, "z", nlohmann::json{{"routes", nlohmann::json::array()}})
+          .ok());
+  REQUIRE(f.service
+              ->PutObject(ObjectKind::kStream, "s",
+                          nlohmann::json{{"placement", {{"count", 1}, {"zone", "z"}}}})
+              .ok());
+  absl::Status refused = f.service->DeleteObject(ObjectKind::kZone, "z");
+  CHECK(absl::IsAlreadyExists(refused));  // 409
+  CHECK_THAT(std::string(refused.message()), Catch::Contains("stream(s) s"));
+  CHECK(f.service->Current()->Objects(ObjectKind::kZone).contains("z"));
+  // A later write to the stream still validates.
+  CHECK(
+      f.service
+          ->MutateObject(ObjectKind::kStream, "s", [](nlohmann::json&) { return absl::OkStatus(); })
+          .ok());
+  // Placed elsewhere, the zone can go.
+  REQUIRE(
+      f.service->PutObject(ObjectKind::kStream, "s", nlohmann::json{{"placement", {{"count", 1}}}})
+          .ok());
+  CHECK(f.service->DeleteObject(ObjectKind::kZone, "z").ok());
+}
+
 TEST_CASE("T-3 the default trusted-proxy list is empty") {
   ConfigFixture f;
   auto config = f.service->Current();
