@@ -426,9 +426,43 @@ void ConfigService::CatchUpLocked() {
     log::Error("config_reload_failed", {{"error", config.status().ToString()}});
     return;
   }
+  config_internal::KeepSectionRevisions(*snapshot_.Get(), **config);
   log::Info("config_reloaded", {{"from", snapshot_.Get()->revision}, {"to", (*config)->revision}});
   Publish(*std::move(config));
 }
+
+namespace config_internal {
+void KeepSectionRevisions(const ClusterConfig& before, ClusterConfig& after) {
+  // ReadAll dates a section by its newest surviving object, so another central's deletion
+  // would leave its section's revision where it was (or lower), and nodes, which are sent a
+  // section only when its revision passed theirs, would never hear of it (a deleted access
+  // key kept working there). A section that changed is dated by the revision read.
+  auto same = [](const ObjectMap& a, const ObjectMap& b) {
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
+             return x.first == y.first && x.second.revision == y.second.revision;
+           });
+  };
+  const std::pair<ObjectKind, uint64_t ClusterConfig::*> sections[] = {
+      {ObjectKind::kZone, &ClusterConfig::zones_revision},
+      {ObjectKind::kStream, &ClusterConfig::streams_revision},
+      {ObjectKind::kAccessKey, &ClusterConfig::access_keys_revision},
+      {ObjectKind::kRevocation, &ClusterConfig::revocations_revision}};
+  for (const auto& [kind, revision] : sections) {
+    if (same(before.Objects(kind), after.Objects(kind))) {
+      after.*revision = std::max(after.*revision, before.*revision);
+    } else {
+      after.*revision = std::max(after.revision, before.*revision);
+    }
+  }
+  if (before.viewing_keys != after.viewing_keys) {
+    after.viewing_keys_revision = std::max(after.revision, before.viewing_keys_revision);
+  } else {
+    after.viewing_keys_revision =
+        std::max(after.viewing_keys_revision, before.viewing_keys_revision);
+  }
+}
+}  // namespace config_internal
 
 absl::StatusOr<uint64_t> ConfigService::CommitLocked(const std::vector<Mutation>& mutations) {
   auto revision = store_->CommitIf(mutations, snapshot_.Get()->revision);

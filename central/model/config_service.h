@@ -83,6 +83,13 @@ struct ClusterConfig {
   const ObjectMap& Objects(ObjectKind kind) const;
 };
 
+namespace config_internal {
+// C-10, after a catch-up: the section revisions of `after` (read back from the store) moved
+// past `before`'s wherever a section changed, deletions included (ReadAll dates a section by
+// its newest surviving object).
+void KeepSectionRevisions(const ClusterConfig& before, ClusterConfig& after);
+}  // namespace config_internal
+
 class ConfigService {
  public:
   // Reads everything from `store` (which must outlive the service). With a shared store

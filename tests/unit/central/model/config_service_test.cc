@@ -85,6 +85,28 @@ TEST_CASE("Z-1 a zone a stream is placed in is not deleted, and the 409 names th
   CHECK(f.service->DeleteObject(ObjectKind::kZone, "z").ok());
 }
 
+TEST_CASE(
+    "C-10 a section another central changed, a deletion included, is dated past what "
+    "nodes were sent") {
+  ClusterConfig before;
+  before.revision = 40;
+  before.access_keys_revision = 40;  // k1 (revision 12) and k2 (40), as nodes were sent
+  before.access_keys["k1"] = ObjectRecord{nlohmann::json::object(), 12};
+  before.access_keys["k2"] = ObjectRecord{nlohmann::json::object(), 40};
+  before.streams_revision = 30;
+  before.streams["s"] = ObjectRecord{nlohmann::json::object(), 30};
+  // Read back after another central deleted k2 (revision 41): the surviving key is older.
+  ClusterConfig after;
+  after.revision = 41;
+  after.access_keys["k1"] = ObjectRecord{nlohmann::json::object(), 12};
+  after.access_keys_revision = 12;
+  after.streams["s"] = ObjectRecord{nlohmann::json::object(), 30};
+  after.streams_revision = 30;
+  config_internal::KeepSectionRevisions(before, after);
+  CHECK(after.access_keys_revision == 41);  // changed: past the 40 nodes have
+  CHECK(after.streams_revision == 30);      // unchanged
+}
+
 TEST_CASE("T-3 the default trusted-proxy list is empty") {
   ConfigFixture f;
   auto config = f.service->Current();
