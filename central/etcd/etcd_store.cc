@@ -12,6 +12,7 @@ namespace {
 
 // etcd refuses a transaction of more operations than its --max-txn-ops (128 by default).
 constexpr size_t kMaxTxnOps = 128;
+constexpr size_t kMaxTxnReportBytes = 1 << 20;  // of report values in one transaction
 
 uint64_t ParseCounter(std::string_view text) {
   uint64_t n = 0;
@@ -395,26 +396,49 @@ absl::Status EtcdStore::FlushReports() {
     absl::MutexLock lock(&mu_);
     lease_ = lease;
   }
+  // Batches of at most kMaxTxnOps operations and kMaxTxnReportBytes of values (etcd refuses a
+  // request over its --max-request-bytes, 1.5 MiB by default); only a batch that failed goes
+  // back in the queue, and a value no batch can carry is dropped (logged), never retried.
   etcdserverpb::TxnRequest txn;
+  size_t txn_bytes = 0;
+  std::vector<std::string> batch;  // the nodes in `txn`
+  std::vector<std::string> failed;
   absl::Status status;
   auto send = [&] {
     if (txn.success_size() == 0) return;
     auto response = client_->Txn(txn);
-    if (!response.ok() && status.ok()) status = response.status();
+    if (!response.ok()) {
+      if (status.ok()) status = response.status();
+      failed.insert(failed.end(), batch.begin(), batch.end());
+    }
     txn.Clear();
+    txn_bytes = 0;
+    batch.clear();
   };
   for (const auto& [node, value] : pending) {
+    const size_t bytes = value ? value->size() : 0;
+    if (bytes > kMaxTxnReportBytes) {
+      log::Warn("report_not_shared", {{"node", node},
+                                      {"bytes", bytes},
+                                      {"max_bytes", kMaxTxnReportBytes},
+                                      {"reason", "larger than one etcd request may carry"}});
+      continue;
+    }
+    if (txn_bytes + bytes > kMaxTxnReportBytes) send();
     if (value) {
       AddPut(txn, ReportKey(node), *value, lease);
     } else {
       AddDelete(txn, ReportKey(node));
     }
+    txn_bytes += bytes;
+    batch.push_back(node);
     if (static_cast<size_t>(txn.success_size()) >= kMaxTxnOps) send();
   }
   send();
-  if (!status.ok()) {
+  if (!failed.empty()) {
     absl::MutexLock lock(&mu_);
-    for (auto& [node, value] : pending) pending_.try_emplace(node, std::move(value));
+    // Back in the queue, unless a newer report of the node arrived meanwhile.
+    for (const auto& node : failed) pending_.try_emplace(node, std::move(pending[node]));
   }
   return status;
 }

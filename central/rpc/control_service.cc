@@ -25,6 +25,8 @@ class RefusedSession final : public grpc::ServerBidiReactor<v1::SessionMessage, 
 // Write queue bound: a node that stops reading gets its session closed instead of letting
 // central buffer without limit.
 constexpr size_t kMaxQueuedUpdates = 64;
+// One load report (A-9's 5 000 login sessions are ~375 KB; a thousand streams ~100 KB).
+constexpr size_t kMaxReportBytes = 1u << 20;
 // And their bytes: a node that stops reading holds at most this much of central's memory.
 constexpr size_t kMaxQueuedBytes = 32u << 20;
 
@@ -115,6 +117,16 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::SessionMessage, 
         absl::MutexLock lock(&mu_);
         FinishLocked(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                                   "the first Session message must be a hello"));
+        return;
+      }
+      // a report is a few KiB per hundred streams; one past kMaxReportBytes (a node
+      // gone wrong, or a stolen token) ends the session instead of costing every central
+      // its sorting, sharing (etcd refuses large requests) and routing.
+      if (in_.report().ByteSizeLong() > kMaxReportBytes) {
+        absl::MutexLock lock(&mu_);
+        FinishLocked(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                  absl::StrCat("a load report of ", in_.report().ByteSizeLong(),
+                                               " bytes: at most ", kMaxReportBytes)));
         return;
       }
       registry_->Report(node, in_.report());

@@ -174,6 +174,15 @@ TEST_CASE("C-10 reports are shared between centrals and expire with their writer
     REQUIRE(rows.ok());
     CHECK(*rows == central::contract::Rows{{"edge-1", "load-1b"}});
     CHECK(b->revision() == 0);  // reports are not configuration
+    // R-3: reports that together pass what one etcd request may carry (1.5 MiB) go in several,
+    // and one no request can carry is dropped rather than holding back every other.
+    const std::string big(600 << 10, 'r');
+    REQUIRE(a->PutReport("huge", std::string(2 << 20, 'h')).ok());
+    for (int i = 0; i < 4; ++i) REQUIRE(a->PutReport("big-" + std::to_string(i), big).ok());
+    for (int i = 0; i < 4; ++i) {
+      CHECK(Eventually([&] { return seen_as("big-" + std::to_string(i), big); }, 5s));
+    }
+    CHECK_FALSE(seen_as("huge", std::string(2 << 20, 'h')));
   }
   // a is gone without a word: its lease runs out (2 s) and its reports go with it.
   std::chrono::milliseconds took{0};
