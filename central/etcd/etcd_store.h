@@ -28,7 +28,8 @@
 // Threads: the watch thread (calls the change and report listeners, holding only the lock
 // that makes replacing a listener wait for its call in progress) and
 // the flusher. Both stop in the destructor, which flushes what is pending and leaves the
-// lease to expire on its own (a restarted central reads the reports back).
+// lease to expire on its own (meanwhile the other centrals keep the reports; a restarted
+// central hears of other centrals' nodes from their next reports, its own nodes reattach).
 #pragma once
 
 #include <chrono>

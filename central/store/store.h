@@ -73,7 +73,9 @@ class Store {
   // The revision of the last successful Commit (0 for a new store).
   virtual uint64_t revision() const = 0;
 
-  // Latest load report of a node: written without sync, read back at start.
+  // Latest load report of a node, written without sync: shared with the other centrals of a
+  // shared store (etcd, C-10), which follow them through the report listener. Not read back
+  // at start: a central's own nodes report again within a second of reattaching.
   virtual absl::Status PutReport(std::string_view node_id, std::string_view report) = 0;
   virtual absl::Status DeleteReport(std::string_view node_id) = 0;
   virtual absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ScanReports() = 0;
