@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <limits>
 
 #include "boost/asio/dispatch.hpp"
 #include "common/http/response.h"
@@ -67,8 +68,9 @@ class StreamWriter final : public ChunkedWriter {
     asio::dispatch(session_->executor(),
                    [s = session_, id = id_] { s->StreamData(id, AbortChunk()); });
   }
-  // Approximate, as for HTTP/1.1: true once the stream is gone (client reset, connection
-  // closed); read from the handler's thread.
+  // Approximate: true once the connection is closed; read from the handler's thread. A stream
+  // the client reset (RST_STREAM) is not seen here: the producer runs to the object's end (a
+  // bounded part or segment) and its writes to the gone stream are dropped.
   bool closed() const override { return session_->broken.load(); }
 
  private:
@@ -92,6 +94,21 @@ bool StartsWithH2Preface(std::string_view bytes) {
          kPreface.starts_with(bytes.substr(0, std::min(bytes.size(), kPreface.size())));
 }
 
+namespace {
+// The listener's --http-* header and body limits, over HTTP/2 as over HTTP/1.1 (a
+// connection's unfinished bodies together: twice one body's limit).
+H2Limits LimitsOf(const ServerOptions& options) {
+  H2Limits limits;
+  constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max() / 2;
+  limits.max_header_list_bytes =
+      static_cast<uint32_t>(std::min<uint64_t>(options.header_limit_bytes, kMax));
+  limits.max_request_body_bytes =
+      static_cast<uint32_t>(std::min<uint64_t>(options.body_limit_bytes, kMax));
+  limits.max_connection_body_bytes = 2 * limits.max_request_body_bytes;
+  return limits;
+}
+}  // namespace
+
 template <typename Stream>
 H2Session<Stream>::H2Session(Server::Impl* server, Worker* worker,
                              std::shared_ptr<asio::ssl::context> tls, Stream stream,
@@ -103,7 +120,8 @@ H2Session<Stream>::H2Session(Server::Impl* server, Worker* worker,
       pending_input_(std::move(already_read)),
       peer_(peer),
       local_port_(local_port),
-      h2_(H2Limits{}, [this](int32_t id, Request request) { OnRequest(id, std::move(request)); }) {
+      h2_(LimitsOf(server->options),
+          [this](int32_t id, Request request) { OnRequest(id, std::move(request)); }) {
   InitDeadlines(&worker->wheel, server->clock);
 }
 
