@@ -60,7 +60,10 @@ void LeaderElection::SetLeader(bool leader, const std::string& who) {
 }
 
 void LeaderElection::Round() {
+  // When this round's requests were sent: a lease renewed now was renewed no earlier. The
+  // step-down checks read the clock again: each etcd call may block for its whole deadline.
   const auto now = clock_.Monotonic();
+  auto since_renewed = [this] { return clock_.Monotonic() - renewed_; };
   if (lease_ != 0) {
     absl::Status alive = client_->KeepAlive(lease_);
     if (alive.ok()) {
@@ -68,7 +71,7 @@ void LeaderElection::Round() {
     } else if (absl::IsNotFound(alive)) {
       lease_ = 0;
       SetLeader(false, "");
-    } else if (now - renewed_ > ttl_ * 2 / 3) {
+    } else if (since_renewed() > ttl_ * 2 / 3) {
       // Cannot renew: step down before the lease can run out and another central win.
       if (IsLeader()) SetLeader(false, "");
       return;
@@ -97,7 +100,7 @@ void LeaderElection::Round() {
   txn.add_failure()->mutable_request_range()->set_key(key_);
   auto response = client_->Txn(txn);
   if (!response.ok()) {
-    if (IsLeader() && now - renewed_ > ttl_ * 2 / 3) SetLeader(false, "");
+    if (IsLeader() && since_renewed() > ttl_ * 2 / 3) SetLeader(false, "");
     return;
   }
   if (response->succeeded()) return SetLeader(true, id_);

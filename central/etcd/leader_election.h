@@ -4,8 +4,11 @@
 // keeps the lease alive; the others retry every `ttl/3` and take over once the key is gone
 // (the leader stopped, or its lease ran out `ttl` after its last keep-alive).
 //
-// A leader that cannot renew its lease steps down by itself after two thirds of the TTL,
-// before any other central can win, so two leaders never overlap by this central's clock.
+// A leader that cannot renew its lease steps down by itself once it sees, after each etcd
+// call returns (the clock read again), that two thirds of the TTL passed since the last
+// renewal was sent — before any other central can win, unless one call blocked past the
+// lease's end (etcd's request deadline is longer than a third of the TTL): then another
+// leader may overlap this one until that call returns.
 // Thread: one of its own; IsLeader() is a lock-free read from any thread.
 #pragma once
 
