@@ -1,9 +1,11 @@
 #include "common/http/h2_connection.h"
 
 #include <nghttp2/nghttp2.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <vector>
@@ -20,7 +22,10 @@ struct H2Connection::Stream {
   // first one.
   std::deque<std::shared_ptr<const std::string>> out;
   size_t out_offset = 0;
-  size_t out_bytes = 0;    // queued in `out`, past out_offset
+  size_t out_bytes = 0;  // queued in `out`, past out_offset (or left in `file`)
+  // A file answer (RespondFile): read at `file_offset` as each DATA frame is written.
+  std::shared_ptr<const OpenFile> file;
+  uint64_t file_offset = 0;
   bool streaming = false;  // StartStream: more chunks may come
   bool ended = false;      // the last chunk has been queued
   bool responded = false;
@@ -188,6 +193,25 @@ struct H2Connection::Callbacks {
     if (it == self->streams_.end() || !self->output_) return NGHTTP2_ERR_CALLBACK_FAILURE;
     Stream& s = *it->second;
     H2Output& out = *self->output_;
+    if (s.file) {
+      // This frame's bytes of the file, read now (the whole file is never held).
+      auto piece = std::make_shared<std::string>(length, '\0');
+      size_t got = 0;
+      while (got < length) {
+        ssize_t n = ::pread(s.file->fd(), piece->data() + got, length - got,
+                            static_cast<off_t>(s.file_offset + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+      }
+      // Shorter than promised (the file changed): this stream is reset, the others go on.
+      if (got < length) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+      out.AppendBytes(framehd, 9);
+      out.pieces.push_back(H2Output::Piece{std::move(piece), 0, length});
+      s.file_offset += length;
+      s.out_bytes -= length;
+      return 0;
+    }
     out.AppendBytes(framehd, 9);
     // No padding: this server sets no padding callback, so padlen is always 0.
     size_t left = length;
@@ -389,6 +413,26 @@ void H2Connection::Respond(int32_t id, Response header, SharedBuffers body, uint
   }
   s.out_bytes = static_cast<size_t>(total);
   Submit(id, s, header, total > 0);
+}
+
+void H2Connection::RespondFile(int32_t id, Response header, std::shared_ptr<const OpenFile> file,
+                               uint64_t offset, uint64_t length) {
+  auto it = streams_.find(id);
+  if (it == streams_.end() || it->second->responded) return;
+  Stream& s = *it->second;
+  header.body().clear();
+  const unsigned code = header.result_int();
+  if (code < 200 || code == 204 || code == 304) {  // as in Respond
+    header.erase(beast_http::field::content_length);
+    length = 0;
+  } else {
+    if (!file) length = 0;
+    header.set(beast_http::field::content_length, std::to_string(length));
+  }
+  s.file = length > 0 ? std::move(file) : nullptr;
+  s.file_offset = offset;
+  s.out_bytes = static_cast<size_t>(length);
+  Submit(id, s, header, length > 0);
 }
 
 void H2Connection::StartStream(int32_t id, Response header) {

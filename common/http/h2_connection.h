@@ -103,6 +103,11 @@ class H2Connection {
   // chunks are shared, not copied.
   void Respond(int32_t id, Response header, SharedBuffers body = {}, uint64_t offset = 0,
                std::optional<uint64_t> length = std::nullopt);
+  // Answers stream `id` with [offset, offset+length) of `file`, read a DATA frame at a time as
+  // flow control lets the frame go (R-3: no copy of the file per stream). A file that turns out
+  // shorter resets the stream. HEAD reads nothing.
+  void RespondFile(int32_t id, Response header, std::shared_ptr<const OpenFile> file,
+                   uint64_t offset, uint64_t length);
   // A body produced over time: the header now, then chunks; a null chunk ends the stream.
   void StartStream(int32_t id, Response header);
   void StreamData(int32_t id, std::shared_ptr<const std::string> chunk);

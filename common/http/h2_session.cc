@@ -40,6 +40,15 @@ class StreamSink final : public Responder::Sink {
       s->Answer(id, std::move(h), std::move(b), offset, length);
     });
   }
+  // the file is read a frame at a time as the stream's flow control lets it go, never
+  // whole per stream (a client opening 100 streams on one archived segment held 100 copies).
+  void CompleteFile(Response header, std::shared_ptr<const OpenFile> file, uint64_t offset,
+                    uint64_t length) override {
+    asio::dispatch(session_->executor(), [s = session_, id = id_, h = std::move(header),
+                                          f = std::move(file), offset, length]() mutable {
+      s->AnswerFile(id, std::move(h), std::move(f), offset, length);
+    });
+  }
   std::shared_ptr<ChunkedWriter> StartChunked(Response header) override;
 
  private:
@@ -366,6 +375,20 @@ void H2Session<Stream>::Answer(int32_t id, Response header, SharedBuffers body, 
   header.set(beast_http::field::server, "meshwork");
   header.set(beast_http::field::date, server_->Date());
   h2_.Respond(id, std::move(header), std::move(body), offset, length);
+  answered_ = true;
+  Flush();
+}
+
+template <typename Stream>
+void H2Session<Stream>::AnswerFile(int32_t id, Response header,
+                                   std::shared_ptr<const OpenFile> file, uint64_t offset,
+                                   uint64_t length) {
+  CountAnswer(id, header.result_int(), length);
+  pending_.erase(id);
+  if (closed_) return;
+  header.set(beast_http::field::server, "meshwork");
+  header.set(beast_http::field::date, server_->Date());
+  h2_.RespondFile(id, std::move(header), std::move(file), offset, length);
   answered_ = true;
   Flush();
 }

@@ -56,6 +56,8 @@ class H2Session final : public SessionBase {
   // With `length`: only [offset, offset+length) of `body` (a Range answer).
   void Answer(int32_t id, Response header, SharedBuffers body, uint64_t offset = 0,
               std::optional<uint64_t> length = std::nullopt);
+  void AnswerFile(int32_t id, Response header, std::shared_ptr<const OpenFile> file,
+                  uint64_t offset, uint64_t length);
   void StartStream(int32_t id, Response header);
   void StreamData(int32_t id, std::shared_ptr<const std::string> chunk);
   bool StreamOpen(int32_t id) const { return h2_.StreamOpen(id); }

@@ -4,6 +4,7 @@
 #include "common/http/h2_connection.h"
 
 #include <nghttp2/nghttp2.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <map>
@@ -296,6 +297,52 @@ TEST_CASE("P-15 a body of several chunks leaves as views of those chunks, byte f
   REQUIRE(Pump(client, server));
   CHECK(client.answers[id].closed);
   CHECK(client.answers[id].body == expected);
+}
+
+TEST_CASE("R-3 S-24 a file answer is read a frame at a time, as flow control lets it go") {
+  // 300 KiB of a recognisable pattern in a temporary file.
+  char path[] = "/tmp/meshwork-h2-file-XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  ::unlink(path);
+  std::string bytes(300 * 1024, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 131) >> 7);
+  REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  auto file = std::make_shared<const OpenFile>(fd, bytes.size());
+
+  std::vector<Received> received;
+  H2Connection server({}, Collect(received));
+  server.Start();
+  Client client;
+  int32_t whole = client.Get("/archive/1.ts");
+  int32_t range = client.Get("/archive/2.ts");
+  int32_t head = client.Get("/archive/3.ts", "HEAD");
+  int32_t shorter = client.Get("/archive/4.ts");
+  REQUIRE(Pump(client, server));
+  server.RespondFile(whole, Response{beast_http::status::ok, 11}, file, 0, bytes.size());
+  server.RespondFile(range, Response{beast_http::status::partial_content, 11}, file, 1000, 5000);
+  server.RespondFile(head, Response{beast_http::status::ok, 11}, file, 0, bytes.size());
+  server.RespondFile(shorter, Response{beast_http::status::ok, 11}, file, bytes.size() - 10, 100);
+  // Within the client's first 64 KiB window nothing past it has been read.
+  H2Output out;
+  server.TakeOutput(out);
+  size_t payload = 0;
+  for (const auto& piece : out.pieces) payload += piece.chunk ? piece.length : 0;
+  CHECK(payload <= 65'535);
+  std::string flat;
+  for (const auto& piece : out.pieces) flat.append(out.View(piece));
+  client.Input(flat);
+  REQUIRE(Pump(client, server));
+  CHECK(client.answers[whole].fields["content-length"] == std::to_string(bytes.size()));
+  CHECK(client.answers[whole].body == bytes);
+  CHECK(client.answers[range].status == 206);
+  CHECK(client.answers[range].body == bytes.substr(1000, 5000));
+  CHECK(client.answers[head].closed);
+  CHECK(client.answers[head].body.empty());
+  CHECK(client.answers[head].fields["content-length"] == std::to_string(bytes.size()));
+  // Promised more than the file holds: the stream is reset, not ended as if whole.
+  CHECK(client.answers[shorter].error != 0);
+  CHECK(server.open_streams() == 0);
 }
 
 TEST_CASE("P-15 R-3 a Range answer sends just its bytes from the shared chunks") {
