@@ -194,12 +194,10 @@ void Session<Stream>::CompleteBuffers(Response header, SharedBuffers body, uint6
 template <typename Stream>
 void Session<Stream>::CompleteFile(Response header, std::shared_ptr<const OpenFile> file,
                                    uint64_t offset, uint64_t length) {
-  if (kTls || !file || method_ == Verb::head || length == 0) {
-    // TLS encrypts in user space: the bytes are read first (HEAD and empty bodies need none).
-    SharedBuffers body;
-    if (file && method_ != Verb::head) body = ReadFileRange(*file, offset, length);
-    if (method_ != Verb::head && body.size < length) close_after_response_ = true;
-    return CompleteBuffers(std::move(header), std::move(body), 0, length);
+  if (!file || method_ == Verb::head || length == 0) {
+    // HEAD and empty bodies need no bytes (a missing file promised some: the close ends it).
+    if (!file && method_ != Verb::head && length > 0) close_after_response_ = true;
+    return CompleteBuffers(std::move(header), SharedBuffers{}, 0, length);
   }
   CountAnswer(static_cast<unsigned>(header.result_int()), length);
   bool keep = KeepAfterAnswer();
@@ -233,7 +231,20 @@ template <typename Stream>
 void Session<Stream>::SendFileBody(std::shared_ptr<const OpenFile> file, uint64_t offset,
                                    uint64_t length, bool keep) {
   if constexpr (kTls) {
-    return Close();  // not reached: CompleteFile reads the file for TLS
+    // TLS encrypts in user space: the file is read a piece at a time, each written before
+    // the next is read (R-3: never the whole range per connection).
+    constexpr uint64_t kPiece = 256 * 1024;
+    if (length == 0) return keep ? ReadHeader() : Close();
+    const uint64_t want = std::min(length, kPiece);
+    SharedBuffers piece = ReadFileRange(*file, offset, want);
+    if (piece.size < want || piece.chunks.empty()) return Close();  // shorter than promised
+    auto chunk = piece.chunks.front();
+    SendAll(asio::buffer(*chunk), [self = Self(), chunk, file = std::move(file), offset, length,
+                                   want, keep](beast::error_code ec, size_t n) mutable {
+      self->server_->AddBytesOut(*self->worker_, n);
+      if (ec) return self->Close();
+      self->SendFileBody(std::move(file), offset + want, length - want, keep);
+    });
   } else {
     // sendfile(2) on the non-blocking socket until the kernel's buffer is full, then a wait
     // for the socket to take more under the send deadline.

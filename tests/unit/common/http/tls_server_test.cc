@@ -1,5 +1,6 @@
 // HTTPS listeners of meshwork::http::Server: TLS handshake, scheme, deadlines, certificate
 // reload without restart (T-6, R-3, R-7).
+#include <fcntl.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -229,7 +231,12 @@ struct TlsFixture {
   std::chrono::milliseconds send_timeout{10'000};
   std::chrono::milliseconds read_timeout{300};
 
-  TlsFixture() { MakeCertificate("one", cert, key); }
+  std::string media_file = dir + "/media.bin";
+
+  TlsFixture() {
+    MakeCertificate("one", cert, key);
+    std::ofstream(media_file, std::ios::binary) << media;
+  }
 
   ServerOptions Options() {
     ServerOptions options;
@@ -259,6 +266,13 @@ struct TlsFixture {
       }
       SendMedia(ctx.request, responder, std::move(body), "video/mp4");
     });
+    // D-3: a file answer (an archived segment), read and written a piece at a time.
+    router.Add({Verb::get}, "/file", [this](RequestContext&, Responder responder) {
+      int fd = ::open(media_file.c_str(), O_RDONLY | O_CLOEXEC);
+      REQUIRE(fd >= 0);
+      auto file = std::make_shared<OpenFile>(fd, media.size());
+      responder.SendFile(Response{Status::ok, 11}, std::move(file), 0, media.size());
+    });
     // 64 MiB: more than the socket buffers hold (the same chunk again and again).
     router.Add({Verb::get}, "/big", [this](RequestContext& ctx, Responder responder) {
       auto chunk = std::make_shared<const std::string>(media.substr(0, 256 * 1024));
@@ -284,6 +298,18 @@ struct TlsFixture {
     return *std::move(server);
   }
 };
+
+TEST_CASE(
+    "D-3 R-3 a file answer over TLS carries the file, read a piece at a time, and keeps "
+    "the connection") {
+  TlsFixture f;
+  auto server = f.Start();
+  TlsClient client;
+  REQUIRE(client.Connect(server->port()) == "");
+  CHECK(client.Get("/file") == 200);
+  CHECK(client.body() == f.media);  // 3 pieces of 256 KiB and 17 bytes
+  CHECK(client.Get("/scheme") == 200);
+}
 
 TEST_CASE("T-6 a TLS listener serves HTTPS and its handlers see scheme https") {
   TlsFixture f;
