@@ -66,8 +66,19 @@ void OttService::Tick() {
   registry_->SetOttViews(std::move(views));
   absl::MutexLock lock(&mu_);
   std::vector<Alert> alerts = tracker_.Update(groups, nodes);
-  if (leader) PublishAlerts(alerts);
+  if (leader) {
+    PublishAlerts(alerts);
+  } else {
+    ClearAlertGaugesLocked();  // the leader's /metrics has them; a follower's would go stale
+  }
   alerts_ = std::move(alerts);
+}
+
+void OttService::ClearAlertGaugesLocked() {
+  if (!alert_counts_) return;
+  for (auto& [code, gauge] : count_gauges_) gauge->Set(0);
+  for (auto& [key, gauge] : active_gauges_) alert_active_->Remove(gauge);
+  active_gauges_.clear();
 }
 
 void OttService::PublishAlerts(const std::vector<Alert>& alerts) {

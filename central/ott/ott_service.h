@@ -33,9 +33,10 @@ class OttService {
              const Clock& clock, GroupOptions options, prometheus::Registry* metrics);
   ~OttService();  // stops the timer
 
-  // C-10: with several centrals, only the leader runs the key schedule and logs alerts as
-  // they rise and clear; every central evaluates the groups (for its own nodes' views and
-  // its API). Unset: this central is the only one. Call before Start().
+  // C-10: with several centrals, only the leader runs the key schedule, logs alerts as
+  // they rise and clear and shows them as gauges (a central that is not the leader shows
+  // none); every central evaluates the groups (for its own nodes' views and its API). Unset: this
+  // central is the only one. Call before Start().
   void set_leader_check(std::function<bool()> is_leader) { is_leader_ = std::move(is_leader); }
   // CS-1: central's public base URL for players ("http://host:port"), the steering views'
   // server URI; empty (the default): no steering views. Any thread.
@@ -59,6 +60,8 @@ class OttService {
 
  private:
   void PublishAlerts(const std::vector<Alert>& alerts) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A central that is not the leader shows no alert gauges (no count, no active series).
+  void ClearAlertGaugesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   ConfigService* config_;
   NodeRegistry* registry_;
