@@ -7,6 +7,7 @@
 // Thread-safe: one atomic counter; the optional gauge mirrors it.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -79,6 +80,12 @@ class BudgetHold {
   void Release() {
     if (budget_ && bytes_ > 0) budget_->Release(bytes_);
     bytes_ = 0;
+  }
+  // Gives back `n` of the bytes held (at most all of them).
+  void Shrink(uint64_t n) {
+    n = std::min(n, bytes_);
+    if (budget_ && n > 0) budget_->Release(n);
+    bytes_ -= n;
   }
   uint64_t bytes() const { return bytes_; }
 

@@ -117,6 +117,8 @@ class H2Connection {
   bool StreamOpen(int32_t id) const;
 
   size_t open_streams() const { return streams_.size(); }
+  // Request body bytes held for the streams whose request has not ended.
+  size_t buffered_body_bytes() const { return buffered_body_bytes_; }
   // When the oldest stream whose request has not ended yet (headers or body still to come)
   // began (the `now` of the Receive that brought its HEADERS); nullopt when there is none.
   std::optional<Clock::time_point> oldest_incomplete_request() const;

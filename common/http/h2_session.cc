@@ -129,6 +129,7 @@ H2Session<Stream>::H2Session(Server::Impl* server, Worker* worker,
       pending_input_(std::move(already_read)),
       peer_(peer),
       local_port_(local_port),
+      body_hold_(server->body_budget.get()),
       h2_(LimitsOf(server->options),
           [this](int32_t id, Request request) { OnRequest(id, std::move(request)); }) {
   InitDeadlines(&worker->wheel, server->clock);
@@ -240,6 +241,16 @@ bool H2Session<Stream>::Receive(std::string_view bytes) {
   receiving_ = true;
   bool open = h2_.Receive(bytes);
   receiving_ = false;
+  // the bodies this connection buffers count against the listener's cap on unfinished
+  // bodies, as HTTP/1.1's do; past it the connection is closed (GOAWAY), as an HTTP/1.1
+  // upload past it is answered 503 and closed.
+  const uint64_t buffered = h2_.buffered_body_bytes();
+  if (buffered < body_hold_.bytes()) {
+    body_hold_.Shrink(body_hold_.bytes() - buffered);
+  } else if (buffered > body_hold_.bytes() && !body_hold_.Grow(buffered - body_hold_.bytes())) {
+    log::Warn("h2_body_budget_exceeded", {{"peer", peer_.ToString()}, {"buffered", buffered}});
+    return false;
+  }
   return open;
 }
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "common/http/byte_budget.h"
 #include "common/http/h2_connection.h"
 #include "common/http/listener.h"
 
@@ -105,6 +106,9 @@ class H2Session final : public SessionBase {
   std::string pending_input_;
   net::IpAddress peer_;
   uint16_t local_port_;
+  // The request bodies h2_ buffers, held against the listener's cap (kept equal after each
+  // Receive).
+  BudgetHold body_hold_;
   H2Connection h2_;
   // Each request until its answer is in: its context (handlers keep references to it) and
   // what meshwork_http_requests_total counts it by.

@@ -137,6 +137,29 @@ ServerOptions Timeouts(std::chrono::milliseconds idle, std::chrono::milliseconds
 }
 
 TEST_CASE(
+    "R-3 HTTP/2: request bodies that do not end count against the listener's cap on "
+    "unfinished bodies") {
+  ServerOptions options = Timeouts(10s, 10s, 10s);
+  options.max_buffered_body_bytes = 48 * 1024;
+  auto server = StartWith(options, 10);
+  H2Client first(server->port());
+  // POST (HPACK static 3) on stream 1, then 40 KiB of body without END_STREAM: under the cap.
+  std::string post = RequestBlock("/upload");
+  post[0] = '\x83';
+  REQUIRE(first.Send(
+      Hello() + Frame(0x1, 0x4, 1, post) + Frame(0x0, 0, 1, std::string(16384, 'b')) +
+      Frame(0x0, 0, 1, std::string(16384, 'b')) + Frame(0x0, 0, 1, std::string(8192, 'b'))));
+  CHECK(first.SecondsUntilClosed(300ms) < 0);  // still open
+  // A second connection's 16 KiB more passes the listener's 48 KiB: that connection goes.
+  H2Client second(server->port());
+  REQUIRE(
+      second.Send(Hello() + Frame(0x1, 0x4, 1, post) + Frame(0x0, 0, 1, std::string(16384, 'b'))));
+  const double closed_after = second.SecondsUntilClosed(3s);
+  CHECK(closed_after >= 0);
+  CHECK(first.SecondsUntilClosed(300ms) < 0);  // the first is not cut for it
+}
+
+TEST_CASE(
     "R-3 HTTP/2: a request whose header block or body never ends is cut after the read "
     "timeout") {
   auto server = StartWith(Timeouts(30s, 300ms, 30s), 16);
