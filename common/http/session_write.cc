@@ -362,19 +362,18 @@ void Session<Stream>::PumpChunks() {
     asio::post(executor(), [self] { self->ReadHeader(); });
     return;
   }
-  if (chunk_mode_ == ChunkMode::kUntilClose) {
-    SendAll(asio::buffer(*data), [self, data](beast::error_code ec, size_t n) {
-      self->server_->AddBytesOut(*self->worker_, n);
-      self->chunk_writing_ = false;
-      if (ec) {
-        self->broken.store(true);
-        self->chunks_.clear();
-        return self->Close();
-      }
-      self->PumpChunks();
-    });
-    return;
-  }
+  // A piece of the body written: the next, or the connection closed on an error.
+  auto written = [self, data](beast::error_code ec, size_t n) {
+    self->server_->AddBytesOut(*self->worker_, n);
+    self->chunk_writing_ = false;
+    if (ec) {
+      self->broken.store(true);
+      self->chunks_.clear();
+      return self->Close();
+    }
+    self->PumpChunks();
+  };
+  if (chunk_mode_ == ChunkMode::kUntilClose) return SendAll(asio::buffer(*data), written);
   if (!data) {  // the end
     SendAll(beast_http::make_chunk_last(), [self](beast::error_code ec, size_t n) {
       self->server_->AddBytesOut(*self->worker_, n);
@@ -386,17 +385,7 @@ void Session<Stream>::PumpChunks() {
     });
     return;
   }
-  SendAll(beast_http::make_chunk(asio::buffer(*data)),
-          [self, data](beast::error_code ec, size_t n) {
-            self->server_->AddBytesOut(*self->worker_, n);
-            self->chunk_writing_ = false;
-            if (ec) {
-              self->broken.store(true);
-              self->chunks_.clear();
-              return self->Close();
-            }
-            self->PumpChunks();
-          });
+  SendAll(beast_http::make_chunk(asio::buffer(*data)), written);
 }
 
 template <typename Stream>
