@@ -418,7 +418,11 @@ absl::Status EtcdStore::FlushReports() {
   for (const auto& [node, value] : pending) {
     const size_t bytes = value ? value->size() : 0;
     if (bytes > kMaxTxnReportBytes) {
+      static log::Throttle not_shared_log(10'000);
+      uint64_t held_back = 0;
+      if (!not_shared_log.Allow(UnixMillis(options_.clock->Now()), &held_back)) continue;
       log::Warn("report_not_shared", {{"node", node},
+                                      {"held_back", held_back},
                                       {"bytes", bytes},
                                       {"max_bytes", kMaxTxnReportBytes},
                                       {"reason", "larger than one etcd request may carry"}});

@@ -25,8 +25,9 @@ class RefusedSession final : public grpc::ServerBidiReactor<v1::SessionMessage, 
 // Write queue bound: a node that stops reading gets its session closed instead of letting
 // central buffer without limit.
 constexpr size_t kMaxQueuedUpdates = 64;
-// One load report (A-9's 5 000 login sessions are ~375 KB; a thousand streams ~100 KB).
-constexpr size_t kMaxReportBytes = 1u << 20;
+// One load report (A-9's 5 000 login sessions are ~375 KB; a thousand streams ~100 KB):
+// below the 1 MiB central shares through etcd with the node's registration beside it.
+constexpr size_t kMaxReportBytes = 768u << 10;
 // And their bytes: a node that stops reading holds at most this much of central's memory.
 constexpr size_t kMaxQueuedBytes = 32u << 20;
 

@@ -228,7 +228,9 @@ void H2Session<Stream>::Read() {
                             if (ec) return self->Close();
                             self->server_->AddBytesIn(*self->worker_, n);
                             if (!self->Receive(std::string_view(self->read_buffer_.data(), n))) {
-                              self->closing_ = true;  // GOAWAY queued: flush it, then close
+                              // A protocol error (GOAWAY queued) or the listener's body cap:
+                              // flush what is queued, then close.
+                              self->closing_ = true;
                               return self->Flush();
                             }
                             self->Flush();
@@ -242,8 +244,8 @@ bool H2Session<Stream>::Receive(std::string_view bytes) {
   bool open = h2_.Receive(bytes);
   receiving_ = false;
   // the bodies this connection buffers count against the listener's cap on unfinished
-  // bodies, as HTTP/1.1's do; past it the connection is closed (GOAWAY), as an HTTP/1.1
-  // upload past it is answered 503 and closed.
+  // bodies, as HTTP/1.1's do; past it the connection is closed (what is queued is flushed
+  // first), as an HTTP/1.1 upload past it is answered 503 and closed.
   const uint64_t buffered = h2_.buffered_body_bytes();
   if (buffered < body_hold_.bytes()) {
     body_hold_.Shrink(body_hold_.bytes() - buffered);

@@ -306,8 +306,9 @@ void Session<Stream>::BeginChunked(Response header) {
   chunked_keep_ = chunk_mode_ != ChunkMode::kUntilClose && KeepAfterAnswer();
   head_.clear();
   AppendResponseHead(header.base(), server_->Date(), std::nullopt, chunked_keep_, head_);
-  if (chunk_mode_ == ChunkMode::kUntilClose) {
-    // RFC 9112 §6.1: no Transfer-Encoding to an HTTP/1.0 client; the close ends the body.
+  if (http10_) {
+    // RFC 9112 §6.1: no Transfer-Encoding to an HTTP/1.0 client (a HEAD's header too); the
+    // close ends the body.
     constexpr std::string_view kChunkedField = "Transfer-Encoding: chunked\r\n";
     if (auto at = head_.find(kChunkedField); at != std::string::npos) {
       head_.erase(at, kChunkedField.size());
@@ -350,6 +351,11 @@ void Session<Stream>::PumpChunks() {
     chunk_writing_ = false;
     broken.store(true);
     chunks_.clear();
+    if (chunk_mode_ == ChunkMode::kUntilClose) {
+      // A close-delimited body ends like a whole one at a close: a reset says it was cut.
+      beast::error_code ignored;
+      Lowest().set_option(asio::socket_base::linger(true, 0), ignored);
+    }
     return Close();
   }
   if (!data && chunk_mode_ != ChunkMode::kChunked) {  // the end: no last chunk to write

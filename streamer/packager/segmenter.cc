@@ -97,16 +97,6 @@ std::vector<media::Frame> TakeFramesFrom(std::vector<media::Frame>& frames, int6
   return later;
 }
 
-// "a1"'s part index at a step of v1's that ends part `leader_index`: v1's (S-16a: the
-// renditions' parts line up), unless a part of v1's had no audio in its time — an empty
-// fragment is no part — when a1's numbers would skip. Players number parts by their place in
-// the playlist (RFC 8216 _HLS_part), so a1's stay 0, 1, … without a hole, one behind v1's
-// for the rest of that segment.
-template <typename R>
-int FollowerIndex(const R& a, int leader_index) {
-  return std::min(leader_index, static_cast<int>(a.parts.size()));
-}
-
 size_t DataBytes(const std::vector<media::Frame>& frames) {
   size_t bytes = 0;
   for (const auto& f : frames) bytes += f.data ? f.data->size() : 0;
@@ -392,11 +382,14 @@ void Segmenter::ApplyStep(Rendition& a) {
   a.part_frame_bytes = DataBytes(a.part_frames);
   switch (step.kind) {
     case FollowStep::kPart:
-      a.part_index = FollowerIndex(a, step.index);
+      // v1's index even after one of v1's parts had no audio (a1 then skips a number): the
+      // index names the same time on every pipeline of the stream, so an origin choosing each
+      // part among pipelines (L-12) never mixes two numberings.
+      a.part_index = step.index;
       FlushPart(a, step.at);
       break;
     case FollowStep::kClose:
-      a.part_index = FollowerIndex(a, step.index);  // its last part
+      a.part_index = step.index;  // its last part under v1's index (S-16a)
       Close(a, step.at);
       break;
     case FollowStep::kOpen:

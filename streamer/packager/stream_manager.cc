@@ -19,12 +19,22 @@ void StreamManager::Apply(const NodeConfig& config) {
   std::vector<std::shared_ptr<StreamPipeline>> started, stopped;
   {
     absl::MutexLock lock(&mu_);
+    auto filled_by_others = [&config](const std::string& name) {
+      return config.relayed.contains(name) || config.publish_targets.contains(name);
+    };
     for (auto it = pipelines_.begin(); it != pipelines_.end();) {
       auto placed = config.streams.find(it->first);
-      if (placed == config.streams.end() || !placed->second->SamePackaging(it->second->config())) {
-        log::Info("stream_stopped",
-                  {{"stream", it->first},
-                   {"reason", placed == config.streams.end() ? "removed" : "changed"}});
+      // Packaged here before and filled by other nodes now, or the other way round: a new
+      // pipeline (only one that packages here runs sources and takes publishers).
+      const bool role_changed =
+          placed != config.streams.end() &&
+          filled_by_others_.contains(it->first) != filled_by_others(it->first);
+      if (placed == config.streams.end() || role_changed ||
+          !placed->second->SamePackaging(it->second->config())) {
+        log::Info("stream_stopped", {{"stream", it->first},
+                                     {"reason", placed == config.streams.end() ? "removed"
+                                                : role_changed                 ? "role changed"
+                                                                               : "changed"}});
         stopped.push_back(std::move(it->second));
         it = pipelines_.erase(it);
       } else {
@@ -33,15 +43,15 @@ void StreamManager::Apply(const NodeConfig& config) {
     }
     filled_by_others_.clear();
     for (const auto& [name, stream] : config.streams) {
-      if (config.relayed.contains(name) || config.publish_targets.contains(name)) {
-        filled_by_others_.insert(name);
-      }
+      if (filled_by_others(name)) filled_by_others_.insert(name);
       auto& pipeline = pipelines_[name];
       if (!pipeline) {
         pipeline = std::make_shared<StreamPipeline>(stream, store_, clock_);
         // A relayed stream (S-19) or one other nodes publish here (S-23) keeps its settings
-        // here but packages nothing: the relay or the publishers fill the store.
-        if (!config.relayed.contains(name) && !config.publish_targets.contains(name)) {
+        // here but packages nothing: the relay or the publishers fill the store. One packaged
+        // here takes publishers from the moment it can be found (its sources start below).
+        if (!filled_by_others(name)) {
+          pipeline->TakePublishers();
           started.push_back(pipeline);
         }
       }

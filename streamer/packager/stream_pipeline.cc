@@ -133,11 +133,16 @@ StreamPipeline::~StreamPipeline() {
   sources_.clear();
 }
 
+void StreamPipeline::TakePublishers() {
+  absl::MutexLock lock(&mu_);
+  packages_here_ = true;
+}
+
 void StreamPipeline::Start() {
   {
     absl::MutexLock lock(&mu_);
     if (retired_) return;
-    started_ = true;
+    packages_here_ = true;
   }
   for (size_t i = 0; i < config_->inputs.size(); ++i) {
     const std::string& url = config_->inputs[i];
@@ -178,7 +183,7 @@ absl::StatusOr<uint64_t> StreamPipeline::BeginSlot(PushSlot& slot, bool take_ove
     return absl::UnavailableError(
         absl::StrCat("stream \"", config_->name, "\" is being reconfigured; publish again"));
   }
-  if (!started_) {
+  if (!packages_here_) {
     return absl::NotFoundError(
         absl::StrCat("stream \"", config_->name,
                      "\" is not packaged on this node (other nodes fill it); publish to its "

@@ -36,10 +36,14 @@ class StreamPipeline {
                  const Clock& clock);
   ~StreamPipeline();  // stops every source
 
-  // Starts the network sources; failures are logged and retried by the sources themselves
-  // (a bad URL is logged and skipped). Only a started pipeline takes publishers: one made for
-  // a stream other nodes fill (relayed, S-19; published into, S-23) keeps its settings and
+  // Only a pipeline that packages its stream on this node takes publishers: one made for a
+  // stream other nodes fill (relayed, S-19; published into, S-23) keeps its settings and
   // refuses them (NotFound), so an encoder pointed at the wrong node is told, not mixed in.
+  // StreamManager calls TakePublishers() when it makes a pipeline that packages here (before
+  // the pipeline can be found), and makes a new pipeline when a stream's role changes.
+  void TakePublishers();
+  // Starts the network sources (and takes publishers); failures are logged and retried by the
+  // sources themselves (a bad URL is logged and skipped).
   void Start();
   // The stream was removed or its packaging changed (StreamManager made a new pipeline): its
   // sources stop now, and its live push and RTMP sessions are superseded (their next data is
@@ -110,7 +114,7 @@ class StreamPipeline {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PushSlot push_ ABSL_GUARDED_BY(mu_){.scheme = "publish://", .input = std::nullopt};
   PushSlot rtmp_ ABSL_GUARDED_BY(mu_){.scheme = "rtmp://", .input = std::nullopt};
-  bool started_ ABSL_GUARDED_BY(mu_) = false;  // Start() ran: this node packages the stream
+  bool packages_here_ ABSL_GUARDED_BY(mu_) = false;  // TakePublishers() or Start() ran
   bool retired_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<int64_t> last_publish_ms_{0};
   // Started by Start(), stopped by Retire() or the destructor (all on one thread).

@@ -252,6 +252,15 @@ absl::Status Relay::StreamRelay::Relay1(Follow& f, const UpstreamMediaPlaylist& 
     info->part_target_ms = static_cast<int>(playlist.part_target_us / 1000);
     f.info = std::move(info);
   }
+  // A 404/410 for one or two listed objects is the upstream's (a part out of its window);
+  // for more, the upstream lost the stream (restarted empty): the next upstream has them.
+  int not_found = 0;
+  constexpr int kMaxPassedOverPerRound = 2;
+  auto pass_over_not_found = [&](const UpstreamEntry& e, const absl::Status& status) {
+    if (++not_found > kMaxPassedOverPerRound) return false;
+    PassOver(f, e, std::string(status.message()));
+    return true;
+  };
   std::map<int64_t, int> listed_parts;  // msn → parts the playlist lists for it
   for (const auto& e : playlist.entries) {
     if (e.part >= 0) ++listed_parts[e.msn];
@@ -282,11 +291,8 @@ absl::Status Relay::StreamRelay::Relay1(Follow& f, const UpstreamMediaPlaylist& 
         hinted = BeginShared(f, key);
         bytes = Get(f.client, f.base, absl::StrCat("/", stream_, "/", f.name, "/", name),
                     PartDeadline(f), &timing, hinted ? &hinted->object() : nullptr);
-        if (absl::IsNotFound(bytes.status())) {
-          PassOver(f, e,
-                   std::string(bytes.status().message()));  // `hinted` fails it for its readers
-          continue;
-        }
+        // `hinted` fails the object for its readers on every path but success.
+        if (absl::IsNotFound(bytes.status()) && pass_over_not_found(e, bytes.status())) continue;
         if (!bytes.ok()) return bytes.status();  // `hinted` fails the object for its readers
         if (hinted) hinted->object().Complete();
       }
@@ -309,10 +315,7 @@ absl::Status Relay::StreamRelay::Relay1(Follow& f, const UpstreamMediaPlaylist& 
       std::string timing;
       auto bytes = Get(f.client, f.base, absl::StrCat("/", stream_, "/", f.name, "/", name),
                        relay_->options_.fetch_timeout, &timing);
-      if (absl::IsNotFound(bytes.status())) {
-        PassOver(f, e, std::string(bytes.status().message()));
-        continue;
-      }
+      if (absl::IsNotFound(bytes.status()) && pass_over_not_found(e, bytes.status())) continue;
       if (!bytes.ok()) return bytes.status();
       AdoptOrigin(f, timing);
       chunks = {*bytes};

@@ -186,9 +186,10 @@ class Relay::StreamRelay {
   }
 
   // Relays what `playlist` lists beyond what was relayed already. An object the upstream
-  // lists as a gap, or answers 404/410 for, is passed over (counted and logged): waiting for
-  // it would hold every later one. Any other failure (connection, deadline, a 5xx) is
-  // returned, and the caller moves to the next upstream (S-21).
+  // lists as a gap, or answers 404/410 for (two per round at most), is passed over (counted
+  // and logged): waiting for it would hold every later one. Any other failure (connection,
+  // deadline, a 5xx, a third 404/410) is returned, and the caller moves to the next upstream
+  // (S-21).
   absl::Status Relay1(Follow& f, const UpstreamMediaPlaylist& playlist);
   void PassOver(Follow& f, const UpstreamEntry& e, std::string_view why);
 

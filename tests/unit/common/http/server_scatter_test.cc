@@ -81,6 +81,14 @@ TEST_CASE(
     CHECK(res->find(beast_http::field::transfer_encoding) == res->end());
     CHECK(res->body() == "moof-1|mdat-1");
   }
+  SECTION("HEAD over HTTP/1.0: no Transfer-Encoding in the header either") {
+    RawConnection conn(server->port());
+    conn.Write("HEAD /pieces HTTP/1.0\r\nHost: x\r\n\r\n");
+    auto res = conn.Read(5000ms, /*head=*/true);
+    REQUIRE(res);
+    CHECK(res->result_int() == 200);
+    CHECK(res->find(beast_http::field::transfer_encoding) == res->end());
+  }
 }
 
 TEST_CASE("P-13 an aborted chunked answer closes the connection without its last chunk") {

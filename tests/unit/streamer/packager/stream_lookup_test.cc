@@ -83,6 +83,14 @@ TEST_CASE(
     CHECK(absl::IsNotFound(pipeline->BeginRtmp(false).status()));
     CHECK(absl::IsNotFound(pipeline->BeginPush(true).status()));
   }
+  // The ingest moves here (the same settings, no longer relayed): publishers are taken, and
+  // the other way round they are refused again.
+  config.relayed.clear();
+  manager.Apply(config);
+  CHECK(manager.Find("s")->BeginRtmp(false).ok());
+  config.relayed = {"s"};
+  manager.Apply(config);
+  CHECK(absl::IsNotFound(manager.Find("s")->BeginPush(false).status()));
 }
 
 TEST_CASE(
