@@ -201,6 +201,8 @@ TEST_CASE("L-1 S-10 S-16 one store: the same rules for a locally packaged and a 
 
 TEST_CASE("S-16 a DASH segment streamed as it is made is aborted, not finished, when cut short") {
   FakeClock clock;
+  // Before the store: its waiters still held at the end are posted here when it goes.
+  boost::asio::io_context io;
   OriginStore::Options options;
   options.sweep_waiters = false;
   OriginStore store(options, clock);
@@ -223,7 +225,6 @@ TEST_CASE("S-16 a DASH segment streamed as it is made is aborted, not finished, 
     bool closed() const override { return false; }
   };
   auto writer = std::make_shared<Writer>();
-  boost::asio::io_context io;
   StreamSegmentParts(&store, "s", "v1", 3, 6000ms, writer, io.get_executor());
   io.poll();
   CHECK(writer->body == "p0p1");  // what there is, at once
