@@ -49,8 +49,9 @@ TEST_CASE(
     "the close") {
   Router router;
   router.Add({Verb::get}, "/pieces", [](RequestContext&, Responder r) {
+    // On the server's thread: no Catch2 assertion here (they are not thread-safe).
     auto writer = r.StartChunked(Response{Status::ok, 11});
-    REQUIRE(writer);
+    if (!writer) return;
     for (const char* piece : {"moof-1|", "mdat-1"}) {
       writer->Write(std::make_shared<const std::string>(piece));
     }
