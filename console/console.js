@@ -173,7 +173,8 @@ async function sessionsScreen() {
     : '<p class="muted">No active session with a login.</p>');
   html += '<h2>Revoked logins</h2>' + (revoked.length
     ? table(['Login', 'Until', 'Active'], revoked.map((r) => [esc(r.login),
-      esc(new Date(r.until_unix_s * 1000).toISOString()), badge(r.active, 'yes', 'ended')]))
+      esc(r.until_unix_s == null ? 'until cleared' : new Date(r.until_unix_s * 1000).toISOString()),
+      badge(r.active, 'yes', 'ended')]))
     : '<p class="muted">None.</p>');
   view().innerHTML = html;
 }
@@ -241,7 +242,9 @@ async function playerScreen(stream, format) {
 
   const video = document.getElementById('video');
   const file = { ll: 'index.ll.m3u8', hls: 'index.m3u8', dash: 'index.mpd' }[format];
-  const source = `${location.origin}/${encodeURIComponent(name)}/${file}`;
+  // A stream's name may hold '/' (news/en): each part escaped, the slashes kept.
+  const path = name.split('/').map(encodeURIComponent).join('/');
+  const source = `${location.origin}/${path}/${file}`;
   document.getElementById('source').textContent = source + ' (through central’s redirect)';
   const state = { url: null, error: null };
   if (format === 'dash') {

@@ -257,8 +257,9 @@ int Run() {
     body["archive"] = recorder.Status();
   };
   // D-3: archive reads open their files on a pool of their own (open/stat may block).
-  boost::asio::thread_pool archive_disk(2);
+  // The files before the pool: the pool's threads (joined when it goes) may still use them.
   OpenFiles archive_files(absl::GetFlag(FLAGS_archive_open_files));
+  boost::asio::thread_pool archive_disk(2);
   // An edge relays archive requests for the streams it relays (D-3, S-19).
   relay::ArchiveProxyOptions archive_proxy_options;
   archive_proxy_options.cluster_token = cluster_bearer;

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "boost/asio/post.hpp"
 #include "central/model/access_keys.h"
@@ -21,7 +22,47 @@ using http::Responder;
 using http::Verb;
 using nlohmann::json;
 
+namespace {
+
+// A change asked by a page of another site (CSRF), or nothing. Browsers send Origin with
+// every cross-origin POST/PUT/PATCH/DELETE and Sec-Fetch-Site with every request; tools
+// (meshctl, curl) send neither.
+std::optional<http::Response> CrossSiteRefusal(const http::Request& request) {
+  const auto method = request.method();
+  if (method == Verb::get || method == Verb::head || method == Verb::options) return std::nullopt;
+  auto refuse = [](std::string message) {
+    http::Response res = http::ErrorResponse(absl::PermissionDeniedError(std::move(message)));
+    res.set(http::beast_http::field::cache_control, "no-store");
+    return res;
+  };
+  if (auto site = request.find("Sec-Fetch-Site"); site != request.end()) {
+    if (site->value() == "cross-site" || site->value() == "same-site") {
+      return refuse("a change from another site's page is refused (Sec-Fetch-Site)");
+    }
+  }
+  auto origin = request.find(http::beast_http::field::origin);
+  if (origin == request.end()) return std::nullopt;
+  std::string_view from = origin->value();
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (from.starts_with(scheme)) from.remove_prefix(scheme.size());
+  }
+  // This central's own name: its Host, or the one a front proxy says the browser used.
+  for (auto field : {"Host", "X-Forwarded-Host"}) {
+    auto host = request.find(field);
+    if (host != request.end() &&
+        absl::EqualsIgnoreCase(absl::string_view(from.data(), from.size()),
+                               absl::string_view(host->value().data(), host->value().size()))) {
+      return std::nullopt;
+    }
+  }
+  return refuse("a change from another site's page is refused (Origin is not this central)");
+}
+
+}  // namespace
+
 std::optional<http::Response> AdminApi::Refusal(const http::Request& request) const {
+  if (auto cross_site = CrossSiteRefusal(request)) return cross_site;
+  if (api_tokens_ == nullptr) return std::nullopt;
   auto header = request.find(http::beast_http::field::authorization);
   const bool presented = header != request.end();
   if (presented && api_tokens_->Accepts(crypto::BearerToken(header->value()))) {
@@ -40,9 +81,8 @@ std::optional<http::Response> AdminApi::Refusal(const http::Request& request) co
 
 void AdminApi::Add(http::Router& router, std::vector<Verb> methods, std::string_view pattern,
                    http::Handler handler) {
-  if (api_tokens_ == nullptr) return router.Add(std::move(methods), pattern, std::move(handler));
-  // The token is checked twice over: before a body is read (the gate: an unauthenticated
-  // client holds none of the listener's body budget) and before the handler runs.
+  // Checked twice over: before a body is read (the gate: a refused client holds none of the
+  // listener's body budget) and before the handler runs.
   router.Add(
       std::move(methods), pattern,
       [this, handler = std::move(handler)](RequestContext& ctx, Responder r) {

@@ -47,10 +47,14 @@ class AdminApi {
   void AddRoutes(http::Router& router);
 
  private:
-  // router.Add behind the token check (when there is a token file). Every route of the API
-  // is added through here.
-  // The 401 for a request without a valid bearer token (its message says whether one was
-  // presented), or nothing when the token is accepted.
+  // router.Add behind the checks below (before the body is read, and again before the
+  // handler runs). Every route of the API is added through here.
+  // The refusal of a request, or nothing: a change (any method but GET/HEAD/OPTIONS) sent by
+  // a page of another site — an Origin that is not this central's own Host, or
+  // Sec-Fetch-Site cross-site/same-site — is 403 whatever its token (CSRF: without a token
+  // file a browser's cookie-less request would otherwise be enough); then, with a token file,
+  // the 401 for a request without a valid bearer token (its message says whether one was
+  // presented).
   std::optional<http::Response> Refusal(const http::Request& request) const;
   void Add(http::Router& router, std::vector<http::Verb> methods, std::string_view pattern,
            http::Handler handler);

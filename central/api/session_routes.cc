@@ -3,9 +3,10 @@
 //   GET    /central/api-v4/sessions?stream=&login=   {"sessions": [{"node", "stream", "login",
 //                                                     "protocol", "client", "since"}]} from
 //                                                     the online nodes' latest reports
-//   POST   /central/api-v4/sessions/revoke           {"login", "until_unix_s"?} (default: a
-//                                                     day from now, at most 30 days): every
-//                                                     node refuses the login (403 `revoked`)
+//   POST   /central/api-v4/sessions/revoke           {"login", "until_unix_s"?} (absent or
+//                                                     null: until cleared; a time: at most 30
+//                                                     days ahead): every node refuses the
+//                                                     login (403 `revoked`)
 //   GET    /central/api-v4/sessions/revoked          {"revoked": [{"login", "until_unix_s",
 //                                                     "active"}]}
 //   DELETE /central/api-v4/sessions/revoke/{login}   clears a revocation
@@ -13,6 +14,7 @@
 #include "central/api/admin_api.h"
 #include "central/model/access_keys.h"
 #include "central/model/json_fields.h"
+#include "common/http/framing.h"
 #include "common/http/response.h"
 #include "common/status/status_map.h"
 #include "common/time/rfc3339.h"
@@ -26,7 +28,6 @@ using http::Responder;
 using http::Verb;
 using nlohmann::json;
 
-constexpr int64_t kDefaultRevocationS = 86'400;
 constexpr int64_t kMaxRevocationS = 30 * 86'400;
 
 int64_t UnixSeconds(const Clock& clock) {
@@ -64,12 +65,14 @@ void AdminApi::AddSessionRoutes(http::Router& router) {
           InvalidField("login", "must be 1…256 bytes without control characters")));
     }
     const int64_t now = UnixSeconds(registry_->clock());
-    if (!body->contains("until_unix_s")) (*body)["until_unix_s"] = now + kDefaultRevocationS;
+    // by default a revocation holds until it is cleared (a login's tokens may outlive
+    // any fixed term); a time, when given, is within the next 30 days.
+    if (!body->contains("until_unix_s")) (*body)["until_unix_s"] = nullptr;
     const json& until = (*body)["until_unix_s"];
-    if (!until.is_number_integer() || until.get<int64_t>() <= now ||
-        until.get<int64_t>() > now + kMaxRevocationS) {
-      return r.Send(http::ErrorResponse(
-          InvalidField("until_unix_s", "must be a Unix time in seconds within the next 30 days")));
+    if (!until.is_null() && (!until.is_number_integer() || until.get<int64_t>() <= now ||
+                             until.get<int64_t>() > now + kMaxRevocationS)) {
+      return r.Send(http::ErrorResponse(InvalidField(
+          "until_unix_s", "must be null (until cleared) or a Unix time within the next 30 days")));
     }
     OnPool(std::move(r), [this, name = login->get<std::string>(), object = std::move(*body)] {
       auto result = config_->PutObject(ObjectKind::kRevocation, name, object);
@@ -84,14 +87,22 @@ void AdminApi::AddSessionRoutes(http::Router& router) {
     const auto config = config_->Current();
     for (const auto& [login, record] : config->revocations) {
       json entry = record.object;
-      entry["active"] = now < record.object.value("until_unix_s", int64_t{0});
+      const json until = record.object.value("until_unix_s", json());
+      entry["active"] =
+          until.is_null() || (until.is_number_integer() && now < until.get<int64_t>());
       list.push_back(std::move(entry));
     }
     r.Send(http::JsonResponse(http::Status::ok, {{"revoked", list}}));
   });
   Add(router, {Verb::delete_}, api + "/revoke/{login...}",
       [this](RequestContext& ctx, Responder r) {
-        OnPool(std::move(r), [this, login = ctx.params[0]] {
+        // The login as stored: meshctl escapes it (an address's '@', spaces, non-ASCII).
+        std::optional<std::string> login = http::PercentDecoded(ctx.params[0]);
+        if (!login || !IsValidLogin(*login)) {
+          return r.Send(http::ErrorResponse(InvalidField(
+              "login", "must be percent-encoded UTF-8, 1…256 bytes without control characters")));
+        }
+        OnPool(std::move(r), [this, login = std::move(*login)] {
           absl::Status status = config_->DeleteObject(ObjectKind::kRevocation, login);
           if (!status.ok()) return http::ErrorResponse(status);
           return http::MakeResponse(http::Status::no_content, "", "application/json");

@@ -22,6 +22,8 @@
 #include <string>
 
 #include "common/http/types.h"
+#include "common/log/log.h"
+#include "common/time/clock.h"
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
 
@@ -31,6 +33,7 @@ struct ViewerProxyOptions {
   std::chrono::milliseconds timeout{15'000};
   uint64_t body_limit_bytes = 64ull << 20;
   int64_t max_in_flight = 1024;
+  const Clock* clock = &RealClock::Get();  // for the throttled failure log
 };
 
 class ViewerProxy {
@@ -47,6 +50,7 @@ class ViewerProxy {
  private:
   const ViewerProxyOptions options_;
   std::atomic<int64_t> in_flight_{0};
+  log::Throttle failure_log_{1000};            // viewers can make a node fail at will
   prometheus::Counter* answered_ = nullptr;    // the node's answer relayed
   prometheus::Counter* failed_ = nullptr;      // 502/504
   prometheus::Counter* overloaded_ = nullptr;  // 503 at max_in_flight

@@ -63,7 +63,9 @@ v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config, const std::strin
     for (const auto& [login, record] : config.revocations) {
       auto* out = revoked->add_logins();
       out->set_login(login);
-      out->set_until_unix_s(record.object.value("until_unix_s", int64_t{0}));
+      // 0: until cleared (a null in the record).
+      const nlohmann::json until = record.object.value("until_unix_s", nlohmann::json());
+      out->set_until_unix_s(until.is_number_integer() ? until.get<int64_t>() : 0);
     }
   }
   if (full) {

@@ -92,8 +92,11 @@ absl::StatusOr<nlohmann::json> ValidateRevocation(const nlohmann::json& body,
     return InvalidField("login", "must equal the revoked login");
   }
   auto until = body.find("until_unix_s");
-  if (until == body.end() || !until->is_number_integer() || until->get<int64_t>() <= 0) {
-    return InvalidField("until_unix_s", "must be a Unix time in seconds");
+  if (until == body.end() || until->is_null()) {  // until cleared
+    return nlohmann::json{{"login", std::string(login)}, {"until_unix_s", nullptr}};
+  }
+  if (!until->is_number_integer() || until->get<int64_t>() <= 0) {
+    return InvalidField("until_unix_s", "must be a Unix time in seconds, or null (until cleared)");
   }
   return nlohmann::json{{"login", std::string(login)}, {"until_unix_s", *until}};
 }

@@ -69,6 +69,39 @@ struct KindInfo {
   ObjectMap ClusterConfig::*records;
 };
 
+// C-10: each change to a section that nodes are sent by revision (zones, streams, access
+// keys, revocations, viewing keys) also stamps the section with its revision, in a config
+// key of its own. A central reading the store afresh dates the section by the stamp, not
+// by its newest surviving object alone: a deletion it never saw still moves the section past
+// what a node that missed it holds.
+std::string SectionStampKey(std::string_view section) {
+  return absl::StrCat("section/", absl::string_view(section.data(), section.size()));
+}
+
+Mutation SectionStamp(std::string_view section, uint64_t revision) {
+  return Mutation{Kind::kConfig, SectionStampKey(section),
+                  Envelope(revision, json(std::string(section)))};
+}
+
+// The section of `kind` that nodes are sent by revision, or empty (VOD assets).
+std::string_view SectionOf(ObjectKind kind) {
+  switch (kind) {
+    case ObjectKind::kZone:
+      return "zones";
+    case ObjectKind::kStream:
+      return "streams";
+    case ObjectKind::kAccessKey:
+      return "access_keys";
+    case ObjectKind::kRevocation:
+      return "revocations";
+    case ObjectKind::kVod:
+      return "";
+  }
+  return "";
+}
+
+constexpr std::string_view kViewingKeysSection = "viewing_keys";
+
 const KindInfo& Info(ObjectKind kind) {
   static const KindInfo kZone{Kind::kZones, "zone", &ClusterConfig::zones};
   static const KindInfo kStream{Kind::kStreams, "stream", &ClusterConfig::streams};
@@ -240,7 +273,11 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::CommitObject
   uint64_t revision = snapshot_.Get()->revision + 1;
   std::optional<std::string> value;
   if (canonical) value = Envelope(revision, *canonical);
-  ASSIGN_OR_RETURN(next->revision, CommitLocked({{info.store_kind, name, value}}));
+  std::vector<Mutation> mutations = {{info.store_kind, name, value}};
+  if (std::string_view section = SectionOf(kind); !section.empty()) {
+    mutations.push_back(SectionStamp(section, revision));
+  }
+  ASSIGN_OR_RETURN(next->revision, CommitLocked(mutations));
   ObjectMap& records = (*next).*info.records;
   if (canonical) {
     records[name] = ObjectRecord{std::move(*canonical), revision};
@@ -401,6 +438,19 @@ absl::StatusOr<std::shared_ptr<ClusterConfig>> ConfigService::ReadAll(Store* sto
     config->viewing_keys_revision = std::max(config->viewing_keys_revision, env.first);
   }
   SortKeys(config->viewing_keys);
+  // The sections' own stamps: a deletion dates its section even with nothing left in it.
+  const std::pair<std::string_view, uint64_t ClusterConfig::*> stamped[] = {
+      {"zones", &ClusterConfig::zones_revision},
+      {"streams", &ClusterConfig::streams_revision},
+      {"access_keys", &ClusterConfig::access_keys_revision},
+      {"revocations", &ClusterConfig::revocations_revision},
+      {kViewingKeysSection, &ClusterConfig::viewing_keys_revision}};
+  for (const auto& [section, revision] : stamped) {
+    ASSIGN_OR_RETURN(auto stamp, store->Get(Kind::kConfig, SectionStampKey(section)));
+    if (!stamp) continue;  // a store written before stamps: its survivors date it
+    ASSIGN_OR_RETURN(auto env, OpenEnvelope(*stamp, SectionStampKey(section)));
+    (*config).*revision = std::max((*config).*revision, env.first);
+  }
   return config;
 }
 
@@ -603,6 +653,7 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ConfigService::UpdateViewin
     for (const auto& old : current->viewing_keys) {
       if (!kept.contains(old.id)) mutations.push_back({Kind::kKeys, old.id, std::nullopt});
     }
+    mutations.push_back(SectionStamp(kViewingKeysSection, revision));
     auto next = std::make_shared<ClusterConfig>(*current);
     ASSIGN_OR_RETURN(next->revision, CommitLocked(mutations));
     next->viewing_keys = std::move(*keys);

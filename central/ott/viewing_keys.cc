@@ -85,8 +85,10 @@ absl::Status ViewingKeyManager::EnsureKey() {
 }
 
 absl::StatusOr<std::shared_ptr<const ClusterConfig>> ViewingKeyManager::Rotate() {
-  return config_->UpdateViewingKeys(
-      [this](const ClusterConfig& current) -> std::optional<std::vector<ViewingKeyRecord>> {
+  size_t accepted = 0;  // set by the decision, which runs under the config's write lock
+  auto rotated = config_->UpdateViewingKeys(
+      [this,
+       &accepted](const ClusterConfig& current) -> std::optional<std::vector<ViewingKeyRecord>> {
         const int64_t now = UnixMillis(clock_.Now());
         const int64_t overlap_ms = options_.overlap.count() * 1000;
         std::vector<ViewingKeyRecord> keys;
@@ -95,9 +97,18 @@ absl::StatusOr<std::shared_ptr<const ClusterConfig>> ViewingKeyManager::Rotate()
           if (kept.not_after_unix_ms == 0) kept.not_after_unix_ms = now + overlap_ms;
           if (kept.not_after_unix_ms > now) keys.push_back(std::move(kept));
         }
+        accepted = keys.size();
+        if (accepted >= kMaxKeys) return std::nullopt;  // refused below
         keys.push_back(NewKey(current.viewing_keys, now));
         return keys;
       });
+  if (rotated.ok() && accepted >= kMaxKeys) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(accepted,
+                     " viewing keys are accepted already (the current one and those in their "
+                     "rotation overlap); rotate again when the oldest overlap ends"));
+  }
+  return rotated;
 }
 
 absl::Status ViewingKeyManager::Tick() {

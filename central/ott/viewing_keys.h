@@ -47,8 +47,11 @@ class ViewingKeyManager {
   // Creates the first key ("k1") when the configuration holds none.
   absl::Status EnsureKey();
   // A new current key now; the replaced one stays accepted for `overlap`. Returns the
-  // configuration holding the new key.
+  // configuration holding the new key; ResourceExhausted (429) when kMaxKeys are accepted
+  // already (every rotation keeps the replaced key for the overlap and sends the whole set
+  // to every node: a script looping on rotate must not grow it without end).
   absl::StatusOr<std::shared_ptr<const ClusterConfig>> Rotate();
+  static constexpr size_t kMaxKeys = 8;
   // The schedule: creates a key when none exists, rotates when the current one is older
   // than `rotate_every`, drops replaced keys whose overlap has ended.
   absl::Status Tick();

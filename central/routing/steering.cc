@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "central/model/steering_config.h"
@@ -197,8 +198,10 @@ SteeringService::Answer SteeringService::Steer(const SteeringRequest& request) {
       }
     }
   }
-  // Online nodes serving the stream that take no new viewers (draining, over a limit): last.
+  // Online nodes serving the stream that take no new viewers (over a limit, draining): last,
+  // by zone rank and load, the draining ones after every other (CS-4).
   const auto& all = snapshot->nodes();
+  std::vector<std::pair<bool, PathwayNode>> tail;  // (draining, node)
   for (int i = 0; i < static_cast<int>(all.size()); ++i) {
     if (listed.contains(i) || !routing_->selector().Serves(*snapshot, *live, i, request.stream)) {
       continue;
@@ -208,9 +211,17 @@ SteeringService::Answer SteeringService::Steer(const SteeringRequest& request) {
       auto at = std::find(chain.begin(), chain.end(), all[i].zone);
       if (at == chain.end()) continue;  // Z-9: never outside the viewer's chain
       rank = static_cast<int>(at - chain.begin());
+    } else if (all[i].role == v1::ROLE_ORIGIN) {
+      continue;  // Z-10, Z-11: without zones viewers never go to an origin
     }
-    nodes.push_back({all[i].id, rank, all[i].live->play_sessions().value_or(0), false});
+    tail.push_back(
+        {all[i].drain, {all[i].id, rank, all[i].live->play_sessions().value_or(0), false}});
   }
+  std::stable_sort(tail.begin(), tail.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first, a.second.zone_rank, a.second.load) <
+           std::tie(b.first, b.second.zone_rank, b.second.load);
+  });
+  for (auto& [draining, node] : tail) nodes.push_back(std::move(node));
   if (nodes.empty()) {
     return fail(503, "no_node", "no node serves this stream for this viewer now", settings.ttl_s);
   }

@@ -7,10 +7,12 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "common/auth/login.h"
 #include "common/crypto/base64url.h"
 #include "common/crypto/primitives.h"
 #include "common/json/bounded_json.h"
@@ -130,12 +132,18 @@ absl::Status ReadClaims(const nlohmann::json& payload, JwtClaims& c) {
   if (exp == payload.end()) return Refuse("no_exp");
   auto exp_value = NumericDate(*exp);
   if (!exp_value) return Refuse("claims");
-  c.exp = *exp_value;
+  // "Never" written as a huge date is kept as the end of year 9999: every reader adds the
+  // skew to it without overflow.
+  c.exp = std::min<int64_t>(*exp_value, kLatestExp);
   if (auto nbf = payload.find("nbf"); nbf != payload.end()) {
     if (!(c.nbf = NumericDate(*nbf))) return Refuse("claims");
   }
   if (auto sub = payload.find("sub"); sub != payload.end()) {
-    if (!sub->is_string()) return Refuse("claims");
+    // The login: the rule every part of the cluster holds logins to, so that a
+    // token's login can be revoked and reported like any other.
+    if (!sub->is_string() || !auth::IsValidLogin(sub->get_ref<const std::string&>())) {
+      return Refuse("claims");
+    }
     c.sub = sub->get<std::string>();
   }
   if (auto streams = payload.find("streams"); streams != payload.end()) {

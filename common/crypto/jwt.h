@@ -12,7 +12,8 @@
 //
 // Refusals are PermissionDenied whose message is a reason code: "malformed", "algorithm",
 // "unknown_kid", "signature", "no_exp", "expired", "not_yet_valid", "claims" (a claim of
-// the wrong type). Secrets never appear in messages.
+// the wrong type, or a `sub` that is not a login: 1…256 bytes without control characters).
+// An `exp` past kLatestExp is read as kLatestExp. Secrets never appear in messages.
 //
 // Thread-safe: a JwtKeySet is immutable once built (held by shared_ptr and replaced whole).
 #pragma once
@@ -32,6 +33,8 @@ namespace meshwork::crypto {
 
 inline constexpr size_t kMaxJwtBytes = 8192;
 inline constexpr int64_t kJwtSkewSeconds = 30;
+// The latest `exp` kept (9999-12-31T23:59:59Z): a later one is read as this.
+inline constexpr int64_t kLatestExp = 253'402'300'799;
 
 enum class JwtAlg { kHs256, kEs256 };
 

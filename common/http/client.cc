@@ -54,13 +54,23 @@ class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
  public:
   static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
 
+  // Every step runs on a strand of `executor` (a pool's executor may run handlers on several
+  // threads): the deadline and the steps it cuts never race.
   Exchange(asio::any_io_executor executor, ClientRequest request, FetchCallback done)
-      : resolver_(executor),
-        stream_(MakeStream(executor, request)),
+      : strand_(asio::make_strand(executor)),
+        resolver_(strand_),
+        stream_(MakeStream(strand_, request)),
+        deadline_(strand_),
         request_(std::move(request)),
         done_(std::move(done)) {}
 
   void Start() {
+    // On the strand, as every later step: the deadline's handler never runs beside it.
+    asio::dispatch(strand_, [self = this->shared_from_this()] { self->Begin(); });
+  }
+
+ private:
+  void Begin() {
     out_ = BuildRequest(request_);
     if constexpr (kTls) {
       // SNI for names (not for addresses, RFC 6066 §3), and the certificate checked for it.
@@ -73,6 +83,19 @@ class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
       stream_.set_verify_callback(asio::ssl::host_name_verification(host));
     }
     Lowest().expires_after(request_.timeout);
+    // The whole exchange's deadline, name resolution included (getaddrinfo runs on asio's
+    // resolver thread, which the stream's own timer does not reach): a slow DNS server costs
+    // a caller `timeout`, not the resolver's retries.
+    deadline_.expires_after(request_.timeout);
+    deadline_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (ec) return;  // cancelled: the exchange ended first
+      self->Fail(absl::DeadlineExceededError(
+          absl::StrCat(self->request_.host, ":", self->request_.port, " did not answer within ",
+                       self->request_.timeout.count(), " ms")));
+      self->resolver_.cancel();
+      beast::error_code ignored;
+      self->Lowest().socket().close(ignored);
+    });
     resolver_.async_resolve(
         ResolverHost(request_.host), std::to_string(request_.port),
         [self = this->shared_from_this()](beast::error_code ec,
@@ -95,8 +118,8 @@ class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
         });
   }
 
- private:
-  static Stream MakeStream(asio::any_io_executor executor, const ClientRequest& request) {
+  static Stream MakeStream(const asio::strand<asio::any_io_executor>& executor,
+                           const ClientRequest& request) {
     if constexpr (kTls) {
       return Stream(executor, *request.tls);
     } else {
@@ -115,6 +138,9 @@ class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
                 if (ec) return self->Fail(self->Transport("read", ec));
                 beast::error_code ignored;
                 self->Lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+                if (self->finished_) return;
+                self->finished_ = true;
+                self->deadline_.cancel();
                 self->done_(self->parser_.release());
               });
         });
@@ -122,10 +148,19 @@ class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
   absl::Status Transport(const char* step, beast::error_code ec) {
     return TransportError(request_, step, ec);
   }
-  void Fail(absl::Status status) { done_(std::move(status)); }
+  // The first ending wins: the deadline, or a step's failure; `done_` is called once.
+  void Fail(absl::Status status) {
+    if (finished_) return;
+    finished_ = true;
+    deadline_.cancel();
+    done_(std::move(status));
+  }
 
+  asio::strand<asio::any_io_executor> strand_;
   tcp::resolver resolver_;
   Stream stream_;
+  asio::steady_timer deadline_;
+  bool finished_ = false;
   beast::flat_buffer buffer_;
   ClientRequest request_;
   FetchCallback done_;

@@ -1,5 +1,6 @@
 #include "common/http/framing.h"
 
+#include <algorithm>
 #include <ctime>
 #include <vector>
 
@@ -63,6 +64,55 @@ std::string HttpDate(int64_t unix_seconds) {
   std::snprintf(out, sizeof(out), "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[tm.tm_wday],
                 tm.tm_mday, kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
                 tm.tm_sec);
+  return out;
+}
+
+std::string RedactedTarget(std::string_view target) {
+  const size_t query = target.find('?');
+  if (query == std::string_view::npos) return std::string(target);
+  static constexpr std::string_view kSecret[] = {"token", "pass", "sid", "passphrase"};
+  std::string out(target.substr(0, query + 1));
+  bool first = true;
+  for (absl::string_view piece : absl::StrSplit(
+           absl::string_view(target.data() + query + 1, target.size() - query - 1), '&')) {
+    std::string_view pair(piece.data(), piece.size());
+    if (!first) out += '&';
+    first = false;
+    const size_t eq = pair.find('=');
+    const std::string_view name = pair.substr(0, eq);
+    if (eq == std::string_view::npos ||
+        std::find(std::begin(kSecret), std::end(kSecret), name) == std::end(kSecret)) {
+      out += pair;
+      continue;
+    }
+    const std::string_view value = pair.substr(eq + 1);
+    out += name;
+    out += "=…";
+    if (value.size() > 8) out += value.substr(value.size() - 4);
+  }
+  return out;
+}
+
+std::optional<std::string> PercentDecoded(std::string_view segment) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(segment.size());
+  for (size_t i = 0; i < segment.size(); ++i) {
+    if (segment[i] != '%') {
+      out.push_back(segment[i]);
+      continue;
+    }
+    if (i + 2 >= segment.size()) return std::nullopt;
+    const int high = hex(segment[i + 1]), low = hex(segment[i + 2]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out.push_back(static_cast<char>(high * 16 + low));
+    i += 2;
+  }
   return out;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -75,5 +76,14 @@ inline size_t DecoderBufferBytes(const DecoderLimits& limits, size_t body_read_b
 
 // RFC 9110 §5.6.7 IMF-fixdate of `unix_seconds`, e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
 std::string HttpDate(int64_t unix_seconds);
+
+// A request target fit for a log line: the value of each query parameter that
+// carries a credential (token, pass, sid, passphrase) is replaced by "…" and, when it is
+// longer than 8 characters, its last 4. Parameter names are compared as sent.
+std::string RedactedTarget(std::string_view target);
+
+// `segment` (a path segment as sent) with its %XX escapes decoded ('+' stays '+'); nullopt
+// when an escape is not two hex digits.
+std::optional<std::string> PercentDecoded(std::string_view segment);
 
 }  // namespace meshwork::http

@@ -143,7 +143,7 @@ struct H2Connection::Callbacks {
       res.set(beast_http::field::content_type, "application/json");
       res.body() =
           R"({"error":{"code":"headers_too_large","message":"the request's header fields are over the listener's limit","status":431}})";
-      self->Respond(id, std::move(res));
+      self->Refuse(id, s.request.method_string(), std::move(res));
       return 0;
     }
     if (s.body_too_large) {
@@ -151,7 +151,7 @@ struct H2Connection::Callbacks {
       res.set(beast_http::field::content_type, "application/json");
       res.body() =
           R"({"error":{"code":"body_too_large","message":"the request body is over the listener's limit","status":413}})";
-      self->Respond(id, std::move(res));
+      self->Refuse(id, s.request.method_string(), std::move(res));
       return 0;
     }
     s.request.prepare_payload();
@@ -249,8 +249,11 @@ void H2Output::AppendBytes(const void* data, size_t n) {
   }
 }
 
-H2Connection::H2Connection(H2Limits limits, RequestFn on_request)
-    : limits_(limits), on_request_(std::move(on_request)), reset_tokens_(limits.max_reset_burst) {
+H2Connection::H2Connection(H2Limits limits, RequestFn on_request, RefuseFn on_refuse)
+    : limits_(limits),
+      on_request_(std::move(on_request)),
+      on_refuse_(std::move(on_refuse)),
+      reset_tokens_(limits.max_reset_burst) {
   nghttp2_session_callbacks* callbacks = nullptr;
   nghttp2_session_callbacks_new(&callbacks);
   nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, &Callbacks::OnBeginHeaders);
@@ -271,6 +274,14 @@ H2Connection::H2Connection(H2Limits limits, RequestFn on_request)
 }
 
 H2Connection::~H2Connection() { nghttp2_session_del(session_); }
+
+void H2Connection::Refuse(int32_t id, std::string_view method, Response refusal) {
+  if (on_refuse_) {
+    on_refuse_(id, method, std::move(refusal));
+  } else {
+    Respond(id, std::move(refusal));
+  }
+}
 
 void H2Connection::Start() {
   nghttp2_settings_entry settings[] = {
@@ -435,13 +446,14 @@ void H2Connection::RespondFile(int32_t id, Response header, std::shared_ptr<cons
   Submit(id, s, header, length > 0);
 }
 
-void H2Connection::StartStream(int32_t id, Response header) {
+bool H2Connection::StartStream(int32_t id, Response header) {
   auto it = streams_.find(id);
-  if (it == streams_.end() || it->second->responded) return;
+  if (it == streams_.end() || it->second->responded) return false;
   Stream& s = *it->second;
   s.streaming = true;
   header.erase(beast_http::field::content_length);
   Submit(id, s, header, true);
+  return !s.head;
 }
 
 void H2Connection::StreamData(int32_t id, std::shared_ptr<const std::string> chunk) {

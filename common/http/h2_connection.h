@@ -79,8 +79,14 @@ class H2Connection {
  public:
   using Clock = std::chrono::steady_clock;
   using RequestFn = std::function<void(int32_t stream_id, Request request)>;
+  // An answer the connection makes itself (431 for an oversized header list, 413 for a body
+  // over the limits): the owner adds what every answer carries (Date, Server), counts it and
+  // passes it to Respond. Without one, the refusal goes to Respond as it is.
+  // `method` is the request's (possibly empty when its header list was cut).
+  using RefuseFn =
+      std::function<void(int32_t stream_id, std::string_view method, Response refusal)>;
 
-  H2Connection(H2Limits limits, RequestFn on_request);
+  H2Connection(H2Limits limits, RequestFn on_request, RefuseFn on_refuse = {});
   ~H2Connection();
   H2Connection(const H2Connection&) = delete;
   H2Connection& operator=(const H2Connection&) = delete;
@@ -109,7 +115,8 @@ class H2Connection {
   void RespondFile(int32_t id, Response header, std::shared_ptr<const OpenFile> file,
                    uint64_t offset, uint64_t length);
   // A body produced over time: the header now, then chunks; a null chunk ends the stream.
-  void StartStream(int32_t id, Response header);
+  // False when no body follows (a HEAD, or a stream already gone): its chunks would be dropped.
+  bool StartStream(int32_t id, Response header);
   void StreamData(int32_t id, std::shared_ptr<const std::string> chunk);
   // Ends stream `id` with RST_STREAM INTERNAL_ERROR (a body that cannot be completed).
   void ResetStream(int32_t id);
@@ -131,6 +138,8 @@ class H2Connection {
   struct Stream;
   struct Callbacks;
   void Submit(int32_t id, Stream& stream, const Response& header, bool has_body);
+  // Answers stream `id` with the connection's own refusal (through on_refuse_ when set).
+  void Refuse(int32_t id, std::string_view method, Response refusal);
   // Lets go of the body `s` buffered so far (counted in buffered_body_bytes_).
   void DropBody(Stream& s);
   bool TakeResetToken(Clock::time_point now);
@@ -138,6 +147,7 @@ class H2Connection {
 
   H2Limits limits_;
   RequestFn on_request_;
+  RefuseFn on_refuse_;
   nghttp2_session* session_ = nullptr;
   std::map<int32_t, std::unique_ptr<Stream>> streams_;
   bool failed_ = false;

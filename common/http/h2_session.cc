@@ -59,8 +59,9 @@ class StreamSink final : public Responder::Sink {
 template <typename Stream>
 class StreamWriter final : public ChunkedWriter {
  public:
-  StreamWriter(std::shared_ptr<H2Session<Stream>> session, int32_t id)
-      : session_(std::move(session)), id_(id) {}
+  StreamWriter(std::shared_ptr<H2Session<Stream>> session, int32_t id,
+               std::shared_ptr<const std::atomic<bool>> gone)
+      : session_(std::move(session)), id_(id), gone_(std::move(gone)) {}
   ~StreamWriter() override { Finish(); }
   void Write(std::shared_ptr<const std::string> data) override {
     if (!data || finished_.load()) return;
@@ -77,23 +78,25 @@ class StreamWriter final : public ChunkedWriter {
     asio::dispatch(session_->executor(),
                    [s = session_, id = id_] { s->StreamData(id, AbortChunk()); });
   }
-  // Approximate: true once the connection is closed; read from the handler's thread. A stream
-  // the client reset (RST_STREAM) is not seen here: the producer runs to the object's end (a
-  // bounded part or segment) and its writes to the gone stream are dropped.
-  bool closed() const override { return session_->broken.load(); }
+  // Approximate (read from the handler's thread): true once the connection is closed or the
+  // stream is gone — the client reset it (RST_STREAM), seen when the session next reads.
+  bool closed() const override { return session_->broken.load() || gone_->load(); }
 
  private:
   std::shared_ptr<H2Session<Stream>> session_;
   int32_t id_;
+  std::shared_ptr<const std::atomic<bool>> gone_;  // set on the session's thread
   std::atomic<bool> finished_{false};
 };
 
 template <typename Stream>
 std::shared_ptr<ChunkedWriter> StreamSink<Stream>::StartChunked(Response header) {
-  asio::dispatch(session_->executor(), [s = session_, id = id_, h = std::move(header)]() mutable {
-    s->StartStream(id, std::move(h));
-  });
-  return std::make_shared<StreamWriter<Stream>>(session_, id_);
+  auto gone = std::make_shared<std::atomic<bool>>(false);
+  asio::dispatch(session_->executor(),
+                 [s = session_, id = id_, h = std::move(header), gone]() mutable {
+                   s->StartStream(id, std::move(h), std::move(gone));
+                 });
+  return std::make_shared<StreamWriter<Stream>>(session_, id_, std::move(gone));
 }
 
 }  // namespace
@@ -130,8 +133,12 @@ H2Session<Stream>::H2Session(Server::Impl* server, Worker* worker,
       peer_(peer),
       local_port_(local_port),
       body_hold_(server->body_budget.get()),
-      h2_(LimitsOf(server->options),
-          [this](int32_t id, Request request) { OnRequest(id, std::move(request)); }) {
+      h2_(
+          LimitsOf(server->options),
+          [this](int32_t id, Request request) { OnRequest(id, std::move(request)); },
+          [this](int32_t id, std::string_view method, Response refusal) {
+            OnRefusal(id, method, std::move(refusal));
+          }) {
   InitDeadlines(&worker->wheel, server->clock);
 }
 
@@ -243,6 +250,13 @@ bool H2Session<Stream>::Receive(std::string_view bytes) {
   receiving_ = true;
   bool open = h2_.Receive(bytes);
   receiving_ = false;
+  if (h2_.resets_received() != resets_seen_) {
+    // A stream the client reset: its producer, if it streams, learns it (closed()).
+    resets_seen_ = h2_.resets_received();
+    for (auto& [id, pending] : pending_) {
+      if (pending.gone && !h2_.StreamOpen(id)) pending.gone->store(true);
+    }
+  }
   // the bodies this connection buffers count against the listener's cap on unfinished
   // bodies, as HTTP/1.1's do; past it the connection is closed (what is queued is flushed
   // first), as an HTTP/1.1 upload past it is answered 503 and closed.
@@ -363,6 +377,14 @@ void H2Session<Stream>::OnRequest(int32_t id, Request request) {
 }
 
 template <typename Stream>
+void H2Session<Stream>::OnRefusal(int32_t id, std::string_view method, Response refusal) {
+  Pending& pending = pending_[id];
+  pending.method = std::string(method);
+  pending.started = std::chrono::steady_clock::now();
+  Answer(id, std::move(refusal), {});
+}
+
+template <typename Stream>
 void H2Session<Stream>::CountAnswer(int32_t id, unsigned status, std::optional<uint64_t> bytes) {
   auto it = pending_.find(id);
   if (it == pending_.end() || it->second.counted) return;
@@ -407,12 +429,19 @@ void H2Session<Stream>::AnswerFile(int32_t id, Response header,
 }
 
 template <typename Stream>
-void H2Session<Stream>::StartStream(int32_t id, Response header) {
+void H2Session<Stream>::StartStream(int32_t id, Response header,
+                                    std::shared_ptr<std::atomic<bool>> gone) {
   CountAnswer(id, header.result_int(), std::nullopt);
   if (closed_) return;
+  if (!h2_.StreamOpen(id)) {
+    gone->store(true);  // reset before the answer began
+  } else if (auto it = pending_.find(id); it != pending_.end()) {
+    it->second.gone = gone;
+  }
   header.set(beast_http::field::server, "meshwork");
   header.set(beast_http::field::date, server_->Date());
-  h2_.StartStream(id, std::move(header));
+  // HEAD: the header is the whole answer; the producer may stop.
+  if (!h2_.StartStream(id, std::move(header))) gone->store(true);
   answered_ = true;
   Flush();
 }

@@ -16,6 +16,7 @@
 // uploads) are not taken over HTTP/2: 501.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -48,7 +49,7 @@ class H2Session final : public SessionBase {
     Unreachable();
   }
   void ReadChunk(BodyReader::ChunkFn) override { Unreachable(); }
-  void BeginChunked(Response) override { Unreachable(); }
+  bool BeginChunked(Response) override { Unreachable(); }
   void QueueChunk(std::shared_ptr<const std::string>) override { Unreachable(); }
   asio::any_io_executor executor() override { return stream_.get_executor(); }
   bool OnWorker() override { return stream_.get_executor().running_in_this_thread(); }
@@ -59,7 +60,8 @@ class H2Session final : public SessionBase {
               std::optional<uint64_t> length = std::nullopt);
   void AnswerFile(int32_t id, Response header, std::shared_ptr<const OpenFile> file,
                   uint64_t offset, uint64_t length);
-  void StartStream(int32_t id, Response header);
+  // `gone` is set when the stream ends before the answer does (the client reset it).
+  void StartStream(int32_t id, Response header, std::shared_ptr<std::atomic<bool>> gone);
   void StreamData(int32_t id, std::shared_ptr<const std::string> chunk);
   bool StreamOpen(int32_t id) const { return h2_.StreamOpen(id); }
 
@@ -78,6 +80,8 @@ class H2Session final : public SessionBase {
     CancelIo();
   }
   void OnRequest(int32_t id, Request request);
+  // The connection's own 431/413: answered like any other (Server, Date, counted, logged).
+  void OnRefusal(int32_t id, std::string_view method, Response refusal);
   void CountAnswer(int32_t id, unsigned status, std::optional<uint64_t> bytes);
   void Read();
   bool Receive(std::string_view bytes);
@@ -117,7 +121,10 @@ class H2Session final : public SessionBase {
     std::string method;
     std::chrono::steady_clock::time_point started;
     bool counted = false;
+    // A streamed answer's flag for its writer's closed(): set when the stream is gone.
+    std::shared_ptr<std::atomic<bool>> gone;
   };
+  uint64_t resets_seen_ = 0;  // h2_.resets_received() when pending_ was last checked
   std::map<int32_t, Pending> pending_;
   std::string read_buffer_;
   H2Output writing_;  // the frames being written (kept alive for async_write)

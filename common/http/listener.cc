@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/http/framing.h"
 #include "common/http/response.h"
 #include "common/http/session.h"
 #include "common/log/log.h"
@@ -128,7 +129,9 @@ void Server::Impl::LogAccess(const RequestContext* ctx, const net::IpAddress& pe
                              std::string_view method, unsigned status,
                              std::optional<uint64_t> bytes, double seconds,
                              std::string_view protocol) const {
-  std::string_view target = ctx ? std::string_view(ctx->request.target()) : std::string_view("-");
+  // credentials in the query (viewer tokens, passes) never reach the log whole.
+  std::string target =
+      ctx ? RedactedTarget(std::string_view(ctx->request.target()).substr(0, 2048)) : "-";
   std::string_view agent = "-";
   if (ctx) {
     auto it = ctx->request.find(beast_http::field::user_agent);
@@ -137,7 +140,7 @@ void Server::Impl::LogAccess(const RequestContext* ctx, const net::IpAddress& pe
   log::Info("http_access", {{"listener", options.name},
                             {"client", ctx ? ctx->client.ToString() : peer.Unmapped().ToString()},
                             {"method", method},
-                            {"target", target.substr(0, 2048)},
+                            {"target", target},
                             {"status", status},
                             {"bytes", bytes ? std::to_string(*bytes) : std::string("-")},
                             {"ms", static_cast<int64_t>(seconds * 1000)},

@@ -24,8 +24,25 @@ RequestTally::RequestTally(prometheus::Family<prometheus::Counter>* requests,
   folded_ns_.assign(workers, 0);
 }
 
-void RequestTally::CountRequest(size_t w, std::string_view method, unsigned status,
+namespace {
+
+// The method label: one of a fixed set whatever the client sent.
+std::string_view MethodLabel(std::string_view method) {
+  static constexpr std::string_view kKnown[] = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
+                                                "OPTIONS", "CONNECT", "TRACE", "PATCH"};
+  for (std::string_view known : kKnown) {
+    if (method == known) return known;
+  }
+  // The server's own marker for a request it could not parse.
+  if (method == "INVALID") return "INVALID";
+  return "OTHER";
+}
+
+}  // namespace
+
+void RequestTally::CountRequest(size_t w, std::string_view client_method, unsigned status,
                                 double seconds) {
+  const std::string_view method = MethodLabel(client_method);
   PerWorker& tally = *workers_[w];
   if (requests_ && tally.last != nullptr && tally.last_status == status &&
       tally.last_method == method) {

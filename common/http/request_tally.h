@@ -37,7 +37,8 @@ class RequestTally final : public metrics::CollectHook {
                prometheus::Counter* bytes_in, prometheus::Counter* bytes_out, std::string listener,
                size_t workers);
 
-  // On worker `w`'s thread.
+  // On worker `w`'s thread. `method` is the client's text: a method outside RFC 9110's and
+  // PATCH is counted as "OTHER", so clients cannot grow the label set.
   void CountRequest(size_t w, std::string_view method, unsigned status, double seconds);
   void AddBytesIn(size_t w, uint64_t n) { Bump(workers_[w]->bytes_in, n); }
   void AddBytesOut(size_t w, uint64_t n) { Bump(workers_[w]->bytes_out, n); }

@@ -102,7 +102,7 @@ class Session final : public SessionBase {
   void CompletePrepared(std::shared_ptr<const PreparedAnswer> answer,
                         const AnswerFields& extra) override;
   void ReadChunk(BodyReader::ChunkFn on_chunk) override;
-  void BeginChunked(Response header) override;
+  bool BeginChunked(Response header) override;
   void QueueChunk(std::shared_ptr<const std::string> data) override;
   asio::any_io_executor executor() override { return stream_.get_executor(); }
   bool OnWorker() override { return stream_.get_executor().running_in_this_thread(); }

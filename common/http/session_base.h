@@ -57,8 +57,9 @@ class SessionBase : public std::enable_shared_from_this<SessionBase>, public Dea
   // Reads the next chunk of a streamed request body (on this session's executor).
   virtual void ReadChunk(BodyReader::ChunkFn on_chunk) = 0;
   // Chunked responses (on this session's executor): the header, then chunks in order; a
-  // null chunk is the end.
-  virtual void BeginChunked(Response header) = 0;
+  // null chunk is the end. BeginChunked returns true when the header is the whole answer (a
+  // HEAD): the session goes on to its next request and the writer must queue nothing more.
+  virtual bool BeginChunked(Response header) = 0;
   virtual void QueueChunk(std::shared_ptr<const std::string> data) = 0;
   virtual boost::asio::any_io_executor executor() = 0;
   // Whether the caller runs on this session's worker (where a completion may run inline).

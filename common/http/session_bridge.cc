@@ -134,10 +134,12 @@ namespace server_internal {
 
 std::shared_ptr<ChunkedWriter> SessionSink::StartChunked(Response header) {
   auto session = session_->shared_from_this();
-  asio::dispatch(session->executor(), [session, h = std::move(header)]() mutable {
-    session->BeginChunked(std::move(h));
+  auto writer = std::make_shared<SessionChunkedWriter>(session);
+  // Runs before any chunk the writer queues (the executor runs them in order).
+  asio::dispatch(session->executor(), [session, writer, h = std::move(header)]() mutable {
+    if (session->BeginChunked(std::move(h))) writer->Detach();
   });
-  return std::make_shared<SessionChunkedWriter>(std::move(session));
+  return writer;
 }
 
 void SessionSink::Complete(Response response) {
@@ -175,23 +177,27 @@ void SessionSink::CompletePrepared(std::shared_ptr<const PreparedAnswer> answer,
   });
 }
 
+void SessionChunkedWriter::Queue(std::shared_ptr<const std::string> data) {
+  if (detached_->load()) return;
+  asio::dispatch(session_->executor(),
+                 [session = session_, detached = detached_, data = std::move(data)]() mutable {
+                   if (!detached->load()) session->QueueChunk(std::move(data));
+                 });
+}
+
 void SessionChunkedWriter::Write(std::shared_ptr<const std::string> data) {
   if (finished_.load() || !data || data->empty()) return;
-  auto session = session_;
-  asio::dispatch(session->executor(),
-                 [session, data = std::move(data)]() mutable { session->QueueChunk(data); });
+  Queue(std::move(data));
 }
 
 void SessionChunkedWriter::Finish() {
   if (finished_.exchange(true)) return;
-  auto session = session_;
-  asio::dispatch(session->executor(), [session] { session->QueueChunk(nullptr); });
+  Queue(nullptr);
 }
 
 void SessionChunkedWriter::Abort() {
   if (finished_.exchange(true)) return;
-  auto session = session_;
-  asio::dispatch(session->executor(), [session] { session->QueueChunk(AbortChunk()); });
+  Queue(AbortChunk());
 }
 
 void SessionBodyReader::Read(ChunkFn on_chunk) {

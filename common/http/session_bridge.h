@@ -45,17 +45,27 @@ class SessionSink final : public Responder::Sink {
 class SessionChunkedWriter final : public ChunkedWriter {
  public:
   explicit SessionChunkedWriter(std::shared_ptr<SessionBase> session)
-      : session_(std::move(session)) {}
+      : session_(std::move(session)), detached_(std::make_shared<std::atomic<bool>>(false)) {}
   ~SessionChunkedWriter() override { Finish(); }
 
   // ChunkedWriter
   void Write(std::shared_ptr<const std::string> data) override;
   void Finish() override;
   void Abort() override;
-  bool closed() const override { return session_->broken.load(); }
+  // True once the connection failed, or the answer needs no more (Detach).
+  bool closed() const override { return session_->broken.load() || detached_->load(); }
+
+  // On the session's executor, when the header was the whole answer (a HEAD): what is
+  // written from now on, or was queued and not yet handed to the session, is dropped — the
+  // session has gone on to its next request.
+  void Detach() { detached_->store(true); }
 
  private:
+  // Queues `data` to the session unless the writer was detached by then.
+  void Queue(std::shared_ptr<const std::string> data);
+
   std::shared_ptr<SessionBase> session_;
+  std::shared_ptr<std::atomic<bool>> detached_;  // shared with queued chunks
   std::atomic<bool> finished_{false};
 };
 

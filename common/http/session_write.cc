@@ -298,7 +298,7 @@ void Session<Stream>::SendFileBody(std::shared_ptr<const OpenFile> file, uint64_
 }
 
 template <typename Stream>
-void Session<Stream>::BeginChunked(Response header) {
+bool Session<Stream>::BeginChunked(Response header) {
   CountAnswer(static_cast<unsigned>(header.result_int()), std::nullopt);
   chunk_mode_ = method_ == Verb::head ? ChunkMode::kHeaderOnly
                 : http10_             ? ChunkMode::kUntilClose
@@ -316,6 +316,20 @@ void Session<Stream>::BeginChunked(Response header) {
   }
   chunked_active_ = true;
   chunk_writing_ = true;
+  if (chunk_mode_ == ChunkMode::kHeaderOnly) {
+    // HEAD: the header is the whole answer. The connection goes on to its next request now,
+    // not when the producer's object ends (the writer is detached: nothing more comes here).
+    SendAll(asio::buffer(head_), [self = Self()](beast::error_code ec, size_t n) {
+      self->server_->AddBytesOut(*self->worker_, n);
+      self->chunk_writing_ = false;
+      self->chunked_active_ = false;
+      self->chunks_.clear();
+      if (ec) self->broken.store(true);
+      if (ec || !self->chunked_keep_) return self->Close();
+      self->ReadHeader();
+    });
+    return true;
+  }
   SendAll(asio::buffer(head_), [self = Self()](beast::error_code ec, size_t n) {
     self->server_->AddBytesOut(*self->worker_, n);
     self->chunk_writing_ = false;
@@ -325,6 +339,7 @@ void Session<Stream>::BeginChunked(Response header) {
     }
     self->PumpChunks();
   });
+  return false;
 }
 
 template <typename Stream>
@@ -337,12 +352,6 @@ void Session<Stream>::QueueChunk(std::shared_ptr<const std::string> data) {
 template <typename Stream>
 void Session<Stream>::PumpChunks() {
   if (chunk_writing_ || chunks_.empty() || !chunked_active_) return;
-  if (chunk_mode_ == ChunkMode::kHeaderOnly) {  // HEAD: the body's chunks are not sent
-    while (!chunks_.empty() && chunks_.front() && chunks_.front() != AbortChunk()) {
-      chunks_.pop_front();
-    }
-    if (chunks_.empty()) return;
-  }
   auto data = std::move(chunks_.front());
   chunks_.pop_front();
   chunk_writing_ = true;

@@ -35,17 +35,20 @@ std::string_view BearerToken(const http::RequestContext& ctx) {
   return value;
 }
 
-// The value of the `meshwork_token` cookie (RFC 6265 §4.2.1 "name=value; name=value").
+// The value of the `meshwork_token` cookie (RFC 6265 §4.2.1 "name=value; name=value"), in any
+// Cookie field: over HTTP/2 browsers send each cookie as a field of its own (RFC 9113 §8.2.3).
 std::string_view CookieToken(const http::RequestContext& ctx) {
-  std::string_view cookies = HeaderValue(ctx, field::cookie);
   constexpr std::string_view kName = "meshwork_token=";
-  while (!cookies.empty()) {
-    size_t end = cookies.find(';');
-    std::string_view pair = cookies.substr(0, end);
-    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
-    if (pair.substr(0, kName.size()) == kName) return pair.substr(kName.size());
-    if (end == std::string_view::npos) break;
-    cookies.remove_prefix(end + 1);
+  for (auto [it, end] = ctx.request.equal_range(field::cookie); it != end; ++it) {
+    std::string_view cookies = it->value();
+    while (!cookies.empty()) {
+      size_t semicolon = cookies.find(';');
+      std::string_view pair = cookies.substr(0, semicolon);
+      while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+      if (pair.substr(0, kName.size()) == kName) return pair.substr(kName.size());
+      if (semicolon == std::string_view::npos) break;
+      cookies.remove_prefix(semicolon + 1);
+    }
   }
   return {};
 }
@@ -60,6 +63,24 @@ constexpr std::array<bool, 256> kCompactTokenChars = [] {
   }
   return table;
 }();
+
+// `value` for a query: unreserved characters (RFC 3986 §2.3) as they are, the rest %XX.
+std::string QueryEscaped(std::string_view value) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(value.size());
+  for (unsigned char c : value) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
 
 bool IsCompactToken(std::string_view token) {
   if (token.empty() || token.size() > crypto::kMaxJwtBytes) return false;
@@ -150,7 +171,8 @@ void AccessGate::CountAdmitted(const std::string& stream, const AccessConfig& ac
 bool AccessGate::Revoked(std::string_view login, const NodeConfig* node) const {
   if (!node) return false;
   auto it = node->revoked_logins.find(login);
-  return it != node->revoked_logins.end() && NowSeconds() < it->second;
+  // 0: until cleared.
+  return it != node->revoked_logins.end() && (it->second == 0 || NowSeconds() < it->second);
 }
 
 bool AccessGate::Internode(std::string_view bearer) {
@@ -220,7 +242,7 @@ const crypto::JwtClaims* AccessGate::Verify(std::string_view token, const NodeCo
     memo = Memo{keys, std::string(token), std::move(claims)};
     return memo.claims.get();
   };
-  if (auto found = verified_.Find(token, now_s)) return remember(std::move(found));
+  if (auto found = verified_.Find(token, now_s, keys.get())) return remember(std::move(found));
   if (!keys) {
     *reason = "unknown_kid";
     return nullptr;
@@ -230,7 +252,7 @@ const crypto::JwtClaims* AccessGate::Verify(std::string_view token, const NodeCo
     *reason = std::string(claims.status().message());
     return nullptr;
   }
-  verified_.Insert(token, *claims);
+  verified_.Insert(token, *claims, keys);
   return remember(std::make_shared<const crypto::JwtClaims>(*std::move(claims)));
 }
 
@@ -273,8 +295,10 @@ AccessGate::Result AccessGate::CheckUnder(const http::RequestContext& ctx,
     ask.archive = archive;
     ask.policy_max_sessions = access.max_sessions_per_login;
     ask.cors = std::string(cors);
-    if (from_query && IsCompactToken(*from_query)) {
-      ask.carry = absl::StrCat("token=", AbslView(*from_query));
+    // a backend's tokens are opaque (base64 with '+/=', "exp=…~hmac=…"): carried
+    // percent-encoded, bounded like a JWT.
+    if (from_query && !from_query->empty() && from_query->size() <= crypto::kMaxJwtBytes) {
+      ask.carry = absl::StrCat("token=", QueryEscaped(*from_query));
       ask.carry_token = ask.carry;
     }
     BackendQuery& q = ask.query;

@@ -15,12 +15,14 @@ std::string Digest(std::string_view token) {
 }  // namespace
 
 std::shared_ptr<const crypto::JwtClaims> VerifiedTokens::Find(std::string_view token,
-                                                              int64_t now_unix_s) {
+                                                              int64_t now_unix_s,
+                                                              const crypto::JwtKeySet* keys) {
   const std::string digest = Digest(token);
   absl::MutexLock lock(&mu_);
   auto it = by_digest_.find(digest);
   if (it == by_digest_.end()) return nullptr;
-  if (it->second->claims->exp + crypto::kJwtSkewSeconds <= now_unix_s) {
+  if (it->second->keys.get() != keys ||
+      it->second->claims->exp + crypto::kJwtSkewSeconds <= now_unix_s) {
     lru_.erase(it->second);
     by_digest_.erase(it);
     return nullptr;
@@ -30,15 +32,18 @@ std::shared_ptr<const crypto::JwtClaims> VerifiedTokens::Find(std::string_view t
   return lru_.front().claims;
 }
 
-void VerifiedTokens::Insert(std::string_view token, const crypto::JwtClaims& claims) {
+void VerifiedTokens::Insert(std::string_view token, const crypto::JwtClaims& claims,
+                            std::shared_ptr<const crypto::JwtKeySet> keys) {
   std::string digest = Digest(token);
   absl::MutexLock lock(&mu_);
   if (auto it = by_digest_.find(digest); it != by_digest_.end()) {
     it->second->claims = std::make_shared<const crypto::JwtClaims>(claims);
+    it->second->keys = std::move(keys);
     lru_.splice(lru_.begin(), lru_, it->second);
     return;
   }
-  lru_.push_front(Entry{digest, std::make_shared<const crypto::JwtClaims>(claims)});
+  lru_.push_front(
+      Entry{digest, std::make_shared<const crypto::JwtClaims>(claims), std::move(keys)});
   by_digest_[std::move(digest)] = lru_.begin();
   while (lru_.size() > capacity_) {
     by_digest_.erase(lru_.back().digest);

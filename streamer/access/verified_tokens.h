@@ -26,11 +26,16 @@ class VerifiedTokens {
  public:
   explicit VerifiedTokens(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
 
-  // The claims of `token` if it was verified before and has not expired at `now_unix_s` (shared,
-  // not copied: a lookup allocates nothing); null otherwise.
-  std::shared_ptr<const crypto::JwtClaims> Find(std::string_view token, int64_t now_unix_s);
-  // Keeps the claims of a token VerifyJwt accepted.
-  void Insert(std::string_view token, const crypto::JwtClaims& claims);
+  // The claims of `token` if it was verified under `keys` before and has not expired at
+  // `now_unix_s` (shared, not copied: a lookup allocates nothing); null otherwise. An entry
+  // from another key set is never answered, even one inserted after a Clear() by a check
+  // that began before the rotation.
+  std::shared_ptr<const crypto::JwtClaims> Find(std::string_view token, int64_t now_unix_s,
+                                                const crypto::JwtKeySet* keys);
+  // Keeps the claims of a token VerifyJwt accepted under `keys` (held, so that its address
+  // is not reused while an entry names it).
+  void Insert(std::string_view token, const crypto::JwtClaims& claims,
+              std::shared_ptr<const crypto::JwtKeySet> keys);
   // Forgets every token (the key set changed).
   void Clear();
 
@@ -41,6 +46,7 @@ class VerifiedTokens {
   struct Entry {
     std::string digest;
     std::shared_ptr<const crypto::JwtClaims> claims;
+    std::shared_ptr<const crypto::JwtKeySet> keys;  // verified under these
   };
   const size_t capacity_;
   mutable absl::Mutex mu_;

@@ -210,6 +210,7 @@ bool Agent::RunOnce() {
     reader_done.store(true);
   });
   HostSampler sampler;
+  bool healthy = false;  // a report went through
   while (ok && !reader_done.load()) {
     if (!WaitFor(interval)) break;
     v1::SessionMessage msg;
@@ -219,6 +220,7 @@ bool Agent::RunOnce() {
     msg.mutable_report()->set_in_kbit(load.in_kbit);
     msg.mutable_report()->set_out_kbit(load.out_kbit);
     ok = stream->Write(msg);
+    healthy |= ok && !reader_done.load();
     if (ok && reports_) reports_->Increment();
   }
   ctx.TryCancel();
@@ -234,7 +236,7 @@ bool Agent::RunOnce() {
                                  {"code", static_cast<int>(status.error_code())},
                                  {"error", status.error_message()}});
   }
-  return true;
+  return healthy;
 }
 
 v1::LoadReport Agent::BuildReport() {

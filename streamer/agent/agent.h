@@ -76,8 +76,9 @@ class Agent {
 
  private:
   void Loop();
-  // One Register + Session; returns when the session ends. True when it got as far as an
-  // open session (the backoff then starts again from its minimum).
+  // One Register + Session; returns when the session ends. True when the session was healthy
+  // — it carried at least one load report — so the backoff starts again from its minimum; a
+  // session that central ends at once (replaced, over its queue) backs off like a refusal.
   bool RunOnce();
   void Apply(const meshwork::v1::ConfigUpdate& update);
   meshwork::v1::LoadReport BuildReport();

@@ -47,17 +47,22 @@ std::shared_ptr<const NodeConfig> ApplyUpdate(const NodeConfig& current,
       for (const auto& m : *members) {
         if (!m.is_object()) continue;
         OttMember member;
-        member.node = m.value("node", "");
-        member.stream = m.value("stream", "");
-        member.eligible = m.value("eligible", false);
+        // Each member read by type: a wrong type is a missing value, never an exception.
         auto text = [&m](const char* key) {
           auto it = m.find(key);
           return it != m.end() && it->is_string() ? it->get<std::string>() : std::string();
         };
+        auto flag = [&m](const char* key) {
+          auto it = m.find(key);
+          return it != m.end() && it->is_boolean() && it->get<bool>();
+        };
+        member.node = text("node");
+        member.stream = text("stream");
+        member.eligible = flag("eligible");
         member.http_base = text("http_base");
         member.https_base = text("https_base");
-        member.address_public = m.value("address_public", false);
-        member.shared_name = m.value("shared_name", false);
+        member.address_public = flag("address_public");
+        member.shared_name = flag("shared_name");
         member.zone = text("zone");
         auto load = m.find("load");
         member.load = load != m.end() && load->is_number_unsigned() ? load->get<uint64_t>() : 0;

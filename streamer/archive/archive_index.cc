@@ -239,18 +239,31 @@ std::optional<std::pair<int64_t, int64_t>> ArchiveIndex::Extent(const std::strin
   return out;
 }
 
-ArchiveIndex::Trimmed ArchiveIndex::TrimToDepth(const TrackKey& track, int64_t depth_ms) {
+ArchiveIndex::Trimmed ArchiveIndex::TrimToDepth(const TrackKey& track, int64_t depth_ms,
+                                                std::optional<int64_t> reference_ms) {
+  auto past_depth = [&](const TrackView& view) {
+    return view.count > 0 &&
+           reference_ms.value_or(Back(view).end_ms()) - Front(view).start_ms > depth_ms;
+  };
+  {
+    // Most calls find nothing to trim: said from the snapshot, without copying the index.
+    auto tracks = Snapshot();
+    auto t = tracks->find(track);
+    if (t == tracks->end() || !past_depth(*t->second)) return {};
+  }
   return Update(track, /*create=*/false, [&](TrackView& view) {
     Trimmed out;
-    while (view.count > 0 && Back(view).end_ms() - Front(view).start_ms > depth_ms) {
-      out.segments.push_back(PopFront(view));
-    }
-    // Inits older than the one the oldest remaining segment uses are no longer needed.
+    while (past_depth(view)) out.segments.push_back(PopFront(view));
+    // Inits older than the one the oldest remaining segment uses are no longer needed; all of
+    // them, once the track's last segment went.
     if (view.count > 0) {
       auto keep = std::upper_bound(view.inits.begin(), view.inits.end(), Front(view).start_ms);
       if (keep != view.inits.begin()) --keep;
       out.inits.assign(view.inits.begin(), keep);
       view.inits.erase(view.inits.begin(), keep);
+    } else if (!out.segments.empty()) {
+      out.inits = std::move(view.inits);
+      view.inits.clear();
     }
     return out;
   });
@@ -307,11 +320,15 @@ void ArchiveIndex::Forget(const std::string& stream) {
 size_t Scan(const std::filesystem::path& root, const std::string& stream, ArchiveIndex& index) {
   namespace fs = std::filesystem;
   size_t found = 0;
-  if (!SafeName(stream)) return 0;
+  if (!SafeStreamName(stream)) return 0;
   std::error_code ec;
   for (Proto proto : {Proto::kTs, Proto::kFmp4}) {
-    fs::path proto_dir = root / stream / std::string(ProtoName(proto));
-    for (const auto& rendition : fs::directory_iterator(proto_dir, ec)) {
+    fs::path proto_dir = root / StreamDirName(stream) / std::string(ProtoName(proto));
+    // Stepped with error codes: a directory that fails to read (EIO) ends the walk, never
+    // throws on the recorder's thread.
+    for (auto dir = fs::directory_iterator(proto_dir, ec); !ec && dir != fs::directory_iterator();
+         dir.increment(ec)) {
+      const auto& rendition = *dir;
       std::string name = rendition.path().filename().string();
       if (!SafeName(name) || !rendition.is_directory(ec)) continue;
       TrackKey track{stream, proto, name};

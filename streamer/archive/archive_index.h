@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -61,13 +62,17 @@ class ArchiveIndex {
   // D-4: oldest start and newest end over the stream's renditions of `proto`.
   std::optional<std::pair<int64_t, int64_t>> Extent(const std::string& stream, Proto proto) const;
 
-  // Retention: removes and returns the oldest segments of `track` while its span exceeds
-  // `depth_ms` (newest end − oldest start), and inits no segment needs any more.
+  // Retention: removes and returns the oldest segments of `track` that start more than
+  // `depth_ms` before `reference_ms` (by default the track's own newest end), and the inits no
+  // segment needs any more. The recorder passes the stream's newest end capped by its clock:
+  // a segment dated in the future (a wrong upstream clock) cannot push the archive out, and a
+  // rendition no longer recorded ages out with the others.
   struct Trimmed {
     std::vector<ArchivedSegment> segments;
     std::vector<int64_t> inits;
   };
-  Trimmed TrimToDepth(const TrackKey& track, int64_t depth_ms);
+  Trimmed TrimToDepth(const TrackKey& track, int64_t depth_ms,
+                      std::optional<int64_t> reference_ms = std::nullopt);
   // Removes and returns the single oldest segment over all tracks of `stream` (the disk
   // budget's victim), with its track; nullopt when the stream has none.
   std::optional<std::pair<TrackKey, ArchivedSegment>> PopOldest(const std::string& stream);
@@ -106,7 +111,7 @@ class ArchiveIndex {
 
 // D-2: reads what `root` holds for `stream` into `index` (both protocols, every rendition)
 // and deletes the temporary files a crash left behind. Returns the segments found. Touches
-// nothing outside {root}/{stream}.
+// nothing outside {root}/StreamDirName(stream).
 size_t Scan(const std::filesystem::path& root, const std::string& stream, ArchiveIndex& index);
 
 }  // namespace meshwork::streamer::archive

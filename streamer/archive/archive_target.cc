@@ -1,5 +1,7 @@
 #include "streamer/archive/archive_target.h"
 
+#include "streamer/archive/layout.h"
+
 namespace meshwork::streamer::archive {
 
 namespace {
@@ -50,6 +52,13 @@ ArchiveTarget ParseArchiveTarget(std::string_view path) {
   }
   ArchiveTarget t;
   t.prefix = std::string(path.substr(0, slash));
+  // D-8: "..", empty parts and characters no stream or rendition name has are refused here
+  // (400), before any lookup or question to central or an upstream.
+  if (!SafeStreamName(t.prefix)) {
+    return Bad(
+        "the path before the file name must be a stream (and rendition) name: parts of "
+        "[A-Za-z0-9._-] separated by '/', none starting with '.'");
+  }
   if (file.starts_with("index-") || file.starts_with("archive-")) {
     std::string_view rest = file.substr(file.find('-') + 1);
     if (rest.ends_with(".mpd")) {

@@ -1,5 +1,6 @@
 #include "streamer/archive/layout.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
@@ -26,9 +27,27 @@ bool SafeName(std::string_view name) {
   return true;
 }
 
+bool SafeStreamName(std::string_view stream) {
+  if (stream.empty() || stream.size() > 1024) return false;
+  for (size_t start = 0;;) {
+    const size_t slash = stream.find('/', start);
+    if (!SafeName(stream.substr(start, slash == std::string_view::npos ? slash : slash - start))) {
+      return false;
+    }
+    if (slash == std::string_view::npos) return true;
+    start = slash + 1;
+  }
+}
+
+std::string StreamDirName(std::string_view stream) {
+  std::string dir(stream);
+  std::replace(dir.begin(), dir.end(), '/', '+');
+  return dir;
+}
+
 std::filesystem::path TrackDir(const std::filesystem::path& root, std::string_view stream,
                                Proto proto, std::string_view rendition) {
-  return root / std::string(stream) / std::string(ProtoName(proto)) / std::string(rendition);
+  return root / StreamDirName(stream) / std::string(ProtoName(proto)) / std::string(rendition);
 }
 
 std::filesystem::path SegmentPath(const std::filesystem::path& track_dir, Proto proto,

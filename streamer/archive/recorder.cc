@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <system_error>
 
 #include "common/log/log.h"
@@ -61,7 +62,7 @@ void Recorder::Apply(const StreamConfigs& streams, const std::set<std::string>& 
     std::map<std::string, DvrConfig> next;
     for (const auto& [name, stream] : streams) {
       std::optional<DvrConfig> config = stream->dvr;
-      if (!config || !SafeName(name)) continue;
+      if (!config || !SafeStreamName(name)) continue;
       if (relayed.contains(name) && !config->edges) continue;
       if (!options_.root_override.empty()) config->root = options_.root_override;
       if (!configs_.contains(name)) to_scan_.emplace_back(name, config->root);
@@ -114,6 +115,19 @@ bool Recorder::Enqueue(ArchiveObject object) {
   absl::MutexLock lock(&mu_);
   auto config = configs_.find(object.track.stream);
   if (config == configs_.end() || !Records(config->second, object.track.proto)) return false;
+  // A segment dated well ahead of this node's clock (a wrong upstream clock or anchor) is
+  // not filed: it would sort after everything to come and stand for "now" in the index.
+  if (!object.init && object.start_ms > UnixMillis(clock_.Now()) + kMaxAheadMs) {
+    ++dropped_;
+    if (dropped_metric_) dropped_metric_->Increment();
+    uint64_t held_back = 0;
+    if (future_log_.Allow(UnixMillis(clock_.Now()), &held_back)) {
+      log::Warn("dvr_segment_in_future", {{"stream", object.track.stream},
+                                          {"start_ms", object.start_ms},
+                                          {"held_back", held_back}});
+    }
+    return false;
+  }
   if (!queue_.Fits(object.size)) {
     ++dropped_;
     if (dropped_metric_) dropped_metric_->Increment();
@@ -188,13 +202,16 @@ void Recorder::Run() {
         if (auto init = pending_init.find(object.track); init != pending_init.end()) {
           std::string bytes;
           for (const auto& c : init->second.chunks) bytes += *c;
+          bool written = true;
           if (last_init[object.track] != bytes) {
             Item init_item{init->second, item->config};
             init_item.object.start_ms = object.start_ms;
-            Write(init_item);
-            last_init[object.track] = std::move(bytes);
+            written = Write(init_item);
+            if (written) last_init[object.track] = std::move(bytes);
           }
-          pending_init.erase(init);
+          // An init that failed to be written waits for the next segment and is tried again
+          // (its segments would otherwise have no init to play from).
+          if (written) pending_init.erase(init);
         }
         Write(*item);
         Retain(object.track, item->config);
@@ -206,7 +223,7 @@ void Recorder::Run() {
   }
 }
 
-void Recorder::Write(const Item& item) {
+bool Recorder::Write(const Item& item) {
   const auto& object = item.object;
   fs::path track_dir =
       TrackDir(item.config.root, object.track.stream, object.track.proto, object.track.rendition);
@@ -216,13 +233,17 @@ void Recorder::Write(const Item& item) {
   fs::path tmp = path.parent_path() / ("." + path.filename().string() + ".tmp");
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  if (ec)
-    return Failed("mkdir", object.track.stream, path.parent_path().string() + ": " + ec.message());
+  if (ec) {
+    Failed(ec == std::errc::no_space_on_device ? "disk_full" : "mkdir", object.track.stream,
+           path.parent_path().string() + ": " + ec.message());
+    return false;
+  }
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     int err = errno;
-    return Failed(err == ENOSPC ? "disk_full" : "open", object.track.stream,
-                  tmp.string() + ": " + std::strerror(err));
+    Failed(err == ENOSPC ? "disk_full" : "open", object.track.stream,
+           tmp.string() + ": " + std::strerror(err));
+    return false;
   }
   int err = 0;
   for (const auto& chunk : object.chunks) {
@@ -245,8 +266,17 @@ void Recorder::Write(const Item& item) {
   if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
   if (err != 0) {
     ::unlink(tmp.c_str());  // never a partial file under any name
-    return Failed(err == ENOSPC ? "disk_full" : "write", object.track.stream,
-                  path.string() + ": " + std::strerror(err));
+    Failed(err == ENOSPC ? "disk_full" : "write", object.track.stream,
+           path.string() + ": " + std::strerror(err));
+    return false;
+  }
+  if (item.config.fsync) {
+    // The rename itself survives a power cut only once its directory is synced.
+    int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+      ::fsync(dir);
+      ::close(dir);
+    }
   }
   if (object.init) {
     index_->AddInit(object.track, object.start_ms);
@@ -260,18 +290,33 @@ void Recorder::Write(const Item& item) {
     if (disk_full_metric_) disk_full_metric_->Set(0);
     log::Info("dvr_disk_ok", {{"stream", object.track.stream}});
   }
+  return true;
 }
 
 void Recorder::Retain(const TrackKey& track, const DvrConfig& config) {
-  fs::path track_dir = TrackDir(config.root, track.stream, track.proto, track.rendition);
   std::error_code ec;
   uint64_t deleted = 0;
-  auto trimmed = index_->TrimToDepth(track, config.depth_s * 1000);
-  for (const auto& s : trimmed.segments) {
-    fs::remove(SegmentPath(track_dir, track.proto, s.start_ms, s.duration_ms), ec);
-    ++deleted;
+  // D-2: the depth counts back from the stream's newest recorded end, never from later than
+  // now, over every track of the stream (one no longer recorded ages out with the rest).
+  int64_t newest = std::numeric_limits<int64_t>::min();
+  for (Proto proto : {Proto::kTs, Proto::kFmp4}) {
+    if (auto extent = index_->Extent(track.stream, proto))
+      newest = std::max(newest, extent->second);
   }
-  for (int64_t start : trimmed.inits) fs::remove(InitPath(track_dir, start), ec);
+  const int64_t reference = std::min(newest, UnixMillis(clock_.Now()));
+  for (Proto proto : {Proto::kTs, Proto::kFmp4}) {
+    if (newest == std::numeric_limits<int64_t>::min()) break;  // nothing recorded
+    for (const auto& rendition : index_->Renditions(track.stream, proto)) {
+      const TrackKey each{track.stream, proto, rendition};
+      const fs::path dir = TrackDir(config.root, each.stream, each.proto, each.rendition);
+      auto trimmed = index_->TrimToDepth(each, config.depth_s * 1000, reference);
+      for (const auto& s : trimmed.segments) {
+        fs::remove(SegmentPath(dir, each.proto, s.start_ms, s.duration_ms), ec);
+        ++deleted;
+      }
+      for (int64_t start : trimmed.inits) fs::remove(InitPath(dir, start), ec);
+    }
+  }
   while (config.max_bytes > 0 && index_->StreamBytes(track.stream) > config.max_bytes) {
     auto oldest = index_->PopOldest(track.stream);
     if (!oldest) break;

@@ -9,11 +9,15 @@
 // temporary name and renamed when complete (layout.h). fsync policy: with `fsync` off (the
 // default) data reaches the disk with the kernel's writeback — a process crash loses
 // nothing written, a power cut may lose the last seconds; with `fsync` on, each file is
-// fsynced before its rename. A segment is recorded once per (rendition, start): the first
-// candidate published wins (a second pipeline's copy is the same media, L-11).
+// fsynced before its rename and its directory after it. A segment is recorded once per
+// (rendition, start): the first candidate published wins (a second pipeline's copy is the
+// same media, L-11). A segment dated more than 10 minutes ahead of the clock is dropped
+// (counted as dropped, logged once a minute).
 //
-// Retention: after each write, the track's oldest segments past `depth_s`, then the
-// stream's oldest segments while it is over `max_bytes`, are deleted (whole files). A
+// Retention: after each write, every track's segments that start more than `depth_s` before
+// the stream's newest recorded end (never later than now) go — a rendition no longer recorded
+// ages out with the rest — then the stream's oldest segments while it is over `max_bytes`
+// (whole files). A
 // failed write (disk full: ENOSPC) deletes the partial temporary file, raises
 // meshwork_dvr_write_failures_total{reason} and the meshwork_dvr_disk_full gauge (cleared by
 // the next good write), and is logged; live streaming is not affected.
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "common/log/log.h"
 #include "common/sync/bounded_queue.h"
 #include "common/time/clock.h"
 #include "nlohmann/json.hpp"
@@ -88,7 +93,8 @@ class Recorder {
   // stream's template (packagers' objects).
   void OnPublish(const OriginStore& store, const std::string& stream, const std::string& rendition,
                  ObjectKey key, const std::shared_ptr<const Candidate>& candidate);
-  // Queues `object`; false when its stream does not record it or the queue is full.
+  // Queues `object`; false when its stream does not record it, the queue is full, or it is a
+  // segment dated more than kMaxAheadMs ahead of the clock.
   bool Enqueue(ArchiveObject object);
 
   // Waits (≤ timeout) until the queue is empty and nothing is being written (tests).
@@ -103,7 +109,8 @@ class Recorder {
     DvrConfig config;
   };
   void Run();
-  void Write(const Item& item);
+  // True when the file is in place (and indexed); false after a failure (counted, logged).
+  bool Write(const Item& item);
   void Retain(const TrackKey& track, const DvrConfig& config);
   void Failed(const std::string& reason, const std::string& stream, const std::string& detail);
 
@@ -122,6 +129,9 @@ class Recorder {
   uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, std::chrono::steady_clock::time_point> drop_logged_ ABSL_GUARDED_BY(mu_);
+  // Segments dated further ahead of the clock than this are dropped (counted as dropped).
+  static constexpr int64_t kMaxAheadMs = 10 * 60 * 1000;
+  log::Throttle future_log_{60'000};
   std::atomic<bool> disk_full_{false};
   prometheus::Counter* written_metric_ = nullptr;
   prometheus::Counter* dropped_metric_ = nullptr;

@@ -48,6 +48,8 @@ std::optional<media::ProbedTrack> ProbeInitFile(const std::filesystem::path& pat
   return tracks.front();
 }
 
+constexpr uint64_t kMaxDecodeTime = uint64_t{1} << 53;
+
 // `ms` on a timeline of `timescale` ticks per second, rounded to the nearest tick.
 int64_t Ticks(int64_t ms, uint32_t timescale) {
   return static_cast<int64_t>(std::llround(static_cast<double>(ms) * timescale / 1000.0));
@@ -157,7 +159,9 @@ void ProbeArchiveMpd(const std::filesystem::path& root, const std::string& strea
           ReadPrefix(archive::SegmentPath(dir, Proto::kFmp4, first.start_ms, first.duration_ms),
                      kMaxFragmentHeadBytes);
       auto start = head ? media::ProbeFragmentStart(*head) : std::nullopt;
-      if (!start) continue;
+      // A decode time past 2^53 ticks is left out: dash.js holds times as doubles, and the
+      // timeline's sums (base + offsets in the period) must stay far from int64's end.
+      if (!start || start->base_media_decode_time > kMaxDecodeTime) continue;
       t.probe = it->second;
       t.first_decode_time = start->base_media_decode_time;
     }

@@ -160,8 +160,12 @@ std::string ArchiveMasterPlaylist(
     CmafRendition r;
     r.uri = absl::StrCat(rendition, "/", name);
     double peak = 0;
-    for (const auto& s : index.Range(TrackKey{stream, t.proto, rendition}, t.from_ms, to_ms,
-                                     kMaxPlaylistSegments)) {
+    const auto in_period =
+        index.Range(TrackKey{stream, t.proto, rendition}, t.from_ms, to_ms, kMaxPlaylistSegments);
+    // A rendition with nothing in the period (the ladder changed) is not offered: its playlist
+    // would be a 404, and at the lowest bandwidth players would pick it first.
+    if (in_period.empty()) continue;
+    for (const auto& s : in_period) {
       peak = std::max(peak, s.size * 8000.0 / std::max<int64_t>(1, s.duration_ms));
     }
     r.variant.bandwidth = static_cast<uint64_t>(std::max<int64_t>(1, std::llround(peak)));
@@ -182,6 +186,7 @@ std::string ArchiveMasterPlaylist(
     }
     renditions.push_back(std::move(r));
   }
+  if (renditions.empty()) return "";  // nothing recorded in the period
   if (t.proto == Proto::kFmp4) return CmafMaster(renditions, 7, uri_query);
   hls::Master master;  // MPEG-TS: each rendition carries its audio
   master.uri_query = uri_query;
@@ -228,6 +233,20 @@ std::string ArchiveMediaPlaylist(const archive::ArchiveIndex& index, const Track
     previous = &s;
   }
   return hls::Write(m);
+}
+
+std::optional<std::string> ArchiveStreamOf(const ArchiveContext& context,
+                                           const ArchiveTarget& target) {
+  if (target.kind == ArchiveTarget::kBad) return std::nullopt;
+  if (context.proxy && context.relay) {
+    const std::string& prefix = target.prefix;
+    for (std::string stream : {prefix, prefix.substr(0, prefix.rfind('/'))}) {
+      if (context.relay->Relays(stream) && !context.recorder->Config(stream)) return stream;
+    }
+  }
+  auto resolved = Resolve(context, target.prefix, target.kind == ArchiveTarget::kPlaylist);
+  if (!resolved || (target.dash && !resolved->rendition.empty())) return std::nullopt;
+  return resolved->stream;
 }
 
 void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,

@@ -47,6 +47,13 @@ struct ArchiveContext {
   CentralRedirect* central = nullptr;
 };
 
+// The stream whose archive ServeArchive would answer `target` from here — recorded on this
+// node, or relayed and proxied upstream — or nullopt when it would not (a bad target, or one
+// sent to central or refused 404). A-2: the access check of an archive request is made on this
+// stream, so that what is checked is what is served.
+std::optional<std::string> ArchiveStreamOf(const ArchiveContext& context,
+                                           const archive::ArchiveTarget& target);
+
 // Answers an archive request (`target` is not kNotArchive).
 // `carry` (A-3: "token=…" or empty) follows every URI its playlists and MPDs write.
 void ServeArchive(const ArchiveContext& context, http::RequestContext& ctx,

@@ -1,5 +1,7 @@
 #include "streamer/delivery/play_sessions.h"
 
+#include <algorithm>
+
 #include "absl/hash/hash.h"
 #include "common/status/absl_view.h"
 
@@ -16,17 +18,31 @@ PlaySessions::Touched PlaySessions::Touch(std::string_view stream, std::string_v
   const auto now = clock_.CoarseMonotonic();  // ages in seconds
   const auto expires = now + active_window;
   Shard& shard = ShardOf(key);
+  std::string ended_protocol;  // the protocol of a session that ended, kept past its erasure
   {
     absl::MutexLock lock(&shard.mu);
     auto it = shard.viewers.find(key);
     if (it != shard.viewers.end()) {
-      it->second.expires = expires;
-      if (!protocol.empty() && it->second.protocol != protocol) it->second.protocol = protocol;
-      return Touched::kKnown;
+      if (it->second.expires > now && it->second.login == login.name) {
+        it->second.expires = expires;
+        if (!protocol.empty() && it->second.protocol != protocol) it->second.protocol = protocol;
+        return Touched::kKnown;
+      }
+      // a session that had ended (not yet swept), or the same player under another
+      // login, starts again as a new one: counted and held to its login's limit.
+      if (protocol.empty()) {
+        ended_protocol = std::move(it->second.protocol);
+        protocol = ended_protocol;
+      }
+      shard.viewers.erase(it);
+      tracked_.fetch_sub(1, std::memory_order_relaxed);
     }
     if (protocol.empty()) protocol = first_protocol;
     if (protocol.empty()) return Touched::kKnown;
-    if (tracked_.load(std::memory_order_relaxed) >= kMaxTracked) return Touched::kKnown;
+    if (tracked_.load(std::memory_order_relaxed) >= kMaxTracked) {
+      // Full: a viewer under a limited login is not let in uncounted (A-8 fails closed).
+      return login.max_sessions > 0 ? Touched::kOverLimit : Touched::kKnown;
+    }
   }
   Entry entry{std::string(stream),
               std::string(protocol),
@@ -44,34 +60,36 @@ PlaySessions::Touched PlaySessions::Touch(std::string_view stream, std::string_v
   // admitted under its login only while the login is below its limit.
   absl::MutexLock logins(&logins_mu_);
   auto& keys = logins_[AbslView(login.name)];
-  if (login.max_sessions > 0 && PruneLocked(keys, now) >= login.max_sessions) {
+  if (login.max_sessions > 0 && PruneLocked(login.name, keys, now) >= login.max_sessions) {
     if (keys.empty()) logins_.erase(AbslView(login.name));
     return Touched::kOverLimit;
   }
   absl::MutexLock lock(&shard.mu);
   if (!shard.viewers.emplace(key, std::move(entry)).second) return Touched::kKnown;
   tracked_.fetch_add(1, std::memory_order_relaxed);
-  keys.push_back(key);
+  // A viewer that came back may still be listed (its old session not pruned yet).
+  if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
   return Touched::kNew;
 }
 
-bool PlaySessions::Active(uint64_t key, std::chrono::steady_clock::time_point now) {
+bool PlaySessions::Active(uint64_t key, std::string_view login,
+                          std::chrono::steady_clock::time_point now) {
   Shard& shard = ShardOf(key);
   absl::MutexLock lock(&shard.mu);
   auto it = shard.viewers.find(key);
-  return it != shard.viewers.end() && it->second.expires > now;
+  return it != shard.viewers.end() && it->second.expires > now && it->second.login == login;
 }
 
-size_t PlaySessions::PruneLocked(std::vector<uint64_t>& keys,
+size_t PlaySessions::PruneLocked(std::string_view login, std::vector<uint64_t>& keys,
                                  std::chrono::steady_clock::time_point now) {
-  std::erase_if(keys, [&](uint64_t key) { return !Active(key, now); });
+  std::erase_if(keys, [&](uint64_t key) { return !Active(key, login, now); });
   return keys.size();
 }
 
 size_t PlaySessions::SessionsOf(std::string_view login) {
   absl::MutexLock logins(&logins_mu_);
   auto it = logins_.find(AbslView(login));
-  return it == logins_.end() ? 0 : PruneLocked(it->second, clock_.Monotonic());
+  return it == logins_.end() ? 0 : PruneLocked(login, it->second, clock_.Monotonic());
 }
 
 PlaySessions::Counts PlaySessions::Count() {
@@ -100,7 +118,7 @@ PlaySessions::Counts PlaySessions::Count() {
   // Logins whose viewers all expired go (each shard locked on its own, after the logins').
   absl::MutexLock logins(&logins_mu_);
   for (auto it = logins_.begin(); it != logins_.end();) {
-    if (PruneLocked(it->second, now) == 0) {
+    if (PruneLocked(it->first, it->second, now) == 0) {
       logins_.erase(it++);
     } else {
       ++it;

@@ -88,10 +88,11 @@ class PlaySessions {
     absl::flat_hash_map<uint64_t, Entry> viewers ABSL_GUARDED_BY(mu);
   };
   Shard& ShardOf(uint64_t key) { return shards_[key % kShards]; }
-  // Whether viewer `key` is tracked and active at `now`.
-  bool Active(uint64_t key, std::chrono::steady_clock::time_point now);
-  // Drops the keys of `login` no longer active; returns how many are left.
-  size_t PruneLocked(std::vector<uint64_t>& keys, std::chrono::steady_clock::time_point now)
+  // Whether viewer `key` is tracked, active at `now` and under `login`.
+  bool Active(uint64_t key, std::string_view login, std::chrono::steady_clock::time_point now);
+  // Drops the keys of `login` no longer active under it; returns how many are left.
+  size_t PruneLocked(std::string_view login, std::vector<uint64_t>& keys,
+                     std::chrono::steady_clock::time_point now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(logins_mu_);
 
   const Clock& clock_;

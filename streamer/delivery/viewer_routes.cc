@@ -242,32 +242,31 @@ void AddViewerRoutes(http::Router& router, ViewerContext context) {
       auto archived = archive::ParseArchiveTarget(ctx.path);
       if (archived.kind != archive::ArchiveTarget::kNotArchive) {
         std::string carry;
-        if (context.access && archived.kind != archive::ArchiveTarget::kBad) {
-          // archive reads of a protected stream need a token with `dvr`. The prefix
-          // is the stream or "stream/rendition"; a stream unknown here is checked where
-          // central's Route sends the viewer.
-          std::string stream = archived.prefix;
+        // archive reads of a protected stream need a token with `dvr`, checked on
+        // the stream whose archive would be served (a stream unknown here is checked where
+        // central's Route sends the viewer).
+        auto archive_stream =
+            context.access ? ArchiveStreamOf(*context.archive, archived) : std::nullopt;
+        if (archive_stream) {
+          const std::string& stream = *archive_stream;
           auto pipeline = context.streams->Find(stream);
-          if (!pipeline && stream.rfind('/') != std::string::npos) {
-            stream.resize(stream.rfind('/'));
-            pipeline = context.streams->Find(stream);
+          // Recorded here but no policy yet (the stream's configuration is being applied):
+          // refused, not served open (A-1 fails closed).
+          if (!pipeline) return r.Send(NotFound("no such stream on this node (yet)", "*"));
+          auto verdict = context.access->Check(ctx, stream, true, pipeline->config().cors);
+          if (verdict.ask) {  // the backend decides, asynchronously
+            verdict.ask->query.protocol = "archive";
+            auto responder = std::make_shared<Responder>(std::move(r));
+            // `ctx` stays valid until the responder is used (types.h).
+            return context.access->Resolve(
+                std::move(*verdict.ask), SessionLifetime(pipeline->config()), ctx.executor,
+                [context, &ctx, archived, responder](AccessGate::Result v) {
+                  if (v.refusal) return responder->Send(std::move(*v.refusal));
+                  ServeArchive(*context.archive, ctx, archived, std::move(*responder), v.carry);
+                });
           }
-          if (pipeline) {
-            auto verdict = context.access->Check(ctx, stream, true, pipeline->config().cors);
-            if (verdict.ask) {  // the backend decides, asynchronously
-              verdict.ask->query.protocol = "archive";
-              auto responder = std::make_shared<Responder>(std::move(r));
-              // `ctx` stays valid until the responder is used (types.h).
-              return context.access->Resolve(
-                  std::move(*verdict.ask), SessionLifetime(pipeline->config()), ctx.executor,
-                  [context, &ctx, archived, responder](AccessGate::Result v) {
-                    if (v.refusal) return responder->Send(std::move(*v.refusal));
-                    ServeArchive(*context.archive, ctx, archived, std::move(*responder), v.carry);
-                  });
-            }
-            if (verdict.refusal) return r.Send(std::move(*verdict.refusal));
-            carry = std::move(verdict.carry);
-          }
+          if (verdict.refusal) return r.Send(std::move(*verdict.refusal));
+          carry = std::move(verdict.carry);
         }
         return ServeArchive(*context.archive, ctx, archived, std::move(r), carry);
       }
@@ -392,12 +391,15 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
         }
         bool personal = !body.empty() || steering;
         if (body.empty()) {
+          // pathways lead to other nodes, where this node's session id means nothing:
+          // their URIs (and so all of them) carry the token itself.
+          const std::string& query = pathways ? target->carry_token : carry;
           // A stream published as CMAF only: its renditions as the CMAF master lists them
           // (an audio group, S-16a), or plainly when their tracks are not known.
           if (!any_ts) {
-            body = LowLatencyMasterPlaylist(renditions, /*low_latency=*/false, carry, pathways);
+            body = LowLatencyMasterPlaylist(renditions, /*low_latency=*/false, query, pathways);
           }
-          if (body.empty()) body = MasterPlaylist(renditions, carry, pathways);
+          if (body.empty()) body = MasterPlaylist(renditions, query, pathways);
         }
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
         http::Response res = playlist(std::move(body));
@@ -426,8 +428,10 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
       case Target::kLlMaster: {
         const auto steering =
             context.ott ? context.ott->Pathways(ctx, target->stream) : std::nullopt;  // CS-1
+        // with pathways (other nodes) the URIs carry the token, not this node's session id.
         std::string body = LowLatencyMasterPlaylist(context.store->Windows(target->stream), true,
-                                                    carry, steering ? &*steering : nullptr);
+                                                    steering ? target->carry_token : carry,
+                                                    steering ? &*steering : nullptr);
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
         http::Response res = playlist(std::move(body));
         // Pathways depend on the viewer's scheme and address (O-11, O-13).
@@ -447,6 +451,9 @@ void ServeViewerGet(const ViewerContext& context, RequestContext& ctx, const Tar
         } else if (context.ott) {
           options.pathways = context.ott->MpdBackups(ctx, target->stream, ott);
         }
+        // the segment template is resolved against other nodes' BaseURLs too: with any
+        // pathway it carries the token, not this node's session id.
+        if (!options.pathways.empty()) options.uri_query = target->carry_token;
         std::string body = DashManifest(context.store->Windows(target->stream), options);
         if (body.empty()) return r.Send(NotFound("the stream has no segment yet", cors));
         http::Response res = playlist(std::move(body), kMpdType);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "common/crypto/pass.h"
 #include "common/http/content.h"
@@ -125,6 +126,19 @@ std::optional<hls::Steering> OttGate::Pathways(const http::RequestContext& ctx,
   // Nodes of this node's zone first (its viewers' zone, most likely), then the others, each
   // in node-id order: with more candidates than fit, the zone's own are kept.
   auto peers = UsablePeers(*config, view_of, ctx, /*require_eligible=*/false);
+  // CS-1, O-8: for an OTT stream, steering and backups never disagree: a member the group
+  // does not hold eligible (another timeline, no key, overloaded) is no pathway either.
+  // (Nodes outside the group — edges relaying the stream — are judged by central alone.)
+  if (const OttSettings ott = Settings(stream); ott.enabled) {
+    if (auto group = config->ott_groups.find(ott.group); group != config->ott_groups.end()) {
+      const auto& members = group->second.members;
+      std::erase_if(peers, [&](const Usable& p) {
+        return std::any_of(members.begin(), members.end(), [&](const OttMember& m) {
+          return m.node == p.member->node && !m.eligible;
+        });
+      });
+    }
+  }
   const std::string& own_zone = config->settings.zone();
   std::stable_partition(peers.begin(), peers.end(),
                         [&](const Usable& p) { return p.member->zone == own_zone; });
@@ -133,6 +147,16 @@ std::optional<hls::Steering> OttGate::Pathways(const http::RequestContext& ctx,
     steering.pathways.push_back({peer.member->node, absl::StrCat(peer.base, "/", stream, "/")});
   }
   return steering;
+}
+
+uint64_t OttGate::NextRotation(const std::string& group, const std::vector<Usable>& peers) const {
+  // O-6: the rotation is counted per set of usable peers, so each set stays balanced however
+  // requests for other streams or viewer classes interleave.
+  std::string rotation_key = group;
+  for (const auto& p : peers) absl::StrAppend(&rotation_key, "\n", p.base);
+  absl::MutexLock lock(&mu_);
+  if (rotations_.size() > 10'000 && !rotations_.count(rotation_key)) rotations_.clear();
+  return rotations_[rotation_key]++;
 }
 
 std::vector<hls::Pathway> OttGate::MpdBackups(const http::RequestContext& ctx,
@@ -145,8 +169,10 @@ std::vector<hls::Pathway> OttGate::MpdBackups(const http::RequestContext& ctx,
   const std::string own = OwnBase(*config, ott.group, ctx);
   if (peers.empty() || own.empty()) return out;
   out.push_back({node_id_, absl::StrCat(own, "/", stream, "/")});
-  for (const Usable& peer : peers) {
-    if (out.size() > 2) break;
+  // O-6, S-17: the backups rotate over the usable peers as HLS masters' do, so the viewers of a
+  // failed node spread over the survivors instead of all landing on the first.
+  for (size_t i : ChooseBackups(peers.size(), NextRotation(ott.group, peers))) {
+    const Usable& peer = peers[i];
     out.push_back({peer.member->node, absl::StrCat(peer.base, "/", peer.member->stream, "/")});
   }
   return out;
@@ -193,16 +219,7 @@ std::optional<std::string> OttGate::MasterWithBackups(
   auto config = config_->Get();
   auto peers = UsablePeers(*config, ott, ctx);
   if (peers.empty()) return std::nullopt;
-  // O-6: the rotation is counted per set of usable peers, so each set stays balanced however
-  // requests for other streams or viewer classes interleave.
-  std::string rotation_key = ott.group;
-  for (const auto& p : peers) absl::StrAppend(&rotation_key, "\n", p.base);
-  uint64_t index;
-  {
-    absl::MutexLock lock(&mu_);
-    if (rotations_.size() > 10'000 && !rotations_.count(rotation_key)) rotations_.clear();
-    index = rotations_[rotation_key]++;
-  }
+  const uint64_t index = NextRotation(ott.group, peers);
   std::vector<std::string> uris;
   for (size_t i : ChooseBackups(peers.size(), index)) {
     const Usable& p = peers[i];
@@ -258,14 +275,15 @@ std::optional<http::Response> OttGate::AdmitPass(const http::RequestContext& ctx
     http::AddCors(res, cors);
     return res;
   }
-  std::string key =
-      absl::StrCat(ctx.client.ToString(), "\n", stream, "\n", AbslView(UserAgent(ctx)));
+  std::string client = net::IpAddress::ClientKey(ctx.client.ToString());
+  std::string key = absl::StrCat(client, "\n", stream, "\n",
+                                 absl::Hash<absl::string_view>{}(AbslView(UserAgent(ctx))));
   const auto now = clock_.Monotonic();
   bool known;
   {
     absl::MutexLock lock(&mu_);
     auto it = backup_.find(key);
-    known = it != backup_.end() && it->second > now;
+    known = it != backup_.end() && it->second.expires > now;
   }
   // A viewer that already switched here keeps its place; new ones are refused under
   // overload (O-16). Own viewers never carry a pass, so they are never refused.
@@ -280,7 +298,17 @@ std::optional<http::Response> OttGate::AdmitPass(const http::RequestContext& ctx
     return res;
   }
   absl::MutexLock lock(&mu_);
-  if (backup_.size() < kMaxBackupSessions || backup_.count(key)) backup_[key] = now + active_window;
+  if (auto it = backup_.find(key); it != backup_.end()) {
+    it->second.expires = now + active_window;
+    return std::nullopt;
+  }
+  // Past either cap the viewer is served, not tracked.
+  if (backup_.size() >= kMaxBackupSessions) return std::nullopt;
+  size_t& held = backup_clients_[client];
+  if (held >= kMaxBackupSessionsPerClient) return std::nullopt;
+  if (held < kCountedBackupSessionsPerClient) ++counted_backup_;
+  ++held;
+  backup_.emplace(std::move(key), BackupSession{now + active_window, std::move(client)});
   return std::nullopt;
 }
 
@@ -360,8 +388,16 @@ OttGate::ArchiveDecision OttGate::ArchiveHolder(const http::RequestContext& ctx,
 uint64_t OttGate::ExpireAndCountBackupSessions() {
   const auto now = clock_.Monotonic();
   absl::MutexLock lock(&mu_);
-  absl::erase_if(backup_, [now](const auto& entry) { return entry.second <= now; });
-  return backup_.size();
+  absl::erase_if(backup_, [this, now](const auto& entry) {
+    if (entry.second.expires > now) return false;
+    auto held = backup_clients_.find(entry.second.client);
+    if (held != backup_clients_.end()) {
+      if (held->second <= kCountedBackupSessionsPerClient) --counted_backup_;
+      if (--held->second == 0) backup_clients_.erase(held);
+    }
+    return true;
+  });
+  return counted_backup_;
 }
 
 std::vector<std::string> OttGate::held_key_ids() const {

@@ -107,8 +107,8 @@ class OttGate {
                                 std::optional<std::pair<int64_t, int64_t>> own,
                                 std::string_view path_in_stream);
 
-  // Drops the backup sessions (O-16) that expired, then counts those left. A writer, not a
-  // getter: it takes the gate's lock exclusively.
+  // Drops the backup sessions (O-16) that expired, then counts those left (each client's up to
+  // its counted share). A writer, not a getter: it takes the gate's lock exclusively.
   uint64_t ExpireAndCountBackupSessions();
   uint64_t refusals() const { return refusals_.load(); }
   std::vector<std::string> held_key_ids() const;
@@ -129,6 +129,8 @@ class OttGate {
   std::optional<std::string> Pass(const NodeConfig& config, const std::string& stream,
                                   const std::string& group) const;
   bool Overloaded(const NodeConfig& config, bool already_counted);
+  // The next position of the backup rotation over `peers` of `group` (O-6).
+  uint64_t NextRotation(const std::string& group, const std::vector<Usable>& peers) const;
 
   using SettingsMap = std::map<std::string, OttSettings>;
   Snapshot<SettingsMap> settings_;
@@ -138,12 +140,23 @@ class OttGate {
   std::atomic<double> cpu_{0};
   std::atomic<uint64_t> out_kbit_{0};
   std::atomic<uint64_t> refusals_{0};
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   // O-6 rotation position per (group, usable peers): masters with backups served so far.
-  absl::flat_hash_map<std::string, uint64_t> rotations_ ABSL_GUARDED_BY(mu_);
-  // Backup sessions: (client, stream, agent) → expiry.
-  absl::flat_hash_map<std::string, std::chrono::steady_clock::time_point> backup_
-      ABSL_GUARDED_BY(mu_);
+  mutable absl::flat_hash_map<std::string, uint64_t> rotations_ ABSL_GUARDED_BY(mu_);
+  // Backup sessions: (client address or /64, stream, a hash of the agent) → expiry and client;
+  // and how many each client holds. One client's sessions are remembered up to
+  // kMaxBackupSessionsPerClient (an office behind one NAT keeps its places) but count towards
+  // the node's limit up to kCountedBackupSessionsPerClient only: one address making up user
+  // agents cannot use up the limit and have other viewers refused.
+  struct BackupSession {
+    std::chrono::steady_clock::time_point expires;
+    std::string client;
+  };
+  absl::flat_hash_map<std::string, BackupSession> backup_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, size_t> backup_clients_ ABSL_GUARDED_BY(mu_);
+  uint64_t counted_backup_ ABSL_GUARDED_BY(mu_) = 0;  // Σ min(held, counted share) by client
+  static constexpr size_t kMaxBackupSessionsPerClient = 256;
+  static constexpr size_t kCountedBackupSessionsPerClient = 8;
   prometheus::Counter* refusals_counter_ = nullptr;
   metrics::LabeledCounters pass_failures_;  // by reason; counts nothing without a registry
 };

@@ -73,6 +73,11 @@ size_t ArchiveProxy::cached_bytes() const {
   return cached_bytes_;
 }
 
+size_t ArchiveProxy::cached_entries() const {
+  absl::MutexLock lock(&mu_);
+  return cache_.size();
+}
+
 void ArchiveProxy::Serve(const std::string& stream, const http::Request& request,
                          std::string_view path_view, http::Responder responder) {
   const std::string path(path_view);
@@ -81,7 +86,11 @@ void ArchiveProxy::Serve(const std::string& stream, const http::Request& request
   {
     absl::MutexLock lock(&mu_);
     auto it = cache_.find(path);
-    if (it != cache_.end() && it->second.expires > clock_.Monotonic()) {
+    if (it != cache_.end() && it->second.expires <= clock_.Monotonic()) {
+      Erase(it);  // expired: its place is given back now
+      it = cache_.end();
+    }
+    if (it != cache_.end()) {
       hit = it->second.answer;
       lru_.splice(lru_.begin(), lru_, it->second.lru);
       how = kHit;
@@ -126,25 +135,32 @@ void ArchiveProxy::Fetch(const std::string& stream, const std::string& path) {
   for (auto& w : waiters) Reply(*answer, w.request, w.responder);
 }
 
+uint64_t ArchiveProxy::Cost(const std::string& path, const Answer& answer) {
+  // what an entry really holds — its body, its path twice (the map's key and the LRU
+  // list's), the answer's fields and the nodes around them — so that many small answers (404s
+  // for made-up paths) are bounded like a few large ones.
+  return answer.body->size() + answer.content_type.size() + answer.cache_control.size() +
+         2 * path.size() + kEntryOverheadBytes;
+}
+
+void ArchiveProxy::Erase(std::map<std::string, Entry>::iterator it) {
+  cached_bytes_ -= it->second.cost;
+  lru_.erase(it->second.lru);
+  cache_.erase(it);
+}
+
 void ArchiveProxy::Insert(const std::string& path, std::shared_ptr<const Answer> answer) {
-  const uint64_t size = answer->body->size();
+  const uint64_t cost = Cost(path, *answer);
   // One object never takes more than an eighth of the cache.
-  if (size > options_.max_cache_bytes / 8) return;
-  if (auto old = cache_.find(path); old != cache_.end()) {
-    cached_bytes_ -= old->second.answer->body->size();
-    lru_.erase(old->second.lru);
-    cache_.erase(old);
-  }
-  while (!lru_.empty() && cached_bytes_ + size > options_.max_cache_bytes) {
-    auto victim = cache_.find(lru_.back());
-    cached_bytes_ -= victim->second.answer->body->size();
-    cache_.erase(victim);
-    lru_.pop_back();
+  if (cost > options_.max_cache_bytes / 8) return;
+  if (auto old = cache_.find(path); old != cache_.end()) Erase(old);
+  while (!lru_.empty() && cached_bytes_ + cost > options_.max_cache_bytes) {
+    Erase(cache_.find(lru_.back()));
   }
   lru_.push_front(path);
   cache_[path] =
-      Entry{answer, clock_.Monotonic() + std::chrono::seconds(answer->ttl_s), lru_.begin()};
-  cached_bytes_ += size;
+      Entry{answer, clock_.Monotonic() + std::chrono::seconds(answer->ttl_s), lru_.begin(), cost};
+  cached_bytes_ += cost;
 }
 
 std::shared_ptr<const ArchiveProxy::Answer> ArchiveProxy::FetchUpstream(const std::string& stream,

@@ -56,7 +56,9 @@ class ArchiveProxy {
   void Serve(const std::string& stream, const http::Request& request, std::string_view path,
              http::Responder responder);
 
+  // What the cache holds, each entry counted with its path and overhead (Cost).
   size_t cached_bytes() const;
+  size_t cached_entries() const;
 
  private:
   struct Answer;  // an upstream answer, shared by the cache and the waiters
@@ -64,7 +66,9 @@ class ArchiveProxy {
     std::shared_ptr<const Answer> answer;
     std::chrono::steady_clock::time_point expires;
     std::list<std::string>::iterator lru;
+    uint64_t cost = 0;  // counted in cached_bytes_
   };
+  static constexpr uint64_t kEntryOverheadBytes = 256;
   struct Waiter {
     http::Request request;
     http::Responder responder;
@@ -75,6 +79,8 @@ class ArchiveProxy {
   static void Reply(const Answer& answer, const http::Request& request, http::Responder& responder);
   void Insert(const std::string& path, std::shared_ptr<const Answer> answer)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Erase(std::map<std::string, Entry>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static uint64_t Cost(const std::string& path, const Answer& answer);
 
   ArchiveProxyOptions options_;
   UpstreamsFn upstreams_;

@@ -123,7 +123,9 @@ async function run() {
         Object.keys(pids).every((id) => t.includes(id)) && t.includes('Problems:') &&
         t.includes('Viewing key'))),
       sessions: (t) => t.startsWith('Sessions') && (!opts.login || t.includes(opts.login)) &&
-        (!opts.revoked || t.split('Revoked logins')[1].includes(opts.revoked)),
+        // A revocation without an end holds until cleared, and says so.
+        (!opts.revoked || (t.split('Revoked logins')[1].includes(opts.revoked) &&
+          t.split('Revoked logins')[1].includes('until cleared'))),
       alerts: (t) => t.startsWith('Alerts') && (!opts.group ||
         ['reserve-ott-no-backup', 'reserve-ott-member-problem'].every((n) => t.includes(n))),
     };

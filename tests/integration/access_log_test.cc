@@ -17,7 +17,9 @@ std::string ReadLog(const Process& p) {
   return text.str();
 }
 
-TEST_CASE("M-5 a listener named in --http_access_log logs every answer, others log none") {
+TEST_CASE(
+    "M-5 A-10 a listener named in --http_access_log logs every answer without tokens, others "
+    "log none") {
   const std::string dir = MakeTempDir("access-log");
   Central logged =
       StartCentral(dir + "/a", "127.0.0.1:0", "127.0.0.1:0", {"--http_access_log=http"});
@@ -27,6 +29,8 @@ TEST_CASE("M-5 a listener named in --http_access_log logs every answer, others l
     REQUIRE(ok.status == 200);
     REQUIRE(Http("GET", c->http, "/central/api-v4/zones/nope").status == 404);
   }
+  // A-10: a viewer's token in the query is logged as its last 4 characters at most.
+  REQUIRE(Http("GET", logged.http, "/ch1/index.m3u8?token=SECRETSECRETwxyz").status > 0);
   std::string line;
   REQUIRE(Eventually(
       [&] {
@@ -52,6 +56,12 @@ TEST_CASE("M-5 a listener named in --http_access_log logs every answer, others l
   std::string all = ReadLog(*logged.process);
   CHECK(all.find("/central/api-v4/zones/nope") != std::string::npos);
   CHECK(all.find("status=404") != std::string::npos);
+  CHECK(Eventually(
+      [&] {
+        return ReadLog(*logged.process).find("/ch1/index.m3u8?token=…wxyz") != std::string::npos;
+      },
+      5s));
+  CHECK(ReadLog(*logged.process).find("SECRETSECRET") == std::string::npos);
   // Off by default.
   CHECK(ReadLog(*quiet.process).find("http_access") == std::string::npos);
 }

@@ -372,6 +372,15 @@ TEST_CASE(
   CHECK(revoked[0]["active"] == true);
   REQUIRE(meshctl("revoke --clear alice").first == 0);
   CHECK(Http("GET", k.central.http, kApi + "/sessions/revoked").Json()["revoked"].empty());
+  // A login that needs escaping in a path is cleared by its escaped form (meshctl's).
+  REQUIRE(meshctl("revoke 'carol@example.com'").first == 0);
+  auto carol = Http("GET", k.central.http, kApi + "/sessions/revoked").Json()["revoked"];
+  REQUIRE(carol.size() == 1);
+  CHECK(carol[0]["until_unix_s"].is_null());  // until cleared
+  CHECK(carol[0]["active"] == true);
+  CHECK(Http("DELETE", k.central.http, kApi + "/sessions/revoke/carol%zz").status == 400);
+  REQUIRE(meshctl("revoke --clear 'carol@example.com'").first == 0);
+  CHECK(Http("GET", k.central.http, kApi + "/sessions/revoked").Json()["revoked"].empty());
   CHECK(Eventually(
       [&] {
         return Http("GET", k.ingest.http, target, "", {{"User-Agent", "player-a"}}).status == 200;

@@ -205,7 +205,8 @@ TEST_CASE("D-1 D-3 D-8 a recorded stream is played back by wall-clock time") {
     CHECK(deep.body.find("depth") != std::string::npos);
     CHECK(Http("GET", r.node.http, "/arc/v1/dvr-1-2000.ts").status == 404);
     CHECK(Http("GET", r.node.http, "/arc/v1/dvr-..-2.ts").status == 400);
-    CHECK(Http("GET", r.node.http, "/arc/..%2F..%2F/dvr-1-2000.ts").status >= 400);
+    // D-8: a path that names no stream or rendition is 400, asked of nobody.
+    CHECK(Http("GET", r.node.http, "/arc/..%2F..%2F/dvr-1-2000.ts").status == 400);
     CHECK(Http("GET", r.node.http, "/arc/v1/index-1000-60.m3u8").status == 404);  // 1970
     CHECK(Http("GET", r.node.http, "/nosuch/v1/index-1000-60.m3u8").status == 404);
     CHECK(r.node.process->running());

@@ -343,12 +343,15 @@ TEST_CASE("Z-23 a central listener with delivery: proxy answers with the node's 
   CHECK(Http("GET", central.http, "/nosuch/index.m3u8").status == 404);
   CHECK(MetricAt(central.http, "meshwork_central_proxied_total", "result=\"answered\"") >= 4);
 
-  // A node that stops answering: 502 (or 504) naming it, until central takes it offline.
+  // A node that stops answering: 504, not naming it (the nodes stay out of the viewer's
+  // sight), until central takes it offline.
   node.process->Stop();
   auto stuck = Http("GET", central.http, segment);
   node.process->Signal(SIGCONT);
   CHECK(stuck.status == 504);
   CHECK(stuck.Json()["error"]["code"] == "gateway_timeout");
+  CHECK(stuck.body.find(node.http) == std::string::npos);  // host:port
+  CHECK(stuck.body.find("127.0.0.1") == std::string::npos);
   CHECK(MetricAt(central.http, "meshwork_central_proxied_total", "result=\"node_failed\"") == 1);
 }
 

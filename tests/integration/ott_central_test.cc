@@ -131,7 +131,9 @@ nlohmann::json Get(const Central& c, const std::string& path) {
   return r.Json();
 }
 
-TEST_CASE("O-7 central keeps a viewing key in use and rotates it on request") {
+TEST_CASE(
+    "O-7 M-3 central keeps a viewing key in use and rotates it on request, never for another "
+    "site's page") {
   auto dir = MakeTempDir("ott-key");
   auto central = StartCentral(dir);
   auto block = Get(central, "/ott-key");
@@ -150,6 +152,19 @@ TEST_CASE("O-7 central keeps a viewing key in use and rotates it on request") {
   central.process.reset();
   auto again = StartCentral(dir, http, grpc);
   CHECK(Get(again, "/ott-key")["key_id"] == "k2");
+
+  // No token file here: a page of another site still cannot change anything through an
+  // operator's browser (CSRF); the console's own pages (same origin) and tools can.
+  CHECK(Http("POST", again.http, kApi + "/ott-key/rotate", "", {{"Origin", "https://evil.example"}})
+            .status == 403);
+  CHECK(Http("POST", again.http, kApi + "/ott-key/rotate", "", {{"Sec-Fetch-Site", "cross-site"}})
+            .status == 403);
+  CHECK(Http("DELETE", again.http, kApi + "/zones/none", "", {{"Origin", "null"}}).status == 403);
+  CHECK(Get(again, "/ott-key")["key_id"] == "k2");
+  CHECK(Http("POST", again.http, kApi + "/ott-key/rotate", "",
+             {{"Origin", "http://" + again.http}, {"Sec-Fetch-Site", "same-origin"}})
+            .status == 200);
+  CHECK(Get(again, "/ott-key")["key_id"] == "k3");
 }
 
 TEST_CASE(

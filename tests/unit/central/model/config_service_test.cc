@@ -107,6 +107,28 @@ TEST_CASE(
   CHECK(after.streams_revision == 30);      // unchanged
 }
 
+TEST_CASE(
+    "C-10 a central reading the store afresh dates a section by its last change, a deletion "
+    "included") {
+  ConfigFixture f;
+  const nlohmann::json zone{{"routes", nlohmann::json::array()}};
+  REQUIRE(f.service->PutObject(ObjectKind::kZone, "a", zone).ok());  // revision 1
+  REQUIRE(f.service->PutObject(ObjectKind::kZone, "b", zone).ok());  // 2
+  REQUIRE(
+      f.service->PutObject(ObjectKind::kStream, "s", nlohmann::json{{"placement", {{"count", 1}}}})
+          .ok());                                                 // 3
+  REQUIRE(f.service->DeleteObject(ObjectKind::kZone, "b").ok());  // 4
+  CHECK(f.service->Current()->zones_revision == 4);
+  // Another central's view: it never saw the deletion, only what the store holds now. The
+  // surviving zone is from revision 1; a node that holds zones at 2 must still be sent them.
+  f.Reopen();
+  auto config = f.service->Current();
+  CHECK(config->revision == 4);
+  CHECK(config->zones_revision == 4);
+  CHECK(config->streams_revision == 3);
+  CHECK(config->Objects(ObjectKind::kZone).size() == 1);
+}
+
 TEST_CASE("T-3 the default trusted-proxy list is empty") {
   ConfigFixture f;
   auto config = f.service->Current();

@@ -153,11 +153,15 @@ TEST_CASE("A-4 access keys go to every node with each change, an empty set inclu
   CHECK(cleared.access_keys().keys_size() == 0);
 }
 
-TEST_CASE("A-9 a revocation names a login and an end, and goes to every node") {
+TEST_CASE(
+    "A-9 a revocation names a login and an end (none: until cleared), and goes to every node") {
   auto revoked = ValidateRevocation(json{{"until_unix_s", 1'800'000'000}}, "alice@example.com");
   REQUIRE(revoked.ok());
   CHECK(*revoked == json{{"login", "alice@example.com"}, {"until_unix_s", 1'800'000'000}});
-  CHECK(FieldOf(ValidateRevocation(json::object(), "alice").status()) == "until_unix_s");
+  CHECK(*ValidateRevocation(json::object(), "alice") ==
+        json{{"login", "alice"}, {"until_unix_s", nullptr}});
+  CHECK(FieldOf(ValidateRevocation(json{{"until_unix_s", "soon"}}, "alice").status()) ==
+        "until_unix_s");
   CHECK(FieldOf(ValidateRevocation(json{{"until_unix_s", 5}}, "").status()) == "login");
   CHECK(FieldOf(ValidateRevocation(json{{"until_unix_s", 5}}, "a\nb").status()) == "login");
   ClusterConfig config;
@@ -170,6 +174,13 @@ TEST_CASE("A-9 a revocation names a login and an end, and goes to every node") {
   CHECK(update.revoked_logins().logins(0).login() == "alice");
   CHECK(update.revoked_logins().logins(0).until_unix_s() == 9);
   CHECK_FALSE(BuildConfigUpdate(config, "edge-1", 3).has_revoked_logins());
+  // Until cleared: sent as 0.
+  config.revocations["bob"] = ObjectRecord{*ValidateRevocation(json::object(), "bob"), 4};
+  config.revocations_revision = config.revision = 4;
+  auto forever = BuildConfigUpdate(config, "edge-1", 3);
+  REQUIRE(forever.revoked_logins().logins_size() == 2);
+  CHECK(forever.revoked_logins().logins(1).login() == "bob");
+  CHECK(forever.revoked_logins().logins(1).until_unix_s() == 0);
 }
 
 }  // namespace meshwork::central::stream_access_test

@@ -186,5 +186,20 @@ TEST_CASE("O-19 the key block shows ids and times, never the secret") {
   }
 }
 
+TEST_CASE("O-7 R-3 rotations in a row stop at the most keys accepted at once, then resume") {
+  KeysFixture f;
+  REQUIRE(f.keys->EnsureKey().ok());
+  for (size_t i = 1; i < ViewingKeyManager::kMaxKeys; ++i) REQUIRE(f.keys->Rotate().ok());
+  CHECK(f.Keys().size() == ViewingKeyManager::kMaxKeys);
+  auto refused = f.keys->Rotate();
+  CHECK(absl::IsResourceExhausted(refused.status()));  // 429
+  CHECK(f.Keys().size() == ViewingKeyManager::kMaxKeys);
+  // Once the replaced keys' overlap ended, a rotation goes through again.
+  f.clock.Advance(hours(7));
+  REQUIRE(f.keys->Tick().ok());
+  CHECK(f.keys->Rotate().ok());
+  CHECK(f.Keys().size() == 2);
+}
+
 }  // namespace
 }  // namespace meshwork::central::ott

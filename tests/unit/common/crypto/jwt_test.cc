@@ -161,6 +161,17 @@ TEST_CASE("A-4 times are checked with 30 s of skew, exp is required, claims are 
   CHECK(Reason(VerifyJwt(token(R"({"sub":"x"})"), keys, kNow)) == "no_exp");
   CHECK(Reason(VerifyJwt(token(R"({"exp":"soon"})"), keys, kNow)) == "claims");
   CHECK(Reason(VerifyJwt(token(R"({"exp":9223372036854775807})"), keys, kNow)) == "ok");
+  // "Never": kept as the end of year 9999, so exp + skew cannot overflow anywhere.
+  CHECK(VerifyJwt(token(R"({"exp":9223372036854775807})"), keys, kNow)->exp == kLatestExp);
+  const std::string long_login(300, 'a');
+  for (const std::string& bad :
+       {std::string(R"("streams":"news")"), std::string(R"("streams":[1])"),
+        std::string(R"("sub":7)"), std::string(R"("sub":"")"), std::string(R"("sub":"a\u0001b")"),
+        R"("sub":")" + long_login + "\""}) {
+    CAPTURE(bad);
+    CHECK(Reason(VerifyJwt(token(absl::StrCat(R"({"exp":)", kNow + 60, ",", bad, "}")), keys,
+                           kNow)) == "claims");
+  }
   for (const char* bad : {R"("streams":"news")", R"("streams":[1])", R"("sub":7)",
                           R"("max_sessions":-1)", R"("dvr":"yes")", R"("ip":[])"}) {
     CAPTURE(bad);

@@ -104,5 +104,25 @@ TEST_CASE("RFC 9110 HttpDate formats an IMF-fixdate") {
   CHECK(HttpDate(0) == "Thu, 01 Jan 1970 00:00:00 GMT");
 }
 
+TEST_CASE("A-9 a path segment's percent escapes are decoded, a bad escape refused") {
+  CHECK(PercentDecoded("alice%40example.com") == "alice@example.com");
+  CHECK(PercentDecoded("a%20b+c%C3%A9") == "a b+c\xC3\xA9");
+  CHECK(PercentDecoded("plain") == "plain");
+  CHECK_FALSE(PercentDecoded("bad%4").has_value());
+  CHECK_FALSE(PercentDecoded("bad%zz").has_value());
+  CHECK_FALSE(PercentDecoded("%").has_value());
+}
+
+TEST_CASE("A-10 a logged request target keeps no credential whole") {
+  CHECK(RedactedTarget("/ch1/index.m3u8") == "/ch1/index.m3u8");
+  CHECK(RedactedTarget("/ch1/index.m3u8?token=eyJhbGciOi.SECRETSECRET1234") ==
+        "/ch1/index.m3u8?token=…1234");
+  CHECK(RedactedTarget("/a.ts?x=1&pass=abcdefghij&sid=12345678&msn=4&token") ==
+        "/a.ts?x=1&pass=…ghij&sid=…&msn=4&token");
+  CHECK(RedactedTarget("/a?passphrase=s3cr3t-words-here&") == "/a?passphrase=…here&");
+  // Names are whole: a parameter that only starts like one is kept.
+  CHECK(RedactedTarget("/a?tokens=1&xtoken=2") == "/a?tokens=1&xtoken=2");
+}
+
 }  // namespace
 }  // namespace meshwork::http

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -411,6 +412,36 @@ TEST_CASE(
   REQUIRE(Pump(client, server));
   REQUIRE(received.size() == 1);
   CHECK(received[0].id == fine);
+}
+
+TEST_CASE("S-24 the connection's own 431 and 413 go through its owner's hook (Date, counting)") {
+  std::vector<Received> received;
+  H2Limits limits;
+  limits.max_header_list_bytes = 4096;
+  limits.max_request_body_bytes = 1000;
+  std::vector<int> refused;
+  std::unique_ptr<H2Connection> server;
+  std::vector<std::string> methods;
+  server = std::make_unique<H2Connection>(
+      limits, Collect(received), [&](int32_t id, std::string_view method, Response refusal) {
+        refused.push_back(refusal.result_int());
+        methods.emplace_back(method);
+        refusal.set(beast_http::field::date, "hooked");
+        server->Respond(id, std::move(refusal));
+      });
+  server->Start();
+  Client client;
+  int32_t big = client.Get("/a.ts", "GET", {{"x-big", std::string(8000, 'v')}});
+  Upload body(std::string(5000, 'p'));
+  int32_t upload = body.Submit(client, "/s/a.ts");
+  REQUIRE(Pump(client, *server));
+  CHECK(refused == std::vector<int>{431, 413});
+  CHECK(methods[1] == "PUT");  // what the refusal is counted and logged under
+  CHECK(client.answers[big].status == 431);
+  CHECK(client.answers[big].fields["date"] == "hooked");
+  CHECK(client.answers[upload].status == 413);
+  CHECK(client.answers[upload].fields["date"] == "hooked");
+  CHECK(received.empty());
 }
 
 TEST_CASE("R-3 request bodies a connection buffers are bounded across its unfinished streams") {

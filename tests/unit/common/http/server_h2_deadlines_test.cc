@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -134,6 +135,42 @@ ServerOptions Timeouts(std::chrono::milliseconds idle, std::chrono::milliseconds
   o.read_timeout = read;
   o.send_timeout = send;
   return o;
+}
+
+TEST_CASE("P-13 HTTP/2: a streamed answer's producer learns that the client reset its stream") {
+  ServerOptions options = Timeouts(30s, 30s, 30s);
+  options.name = "test";
+  options.listen = "127.0.0.1:0";
+  options.threads = 1;
+  auto writer_promise = std::make_shared<std::promise<std::shared_ptr<ChunkedWriter>>>();
+  Router router;
+  router.Add({Verb::get}, "/stream", [writer_promise](RequestContext&, Responder r) {
+    Response header{Status::ok, 11};
+    header.set(beast_http::field::content_type, "video/mp4");
+    auto writer = r.StartChunked(std::move(header));
+    writer->Write(std::make_shared<const std::string>(100, 'p'));
+    writer_promise->set_value(writer);
+  });
+  auto started = Server::Start(std::move(options), std::move(router));
+  REQUIRE(started.ok());
+  auto server = std::move(*started);
+  H2Client client(server->port());
+  REQUIRE(client.Send(Hello() + Frame(0x1, 0x5, 1, RequestBlock("/stream"))));
+  auto future = writer_promise->get_future();
+  REQUIRE(future.wait_for(10s) == std::future_status::ready);
+  std::shared_ptr<ChunkedWriter> writer = future.get();
+  while (client.received() < 100) REQUIRE(client.ReadSome());
+  CHECK_FALSE(writer->closed());
+  // RST_STREAM CANCEL (0x8) on stream 1; the connection stays.
+  REQUIRE(client.Send(Frame(0x3, 0, 1, U32(8))));
+  const auto deadline = SteadyClock::now() + 10s;
+  while (!writer->closed() && SteadyClock::now() < deadline) {
+    client.ReadSome();  // a 100 ms wait for anything the server sends
+  }
+  CHECK(writer->closed());
+  writer->Write(std::make_shared<const std::string>(100, 'q'));  // dropped, no harm
+  writer->Finish();
+  CHECK(client.SecondsUntilClosed(300ms) < 0);  // the connection lives on
 }
 
 TEST_CASE(

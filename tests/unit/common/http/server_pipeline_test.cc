@@ -267,5 +267,28 @@ TEST_CASE("M-4 requests counted per worker reach /metrics whole") {
         total - not_found);
 }
 
+TEST_CASE("M-4 R-3 methods a client makes up share one label: the series set stays bounded") {
+  prometheus::Registry registry;
+  auto recorder = std::make_shared<Recorder>();
+  auto server = Start(EchoRouter(recorder), &registry);
+  RawConnection conn(server->port());
+  constexpr int kMadeUp = 40;
+  for (int i = 0; i < kMadeUp; ++i) {
+    conn.Write("M" + std::to_string(i) + "X /n/1 HTTP/1.1\r\n\r\n");
+    REQUIRE(conn.Read());
+  }
+  conn.Write("GET /n/1 HTTP/1.1\r\n\r\n");
+  REQUIRE(conn.Read());
+  std::string text = metrics::RenderText(registry);
+  INFO(text);
+  CHECK(SeriesValue(
+            text, R"(meshwork_http_requests_total{listener="test",method="OTHER",status="405"})") ==
+        kMadeUp);
+  CHECK(text.find("method=\"M1X\"") == std::string::npos);
+  CHECK(SeriesValue(text,
+                    R"(meshwork_http_requests_total{listener="test",method="GET",status="200"})") ==
+        1);
+}
+
 }  // namespace server_pipeline_test
 }  // namespace meshwork::http

@@ -1,5 +1,6 @@
 // The HTTP server's chunked and scatter-gather answers (S-16, L-17).
 #include <catch2/catch.hpp>
+#include <future>
 
 #include "tests/unit/common/http/server_test_util.h"
 
@@ -90,6 +91,40 @@ TEST_CASE(
     CHECK(res->result_int() == 200);
     CHECK(res->find(beast_http::field::transfer_encoding) == res->end());
   }
+}
+
+TEST_CASE(
+    "S-16 R-3 HEAD on a chunked answer whose object is still arriving frees the connection at "
+    "once and tells the producer") {
+  Router router;
+  auto slot = std::make_shared<std::promise<std::shared_ptr<ChunkedWriter>>>();
+  router.Add({Verb::get}, "/arriving", [slot](RequestContext&, Responder r) {
+    auto writer = r.StartChunked(Response{Status::ok, 11});
+    if (writer) writer->Write(std::make_shared<const std::string>("moof-1|"));
+    slot->set_value(writer);  // kept by the test: the object never ends here
+  });
+  router.Add({Verb::get}, "/after", [](RequestContext&, Responder r) {
+    r.Send(MakeResponse(Status::ok, "next", "text/plain"));
+  });
+  auto server = StartServer(SmallOptions(), std::move(router));
+  RawConnection conn(server->port());
+  conn.Write("HEAD /arriving HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto head = conn.Read(5000ms, /*head=*/true);
+  REQUIRE(head);
+  CHECK(head->result_int() == 200);
+  auto next = conn.Read(5000ms);
+  REQUIRE(next);
+  CHECK(next->body() == "next");
+  auto writer = slot->get_future().get();
+  REQUIRE(writer);
+  CHECK(writer->closed());
+  // Late chunks and the end go nowhere: the connection answers on, byte-exact.
+  writer->Write(std::make_shared<const std::string>("mdat-1"));
+  writer->Finish();
+  conn.Write("GET /after HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto last = conn.Read(5000ms);
+  REQUIRE(last);
+  CHECK(last->body() == "next");
 }
 
 TEST_CASE("P-13 an aborted chunked answer closes the connection without its last chunk") {

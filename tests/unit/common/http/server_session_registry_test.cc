@@ -19,7 +19,7 @@ class IdleSession final : public SessionBase {
   void CompleteBuffers(Response, SharedBuffers, uint64_t, uint64_t) override {}
   void CompleteFile(Response, std::shared_ptr<const OpenFile>, uint64_t, uint64_t) override {}
   void ReadChunk(BodyReader::ChunkFn) override {}
-  void BeginChunked(Response) override {}
+  bool BeginChunked(Response) override { return false; }
   void QueueChunk(std::shared_ptr<const std::string>) override {}
   boost::asio::any_io_executor executor() override { return io_.get_executor(); }
   bool OnWorker() override { return false; }

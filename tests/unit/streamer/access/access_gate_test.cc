@@ -152,6 +152,11 @@ TEST_CASE(
   auto by_cookie = f.Check(cookie, TokenMode());
   CHECK_FALSE(by_cookie.refusal.has_value());
   CHECK(by_cookie.carry.empty());
+  // Over HTTP/2 each cookie comes as a field of its own (RFC 9113 8.2.3).
+  auto crumbs = f.Request();
+  crumbs.request.insert(http::beast_http::field::cookie, "theme=dark");
+  crumbs.request.insert(http::beast_http::field::cookie, "meshwork_token=" + token);
+  CHECK_FALSE(f.Check(crumbs, TokenMode()).refusal.has_value());
 }
 
 TEST_CASE("A-4 a token that does not fit is refused 403 with its reason") {
@@ -272,6 +277,13 @@ TEST_CASE("A-9 a revoked login is refused until its revocation ends") {
   CHECK(Fixture::Reason(f.Check(f.Request("token=" + token), TokenMode())) == "revoked");
   f.clock.Advance(std::chrono::seconds(60));
   CHECK_FALSE(f.Check(f.Request("token=" + token), TokenMode()).refusal.has_value());
+  // 0: until the revocation is cleared, however long that takes.
+  node = std::make_shared<NodeConfig>(*f.config.Get());
+  node->revoked_logins["alice"] = 0;
+  f.config.Set(node);
+  const std::string lasting = Token(Claims("", kNow + 500LL * 86'400));
+  f.clock.Advance(std::chrono::hours(24 * 400));
+  CHECK(Fixture::Reason(f.Check(f.Request("token=" + lasting), TokenMode())) == "revoked");
 }
 
 TEST_CASE("A-3 the short session id stands for its token on the node that wrote it, only there") {

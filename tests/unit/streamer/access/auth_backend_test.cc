@@ -344,6 +344,10 @@ TEST_CASE("A-6 backend mode: the backend's verdict with its login, reason, dvr a
   CHECK(admitted.login == "bob");
   CHECK(admitted.max_sessions == 4);  // the policy's, the answer naming none
   CHECK(admitted.carry == "token=abc.def.ghi");
+  // A-3: an opaque token (base64 '+/=', "~" fields) is carried too, escaped for a query.
+  auto opaque =
+      f.Verdict("token=exp%3D9~hmac%3Dab%2B%2F%3D%3D", http::Status::ok, R"({"login": "bob"})");
+  CHECK(opaque.carry == "token=exp%3D9~hmac%3Dab%2B%2F%3D%3D");
   auto own_limit =
       f.Verdict("token=t2", http::Status::ok, R"({"login": "eve", "max_sessions": 1})");
   CHECK(own_limit.max_sessions == 1);

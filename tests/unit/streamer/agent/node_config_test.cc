@@ -150,5 +150,28 @@ TEST_CASE("A-4 access keys from central replace the node's key set, a bad one is
   CHECK(ApplyUpdate(*next, none)->access_keys->empty());
 }
 
+TEST_CASE("O-6 a view member with wrongly typed fields is read as missing values, not thrown") {
+  v1::ConfigUpdate update;
+  update.set_revision(4);
+  auto* group = update.mutable_ott_groups()->add_groups();
+  group->set_group("ch1");
+  group->set_view_json(
+      R"({"members": [{"node": "n2", "stream": "ch1", "eligible": null, "address_public": "yes",
+                       "shared_name": 1, "http_base": 5},
+                      {"node": 7, "stream": "ch1", "eligible": true},
+                      {"node": "n3", "stream": "ch1", "eligible": true}]})");
+  std::shared_ptr<const NodeConfig> applied;
+  REQUIRE_NOTHROW(applied = ApplyUpdate(*Initial(), update));
+  const auto& members = applied->ott_groups.at("ch1").members;
+  REQUIRE(members.size() == 2);  // the member whose node is not a string is dropped
+  CHECK(members[0].node == "n2");
+  CHECK_FALSE(members[0].eligible);
+  CHECK_FALSE(members[0].address_public);
+  CHECK_FALSE(members[0].shared_name);
+  CHECK(members[0].http_base.empty());
+  CHECK(members[1].node == "n3");
+  CHECK(members[1].eligible);
+}
+
 }  // namespace
 }  // namespace meshwork::streamer

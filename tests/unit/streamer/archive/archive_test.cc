@@ -29,6 +29,12 @@ using namespace std::chrono_literals;
 // 2026-12-02T10:00:00Z
 constexpr int64_t kT0 = 1796205600000;
 
+// Moves a fake clock to ten minutes after kT0: the segments these tests file are from the
+// recent past, as a recorder sees them.
+void AfterT0(FakeClock& clock) {
+  clock.Advance(std::chrono::milliseconds(kT0 + 600'000 - UnixMillis(clock.Now())));
+}
+
 ArchiveObject Segment(const std::string& stream, Proto proto, const std::string& rendition,
                       int64_t start_ms, int64_t duration_ms, size_t size = 1000) {
   ArchiveObject o;
@@ -78,6 +84,36 @@ TEST_CASE("D-2 segments are filed by UTC hour under their wall-clock start and d
   CHECK_FALSE(SafeName(".."));
   CHECK_FALSE(SafeName("a/b"));
   CHECK_FALSE(SafeName(""));
+}
+
+TEST_CASE("D-1 a stream named with '/' is recorded in a directory no other stream's lies in") {
+  CHECK(SafeStreamName("news"));
+  CHECK(SafeStreamName("news/en"));
+  CHECK_FALSE(SafeStreamName("news/../x"));
+  CHECK_FALSE(SafeStreamName("news//en"));
+  CHECK_FALSE(SafeStreamName("/news"));
+  CHECK(TrackDir("/var/dvr", "news/en", Proto::kTs, "v1") == fs::path("/var/dvr/news+en/ts/v1"));
+  // "news/ts" is not the MPEG-TS recording of "news".
+  CHECK(TrackDir("/var/dvr", "news/ts", Proto::kTs, "v1") !=
+        TrackDir("/var/dvr", "news", Proto::kTs, "ts") / "v1");
+
+  TempDir dir;
+  FakeClock clock;
+  AfterT0(clock);
+  ArchiveIndex index;
+  {
+    Recorder recorder({}, &index, clock, nullptr);
+    recorder.Apply(Configs(
+        {{"news/en", StreamWithDvr(dir.path(), 3600)}, {"news", StreamWithDvr(dir.path(), 3600)}}));
+    REQUIRE(recorder.Config("news/en"));
+    REQUIRE(recorder.Enqueue(Segment("news/en", Proto::kTs, "v1", kT0, 2000)));
+    REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0, 2000)));
+    REQUIRE(recorder.Drain(5s));
+  }
+  ArchiveIndex rebuilt;
+  CHECK(Scan(dir.path(), "news/en", rebuilt) == 1);
+  CHECK(Scan(dir.path(), "news", rebuilt) == 1);
+  CHECK(rebuilt.Range({"news/en", Proto::kTs, "v1"}, kT0, kT0 + 60000, 100).size() == 1);
 }
 
 TEST_CASE(
@@ -131,7 +167,10 @@ TEST_CASE(
        {"/news/index-abc-60.m3u8", "/news/index--1-60.m3u8", "/news/index-100-0.m3u8",
         "/news/index-100-x.m3u8", "/news/index-100-60.mpd2",
         "/news/index-99999999999999999-60.m3u8", "/news/v1/dvr-1-2.mp4", "/news/v1/dvr-..-2.ts",
-        "/news/v1/dvr-init-x.mp4", "/news/archive-100-60.ll.m3u8"}) {
+        "/news/v1/dvr-init-x.mp4", "/news/archive-100-60.ll.m3u8",
+        // D-8: no stream or rendition name before the file name.
+        "/news/../index-100-60.m3u8", "/../index-100-60.m3u8", "/news/..%2F/dvr-1-2.ts",
+        "/news//v1/dvr-1-2.ts", "/.hidden/index-100-60.m3u8"}) {
     INFO(bad);
     auto parsed = ParseArchiveTarget(bad);
     CHECK(parsed.kind == ArchiveTarget::kBad);
@@ -165,6 +204,7 @@ TEST_CASE("D-4 the index answers ranges that overlap a period, the init in force
 TEST_CASE("D-3 S-19 an edge records a stream it relays only when the dvr member says edges") {
   TempDir dir;
   FakeClock clock;
+  AfterT0(clock);
   ArchiveIndex index;
   Recorder recorder({}, &index, clock, nullptr);
   auto on_edges = StreamWithDvr(dir.path(), 3600);
@@ -205,6 +245,7 @@ TEST_CASE("D-3 archived files stay open for the next viewer, until retention del
 TEST_CASE("D-2 the recorder writes whole files only, and a rebuilt index finds them") {
   TempDir dir;
   FakeClock clock;
+  AfterT0(clock);
   ArchiveIndex index;
   {
     Recorder recorder({}, &index, clock, nullptr);
@@ -242,6 +283,7 @@ TEST_CASE("D-2 the recorder writes whole files only, and a rebuilt index finds t
 TEST_CASE("D-2 retention deletes the oldest whole files past the depth and past the disk budget") {
   TempDir dir;
   FakeClock clock;
+  AfterT0(clock);
   ArchiveIndex index;
   Recorder recorder({}, &index, clock, nullptr);
   SECTION("depth") {
@@ -269,9 +311,113 @@ TEST_CASE("D-2 retention deletes the oldest whole files past the depth and past 
   }
 }
 
+TEST_CASE("A-2 an archive request is checked on the stream whose archive would answer it") {
+  TempDir dir;
+  FakeClock clock;
+  AfterT0(clock);
+  ArchiveIndex index;
+  Recorder recorder({}, &index, clock, nullptr);
+  recorder.Apply(Configs({{"tv", StreamWithDvr(dir.path(), 3600)}}));
+  ArchiveContext context;
+  context.index = &index;
+  context.recorder = &recorder;
+  // "tv/v1" is no recorded stream: the rendition v1 of "tv" answers, so "tv" is checked.
+  CHECK(ArchiveStreamOf(context, ParseArchiveTarget("/tv/v1/index-1796205600-60.m3u8")) == "tv");
+  CHECK(ArchiveStreamOf(context, ParseArchiveTarget("/tv/index-1796205600-60.m3u8")) == "tv");
+  CHECK(ArchiveStreamOf(context, ParseArchiveTarget("/tv/v1/dvr-1796205600000-2000.ts")) == "tv");
+  // Not recorded here: nothing is served from here (central is asked), so nothing to check.
+  CHECK_FALSE(ArchiveStreamOf(context, ParseArchiveTarget("/radio/v1/index-1796205600-60.m3u8")));
+}
+
+TEST_CASE("D-2 an init that failed to be written is written with the next segment") {
+  TempDir dir;
+  FakeClock clock;
+  AfterT0(clock);
+  ArchiveIndex index;
+  Recorder recorder({}, &index, clock, nullptr);
+  recorder.Apply(Configs({{"news", StreamWithDvr(dir.path(), 3600)}}));
+  const TrackKey v1{"news", Proto::kFmp4, "v1"};
+  // A file where the init directory goes: the init's write fails, the segment's does not.
+  fs::create_directories(TrackDir(dir.path(), "news", Proto::kFmp4, "v1"));
+  std::ofstream(TrackDir(dir.path(), "news", Proto::kFmp4, "v1") / "init") << "in the way";
+  ArchiveObject init = Segment("news", Proto::kFmp4, "v1", 0, 0, 50);
+  init.init = true;
+  REQUIRE(recorder.Enqueue(init));
+  REQUIRE(recorder.Enqueue(Segment("news", Proto::kFmp4, "v1", kT0, 2000)));
+  REQUIRE(recorder.Drain(5s));
+  CHECK(recorder.Status()["write_failures"] == 1);
+  CHECK_FALSE(index.InitFor(v1, kT0));
+  fs::remove(TrackDir(dir.path(), "news", Proto::kFmp4, "v1") / "init");
+  // The same init bytes again (an encoder repeats its init): still not on disk, so written.
+  REQUIRE(recorder.Enqueue(init));
+  REQUIRE(recorder.Enqueue(Segment("news", Proto::kFmp4, "v1", kT0 + 2000, 2000)));
+  REQUIRE(recorder.Drain(5s));
+  CHECK(index.InitFor(v1, kT0 + 2000) == kT0 + 2000);
+}
+
+TEST_CASE("D-3 an archive master offers only the renditions recorded in its period") {
+  ArchiveIndex index;
+  index.Add({"news", Proto::kTs, "v1"}, {kT0 + 100'000, 2000, 100});
+  index.Add({"news", Proto::kTs, "v2"}, {kT0, 2000, 100});  // an older ladder's rendition
+  const int64_t from_s = (kT0 + 100'000) / 1000;
+  auto target = ParseArchiveTarget("/news/index-" + std::to_string(from_s) + "-10.m3u8");
+  REQUIRE(target.kind == ArchiveTarget::kPlaylist);
+  std::string master =
+      ArchiveMasterPlaylist(index, "/nonexistent", {}, "news", target, kT0 + 110'000, "");
+  CHECK(master.find("v1/") != std::string::npos);
+  CHECK(master.find("v2/") == std::string::npos);
+  // A period with nothing in it: no master at all (the route answers 404).
+  auto empty = ParseArchiveTarget("/news/index-" + std::to_string(kT0 / 1000 + 50) + "-10.m3u8");
+  CHECK(ArchiveMasterPlaylist(index, "/nonexistent", {}, "news", empty, kT0 + 60'000, "").empty());
+}
+
+TEST_CASE("D-2 a rendition no longer recorded ages out with the stream's others") {
+  TempDir dir;
+  FakeClock clock;
+  AfterT0(clock);
+  ArchiveIndex index;
+  Recorder recorder({}, &index, clock, nullptr);
+  recorder.Apply(Configs({{"news", StreamWithDvr(dir.path(), 60)}}));
+  for (int i = 0; i < 15; ++i) {  // v1 and v2 for 30 s, then v1 alone for 200 s
+    REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v2", kT0 + i * 2000, 2000)));
+  }
+  for (int i = 0; i < 115; ++i) {
+    REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0 + i * 2000, 2000)));
+  }
+  REQUIRE(recorder.Drain(5s));
+  CHECK(FilesUnder(TrackDir(dir.path(), "news", Proto::kTs, "v2"), ".ts") == 0);
+  auto extent = index.Extent("news", Proto::kTs);
+  REQUIRE(extent);
+  CHECK(extent->first >= extent->second - 60'000);
+}
+
+TEST_CASE("D-2 a segment dated in the future neither files nor pushes the archive out") {
+  TempDir dir;
+  FakeClock clock;
+  clock.Advance(std::chrono::milliseconds(kT0 + 30'000 - UnixMillis(clock.Now())));
+  ArchiveIndex index;
+  Recorder recorder({}, &index, clock, nullptr);
+  recorder.Apply(Configs({{"news", StreamWithDvr(dir.path(), 60)}}));
+  for (int i = 0; i < 10; ++i) {
+    REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0 + i * 2000, 2000)));
+  }
+  CHECK_FALSE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0 + 86'400'000, 2000)));
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v1", kT0 + 20'000 + i * 2000, 2000)));
+  }
+  REQUIRE(recorder.Drain(5s));
+  CHECK(FilesUnder(dir.path(), ".ts") == 15);
+  CHECK(recorder.Status()["dropped"] == 1);
+  // One that reached the index anyway (an older node's scan) does not trim by itself.
+  TrackKey v1{"news", Proto::kTs, "v1"};
+  index.Add(v1, {kT0 + 86'400'000, 2000, 100});
+  CHECK(index.TrimToDepth(v1, 60'000, kT0 + 30'000).segments.empty());
+}
+
 TEST_CASE("D-1 a full recorder queue drops and counts, a failing disk is counted, nothing blocks") {
   TempDir dir;
   FakeClock clock;
+  AfterT0(clock);
   ArchiveIndex index;
   Recorder::Options options;
   options.max_queue_bytes = 4096;

@@ -129,5 +129,30 @@ TEST_CASE(
   CHECK(sessions.SessionsOf("carol") == 0);
 }
 
+TEST_CASE("A-8 a session that ended, or a player under another login, counts as a new one") {
+  FakeClock clock;
+  PlaySessions sessions(clock);
+  using T = PlaySessions::Touched;
+  const PlayLogin alice{"alice", 1};
+  CHECK(sessions.Touch("ch1", "hls", Ip("10.0.0.1"), "hls.js", 10s, alice) == T::kNew);
+  clock.Advance(11s);  // ended, and nothing swept it (no Count: central may be away)
+  CHECK(sessions.Touch("ch1", "hls", Ip("10.0.0.2"), "hls.js", 10s, alice) == T::kNew);
+  // The first player coming back is alice's second session: over her limit.
+  CHECK(sessions.Touch("ch1", "hls", Ip("10.0.0.1"), "hls.js", 10s, alice) == T::kOverLimit);
+  CHECK(sessions.SessionsOf("alice") == 1);
+  // The same player under bob's login is bob's session, not alice's.
+  CHECK(sessions.Touch("ch1", "hls", Ip("10.0.0.2"), "hls.js", 10s, {"bob", 1}) == T::kNew);
+  CHECK(sessions.SessionsOf("bob") == 1);
+  CHECK(sessions.SessionsOf("alice") == 0);
+  CHECK(sessions.Touch("ch1", "hls", Ip("10.0.0.1"), "hls.js", 10s, alice) == T::kNew);
+  // A request that names no protocol (an init, a CMAF part) from an ended session: counted
+  // again under the protocol it had.
+  clock.Advance(11s);
+  CHECK(sessions.Touch("ch1", "", Ip("10.0.0.1"), "hls.js", 10s, alice) == T::kNew);
+  auto counts = sessions.Count();
+  REQUIRE(counts.sessions.size() == 1);
+  CHECK(counts.sessions[0].protocol == "hls");
+}
+
 }  // namespace
 }  // namespace meshwork::streamer

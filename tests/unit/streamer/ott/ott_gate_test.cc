@@ -2,7 +2,10 @@
 #include "streamer/ott/ott_gate.h"
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "common/crypto/pass.h"
 #include "common/net/client_address.h"
@@ -72,6 +75,40 @@ TEST_CASE(
   Fixture lonely({Member("node-a"), Member("node-b", 0, false)});
   CHECK_FALSE(lonely.gate.MasterWithBackups(lonely.Request(kBrowser), "ch1", lonely.ott,
                                             hls::Variant{}, "v1"));
+}
+
+TEST_CASE("CS-1 O-8 a member the OTT group does not hold eligible is no steering pathway") {
+  // node-b is in ch1's OTT group but not eligible (another timeline); node-c is; node-d is an
+  // edge outside the group, judged by central alone.
+  Fixture f({Member("node-a"), Member("node-b", 0, false), Member("node-c")});
+  auto c = std::make_shared<NodeConfig>(*f.config.Get());
+  OttView view{"steering:ch1", {}, "http://central:8080/steering/ch1"};
+  for (const char* node : {"node-a", "node-b", "node-c", "node-d"})
+    view.members.push_back(Member(node));
+  c->ott_groups["steering:ch1"] = view;
+  f.config.Set(c);
+  auto steering = f.gate.Pathways(f.Request(kBrowser), "ch1");
+  REQUIRE(steering);
+  std::vector<std::string> ids;
+  for (const auto& p : steering->pathways) ids.push_back(p.id);
+  CHECK(ids == std::vector<std::string>{"node-a", "node-c", "node-d"});
+}
+
+TEST_CASE("O-6 S-17 a DASH viewer's backups rotate over the usable members") {
+  Fixture f({Member("node-a"), Member("node-b"), Member("node-c"), Member("node-d")});
+  std::map<std::string, int> first;
+  for (int i = 0; i < 30; ++i) {
+    auto backups = f.gate.MpdBackups(f.Request(kBrowser), "ch1", f.ott);
+    REQUIRE(backups.size() == 3);  // this node, then two backups
+    CHECK(backups[0].id == "node-a");
+    CHECK(backups[1].id != backups[2].id);
+    ++first[backups[1].id];
+  }
+  CHECK(first.size() == 3);
+  for (const auto& [node, times] : first) {
+    INFO(node);
+    CHECK(times == 10);
+  }
 }
 
 TEST_CASE(
@@ -162,6 +199,31 @@ TEST_CASE("O-16 viewers from other nodes are refused at the backup session limit
         429);
   CHECK_FALSE(f.gate.AdmitPass(first, "ch1", pass, "*", std::chrono::seconds(60)));
   CHECK(f.gate.refusals() == 1);
+}
+
+TEST_CASE("O-16 R-3 one address making up user agents counts a few backup places, keeps them all") {
+  Fixture f({Member("node-a"), Member("node-b")}, /*limit=*/20);
+  int64_t now = UnixMillis(f.clock.Now()) / 1000;
+  auto pass =
+      crypto::SignPass({"k1", "ch1", "g", "node-b", now, now + 3600}, {"k1", std::string(32, 'x')});
+  for (int i = 0; i < 50; ++i) {
+    // Served, every one; counted up to the per-client share.
+    CHECK_FALSE(f.gate.AdmitPass(f.Request("agent-" + std::to_string(i), "203.0.113.9"), "ch1",
+                                 pass, "*", std::chrono::seconds(60)));
+  }
+  CHECK(f.gate.ExpireAndCountBackupSessions() == 8);  // the address's counted share
+  // A real viewer from elsewhere is still taken.
+  CHECK_FALSE(f.gate.AdmitPass(f.Request(kBrowser, "198.51.100.7"), "ch1", pass, "*",
+                               std::chrono::seconds(60)));
+  CHECK(f.gate.refusals() == 0);
+  // Under overload, viewers behind that one address that switched here keep their places.
+  f.gate.SetLoad(95, 0);
+  CHECK_FALSE(f.gate.AdmitPass(f.Request("agent-30", "203.0.113.9"), "ch1", pass, "*",
+                               std::chrono::seconds(60)));
+  CHECK(f.gate
+            .AdmitPass(f.Request("agent-99", "203.0.113.9"), "ch1", pass, "*",
+                       std::chrono::seconds(60))
+            ->result_int() == 429);
 }
 
 TEST_CASE("O-3 a new viewer is redirected to the least-loaded eligible member with a pass") {
