@@ -331,10 +331,12 @@ bool StreamConfig::SamePackaging(const StreamConfig& o) const {
          live_window == o.live_window && input_timeout_ms == o.input_timeout_ms && cors == o.cors;
 }
 
-bool StreamConfig::PublishNeedsToken(const std::string& pipeline) const {
+bool StreamConfig::PublishNeedsToken(const std::string&) const {
+  // M-3: a stream with any token takes no publish without one — a pipeline's token admits
+  // that pipeline's objects; pushes, notifications and other pipelines need a stream token.
   if (!publish_tokens.empty()) return true;
-  auto it = pipeline_tokens.find(pipeline);
-  return !pipeline.empty() && it != pipeline_tokens.end() && !it->second.empty();
+  return std::any_of(pipeline_tokens.begin(), pipeline_tokens.end(),
+                     [](const auto& entry) { return !entry.second.empty(); });
 }
 
 std::string StreamConfig::PublishTokenFor(const std::string& pipeline) const {

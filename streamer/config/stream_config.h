@@ -164,7 +164,8 @@ struct StreamConfig {
   // Whether the local packager's settings (inputs and timing) are those of `other`.
   bool SamePackaging(const StreamConfig& other) const;
   // M-3: whether a publisher of `pipeline` ("" for a push or RTMP publisher) must present a
-  // token: the stream has tokens, or that pipeline has.
+  // token: whenever the stream has any token (a stream token, or any pipeline's). Which
+  // token is valid: PublishAuth (a pipeline's own admits that pipeline only).
   bool PublishNeedsToken(const std::string& pipeline) const;
   // The token this node presents when it publishes to `pipeline` elsewhere (S-23): the
   // pipeline's first, else the stream's first; "" when there is none.

@@ -1,5 +1,7 @@
 #include "streamer/delivery/publish_auth.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/crypto/primitives.h"
@@ -32,7 +34,11 @@ std::string PresentedToken(const http::RequestContext& ctx) {
       return std::string(value.substr(kBearer.size()));
     }
   }
-  return ctx.QueryParam("token").value_or("");
+  // A token may hold '+' ([A-Za-z0-9._~+/=-]), which query decoding reads as a space; no
+  // token holds a space, so every one stands for the '+' the encoder wrote.
+  std::string token = ctx.QueryParam("token").value_or("");
+  std::replace(token.begin(), token.end(), ' ', '+');
+  return token;
 }
 
 absl::StatusOr<bool> PublishAuth::Check(const http::RequestContext& ctx, const std::string& stream,

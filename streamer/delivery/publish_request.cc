@@ -122,6 +122,11 @@ absl::StatusOr<PublishHeaders> ParsePublishHeaders(std::optional<std::string_vie
   if (!IsPipelineId(*pipeline)) {
     return InvalidField("X-Pipeline", "must match [a-z0-9-]{1,32}");
   }
+  // The node's own pipelines: its packager ("local") and its relay ("relay"). A publisher
+  // naming one would replace what the node itself made, and have it fed onwards as its own.
+  if (*pipeline == "local" || *pipeline == "relay") {
+    return InvalidField("X-Pipeline", "\"local\" and \"relay\" are the node's own pipelines");
+  }
   h.pipeline = *pipeline;
   if (region) {
     bool ok = !region->empty() && region->size() <= 64 &&

@@ -27,6 +27,9 @@ using tcp = asio::ip::tcp;
 constexpr auto kConnectTimeout = std::chrono::seconds(5);
 constexpr auto kReadTimeout = std::chrono::seconds(5);  // without a byte → reconnect
 constexpr size_t kReadBufferBytes = 64 * 1024;
+// The socket read buffer's bound: a few reads of body bytes waiting for `body`, a header, a
+// chunk-size line.
+constexpr size_t kMaxBufferedBytes = 256 * 1024;
 
 class HttpSource final : public SourceBase {
  public:
@@ -52,7 +55,10 @@ class HttpSource final : public SourceBase {
     explicit Connection(asio::io_context& io) : resolver(io), stream(io) {}
     tcp::resolver resolver;
     beast::tcp_stream stream;
-    beast::flat_buffer buffer;
+    // bounded. It holds a response header or a chunk-size line with its extensions,
+    // never a body (that goes to `body`): an upstream that sends a chunk-size line without
+    // end fails the read (buffer_overflow) and the source retries, instead of growing it.
+    beast::flat_buffer buffer{kMaxBufferedBytes};
     bhttp::request<bhttp::empty_body> request;
     bhttp::response_parser<bhttp::buffer_body> parser;
     std::vector<uint8_t> body = std::vector<uint8_t>(kReadBufferBytes);

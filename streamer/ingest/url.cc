@@ -76,15 +76,22 @@ std::string RedactUrl(std::string_view url) {
   std::string out(url);
   size_t query = out.find('?');
   if (query == std::string::npos) return out;
-  static constexpr std::string_view kKey = "passphrase=";
+  // Values that are credentials: SRT's passphrase and stream id (often an access key), and the
+  // tokens an http:// pull may carry.
+  static constexpr std::string_view kSecretKeys[] = {
+      "passphrase=", "streamid=", "token=", "pass=", "sid=", "key="};
   for (size_t at = query; at < out.size();) {
     const size_t key = at + 1;  // just after '?' or '&'
     size_t next = out.find('&', key);
     if (next == std::string::npos) next = out.size();
-    if (std::string_view(out).substr(key, kKey.size()) == kKey && next > key + kKey.size()) {
-      out.replace(key + kKey.size(), next - key - kKey.size(), "***");
-      next = out.find('&', key);
-      if (next == std::string::npos) next = out.size();
+    for (std::string_view secret : kSecretKeys) {
+      if (std::string_view(out).substr(key, secret.size()) == secret &&
+          next > key + secret.size()) {
+        out.replace(key + secret.size(), next - key - secret.size(), "***");
+        next = out.find('&', key);
+        if (next == std::string::npos) next = out.size();
+        break;
+      }
     }
     at = next;
   }

@@ -35,8 +35,8 @@ struct SourceUrl {
 // InvalidArgument naming `url` (redacted) when it is malformed or unsupported.
 absl::StatusOr<SourceUrl> ParseSourceUrl(std::string_view url);
 
-// `url` with the value of any `passphrase` query parameter replaced by "***", for logs and
-// error messages.
+// `url` with the value of any credential query parameter (`passphrase`, `streamid`, `token`,
+// `pass`, `sid`, `key`) replaced by "***", for logs, error messages and status reports.
 std::string RedactUrl(std::string_view url);
 
 }  // namespace meshwork::ingest

@@ -141,6 +141,18 @@ AccessUnitHead ScanAccessUnitHead(std::string_view au, bool hevc) {
   AccessUnitHead head;
   size_t pos = 0;
   std::string_view nal;
+  // at most kMaxParameterSets sets and kMaxParameterSetBytes in all, as from RTMP and
+  // MP4 (an init's avcC/hvcC holds 8- and 16-bit counts and lengths); the rest are left out.
+  size_t set_bytes = 0;
+  auto keep_set = [&](std::string_view set) {
+    if (head.parameter_sets.size() >= kMaxParameterSets ||
+        set_bytes + set.size() > kMaxParameterSetBytes) {
+      return false;
+    }
+    set_bytes += set.size();
+    head.parameter_sets.emplace_back(set);
+    return true;
+  };
   // A VCL NAL unit (HEVC types 0…31) or a coded slice (H.264 types 1…5) ends the scan.
   auto vcl = hevc ? +[](uint8_t h) { return ((h >> 1) & 0x3f) <= 31; }
                   : +[](uint8_t h) { return (h & 0x1f) >= 1 && (h & 0x1f) <= 5; };
@@ -148,14 +160,12 @@ AccessUnitHead ScanAccessUnitHead(std::string_view au, bool hevc) {
     if (hevc) {
       int t = HevcNalType(nal);
       if (t >= 16 && t <= 23) head.keyframe = true;
-      if (t == 33 && head.sps.empty()) head.sps = nal;
-      if (t >= 32 && t <= 34) head.parameter_sets.emplace_back(nal);
+      if (t >= 32 && t <= 34 && keep_set(nal) && t == 33 && head.sps.empty()) head.sps = nal;
       if (t >= 0 && t <= 31) break;  // a VCL NAL unit
     } else {
       int t = H264NalType(nal);
       if (t == 5) head.keyframe = true;
-      if (t == 7 && head.sps.empty()) head.sps = nal;
-      if (t == 7 || t == 8) head.parameter_sets.emplace_back(nal);
+      if ((t == 7 || t == 8) && keep_set(nal) && t == 7 && head.sps.empty()) head.sps = nal;
       if (t >= 1 && t <= 5) break;  // a coded slice
     }
   }

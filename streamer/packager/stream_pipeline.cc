@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
+#include "streamer/ingest/url.h"
 
 namespace meshwork::streamer {
 
@@ -113,7 +114,8 @@ StreamPipeline::StreamPipeline(std::shared_ptr<const StreamConfig> config, Origi
           });
   for (size_t i = 0; i < config_->inputs.size(); ++i) {
     auto input = std::make_unique<Input>();
-    input->url = config_->inputs[i];
+    // Kept for reports (/status, central) and logs: credentials in the query never leave.
+    input->url = ingest::RedactUrl(config_->inputs[i]);
     for (PushSlot* slot : {&push_, &rtmp_}) {
       if (input->url.rfind(slot->scheme, 0) == 0 && !slot->input) slot->input = i;
     }
@@ -150,8 +152,9 @@ void StreamPipeline::Start() {
     auto source =
         ingest::StartSource(url, [this, i](std::span<const uint8_t> bytes) { OnBytes(i, bytes); });
     if (!source.ok()) {
-      log::Error("input_failed",
-                 {{"stream", config_->name}, {"url", url}, {"error", source.status().ToString()}});
+      log::Error("input_failed", {{"stream", config_->name},
+                                  {"url", ingest::RedactUrl(url)},
+                                  {"error", source.status().ToString()}});
       continue;
     }
     sources_.push_back(std::move(*source));

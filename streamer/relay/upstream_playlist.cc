@@ -270,6 +270,16 @@ std::optional<UpstreamEntry> ParsePartTiming(std::string_view field, int64_t msn
   if (e.duration_us <= 0 || e.duration_us > 86'400'000'000 || e.program_date_time_ms <= 0) {
     return std::nullopt;
   }
+  // Times any node's arithmetic can take without overflow: a date before the year 10000, and
+  // 90 kHz timeline points within ±2^50 (about 400 years).
+  constexpr int64_t kLatestPdtMs = 253'402'300'799'999;
+  constexpr int64_t kMaxTicks = int64_t{1} << 50;
+  auto in_range = [](const std::optional<int64_t>& v) {
+    return !v || (*v <= kMaxTicks && *v >= -kMaxTicks);
+  };
+  if (e.program_date_time_ms > kLatestPdtMs || !in_range(e.start) || !in_range(e.timeline_origin)) {
+    return std::nullopt;
+  }
   return e;
 }
 

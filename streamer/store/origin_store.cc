@@ -59,6 +59,12 @@ constexpr int64_t kMaxAheadOfNewest = 1000;
 
 absl::Status CheckPublishable(const OriginStreamView& view, const std::string& rendition,
                               ObjectKey key, int64_t now_ms, bool timed) {
+  // a stream's renditions are kept for its life and copied on every publish: a publisher
+  // cannot make up new ones without end.
+  if (view.renditions.size() >= kMaxRenditionsPerStream && !view.renditions.contains(rendition)) {
+    return absl::ResourceExhaustedError(absl::StrCat("the stream has ", view.renditions.size(),
+                                                     " renditions, the most one stream holds"));
+  }
   if (key.kind == ObjectKey::kInit) return absl::OkStatus();
   if (key.msn < 0 || key.msn > kMaxMsn) {
     return absl::OutOfRangeError(absl::StrCat("msn ", key.msn, " is out of range"));

@@ -198,7 +198,11 @@ class OriginStore {
 std::function<uint64_t(int64_t msn)> ListedVersions(std::shared_ptr<const OriginStreamView> view,
                                                     const std::string& rendition, bool ts);
 
-// Whether `key` may be published into `rendition` now: OutOfRange for an msn beyond kMaxMsn,
+// The most renditions one stream holds (a ladder is a handful; R-3).
+inline constexpr size_t kMaxRenditionsPerStream = 64;
+
+// Whether `key` may be published into `rendition` now: ResourceExhausted (429) for a new
+// rendition past kMaxRenditionsPerStream, OutOfRange for an msn beyond kMaxMsn,
 // FailedPrecondition for a segment due more than 3 segments from now (per the template; not
 // checked for `timed` objects, the local packager's, whose timing makes the template) or
 // more than 1000 ahead of the rendition's newest one.

@@ -76,6 +76,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             head.sps.data() + head.sps.size() <= input.data() + input.size());
       Check(!head.parameter_sets.empty());
     }
+    // the bounds an init's avcC/hvcC can carry.
+    size_t set_bytes = 0;
+    for (const auto& set : head.parameter_sets) set_bytes += set.size();
+    Check(head.parameter_sets.size() <= kMaxParameterSets && set_bytes <= kMaxParameterSetBytes);
   }
   auto run = ScanAdtsFrames(input);
   Check(run.bytes <= size);

@@ -16,6 +16,7 @@
 #include <set>
 #include <span>
 
+#include "streamer/media/codec_parsers.h"
 #include "streamer/media/ts_demuxer.h"
 
 namespace {
@@ -48,6 +49,7 @@ struct Observer {
                 Check(t.width > 0 && t.height > 0 && t.frame_rate >= 0);
                 Check(t.codec_string.rfind(t.codec == Codec::kH264 ? "avc1." : "hvc1.", 0) == 0);
                 Check(!t.parameter_sets.empty());
+                Check(t.parameter_sets.size() <= meshwork::media::kMaxParameterSets);
               } else {
                 Check(t.sample_rate > 0 && t.audio_specific_config.size() == 2);
                 Check(t.codec_string.rfind("mp4a.40.", 0) == 0);

@@ -66,6 +66,9 @@ TEST_CASE("L-1 X-Pipeline is required, X-Region and X-Defects are checked") {
                                         {"", std::nullopt, std::nullopt, "X-Pipeline"},
                                         {std::string_view("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
                                          std::nullopt, std::nullopt, "X-Pipeline"},
+                                        // M-3: the node's own pipelines.
+                                        {"local", std::nullopt, std::nullopt, "X-Pipeline"},
+                                        {"relay", std::nullopt, std::nullopt, "X-Pipeline"},
                                         {"a", "", std::nullopt, "X-Region"},
                                         {"a", "eu west", std::nullopt, "X-Region"},
                                         {"a", std::nullopt, "short, broken", "X-Defects"}}) {

@@ -170,7 +170,9 @@ const std::vector<uint8_t>& FixtureTs() {
 // bytes of `payload`, then the server closes it.
 class TsServer {
  public:
-  enum class Mode { kChunked, kCloseDelimited, kNotFound, kStall };
+  // kEndlessChunkLine: a chunked body whose first chunk-size line never ends (bytes without a
+  // CRLF, 64 KiB every 10 ms, up to 32 MiB).
+  enum class Mode { kChunked, kCloseDelimited, kNotFound, kStall, kEndlessChunkLine };
 
   TsServer(std::vector<uint8_t> payload, size_t per_connection, Mode mode)
       : payload_(std::move(payload)), per_connection_(per_connection), mode_(mode) {
@@ -239,7 +241,17 @@ class TsServer {
     const Mode mode = mode_.load();
     const size_t chunk = 7 * kTsPacket;
     const size_t total = std::min(per_connection_, payload_.size());
-    if (mode == Mode::kNotFound) {
+    if (mode == Mode::kEndlessChunkLine) {
+      asio::write(socket,
+                  asio::buffer(std::string("HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\n"
+                                           "Transfer-Encoding: chunked\r\n\r\n1;")),
+                  ec);
+      const std::string junk(64 * 1024, 'a');
+      for (int i = 0; i < 512 && !ec; ++i) {
+        asio::write(socket, asio::buffer(junk), ec);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a paced upstream
+      }
+    } else if (mode == Mode::kNotFound) {
       asio::write(socket,
                   asio::buffer(std::string("HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n"
                                            "Connection: close\r\n\r\nnot found")),
@@ -461,6 +473,18 @@ TEST_CASE("S-1 HTTP pull reconnects", "[ingest]") {
   };
   SECTION("chunked body cut off") { run(TsServer::Mode::kChunked); }
   SECTION("close-delimited body") { run(TsServer::Mode::kCloseDelimited); }
+}
+
+TEST_CASE("R-3 HTTP pull: a chunk-size line that never ends is dropped, not buffered", "[ingest]") {
+  TsServer server(FixtureTs(), 0, TsServer::Mode::kEndlessChunkLine);
+  Collector collector;
+  auto source = Start(server.url(), collector);
+  // The client gives up on the line once its bounded buffer is full (~256 KiB, well under a
+  // second here) and connects again; buffering it whole it would keep reading for its 5 s
+  // read deadline.
+  CHECK(server.WaitForConnections(2, 2s));
+  StopPromptly(*source, collector);
+  CHECK(collector.size() == 0);
 }
 
 TEST_CASE("S-1 HTTP pull keeps retrying a 404 until the stream appears", "[ingest]") {

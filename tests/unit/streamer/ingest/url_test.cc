@@ -116,6 +116,9 @@ TEST_CASE("S-1 passphrases are kept out of logged URLs", "[ingest]") {
   CHECK(RedactUrl("srt://h:1?passphrase=0123456789ab") == "srt://h:1?passphrase=***");
   CHECK(RedactUrl("srt://h:1?mode=caller") == "srt://h:1?mode=caller");
   CHECK(RedactUrl("srt://h:1?mypassphrase=x") == "srt://h:1?mypassphrase=x");
+  // other credentials an input URL carries (an SRT stream id, a pull URL's token).
+  CHECK(RedactUrl("srt://h:1?streamid=#!::r=live,u=ops,s=sec") == "srt://h:1?streamid=***");
+  CHECK(RedactUrl("http://h/a.ts?x=1&token=abcdef123456") == "http://h/a.ts?x=1&token=***");
 
   auto source = StartSource("srt://127.0.0.1:9000?mode=rendezvous&passphrase=0123456789ab",
                             [](std::span<const uint8_t>) {});

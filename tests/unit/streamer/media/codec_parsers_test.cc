@@ -184,6 +184,25 @@ TEST_CASE("P-7 NextAnnexBNal walks the NAL units one at a time and can stop earl
   CHECK(count == 2);
 }
 
+TEST_CASE("R-3 ScanAccessUnitHead keeps at most 32 parameter sets and 16 KiB of them") {
+  std::string au = std::string("\x00\x00\x00\x01\x67\x64\x00\x1f", 8);            // the SPS
+  for (int i = 0; i < 40; ++i) au += std::string("\x00\x00\x01\x68\xee\x3c", 6);  // 40 PPS
+  au += std::string("\x00\x00\x01\x65\x88\x84", 6);                               // IDR slice
+  auto many = ScanAccessUnitHead(au, /*hevc=*/false);
+  CHECK(many.keyframe);
+  CHECK(many.parameter_sets.size() == kMaxParameterSets);
+  CHECK_FALSE(many.sps.empty());
+  // One PPS bigger than the whole bound: left out; the SPS stays.
+  std::string big = std::string("\x00\x00\x00\x01\x67\x64\x00\x1f\x00\x00\x01\x68", 12) +
+                    std::string(kMaxParameterSetBytes + 10, 'p') +
+                    std::string("\x00\x00\x01\x65\x88\x84", 6);
+  auto huge = ScanAccessUnitHead(big, false);
+  REQUIRE(huge.parameter_sets.size() == 1);
+  size_t bytes = 0;
+  for (const auto& set : huge.parameter_sets) bytes += set.size();
+  CHECK(bytes <= kMaxParameterSetBytes);
+}
+
 TEST_CASE("S-3 P-7 ScanAccessUnitHead: keyframe, SPS and parameter sets up to the first slice") {
   // H.264: AUD, SPS, PPS, an IDR slice, then what looks like a second SPS after it: slice
   // data as far as the scan goes (it stops at the first slice), so neither SPS nor parameter

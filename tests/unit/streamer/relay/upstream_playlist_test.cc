@@ -190,7 +190,11 @@ TEST_CASE(
   CHECK_FALSE(bad_origin->timeline_origin);
   for (const char* bad :
        {"", "duration_us=500000", "pdt=5", "duration_us=0;pdt=5", "duration_us=-3;pdt=5",
-        "duration_us=5x;pdt=5", "duration_us=5;pdt=", "duration_us=99999999999999;pdt=5"}) {
+        "duration_us=5x;pdt=5", "duration_us=5;pdt=", "duration_us=99999999999999;pdt=5",
+        // Out of the range every node's arithmetic takes (S-23: any publisher may send one).
+        "duration_us=5;pdt=9223372036854775807", "duration_us=5;pdt=5;start=9223372036854775807",
+        "duration_us=5;pdt=5;start=0;origin=-9223372036854775807",
+        "duration_us=5;pdt=5;start=1125899906842625"}) {
     INFO(bad);
     CHECK_FALSE(ParsePartTiming(bad, 1, 0));
   }

@@ -53,6 +53,25 @@ TEST_CASE("L-1 a publish is 201 when new and 204 when the same pipeline retries 
   CHECK(store.Publish(std::move(r)).status().code() == absl::StatusCode::kNotFound);
 }
 
+TEST_CASE("R-3 a publisher cannot make up renditions without end") {
+  FakeClock clock;
+  OriginStore store({}, clock);
+  store.Apply(Configs({{"live/ch1", StreamObject()}}));
+  for (size_t i = 0; i < kMaxRenditionsPerStream; ++i) {
+    auto r = Put("a", 0, "init", ObjectKey::kInit);
+    r.rendition = "r" + std::to_string(i);
+    REQUIRE(store.Publish(std::move(r)).ok());
+  }
+  auto one_more = Put("a", 0, "init", ObjectKey::kInit);
+  one_more.rendition = "r-extra";
+  CHECK(store.Publish(std::move(one_more)).status().code() ==
+        absl::StatusCode::kResourceExhausted);  // 429
+  // The renditions it holds still take objects.
+  auto known = Put("a", 0);
+  known.rendition = "r0";
+  CHECK(store.Publish(std::move(known)).ok());
+}
+
 // A read of msn 1 (in production, not published) held on `io`; its outcomes go to `fired`.
 struct HeldRead {
   FakeClock clock;
