@@ -68,6 +68,15 @@ size_t FilesUnder(const fs::path& dir, std::string_view suffix) {
   return n;
 }
 
+// A recorder and its index on a temporary root, with a fake clock ten minutes after kT0.
+struct ArchiveRecording {
+  ArchiveRecording() { AfterT0(clock); }
+  TempDir dir;
+  FakeClock clock;
+  ArchiveIndex index;
+  Recorder recorder{{}, &index, clock, nullptr};
+};
+
 TEST_CASE("D-2 segments are filed by UTC hour under their wall-clock start and duration") {
   auto dir = TrackDir("/var/dvr", "news", Proto::kTs, "v1");
   CHECK(dir == fs::path("/var/dvr/news/ts/v1"));
@@ -201,12 +210,9 @@ TEST_CASE("D-4 the index answers ranges that overlap a period, the init in force
   CHECK(index.SegmentCount() == 1);
 }
 
-TEST_CASE("D-3 S-19 an edge records a stream it relays only when the dvr member says edges") {
-  TempDir dir;
-  FakeClock clock;
-  AfterT0(clock);
-  ArchiveIndex index;
-  Recorder recorder({}, &index, clock, nullptr);
+TEST_CASE_METHOD(
+    ArchiveRecording,
+    "D-3 S-19 an edge records a stream it relays only when the dvr member says edges") {
   auto on_edges = StreamWithDvr(dir.path(), 3600);
   on_edges["dvr"]["edges"] = true;
   recorder.Apply(Configs({{"news", StreamWithDvr(dir.path(), 3600)}, {"sport", on_edges}}),
@@ -280,12 +286,9 @@ TEST_CASE("D-2 the recorder writes whole files only, and a rebuilt index finds t
   CHECK(rebuilt.StreamBytes("news") == 6000);
 }
 
-TEST_CASE("D-2 retention deletes the oldest whole files past the depth and past the disk budget") {
-  TempDir dir;
-  FakeClock clock;
-  AfterT0(clock);
-  ArchiveIndex index;
-  Recorder recorder({}, &index, clock, nullptr);
+TEST_CASE_METHOD(
+    ArchiveRecording,
+    "D-2 retention deletes the oldest whole files past the depth and past the disk budget") {
   SECTION("depth") {
     recorder.Apply(Configs({{"news", StreamWithDvr(dir.path(), 60)}}));
     for (int i = 0; i < 40; ++i) {  // 80 s of 2 s segments into a 60 s archive
@@ -311,12 +314,8 @@ TEST_CASE("D-2 retention deletes the oldest whole files past the depth and past 
   }
 }
 
-TEST_CASE("A-2 an archive request is checked on the stream whose archive would answer it") {
-  TempDir dir;
-  FakeClock clock;
-  AfterT0(clock);
-  ArchiveIndex index;
-  Recorder recorder({}, &index, clock, nullptr);
+TEST_CASE_METHOD(ArchiveRecording,
+                 "A-2 an archive request is checked on the stream whose archive would answer it") {
   recorder.Apply(Configs({{"tv", StreamWithDvr(dir.path(), 3600)}}));
   ArchiveContext context;
   context.index = &index;
@@ -329,12 +328,8 @@ TEST_CASE("A-2 an archive request is checked on the stream whose archive would a
   CHECK_FALSE(ArchiveStreamOf(context, ParseArchiveTarget("/radio/v1/index-1796205600-60.m3u8")));
 }
 
-TEST_CASE("D-2 an init that failed to be written is written with the next segment") {
-  TempDir dir;
-  FakeClock clock;
-  AfterT0(clock);
-  ArchiveIndex index;
-  Recorder recorder({}, &index, clock, nullptr);
+TEST_CASE_METHOD(ArchiveRecording,
+                 "D-2 an init that failed to be written is written with the next segment") {
   recorder.Apply(Configs({{"news", StreamWithDvr(dir.path(), 3600)}}));
   const TrackKey v1{"news", Proto::kFmp4, "v1"};
   // A file where the init directory goes: the init's write fails, the segment's does not.
@@ -371,12 +366,8 @@ TEST_CASE("D-3 an archive master offers only the renditions recorded in its peri
   CHECK(ArchiveMasterPlaylist(index, "/nonexistent", {}, "news", empty, kT0 + 60'000, "").empty());
 }
 
-TEST_CASE("D-2 a rendition no longer recorded ages out with the stream's others") {
-  TempDir dir;
-  FakeClock clock;
-  AfterT0(clock);
-  ArchiveIndex index;
-  Recorder recorder({}, &index, clock, nullptr);
+TEST_CASE_METHOD(ArchiveRecording,
+                 "D-2 a rendition no longer recorded ages out with the stream's others") {
   recorder.Apply(Configs({{"news", StreamWithDvr(dir.path(), 60)}}));
   for (int i = 0; i < 15; ++i) {  // v1 and v2 for 30 s, then v1 alone for 200 s
     REQUIRE(recorder.Enqueue(Segment("news", Proto::kTs, "v2", kT0 + i * 2000, 2000)));
