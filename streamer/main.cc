@@ -80,6 +80,9 @@ ABSL_FLAG(uint64_t, heap_retain_mib, 128,
           "faults per segment); 0 keeps the C library's defaults");
 ABSL_FLAG(uint64_t, max_object_bytes, 64ull << 20,
           "largest object a packager may publish (413 above)");
+ABSL_FLAG(int64_t, max_upload_ms, 120'000,
+          "longest an object upload may take from its first byte to its last (408 beyond; R-3: "
+          "a client trickling bytes holds a connection and the upload budget)");
 ABSL_FLAG(uint64_t, max_buffered_upload_bytes, 256ull << 20,
           "bytes the publish listener holds for uploads still arriving, all together (503 with "
           "Retry-After beyond it; R-3)");
@@ -218,6 +221,9 @@ int Run() {
   Shedder shedder(thresholds, metrics.get());
   OriginOptions delivery_options;
   delivery_options.max_object_bytes = absl::GetFlag(FLAGS_max_object_bytes);
+  delivery_options.max_upload_time =
+      std::chrono::milliseconds(std::max<int64_t>(1, absl::GetFlag(FLAGS_max_upload_ms)));
+  delivery_options.clock = &RealClock::Get();
   PublishAuth publish_auth(&config);
   // P-13: objects a relay is receiving, shared with the viewers meanwhile.
   InFlightObjects in_flight;

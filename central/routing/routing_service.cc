@@ -114,7 +114,7 @@ std::vector<const RouteNode*> RoutingService::Upstreams(const RoutingSnapshot& s
   if (int edge = snapshot.NodeIndex(edge_id);
       edge >= 0 && snapshot.nodes()[edge].role == v1::ROLE_EDGE) {
     int parent = ParentEdge(snapshot, stream, snapshot.nodes()[edge].zone, [&](const RouteNode& n) {
-      return n.live && n.live->Online(now, registry_->offline_after());
+      return CanBeParent(n, now, registry_->offline_after());
     });
     if (parent >= 0 && parent != edge) out.push_back(&snapshot.nodes()[parent]);
   }

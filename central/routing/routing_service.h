@@ -91,6 +91,12 @@ class RoutingService {
   // only its own streams to the next. -1 when the zone has no eligible edge.
   static int ParentEdge(const RoutingSnapshot& snapshot, std::string_view stream, int zone,
                         const std::function<bool(const RouteNode&)>& eligible);
+  // Whether `node` may be a parent edge at `now`: online and not draining (CS-4: a drained
+  // edge is about to go; its zone's relay should already hang off another).
+  static bool CanBeParent(const RouteNode& node, std::chrono::steady_clock::time_point now,
+                          std::chrono::nanoseconds offline_after) {
+    return node.live && !node.drain && node.live->Online(now, offline_after);
+  }
 
   const Selector& selector() const { return selector_; }
   NodeRegistry& registry() const { return *registry_; }

@@ -53,7 +53,11 @@ bool Selector::Serves(const RoutingSnapshot& snapshot, const LiveStreams& live, 
   const RouteNode& node = snapshot.nodes()[index];
   if (!node.live || !node.live->Online(now, offline_after_)) return false;
   if (node.role == v1::ROLE_EDGE) return live.contains(AbslView(stream));
-  return snapshot.PlacedOn(stream, index) || node.live->Serves(stream);
+  if (node.live->Serves(stream)) return true;
+  // Placement alone counts only while the stream works nowhere (Z-13: a viewer may arrive
+  // before the publisher and be held there); once it works somewhere, a placed node whose
+  // own copy does not work would get new and steered viewers it cannot serve (CS-2).
+  return snapshot.PlacedOn(stream, index) && !live.contains(AbslView(stream));
 }
 
 void Selector::Collect(const RoutingSnapshot& snapshot, const LiveStreams& live,

@@ -61,7 +61,8 @@ class Selector {
                 std::string_view stream) const;
 
   // Online and able to serve `stream`, whatever its limits and drain say (CS-2: such a node
-  // is still a pathway, ordered last).
+  // is still a pathway, ordered last): an edge while the stream works somewhere; any other
+  // node while its own copy works, or while it is placed there and works nowhere yet.
   bool Serves(const RoutingSnapshot& snapshot, const LiveStreams& live, int node,
               std::string_view stream) const;
 

@@ -117,7 +117,7 @@ struct OriginDelivery::Metrics {
                                      .Register(*registry),
                                  "result",
                                  {"created", "replaced", "refused", "unauthorized", "bad_request",
-                                  "broken", "too_large", "over_budget"});
+                                  "broken", "too_large", "over_budget", "too_slow"});
     reads = metrics::LabeledCounters(
         prometheus::BuildCounter()
             .Name("meshwork_origin_reads_total")
@@ -156,7 +156,8 @@ class OriginDelivery::Upload : public std::enable_shared_from_this<Upload> {
         body_(std::move(body)),
         r_(std::move(r)),
         request_(std::move(request)),
-        hold_(budget) {}
+        hold_(budget),
+        deadline_(owner->clock().Monotonic() + owner->options_.max_upload_time) {}
 
   void Next() {
     body_->Read([self = shared_from_this()](const absl::Status& status,
@@ -173,6 +174,16 @@ class OriginDelivery::Upload : public std::enable_shared_from_this<Upload> {
                                    {"bytes", request_.size},
                                    {"error", status.ToString()}});
       return r_.Send(http::ErrorResponse(status));
+    }
+    if (!done && owner_->clock().Monotonic() > deadline_) {
+      owner_->metrics_->Publish("too_slow");
+      log::Warn("publish_too_slow", {{"stream", request_.stream},
+                                     {"object", Describe()},
+                                     {"bytes", request_.size + bytes.size()}});
+      return r_.Send(http::ErrorResponse(
+          http::Status::request_timeout, "request_timeout",
+          absl::StrCat("the object's upload took longer than ",
+                       owner_->options_.max_upload_time.count(), " ms (--max-upload-ms)")));
     }
     request_.size += bytes.size();
     if (request_.size > owner_->options_.max_object_bytes) {
@@ -247,6 +258,7 @@ class OriginDelivery::Upload : public std::enable_shared_from_this<Upload> {
   OriginStore::PublishRequest request_;
   std::shared_ptr<std::string> current_;
   http::BudgetHold hold_;
+  const std::chrono::steady_clock::time_point deadline_;
 };
 
 void OriginDelivery::ReceiveObject(RequestContext& ctx, std::shared_ptr<http::BodyReader> body,

@@ -14,10 +14,12 @@
 // the L-6…L-12 rules with shedding (L-16) in front; the playlists are viewer_routes'.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
 #include "common/http/router.h"
+#include "common/time/clock.h"
 #include "prometheus/registry.h"
 #include "streamer/delivery/publish_auth.h"
 #include "streamer/delivery/shedder.h"
@@ -32,6 +34,12 @@ struct OriginOptions {
   size_t chunk_bytes = 256 * 1024;       // L-17
   size_t max_notification_bytes = 4096;  // the header it travels in is bounded too
   int64_t slow_publish_ms = 500;         // L-18
+  // the longest an object upload may take from its first byte read to its last; a
+  // client trickling bytes (each within the listener's read timeout) is answered 408 once it
+  // is past this, its bytes dropped. A packager uploading a segment as it is made takes one
+  // segment duration.
+  std::chrono::milliseconds max_upload_time{120'000};
+  const Clock* clock = nullptr;  // for the upload deadline; null = the real clock
   // P-13: objects an edge's relay is receiving; a read the store cannot serve yet is answered
   // from there as the bytes arrive. Null: none (a node that relays nothing). Outlives this.
   InFlightObjects* in_flight = nullptr;
@@ -86,6 +94,8 @@ class OriginDelivery {
                      http::Responder r, OriginStore::PublishRequest request);
   void ReceiveNotification(http::RequestContext& ctx, std::shared_ptr<http::BodyReader> body,
                            http::Responder r, std::string stream);
+
+  const Clock& clock() const { return options_.clock ? *options_.clock : RealClock::Get(); }
 
   const OriginOptions options_;
   OriginStore* origin_;

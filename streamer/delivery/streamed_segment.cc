@@ -20,21 +20,26 @@ class SegmentPump : public std::enable_shared_from_this<SegmentPump> {
         writer_(std::move(writer)),
         executor_(std::move(executor)) {}
 
-  // Writes every part available past the last written, then waits for the next one. Every
-  // ending but "the segment is complete and every part of it was written" aborts the body: a
-  // cut-short or holed segment must not reach the player as a whole one.
+  // Writes every part available past the last written, in part-number order, then waits for
+  // the next one. Every ending but "the segment is complete and every part of it was written"
+  // aborts the body: a cut-short or holed segment must not reach the player as a whole one.
   void Pump() {
     auto w = store_->Window(stream_, rendition_);
     if (!w || writer_->closed()) return writer_->Abort();
     const Segment* done = w->Find(msn_);
     const auto* parts = done ? &done->parts : w->open_msn == msn_ ? &w->open_parts : nullptr;
     if (parts) {
-      for (; next_ < static_cast<int>(parts->size()); ++next_) {
-        if (!Write(ObjectKey{ObjectKey::kPart, msn_, (*parts)[next_]->index})) return;
+      int highest = -1;
+      for (const auto& part : *parts) highest = std::max(highest, part->index);
+      // Part `next_` is written before any later one: a hole (a part not out yet, or one that
+      // will never be) is waited for within the hold bound, or ends the body (Write).
+      for (; next_ <= highest; ++next_) {
+        if (!Write(ObjectKey{ObjectKey::kPart, msn_, next_})) return;
       }
       if (done && next_ == 0 && parts->empty()) {
         // Completed without parts (a packager that publishes whole segments): its bytes.
         if (!Write(ObjectKey{ObjectKey::kM4s, msn_, -1})) return;
+        return writer_->Finish();
       }
       if (done) return writer_->Finish();
     } else if (next_ != 0 ||
@@ -99,7 +104,7 @@ class SegmentPump : public std::enable_shared_from_this<SegmentPump> {
   const std::chrono::milliseconds hold_;
   std::shared_ptr<http::ChunkedWriter> writer_;
   boost::asio::any_io_executor executor_;
-  int next_ = 0;
+  int next_ = 0;  // the part number written next
   // When the pump began waiting on a held part (unset while parts flow): bounded by `hold_`.
   std::optional<std::chrono::steady_clock::time_point> waiting_since_;
 };

@@ -247,6 +247,42 @@ TEST_CASE("R-3 32 stalled uploads stay within the publish listener's byte cap", 
       10s));
 }
 
+TEST_CASE("R-3 an object upload trickled past --max-upload-ms is 408, the node unharmed") {
+  auto dir = MakeTempDir("trickle");
+  auto central = StartCentral(dir);
+  auto node = StartStreamer(central.grpc, "origin-1", "origin", {"--max-upload-ms=1000"});
+  REQUIRE(Http("PUT", central.http, kApi + "/streams/tr",
+               R"({"placement": {"streamers": ["origin-1"]}})")
+              .status == 201);
+  REQUIRE(Eventually(
+      [&] {
+        return Http("PUT", node.publish, "/tr/v1/0.ts", "x", {{"X-Pipeline", "a"}}).status / 100 ==
+               2;
+      },
+      10s));
+  // One byte every 200 ms: each well within the listener's read timeout, the whole past 1 s.
+  RawConnection conn(Port(node.publish));
+  conn.Write(
+      "PUT /tr/v1/1.ts HTTP/1.1\r\nHost: a\r\nX-Pipeline: a\r\nTransfer-Encoding: "
+      "chunked\r\n\r\n");
+  auto start = std::chrono::steady_clock::now();
+  try {
+    while (std::chrono::steady_clock::now() - start < 2s) {
+      conn.Write("1\r\nu\r\n");
+      std::this_thread::sleep_for(200ms);  // the client's pace, not a wait for the server
+    }
+  } catch (const std::exception&) {
+    // The node may close once it answered and lingered: the answer is read below.
+  }
+  auto response = conn.Read(5s);
+  REQUIRE(response);
+  CHECK(response->result_int() == 408);
+  CHECK(response->body().find("--max-upload-ms") != std::string::npos);
+  CHECK(MetricAt(node.publish, "meshwork_origin_publishes_total", "result=\"too_slow\"") == 1);
+  // Nothing of it was published (a prompt upload of the same object creates it, 201).
+  CHECK(Http("PUT", node.publish, "/tr/v1/1.ts", "y", {{"X-Pipeline", "a"}}).status == 201);
+}
+
 TEST_CASE("R-3 a streamer stopping with 1 000 held requests exits cleanly") {
   auto dir = MakeTempDir("heldstop");
   auto central = StartCentral(dir);

@@ -10,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "common/crypto/jwt.h"
 #include "tests/integration/media_harness.h"
 
 namespace meshwork::testing {
@@ -19,6 +21,15 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kTtlS = 5;
+// base64url of the HS256 secret below (a viewer token key, A-4).
+constexpr char kSecretB64[] = "bWVzaHdvcmstYWNjZXNzLXRlc3Qtc2VjcmV0LTMyYnl0ZXM";
+constexpr char kSecret[] = "meshwork-access-test-secret-32bytes";
+
+int64_t NowS() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 // The node reports at least one play session.
 bool Watching(const Central& central, const std::string& node) {
@@ -150,6 +161,48 @@ TEST_CASE(
                       "queryBeforeStart=\"false\">http://" +
                       k.central.http + "/steering/ch1?format=dash</ContentSteering>") !=
         std::string::npos);
+
+  // A-3 CS-1: a protected stream's pathways to the other node carry the viewer's token, not
+  // this node's session id (which only this node knows), and the other node takes them.
+  auto key = Http("PUT", k.central.http, "/central/api-v4/access-keys/k1",
+                  nlohmann::json{{"alg", "HS256"}, {"secret", kSecretB64}}.dump());
+  REQUIRE(key.status == 201);
+  REQUIRE(Http("PATCH", k.central.http, "/central/api-v4/streams/ch1",
+               R"({"access": {"mode": "token"}})")
+              .status == 200);
+  const std::string token = crypto::SignJwtHs256(
+      absl::StrCat(R"({"exp":)", NowS() + 600, R"(,"sub":"alice"})"), "k1", kSecret);
+  for (const Streamer* s : {&k.a, &k.b}) {
+    REQUIRE(Eventually([&] { return Http("GET", s->http, "/ch1/index.m3u8").status == 401; }, 10s));
+  }
+  for (const char* master_name : {"index.m3u8", "index.ll.m3u8"}) {
+    auto protected_master =
+        Http("GET", k.a.http, std::string("/ch1/") + master_name + "?token=" + token);
+    INFO(protected_master.body);
+    REQUIRE(protected_master.status == 200);
+    size_t at = protected_master.body.find("\nhttp://" + k.b.http + "/ch1/");
+    REQUIRE(at != std::string::npos);
+    std::string to_b =
+        protected_master.body.substr(at + 1, protected_master.body.find('\n', at + 1) - (at + 1));
+    INFO(to_b);
+    CHECK(to_b.find("token=" + token) != std::string::npos);
+    CHECK(to_b.find("sid=") == std::string::npos);
+    CHECK(Http("GET", k.b.http, to_b.substr(std::string("http://").size() + k.b.http.size()))
+              .status == 200);
+  }
+  auto protected_mpd = Http("GET", k.a.http, "/ch1/index.mpd?token=" + token);
+  INFO(protected_mpd.body);
+  REQUIRE(protected_mpd.status == 200);
+  // The templates, resolved against B's BaseURL too, carry the token.
+  CHECK(protected_mpd.body.find(">http://" + k.b.http + "/ch1/</BaseURL>") != std::string::npos);
+  CHECK(protected_mpd.body.find("token=" + token) != std::string::npos);
+  CHECK(protected_mpd.body.find("sid=") == std::string::npos);
+  REQUIRE(Http("PATCH", k.central.http, "/central/api-v4/streams/ch1",
+               R"({"access": {"mode": "open"}})")
+              .status == 200);
+  for (const Streamer* s : {&k.a, &k.b}) {
+    REQUIRE(Eventually([&] { return Http("GET", s->http, "/ch1/index.m3u8").status == 200; }, 10s));
+  }
 
   // Z-15: A at its session limit (one viewer) comes last, and new viewers go to B.
   auto limit = Http("PATCH", k.central.http, "/central/api-v4/streamers/node-a",

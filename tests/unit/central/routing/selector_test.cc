@@ -338,6 +338,25 @@ TEST_CASE("Z-13 eligibility: online, able to serve the stream") {
   CHECK(w.Route("ch3", "198.51.100.1") == "404");
 }
 
+TEST_CASE("Z-13 CS-2 a placed node whose own copy does not work serves no new viewer") {
+  World w;
+  w.Node("ingest-a", "ingest")
+      .Node("ingest-b", "ingest")
+      .Stream("ch1", {"ingest-a", "ingest-b"})
+      .Report("ingest-a", 0, 0, {})
+      .Report("ingest-b", 0, 0, {});
+  // Working nowhere yet: both placed nodes may take (and hold) a viewer.
+  std::set<std::string> picked;
+  for (int i = 0; i < 4; ++i) picked.insert(w.Route("ch1", "198.51.100.1"));
+  CHECK(picked == std::set<std::string>{"ingest-a", "ingest-b"});
+  // Working on a (40 viewers) while b's input is dead: b, though less loaded, gets nobody.
+  w.Report("ingest-a", 40, 0, {"ch1"}).Report("ingest-b", 0, 0, {});
+  for (int i = 0; i < 4; ++i) CHECK(w.Route("ch1", "198.51.100.1") == "ingest-a");
+  // b's copy works again: the fewest sessions win.
+  w.Report("ingest-b", 0, 0, {"ch1"});
+  CHECK(w.Route("ch1", "198.51.100.1") == "ingest-b");
+}
+
 TEST_CASE("Z-14 fewest Play sessions wins and ties are used in turn") {
   World w(GENERATE(RouteMode::kDecide, RouteMode::kSelect));
   w.Node("a", "edge").Node("b", "edge").Node("c", "edge").Node("d", "edge").Stream("ch1");
@@ -568,6 +587,21 @@ TEST_CASE(
   CHECK(RoutingService::ParentEdge(snap, "ch1", zone("e1"),
                                    [](const RouteNode&) { return false; }) == -1);
   CHECK(RoutingService::ParentEdge(snap, "ch1", -1, all) == -1);
+}
+
+TEST_CASE("S-26 CS-4 a draining or offline edge is no parent edge") {
+  World w;
+  w.Node("e1", "edge").Node("e2", "edge").Report("e1").Report("e2");
+  w.config().streamers["e2"].object["drain"] = true;
+  w.Build();
+  const RoutingSnapshot& snap = w.snapshot();
+  auto now = w.clock().Monotonic();
+  const RouteNode& e1 = snap.nodes()[snap.NodeIndex("e1")];
+  const RouteNode& e2 = snap.nodes()[snap.NodeIndex("e2")];
+  REQUIRE(e2.drain);
+  CHECK(RoutingService::CanBeParent(e1, now, 3s));
+  CHECK_FALSE(RoutingService::CanBeParent(e2, now, 3s));
+  CHECK_FALSE(RoutingService::CanBeParent(e1, now + 3s, 3s));
 }
 
 TEST_CASE("S-25 internode URLs use the node's internal address, viewers' URLs never do") {
