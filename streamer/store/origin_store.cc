@@ -55,6 +55,18 @@ std::string PositionKey(const std::string& stream, const std::string& rendition)
 constexpr int64_t kMaxAheadSegments = 3;
 constexpr int64_t kMaxAheadOfNewest = 1000;
 
+// The lowest and highest msn of a rendition's objects other than its init; (-1, -1) when
+// it has none.
+std::pair<int64_t, int64_t> MsnSpan(const OriginRendition& r) {
+  int64_t low = -1, high = -1;
+  for (const auto& [key, object] : r.objects) {
+    if (key.kind == ObjectKey::kInit) continue;
+    if (low < 0 || key.msn < low) low = key.msn;
+    high = std::max(high, key.msn);
+  }
+  return {low, high};
+}
+
 }  // namespace
 
 absl::Status CheckPublishable(const OriginStreamView& view, const std::string& rendition,
@@ -202,6 +214,13 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
     auto current = slot->Get();
     RETURN_IF_ERROR(
         CheckPublishable(*current, request.rendition, key, now, candidate->timing != nullptr));
+    // a stream that trimming could not bring under its bytes (objects no segment
+    // accounts for: parts without their segments) takes nothing more but its init.
+    if (key.kind != ObjectKey::kInit && current->bytes > options_.max_stream_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the stream holds ", current->bytes, " bytes, more than ",
+                       options_.max_stream_bytes, " (--max-stream-bytes), and none can go"));
+    }
     auto view = std::make_shared<OriginStreamView>(*current);
     candidate->notifications = view->notifications;
     const Template& current_tmpl = view->policy->tmpl;
@@ -317,13 +336,26 @@ void OriginStore::TrimLocked(OriginStreamView& view, OriginRendition& changed) {
       if (c->meta.first_msn < 0 || c->meta.first_msn >= c->meta.newest_msn) continue;
       if (!oldest || c->meta.first_msn < oldest->meta.first_msn) oldest = c;
     }
+    int64_t below = oldest ? oldest->meta.first_msn + 1 : -1;
+    if (!oldest) {
+      // No rendition has an older segment to give: objects of the lowest msn any rendition
+      // holds below its own highest (parts published without their segments).
+      for (const auto& [name, r] : view.renditions) {
+        const OriginRendition* c = name == changed.name ? &changed : r.get();
+        auto [low, high] = MsnSpan(*c);
+        if (low >= 0 && low < high && (!oldest || low + 1 < below)) {
+          oldest = c;
+          below = low + 1;
+        }
+      }
+    }
     if (!oldest) break;
     if (oldest == &changed) {
-      drop_below(changed, changed.meta.first_msn + 1);
+      drop_below(changed, below);
     } else {
       // Copy before changing: the shared rendition may be in readers' hands.
       auto copy = std::make_shared<OriginRendition>(*oldest);
-      drop_below(*copy, copy->meta.first_msn + 1);
+      drop_below(*copy, below);
       view.renditions[copy->name] = copy;
     }
   }

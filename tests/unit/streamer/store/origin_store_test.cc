@@ -392,6 +392,38 @@ TEST_CASE("L-17 memory per stream stays within its window and byte bound") {
   CHECK_FALSE(d.looked_up);
 }
 
+TEST_CASE("L-17 R-3 parts published without their segments stay within the byte bound") {
+  FakeClock clock;
+  OriginStore::Options options;
+  options.max_stream_bytes = 10'000;
+  OriginStore store(options, clock);
+  store.Apply(Configs({{"live/ch1", StreamObject(kFakeNowMs - 100'000)}}));  // msn 50 now
+  auto part = [](int64_t msn, int index) {
+    auto r = Put("a", msn, std::string(3000, 'p'), ObjectKey::kPart);
+    r.key.part = index;
+    return r;
+  };
+  // Parts of ten segments, none of the segments: the oldest parts go.
+  for (int64_t msn = 40; msn < 50; ++msn) {
+    for (int index = 0; index < 3; ++index) REQUIRE(store.Publish(part(msn, index)).ok());
+    CHECK(store.View("live/ch1")->bytes <= 10'000);
+  }
+  auto view = store.View("live/ch1");
+  CHECK(view->renditions.at("v1")->Find({ObjectKey::kPart, 49, 2}) != nullptr);
+  CHECK(view->renditions.at("v1")->Find({ObjectKey::kPart, 40, 0}) == nullptr);
+  // Parts of one segment alone past the bound: nothing can go, so nothing more is taken.
+  OriginStore single(options, clock);
+  single.Apply(Configs({{"live/ch1", StreamObject(kFakeNowMs - 100'000)}}));
+  absl::Status refused;
+  for (int index = 0; index < 10 && refused.ok(); ++index) {
+    refused = single.Publish(part(49, index)).status();
+  }
+  CHECK(refused.code() == absl::StatusCode::kResourceExhausted);
+  CHECK(single.View("live/ch1")->bytes <= 10'000 + 3000);
+  // Its init is still taken.
+  CHECK(single.Publish(Put("a", -1, "init", ObjectKey::kInit)).ok());
+}
+
 TEST_CASE("L-1 streams no longer placed are dropped and their waiters released") {
   FakeClock clock;
   OriginStore store({}, clock);
