@@ -2,6 +2,8 @@
 // (length-prefixed NAL units); ADTS from ISO/IEC 13818-7.
 #include "streamer/media/fmp4_demuxer.h"
 
+#include <cstdlib>
+#include <limits>
 #include <optional>
 
 #include "streamer/media/mp4_reader.h"
@@ -91,6 +93,8 @@ std::string ReadTraf(std::string_view traf, std::string_view buffer, size_t moof
   return "";
 }
 
+constexpr int64_t kMaxTime90k = int64_t{1} << 52;
+
 // Ticks of `timescale` to 90 kHz: the smallest 90 kHz time Fmp4Writer's Rescale (a floor)
 // maps to `ticks`, so a packager's timestamps come back as they were (exactly at 90 kHz).
 int64_t To90k(int64_t ticks, uint32_t timescale) {
@@ -98,6 +102,9 @@ int64_t To90k(int64_t ticks, uint32_t timescale) {
   __int128 n = static_cast<__int128>(ticks) * 90000;
   __int128 q = n / timescale;
   if (q * timescale < n) ++q;  // ceiling (ticks are never negative here)
+  // Out of int64's range: a value the caller refuses (kMaxTime90k), not a wrapped one.
+  if (q > std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();
+  if (q < -std::numeric_limits<int64_t>::max()) return -std::numeric_limits<int64_t>::max();
   return static_cast<int64_t>(q);
 }
 
@@ -190,6 +197,11 @@ FragmentFrames DemuxFragments(std::string_view fragments, const ProbedTrack& tra
     f.codec = codec;
     f.dts = To90k(s.dts, track.timescale);
     f.pts = To90k(s.dts + s.cto, track.timescale);
+    // times past ±2^52 at 90 kHz (~1 600 years) are no stream's; every later step adds
+    // to them (PCR leads, segment ends) and must not overflow.
+    if (std::abs(f.dts) > kMaxTime90k || std::abs(f.pts) > kMaxTime90k) {
+      return fail("a sample's decode or presentation time is out of range");
+    }
     if (info.is_video()) {
       if (s.data.empty()) {  // no access unit: nothing to mux (the packager skips these too)
         ++i;

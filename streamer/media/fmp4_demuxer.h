@@ -11,8 +11,9 @@
 // `audio_frames_per_pes` consecutive ones per Frame (one PES), as a packager groups them.
 //
 // A bounded parser of untrusted bytes: every box, sample count and sample range is checked
-// against what contains it; at most kMaxSamples samples. Fuzzed
-// (tests/fuzz/fmp4_demuxer_fuzz.cc). Pure and thread-compatible.
+// against what contains it; at most kMaxSamples samples; sample times beyond ±2^52 at
+// 90 kHz refused. Fuzzed (tests/fuzz/mp4_probe_fuzz.cc, with tracks of several timescales).
+// Pure and thread-compatible.
 #pragma once
 
 #include <cstddef>

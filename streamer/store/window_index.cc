@@ -67,9 +67,13 @@ void UpdateWindow(OriginRendition& r, const OriginPolicy& policy, ObjectKey key,
       (key.kind == ObjectKey::kM4s || key.kind == ObjectKey::kPart)) {
     // A packager's fragment says where it starts on its track's timeline (tfdt): DASH numbers
     // and offsets its segments by that (S-16).
+    // A time past 2^50 at 90 kHz (~400 years) is no stream's: the template's timing stays
+    // playlists and MPDs add to it and must not overflow).
     if (auto f = media::ProbeFragmentStart(*candidate.chunks.front())) {
-      t.start = static_cast<int64_t>(static_cast<long double>(f->base_media_decode_time) *
-                                     90000.0L / w->cmaf_timescale);
+      const long double start =
+          static_cast<long double>(f->base_media_decode_time) * 90000.0L / w->cmaf_timescale;
+      if (start <= static_cast<long double>(int64_t{1} << 50))
+        t.start = static_cast<int64_t>(start);
     }
   }
   switch (key.kind) {

@@ -52,13 +52,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   audio.timescale = 48000;
   audio.info.codec = Codec::kAac;
   audio.info.audio_specific_config = "\x11\x90";
-  for (const ProbedTrack* track : {&video, &audio}) {
+  // Timescales a packager may declare: 1 and 44 100 scale decode times up (R-3: a time
+  // read past the 90 kHz range is refused, never wrapped).
+  ProbedTrack slow = video;
+  slow.timescale = 1;
+  ProbedTrack cd = audio;
+  cd.timescale = 44100;
+  for (const ProbedTrack* track : {&video, &audio, &slow, &cd}) {
     auto d = DemuxFragments(in, *track);
     Check(d.error.empty() != d.frames.empty());
     Check(d.frames.size() <= kMaxDemuxedSamples);
     for (const Frame& f : d.frames) {
+      Check(f.dts >= -(int64_t{1} << 52) && f.dts <= (int64_t{1} << 52));
+      Check(f.pts >= -(int64_t{1} << 52) && f.pts <= (int64_t{1} << 52));
       Check(f.data != nullptr && !f.data->empty());
-      if (track == &video && f.keyframe) Check(f.data->compare(0, 6, "\0\0\0\1\x67\x42", 6) == 0);
+      if ((track == &video || track == &slow) && f.keyframe)
+        Check(f.data->compare(0, 6, "\0\0\0\1\x67\x42", 6) == 0);
     }
   }
   return 0;

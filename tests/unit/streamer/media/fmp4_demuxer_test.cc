@@ -181,6 +181,27 @@ TEST_CASE("S-25 the demuxer refuses what does not add up and never reads past it
   CHECK(parsed->sample_rate == 48000);
 }
 
+TEST_CASE("R-3 a fragment whose times leave the 90 kHz range is refused, not wrapped") {
+  Source s = Load();
+  Fmp4Writer writer({s.video, s.audio});
+  auto tracks = ProbeInitSegment(writer.InitSegment());
+  REQUIRE(tracks.size() == 2);
+  std::vector<Frame> some(s.frames.begin(), s.frames.begin() + 10);
+  for (Frame& f : some) {
+    f.dts += int64_t{1} << 50;
+    f.pts += int64_t{1} << 50;
+  }
+  const std::string fragment = writer.Fragment(some, 1);
+  REQUIRE(DemuxFragments(fragment, tracks[0]).error.empty());  // 2^50 at 90 kHz: fine
+  // The same decode times read in a timescale of 1 tick a second: 90 000 × 2^50 at 90 kHz,
+  // past int64 (a TS muxer subtracting its PCR lead from the wrapped value overflowed).
+  ProbedTrack slow = tracks[0];
+  slow.timescale = 1;
+  auto refused = DemuxFragments(fragment, slow);
+  CHECK(refused.frames.empty());
+  CHECK(refused.error.find("out of range") != std::string::npos);
+}
+
 TEST_CASE("R-3 a fragment of tiny keyframes does not multiply its init's parameter sets") {
   Source s = Load();
   Fmp4Writer writer({s.video, s.audio});

@@ -312,6 +312,31 @@ TEST_CASE("S-16a a packager's init.mp4 names its rendition's track for the maste
   CHECK(window->info.cmaf_video());
   CHECK(window->info.cmaf_tracks[0].codec_string.rfind("avc1.", 0) == 0);
   CHECK(window->cmaf_timescale > 0);
+
+  // R-3: a fragment whose decode time (tfdt) is past any stream's keeps the template's start.
+  auto box = [](const std::string& type, const std::string& payload) {
+    uint32_t n = static_cast<uint32_t>(8 + payload.size());
+    std::string out{static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                    static_cast<char>(n >> 8), static_cast<char>(n)};
+    return out + type + payload;
+  };
+  const std::string tfhd = box("tfhd", std::string("\0\0\0\0\0\0\0\1", 8));
+  const std::string tfdt = box("tfdt", std::string("\1\0\0\0", 4) + std::string(8, '\xff'));
+  auto fragment = std::make_shared<const std::string>(box("moof", box("traf", tfhd + tfdt)));
+  OriginStore::PublishRequest m4s;
+  m4s.stream = "s";
+  m4s.rendition = "v1";
+  m4s.key = {ObjectKey::kM4s, 0, -1};
+  m4s.pipeline = "a";
+  m4s.size = fragment->size();
+  m4s.chunks = {fragment};
+  REQUIRE(store.Publish(std::move(m4s)).ok());
+  window = store.Window("s", "v1");
+  REQUIRE(window);
+  REQUIRE(window->segments.size() == 1);
+  const int64_t start = window->segments.front()->start;
+  CHECK(start >= -(int64_t{1} << 50));
+  CHECK(start <= (int64_t{1} << 50));
 }
 
 }  // namespace meshwork::streamer
