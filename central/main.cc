@@ -52,6 +52,10 @@ ABSL_FLAG(std::string, etcd_key_file, "", "PEM client key for etcd");
 ABSL_FLAG(std::string, etcd_user, "", "etcd user name, when etcd has authentication on");
 ABSL_FLAG(std::string, etcd_password_file, "", "file holding the etcd user's password");
 ABSL_FLAG(int, etcd_timeout_ms, 3000, "deadline of each etcd request, per member tried");
+ABSL_FLAG(int, etcd_compact_retain_s, 300,
+          "C-10: etcd history the leader keeps, in seconds (it compacts what is older: every "
+          "report is a new revision and etcd keeps all of them unless compacted); 0 = never "
+          "compact (then run etcd with --auto-compaction-retention)");
 ABSL_FLAG(int, leader_lease_s, 5,
           "C-10: TTL of the leader's etcd lease; a dead leader is replaced within it");
 ABSL_FLAG(std::string, instance_id, "",
@@ -320,8 +324,10 @@ int Run() {
   std::unique_ptr<Leadership> leadership;
   if (opened->etcd) {
     auto election = std::make_unique<etcd::LeaderElection>(
-        opened->etcd, absl::GetFlag(FLAGS_etcd_prefix) + "leader", instance_id,
-        std::chrono::seconds(absl::GetFlag(FLAGS_leader_lease_s)), RealClock::Get(), metrics.get());
+        opened->etcd, etcd::NormalizedPrefix(absl::GetFlag(FLAGS_etcd_prefix)) + "leader",
+        instance_id, std::chrono::seconds(absl::GetFlag(FLAGS_leader_lease_s)), RealClock::Get(),
+        metrics.get(),
+        std::chrono::seconds(std::max(0, absl::GetFlag(FLAGS_etcd_compact_retain_s))));
     election->Start();
     leadership = std::move(election);
   } else {

@@ -50,6 +50,11 @@ std::vector<std::string> ParseEndpoints(const std::string& list) {
   return out;
 }
 
+std::string NormalizedPrefix(std::string prefix) {
+  if (prefix.empty() || prefix.back() != '/') prefix += '/';
+  return prefix;
+}
+
 std::string PrefixEnd(const std::string& prefix) {
   std::string end = prefix;
   while (!end.empty()) {
@@ -187,6 +192,15 @@ absl::StatusOr<etcdserverpb::PutResponse> EtcdClient::Put(const etcdserverpb::Pu
   });
   if (!s.ok()) return s;
   return response;
+}
+
+absl::Status EtcdClient::Compact(int64_t revision) {
+  etcdserverpb::CompactionRequest request;
+  request.set_revision(revision);
+  etcdserverpb::CompactionResponse response;
+  return Unary("compact", [&](const auto& channel, grpc::ClientContext& context) {
+    return etcdserverpb::KV::NewStub(channel)->Compact(&context, request, &response);
+  });
 }
 
 absl::StatusOr<int64_t> EtcdClient::GrantLease(std::chrono::seconds ttl) {

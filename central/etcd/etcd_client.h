@@ -38,6 +38,9 @@ struct EtcdOptions {
 // "host:port,host:port" → endpoints; an `http://` or `https://` prefix is dropped.
 std::vector<std::string> ParseEndpoints(const std::string& list);
 
+// A key prefix ending in '/' ("/meshwork" → "/meshwork/"), as every key under it is made.
+std::string NormalizedPrefix(std::string prefix);
+
 // The first key after every key that starts with `prefix` (etcd's range_end for a prefix).
 std::string PrefixEnd(const std::string& prefix);
 
@@ -48,6 +51,9 @@ class EtcdClient {
   absl::StatusOr<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request);
   absl::StatusOr<etcdserverpb::TxnResponse> Txn(const etcdserverpb::TxnRequest& request);
   absl::StatusOr<etcdserverpb::PutResponse> Put(const etcdserverpb::PutRequest& request);
+  // Drops the history before `revision` (keys' older versions; watches from before it are
+  // cancelled with compact_revision). OutOfRange when it was already compacted that far.
+  absl::Status Compact(int64_t revision);
   // A new lease of `ttl`; returns its id.
   absl::StatusOr<int64_t> GrantLease(std::chrono::seconds ttl);
   // Renews `lease` once; NotFound when etcd no longer has it.

@@ -37,7 +37,7 @@ EtcdStore::EtcdStore(std::shared_ptr<EtcdClient> client, EtcdStoreOptions option
 
 absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(std::shared_ptr<EtcdClient> client,
                                                            EtcdStoreOptions options) {
-  if (options.prefix.empty() || options.prefix.back() != '/') options.prefix += "/";
+  options.prefix = NormalizedPrefix(options.prefix);
   std::unique_ptr<EtcdStore> store(new EtcdStore(std::move(client), std::move(options)));
   auto loaded = store->Reload();
   if (!loaded.ok()) return loaded.status();

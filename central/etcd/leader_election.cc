@@ -6,12 +6,13 @@ namespace meshwork::central::etcd {
 
 LeaderElection::LeaderElection(std::shared_ptr<EtcdClient> client, std::string key, std::string id,
                                std::chrono::seconds ttl, const Clock& clock,
-                               prometheus::Registry* metrics)
+                               prometheus::Registry* metrics, std::chrono::seconds compact_retain)
     : client_(std::move(client)),
       key_(std::move(key)),
       id_(std::move(id)),
       ttl_(std::max(ttl, std::chrono::seconds(2))),
-      clock_(clock) {
+      clock_(clock),
+      compact_retain_(compact_retain) {
   if (metrics) {
     gauge_ = &prometheus::BuildGauge()
                   .Name("meshwork_central_leader")
@@ -80,6 +81,7 @@ void LeaderElection::Round() {
   if (lease_ == 0) {
     auto granted = client_->GrantLease(ttl_);
     if (!granted.ok()) {
+      LogFailure("lease grant", granted.status());
       if (IsLeader()) SetLeader(false, "");
       return;
     }
@@ -100,18 +102,54 @@ void LeaderElection::Round() {
   txn.add_failure()->mutable_request_range()->set_key(key_);
   auto response = client_->Txn(txn);
   if (!response.ok()) {
+    LogFailure("claim", response.status());
     if (IsLeader() && since_renewed() > ttl_ * 2 / 3) SetLeader(false, "");
     return;
   }
-  if (response->succeeded()) return SetLeader(true, id_);
-  std::string holder;
-  int64_t holder_lease = 0;
-  if (response->responses_size() > 0 && response->responses(0).response_range().kvs_size() > 0) {
-    const auto& kv = response->responses(0).response_range().kvs(0);
-    holder = kv.value();
-    holder_lease = kv.lease();
+  if (response->succeeded()) {
+    SetLeader(true, id_);
+  } else {
+    std::string holder;
+    int64_t holder_lease = 0;
+    if (response->responses_size() > 0 && response->responses(0).response_range().kvs_size() > 0) {
+      const auto& kv = response->responses(0).response_range().kvs(0);
+      holder = kv.value();
+      holder_lease = kv.lease();
+    }
+    SetLeader(holder == id_ && holder_lease == lease_, holder);
   }
-  SetLeader(holder == id_ && holder_lease == lease_, holder);
+  Compact(clock_.Monotonic(), response->header().revision());
+}
+
+void LeaderElection::Compact(std::chrono::steady_clock::time_point now, int64_t revision) {
+  if (compact_retain_.count() <= 0 || revision <= 0) return;
+  // Ten samples over the retention are enough: the history kept is retain…1.1 × retain.
+  const auto every =
+      std::max<std::chrono::steady_clock::duration>(std::chrono::seconds(1), compact_retain_ / 10);
+  if (seen_.empty() || now - seen_.back().at >= every) seen_.push_back({now, revision});
+  int64_t target = 0;
+  while (!seen_.empty() && now - seen_.front().at >= compact_retain_) {
+    target = seen_.front().revision;
+    seen_.pop_front();
+  }
+  if (!IsLeader() || target <= compacted_) return;
+  absl::Status s = client_->Compact(target);
+  if (s.ok() || absl::IsOutOfRange(s)) {  // OutOfRange: compacted that far already
+    compacted_ = target;
+    log::Debug("etcd_compacted", {{"revision", target}});
+  } else {
+    LogFailure("compact", s);
+  }
+}
+
+void LeaderElection::LogFailure(const char* step, const absl::Status& status) {
+  const auto now = clock_.Monotonic();
+  if (last_failure_log_ != std::chrono::steady_clock::time_point{} &&
+      now - last_failure_log_ < std::chrono::minutes(1)) {
+    return;
+  }
+  last_failure_log_ = now;
+  log::Warn("leader_round_failed", {{"key", key_}, {"step", step}, {"error", status.ToString()}});
 }
 
 }  // namespace meshwork::central::etcd

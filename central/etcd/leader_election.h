@@ -9,11 +9,17 @@
 // renewal was sent — before any other central can win, unless one call blocked past the
 // lease's end (etcd's request deadline is longer than a third of the TTL): then another
 // leader may overlap this one until that call returns.
+// The leader also compacts etcd's history (etcd keeps every revision unless told, and every
+// node report is a new one each second: the backend quota fills and etcd then refuses all
+// writes): every central samples the store's revision as its rounds see it, and the leader
+// compacts to the newest sample at least `compact_retain` old — a central whose watch was
+// cut for longer reads the store whole again (EtcdStore's reload). 0 turns it off.
 // Thread: one of its own; IsLeader() is a lock-free read from any thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <string>
 #include <thread>
@@ -51,7 +57,8 @@ class LeaderElection final : public Leadership {
  public:
   // `metrics` may be null; it gets meshwork_central_leader (1 while this central leads).
   LeaderElection(std::shared_ptr<EtcdClient> client, std::string key, std::string id,
-                 std::chrono::seconds ttl, const Clock& clock, prometheus::Registry* metrics);
+                 std::chrono::seconds ttl, const Clock& clock, prometheus::Registry* metrics,
+                 std::chrono::seconds compact_retain = std::chrono::minutes(5));
   ~LeaderElection() override;  // stops; a leader deletes its key (revokes its lease)
 
   void Start();
@@ -61,6 +68,11 @@ class LeaderElection final : public Leadership {
  private:
   void Round();
   void SetLeader(bool leader, const std::string& who);
+  // Records `revision` as seen at `now`; a leader then compacts to the newest sample at
+  // least compact_retain_ old.
+  void Compact(std::chrono::steady_clock::time_point now, int64_t revision);
+  // A failed round's cause, logged at most once a minute.
+  void LogFailure(const char* step, const absl::Status& status);
 
   const std::shared_ptr<EtcdClient> client_;
   const std::string key_;
@@ -72,6 +84,14 @@ class LeaderElection final : public Leadership {
   std::atomic<bool> leader_{false};
   int64_t lease_ = 0;                              // the election thread's own
   std::chrono::steady_clock::time_point renewed_;  // last successful keep-alive (same)
+  const std::chrono::seconds compact_retain_;
+  struct RevisionSeen {
+    std::chrono::steady_clock::time_point at;
+    int64_t revision;
+  };
+  std::deque<RevisionSeen> seen_;  // the election thread's own, oldest first
+  int64_t compacted_ = 0;          // the same: the revision last compacted to
+  std::chrono::steady_clock::time_point last_failure_log_{};
 
   mutable absl::Mutex mu_;
   std::string leader_id_ ABSL_GUARDED_BY(mu_);

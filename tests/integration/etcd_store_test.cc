@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
+#include "central/etcd/leader_election.h"
 #include "central/model/config_service.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/etcd_harness.h"
@@ -242,6 +243,50 @@ TEST_CASE("C-10 with etcd authentication on, the store logs in, a wrong password
   INFO(out);
   CHECK(rc != 0);
   CHECK(out.find("Error") != std::string::npos);
+}
+
+TEST_CASE("C-10 the leader compacts etcd's history older than its retention") {
+  auto cluster = EtcdCluster::Start(1, MakeTempDir("etcd-leader-compact"));
+  const std::string ctl = "ETCDCTL_API=3 /usr/bin/etcdctl --endpoints=" + cluster->Endpoints();
+  auto client = [&] {
+    etcd::EtcdOptions options;
+    options.endpoints = etcd::ParseEndpoints(cluster->Endpoints());
+    auto c = etcd::EtcdClient::Connect(options);
+    REQUIRE(c.ok());
+    return std::shared_ptr<etcd::EtcdClient>(std::move(*c));
+  };
+  auto store = OpenStore(cluster->Endpoints());
+  REQUIRE(store->Commit({{Kind::kZones, "eu", "z1"}}).ok());
+  auto revision_now = [&] {
+    auto [rc, out] = RunCommand(ctl + " get /meshwork/config/revision -w json");
+    REQUIRE(rc == 0);
+    return nlohmann::json::parse(out)["header"]["revision"].get<int64_t>();
+  };
+  const int64_t first = revision_now();
+  auto compacted = [&](int64_t revision) {
+    auto old = RunCommand(ctl + " get /meshwork/config/revision --rev=" + std::to_string(revision) +
+                          " 2>&1");
+    return old.second.find("compacted") != std::string::npos;
+  };
+  CHECK_FALSE(compacted(first));
+  // Two centrals' elections (one leads), keeping 2 s of history; writes go on meanwhile.
+  central::etcd::LeaderElection a(client(), "/meshwork/leader", "a", std::chrono::seconds(3),
+                                  RealClock::Get(), nullptr, std::chrono::seconds(2));
+  central::etcd::LeaderElection b(client(), "/meshwork/leader", "b", std::chrono::seconds(3),
+                                  RealClock::Get(), nullptr, std::chrono::seconds(2));
+  a.Start();
+  b.Start();
+  REQUIRE(Eventually([&] { return a.IsLeader() != b.IsLeader(); }, 10s));
+  int n = 0;
+  REQUIRE(Eventually(
+      [&] {
+        REQUIRE(store->Commit({{Kind::kStreams, "s", std::to_string(++n)}}).ok());
+        return compacted(first);
+      },
+      20s));
+  // What is newer than the retention stays readable.
+  CHECK_FALSE(compacted(revision_now()));
+  CHECK(*store->Get(Kind::kZones, "eu") == std::optional<std::string>("z1"));
 }
 
 TEST_CASE("C-10 a store cut off while etcd compacts its history reloads whole and catches up") {
