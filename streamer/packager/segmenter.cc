@@ -32,15 +32,23 @@ struct Segmenter::FollowStep {
   }
 };
 
+struct MuxedTrack {
+  uint16_t pid = 0;
+  media::Codec codec = media::Codec::kUnknown;
+  size_t config = 0;  // a hash of what the track's init describes
+  bool operator==(const MuxedTrack&) const = default;
+};
+using TrackKeyList = std::vector<MuxedTrack>;
+
 struct Segmenter::Rendition {
   RenditionInfo info;
   uint16_t video_pid = 0;                 // 0 for audio-only and for "a1"
   bool follower = false;                  // "a1": its cuts and parts follow the leader's
   std::unique_ptr<media::TsMuxer> muxer;  // null when the rendition has no MPEG-TS form
   std::unique_ptr<media::Fmp4Writer> fmp4;
-  std::vector<std::pair<uint16_t, media::Codec>> muxed_tracks;  // what the writers were made for
-  std::optional<int64_t> first_t;  // the first frame seen that drives its cuts
-  bool started = false;            // a segment was opened before (later ones are whole)
+  std::vector<MuxedTrack> muxed_tracks;  // what the writers were made for (TrackKeys)
+  std::optional<int64_t> first_t;        // the first frame seen that drives its cuts
+  bool started = false;                  // a segment was opened before (later ones are whole)
   // The fMP4 side of the open segment.
   std::vector<media::Frame> part_frames;
   size_t part_frame_bytes = 0;  // their data, counted against max_segment_bytes
@@ -119,13 +127,22 @@ bool OverCap(R& r, size_t max_bytes) {
   return true;
 }
 
-using TrackKeyList = std::vector<std::pair<uint16_t, media::Codec>>;
+// What a rendition's writers were made for, per track: its PID, codec, and what its init
+// segment describes (S-10: an encoder restarted at another resolution, or AAC at another
+// rate, needs a new init; the fMP4 samples carry no parameter sets of their own). The
+// picture size and codec string stand for the SPS (a PPS alone changing is not counted: some
+// encoders alternate PPSs, which would cut a segment each time).
+MuxedTrack KeyOf(const media::TrackInfo& t) {
+  std::string config = absl::StrCat(t.codec_string, "|", t.width, "x", t.height, "|", t.sample_rate,
+                                    "|", t.channels, "|", t.audio_specific_config);
+  return MuxedTrack{t.pid, t.codec, std::hash<std::string>{}(config)};
+}
 
 TrackKeyList TrackKeys(const RenditionInfo& info) {
   TrackKeyList keys;
-  for (const auto& t : info.tracks) keys.emplace_back(t.pid, t.codec);
-  keys.emplace_back(0, media::Codec::kUnknown);  // separates the two forms
-  for (const auto& t : info.cmaf_tracks) keys.emplace_back(t.pid, t.codec);
+  for (const auto& t : info.tracks) keys.push_back(KeyOf(t));
+  keys.push_back(MuxedTrack{});  // separates the two forms
+  for (const auto& t : info.cmaf_tracks) keys.push_back(KeyOf(t));
   return keys;
 }
 
@@ -232,9 +249,10 @@ void Segmenter::OnTrack(const media::TrackInfo& track) {
   // Renditions carry a copy of the track infos; refresh them (resolution changes show).
   for (auto& [pid, r] : renditions_) {
     SetTracks(tracks_, audio_pid_, r->video_pid, false, r->info);
-    // A track that changed codec: what comes now is not for the open segment's writers. As at
-    // a jump, the segment ends at its last frame and the next keyframe opens one marked a
-    // discontinuity (so no segment mixes codecs, and none is left out).
+    // A track that changed codec or configuration (KeyOf): what comes now is not for the open
+    // segment's writers. As at a jump, the segment ends at its last frame and the next
+    // keyframe opens one marked a discontinuity, with writers and an init for the new tracks
+    // (so no segment mixes codecs or configurations, and none is left out).
     if (r->open && !OnlyAdded(r->muxed_tracks, TrackKeys(r->info))) r->jumped = true;
   }
   if (audio_) SetTracks(tracks_, audio_pid_, 0, true, audio_->info);

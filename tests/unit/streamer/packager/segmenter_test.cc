@@ -443,6 +443,57 @@ TEST_CASE(
   CHECK_FALSE(h.out[before + 2].segment.discontinuity);
 }
 
+TEST_CASE(
+    "S-10 S-7 a video track whose resolution changes gets a new init at the next keyframe, after "
+    "a discontinuity") {
+  FakeClock clock;
+  TimelineAnchors anchors;
+  struct Made {
+    Segment segment;
+    std::shared_ptr<const std::string> init;
+  };
+  std::vector<Made> out;
+  Segmenter segmenter{SegmenterOptions{}, clock, &anchors,
+                      [&out](const RenditionInfo& info, std::shared_ptr<const Segment> s) {
+                        if (info.name == "v1") out.push_back({*s, info.init});
+                      }};
+  auto feed = [&](int64_t t, int frames) {
+    for (int i = 0; i < frames; ++i, t += kFrame) {
+      segmenter.OnFrame(VideoFrame(0x100, t, i % 50 == 10));
+      clock.Advance(40ms);
+    }
+    return t;
+  };
+  auto width_of = [](const std::shared_ptr<const std::string>& init) {
+    REQUIRE(init);
+    auto tracks = media::ProbeInitSegment(*init);
+    REQUIRE(tracks.size() == 1);
+    return tracks[0].info.width;
+  };
+  segmenter.OnTrack(Video(0x100));
+  int64_t t = feed(900'000, 225);  // 640x360, ends 1 s into a segment
+  const size_t before = out.size();
+  REQUIRE(before >= 2);
+  CHECK(width_of(out.back().init) == 640);
+  media::TrackInfo bigger = Video(0x100);  // the same codec, an encoder restarted at 720p
+  bigger.width = 1280;
+  bigger.height = 720;
+  bigger.codec_string = "avc1.64001f";
+  segmenter.OnTrack(bigger);
+  feed(t, 150);
+  REQUIRE(out.size() >= before + 3);
+  for (size_t i = 1; i < out.size(); ++i) CHECK(out[i].segment.msn == out[i - 1].segment.msn + 1);
+  CHECK(width_of(out[before].init) == 640);  // the old segment, cut at its last old frame
+  CHECK(out[before + 1].segment.discontinuity);
+  CHECK(width_of(out[before + 1].init) == 1280);
+  CHECK(width_of(out.back().init) == 1280);
+  // Announced again unchanged: nothing is cut.
+  const size_t settled = out.size();
+  segmenter.OnTrack(bigger);
+  feed(t + 150 * kFrame, 150);
+  for (size_t i = settled; i < out.size(); ++i) CHECK_FALSE(out[i].segment.discontinuity);
+}
+
 TEST_CASE("S-7 a jump right after a segment's first frame closes that segment one frame long") {
   // The step from the last frame before a jump to the first after it is the jump, not a
   // frame: a segment with one frame that another jump ends lasts a frame (it once lasted the
