@@ -204,8 +204,13 @@ absl::StatusOr<uint64_t> StreamPipeline::BeginSlot(PushSlot& slot, bool take_ove
   }
   slot.live = true;
   ++slot.session;
-  // A new publisher is a new source: forget the previous one's demuxer state.
-  inputs_[*slot.input]->demuxer->Reset();
+  // A new publisher is a new source: forget the previous one's demuxer state and which of
+  // its PIDs carried which track (S-3: the new one's video and audio, on whatever PIDs, are
+  // v1's and a1's again, not new renditions or ignored audio).
+  Input& input = *inputs_[*slot.input];
+  if (input.demuxer) input.demuxer->Reset();
+  input.pid_map.clear();
+  input.tracks.clear();
   return slot.session;
 }
 
