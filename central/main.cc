@@ -302,13 +302,13 @@ int Run() {
                         std::chrono::milliseconds(absl::GetFlag(FLAGS_offline_after_ms)),
                         store->get(), metrics.get());
   RoutingService routing(&registry, metrics.get());
-  routing.ConfigChanged(*(*config)->Current());
   (*config)->Subscribe(
       [&registry, &routing, &revision_gauge](std::shared_ptr<const ClusterConfig> next) {
         revision_gauge.Set(static_cast<double>(next->revision));
         routing.ConfigChanged(*next);
         registry.ConfigChanged(std::move(next));
-      });
+      },
+      ConfigService::From::kNow);
   registry.StartSweeper(std::chrono::milliseconds(200));
   // C-10: every central routes on every node, including those attached to another central.
   (*store)->SetReportListener(

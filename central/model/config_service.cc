@@ -31,7 +31,8 @@ std::string Envelope(uint64_t revision, const json& value) {
 absl::StatusOr<std::pair<uint64_t, json>> OpenEnvelope(const std::string& text,
                                                        std::string_view what) {
   json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("revision") || !j.contains("value")) {
+  if (j.is_discarded() || !j.is_object() || !j.contains("revision") || !j.contains("value") ||
+      !j["revision"].is_number_unsigned()) {
     return absl::DataLossError(absl::StrCat("stored ", std::string(what), " is unreadable"));
   }
   return std::make_pair(j["revision"].get<uint64_t>(), j["value"]);
@@ -186,6 +187,11 @@ absl::StatusOr<ViewingKeyRecord> ReadViewingKey(const json& value, const std::st
     return absl::DataLossError(absl::StrCat("stored viewing key ", row, " is unreadable"));
   }
   key.secret = absl::HexStringToBytes(hex);
+  for (const char* field : {"created_unix_ms", "not_after_unix_ms"}) {
+    if (value.contains(field) && !value[field].is_number_integer()) {
+      return absl::DataLossError(absl::StrCat("stored viewing key ", row, " is unreadable"));
+    }
+  }
   key.created_unix_ms = value.value("created_unix_ms", int64_t{0});
   key.not_after_unix_ms = value.value("not_after_unix_ms", int64_t{0});
   return key;
@@ -376,7 +382,34 @@ absl::Status ConfigService::DeleteObject(ObjectKind kind, const std::string& nam
   });
 }
 
+absl::StatusOr<json> ConfigService::ValidateStored(ObjectKind kind, const json& value,
+                                                   const std::string& name) {
+  switch (kind) {
+    case ObjectKind::kZone:
+      return ValidateZone(value, name);
+    case ObjectKind::kStream:
+      return ValidateStream(value, name);
+    case ObjectKind::kVod:
+      return ValidateVod(value, name);
+    case ObjectKind::kAccessKey:
+      return ValidateAccessKey(value, name);
+    case ObjectKind::kRevocation:
+      return ValidateRevocation(value, name);
+  }
+  return absl::InternalError("unknown kind");
+}
+
 absl::StatusOr<std::shared_ptr<ClusterConfig>> ConfigService::ReadAll(Store* store) {
+  // Stored text is checked as it is read; a JSON type error that slipped past is a row that
+  // cannot be read, never an exception on the watch thread.
+  try {
+    return ReadAllUnchecked(store);
+  } catch (const json::exception& e) {
+    return absl::DataLossError(absl::StrCat("a stored row is unreadable: ", e.what()));
+  }
+}
+
+absl::StatusOr<std::shared_ptr<ClusterConfig>> ConfigService::ReadAllUnchecked(Store* store) {
   auto config = std::make_shared<ClusterConfig>();
   config->revision = store->revision();
   ASSIGN_OR_RETURN(auto tp, store->Get(Kind::kConfig, kTrustedProxiesKey));
@@ -408,14 +441,18 @@ absl::StatusOr<std::shared_ptr<ClusterConfig>> ConfigService::ReadAll(Store* sto
     ASSIGN_OR_RETURN(auto objects, store->Scan(info.store_kind));
     for (auto& [name, text] : objects) {
       ASSIGN_OR_RETURN(auto env, OpenEnvelope(text, absl::StrCat(info.noun, " ", name)));
-      // Stored objects were valid when written; read them back as they are, except that a
-      // stream written before its later members existed gets their defaults (L-4, L-13).
-      if (kind == ObjectKind::kStream) {
-        if (auto upgraded = ValidateStream(env.second, name); upgraded.ok()) {
-          env.second = std::move(*upgraded);
-        }
+      // Stored objects were valid when written, and are read back through the same checks
+      // (a stream written before its later members existed gets their defaults, L-4, L-13).
+      // A row that fails them (written by hand into etcd, or by another version) is left out
+      // and logged: read as it is, it would stop every central reading it (C-10), and the API
+      // can still overwrite or delete it.
+      auto checked = ValidateStored(kind, env.second, name);
+      if (!checked.ok()) {
+        log::Error("config_row_unreadable", {{"row", absl::StrCat(info.noun, " ", name)},
+                                             {"error", checked.status().ToString()}});
+        continue;
       }
-      ((*config).*info.records)[name] = ObjectRecord{std::move(env.second), env.first};
+      ((*config).*info.records)[name] = ObjectRecord{*std::move(checked), env.first};
       if (kind == ObjectKind::kZone) {
         config->zones_revision = std::max(config->zones_revision, env.first);
       }
@@ -521,9 +558,13 @@ absl::StatusOr<uint64_t> ConfigService::CommitLocked(const std::vector<Mutation>
   return revision;
 }
 
-void ConfigService::Subscribe(std::function<void(std::shared_ptr<const ClusterConfig>)> listener) {
+void ConfigService::Subscribe(std::function<void(std::shared_ptr<const ClusterConfig>)> listener,
+                              From from) {
   {
+    // Under the lock every publication takes: the snapshot given now is the one the next
+    // publication follows.
     absl::MutexLock lock(&write_mu_);
+    if (from == From::kNow) listener(snapshot_.Get());
     listeners_.push_back(std::move(listener));
   }
   CatchUpPending();
@@ -534,9 +575,12 @@ void ConfigService::CatchUpPending() {
   // here after releasing it: the flag is seen by one of them.
   while (catch_up_pending_.load()) {
     if (!write_mu_.TryLock()) return;
+    struct Unlock {
+      absl::Mutex& mu;
+      ~Unlock() { mu.Unlock(); }
+    } unlock{write_mu_};
     catch_up_pending_.store(false);
     CatchUpLocked();
-    write_mu_.Unlock();
   }
 }
 

@@ -107,7 +107,11 @@ class ConfigService {
   }
 
   // Called after every successful change with the new snapshot, on the writer's thread.
-  void Subscribe(std::function<void(std::shared_ptr<const ClusterConfig>)> listener);
+  // kNow: also called at once with the current snapshot, with no change in between that
+  // reaches neither call (another central's change caught up meanwhile, C-10).
+  enum class From { kNextChange, kNow };
+  void Subscribe(std::function<void(std::shared_ptr<const ClusterConfig>)> listener,
+                 From from = From::kNextChange);
 
   // GET /config body.
   static nlohmann::json ConfigJson(const ClusterConfig& config);
@@ -161,7 +165,14 @@ class ConfigService {
 
  private:
   explicit ConfigService(Store* store) : store_(store) {}
+  // The whole configuration as stored; DataLoss for an unreadable envelope or a JSON type
+  // error (never throws). Object rows failing their own validation are left out (logged).
   static absl::StatusOr<std::shared_ptr<ClusterConfig>> ReadAll(Store* store);
+  static absl::StatusOr<std::shared_ptr<ClusterConfig>> ReadAllUnchecked(Store* store);
+  // A stored object through its kind's validation (no cross-object checks): its canonical
+  // form, or why it is not one.
+  static absl::StatusOr<nlohmann::json> ValidateStored(ObjectKind kind, const nlohmann::json& value,
+                                                       const std::string& name);
   // Reads the store again when it moved past the snapshot, and publishes the result.
   void CatchUpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // C-10: another central's write, heard by the store's watch thread, is caught up with
