@@ -13,10 +13,13 @@ v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config, const std::strin
     // An empty list must still be distinguishable from "unchanged".
     update.mutable_trusted_proxies();
   }
-  if (full || config.streams_revision > since_revision) {
+  auto node = config.streamers.find(node_id);
+  // The node's own record changed (its role among others): the stream set depends on it.
+  const bool node_changed =
+      node != config.streamers.end() && node->second.revision > since_revision;
+  if (full || config.streams_revision > since_revision || node_changed) {
     // Every stream placed on this node, as configured (C-2); an empty set removes them all.
     // An edge gets every other stream too, marked for relay (S-19: it serves any stream).
-    auto node = config.streamers.find(node_id);
     bool edge =
         node != config.streamers.end() && node->second.settings.role() == meshwork::v1::ROLE_EDGE;
     auto* set = update.mutable_streams();
@@ -71,9 +74,8 @@ v1::ConfigUpdate BuildConfigUpdate(const ClusterConfig& config, const std::strin
   if (full) {
     *update.mutable_ott_groups() = ott_views ? *ott_views : v1::OttGroupViews();
   }
-  auto it = config.streamers.find(node_id);
-  if (it != config.streamers.end() && (full || it->second.revision > since_revision)) {
-    *update.mutable_node() = it->second.settings;
+  if (node != config.streamers.end() && (full || node_changed)) {
+    *update.mutable_node() = node->second.settings;
   }
   return update;
 }

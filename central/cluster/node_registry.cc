@@ -117,7 +117,9 @@ void NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChanne
     node.channels.push_back(channel);
     node.live->AddSession();
     if (sessions_gauge_) sessions_gauge_->Increment();
-    if (node.ott_views.groups_size() > 0) views = node.ott_views;
+    // Always, empty too: views emptied since the node's Register snapshot must reach it (a
+    // delta never carries them).
+    views = node.ott_views;
     sent = node.ott_views_bytes;
   }
   // Sent outside the lock, so a SetOttViews in between may already have sent a newer view on

@@ -1,5 +1,7 @@
-// The control channel's protocol version (C-1): a streamer sends it in Register, central
-// refuses any other. The one definition for central, the streamer and the simulated nodes.
+// The control channel's protocol version (C-1): a streamer sends it in Register. Central
+// registers a node of another version too (logged as register_protocol_mismatch); OTT
+// eligibility judges it by the group's min_protocol_version (O-4). The one definition for
+// central, the streamer and the simulated nodes.
 #pragma once
 
 #include <cstdint>

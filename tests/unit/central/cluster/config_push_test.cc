@@ -125,6 +125,21 @@ TEST_CASE("C-3 a delta carries only the sections changed after since_revision") 
   }
 }
 
+TEST_CASE("C-2 S-19 a node whose own record changed (its role) is sent the streams again") {
+  ClusterConfig config = Sample();
+  config.streams["ch1"] = ObjectRecord{{{"placement", {{"streamers", {"ingest-9"}}}}}, 2};
+  config.streams_revision = 2;
+  // edge-2 became an edge at revision 6 (it was an ingest node holding nothing).
+  auto update = BuildConfigUpdate(config, "edge-2", 5);
+  REQUIRE(update.has_node());
+  REQUIRE(update.has_streams());
+  REQUIRE(update.streams().streams_size() == 1);
+  CHECK(update.streams().streams(0).name() == "ch1");
+  CHECK(update.streams().streams(0).relay());
+  // A node whose record did not change gets no stream section.
+  CHECK_FALSE(BuildConfigUpdate(config, "edge-1", 5).has_streams());
+}
+
 TEST_CASE("C-3 with trusted proxies at 5 and node settings at 3, since=5 is an empty update") {
   ClusterConfig config;
   config.revision = 5;

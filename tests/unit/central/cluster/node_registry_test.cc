@@ -84,6 +84,29 @@ std::optional<double> CounterValue(prometheus::Registry& registry, const std::st
   return std::nullopt;
 }
 
+TEST_CASE("O-6 views emptied before a session attaches reach it, empty") {
+  class ViewsChannel final : public NodeChannel {
+   public:
+    void ConfigChanged(std::shared_ptr<const ClusterConfig>) override {}
+    void OttViewsChanged(const v1::OttGroupViews& views) override {
+      absl::MutexLock lock(&mu);
+      groups.push_back(views.groups_size());
+    }
+    absl::Mutex mu;
+    std::vector<int> groups;
+  };
+  FakeClock clock;
+  NodeRegistry registry(clock, kOfflineAfter, nullptr, nullptr);
+  v1::OttGroupViews views;
+  views.add_groups();
+  registry.SetOttViews({{"edge-1", views}});  // what the node's Register snapshot carried
+  registry.SetOttViews({});                   // then its group went, before it attached
+  auto channel = std::make_shared<ViewsChannel>();
+  registry.Attach("edge-1", channel);
+  absl::MutexLock lock(&channel->mu);
+  CHECK(channel->groups == std::vector<int>{0});
+}
+
 TEST_CASE("C-4 an unknown node is offline") {
   FakeClock clock;
   NodeRegistry registry(clock, kOfflineAfter, nullptr, nullptr);
