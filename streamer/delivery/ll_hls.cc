@@ -165,7 +165,8 @@ std::string LowLatencyMediaPlaylist(
     while (first + skipped < segments.size() &&
            edge - (segments[first + skipped]->start + segments[first + skipped]->duration) >
                static_cast<int64_t>(skip_until * 90000)) {
-      disc += segments[first + skipped]->discontinuity ? 1 : 0;
+      // (`first`'s own is counted already.)
+      if (skipped > 0) disc += segments[first + skipped]->discontinuity ? 1 : 0;
       ++skipped;
     }
   }

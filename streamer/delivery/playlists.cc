@@ -59,8 +59,13 @@ std::vector<ListedSegment> ListSegments(const RenditionWindow& window, bool ts,
 }
 
 int64_t DiscontinuitySequence(const RenditionWindow& window, size_t first) {
+  // RFC 8216 §6.2.2: a segment's discontinuity number is the sequence plus the tags before
+  // its URI. The first listed segment's own tag is left out of the playlist (implied), so it
+  // is counted here: its number stays what it was while it was listed after another.
   int64_t sequence = window.dropped_discontinuities;
-  for (size_t i = 0; i < first; ++i) sequence += window.segments[i]->discontinuity ? 1 : 0;
+  for (size_t i = 0; i <= first && i < window.segments.size(); ++i) {
+    sequence += window.segments[i]->discontinuity ? 1 : 0;
+  }
   return sequence;
 }
 

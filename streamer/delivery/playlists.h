@@ -47,7 +47,8 @@ struct ListedSegment {
 // msns stay consecutive.
 std::vector<ListedSegment> ListSegments(const RenditionWindow& window, bool ts,
                                         const SegmentVersions& versions);
-// EXT-X-DISCONTINUITY-SEQUENCE of a playlist whose first segment is window.segments[first].
+// EXT-X-DISCONTINUITY-SEQUENCE of a playlist whose first segment is window.segments[first]
+// (that segment's own discontinuity counted: its tag is left out of the playlist).
 int64_t DiscontinuitySequence(const RenditionWindow& window, size_t first);
 
 // The media playlist of the live window (ListSegments): EXT-X-TARGETDURATION ≥ every listed

@@ -102,6 +102,31 @@ TEST_CASE("one playlist writer: live HLS-TS master and media playlists match the
   CheckGolden("live_media_cmaf.m3u8", MediaPlaylist(*cmaf_only, nullptr));
 }
 
+// The value of the EXT-X-DISCONTINUITY-SEQUENCE tag in `playlist` (0 when absent, RFC 8216).
+int64_t DiscontinuitySequenceOf(const std::string& playlist) {
+  const std::string tag = "#EXT-X-DISCONTINUITY-SEQUENCE:";
+  size_t at = playlist.find(tag);
+  return at == std::string::npos ? 0 : std::stoll(playlist.substr(at + tag.size()));
+}
+
+TEST_CASE("S-7 a segment's discontinuity number stays the same as the window moves past it") {
+  // The discontinuity is before 103. Windows of 6 listing 100…105, 103…108 and 104…109:
+  // 103 is discontinuity 1 in all that list it, and so is every segment after it.
+  for (bool ll : {false, true}) {
+    INFO((ll ? "LL-HLS" : "HLS-TS"));
+    auto render = [&](int complete) {
+      auto w = Window("v1", true, complete, 0);
+      return ll ? LowLatencyMediaPlaylist(*w, {}, false)
+                : MediaPlaylist(*w, nullptr);
+    };
+    std::string before = render(6), at = render(9), after = render(10);
+    CHECK(DiscontinuitySequenceOf(before) == 0);
+    CHECK(before.find("#EXT-X-DISCONTINUITY\n") != std::string::npos);  // tag before 103
+    CHECK(DiscontinuitySequenceOf(at) == 1);  // 103 first: its tag implied by the sequence
+    CHECK(DiscontinuitySequenceOf(after) == 1);
+  }
+}
+
 TEST_CASE("CS-1 one playlist writer: steered masters list each variant once per pathway") {
   auto v1 = Window("v1", true, 8, 2);
   auto v2 = Window("v2", true, 8, 1);
