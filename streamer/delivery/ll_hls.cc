@@ -146,12 +146,22 @@ std::string LowLatencyMediaPlaylist(
     target = std::max<int>(target, static_cast<int>(std::lround(segments[i]->duration_seconds())));
   }
   m.target_duration_s = target;
-  // PART-TARGET: at least every listed part (one may run a frame over the configured target).
+  // PART-TARGET: at least every listed part (one may run a frame over the configured target),
+  // of every rendition of the stream: S-11 wants PART-HOLD-BACK the same in all of them, and
+  // a1's parts, cut at whole AAC frames, run longer than the video's.
   int64_t longest_part = static_cast<int64_t>(info.part_target_ms) * 90;
-  for (size_t i = first; i < segments.size(); ++i) {
-    for (const auto& p : segments[i]->parts) longest_part = std::max(longest_part, p->duration);
+  auto longest_of = [&longest_part](const RenditionWindow& w) {
+    const auto& listed = w.segments;
+    size_t n = std::min<size_t>(listed.size(), std::max(1, w.info.live_window));
+    for (size_t i = listed.size() - n; i < listed.size(); ++i) {
+      for (const auto& p : listed[i]->parts) longest_part = std::max(longest_part, p->duration);
+    }
+    for (const auto& p : w.open_parts) longest_part = std::max(longest_part, p->duration);
+  };
+  longest_of(window);
+  for (const auto& other : others) {
+    if (other && other.get() != &window) longest_of(*other);
   }
-  for (const auto& p : window.open_parts) longest_part = std::max(longest_part, p->duration);
   const double part_target = std::ceil(static_cast<double>(longest_part) / 90.0) / 1000.0;
   const double skip_until = 6.0 * target;
   m.server_control = hls::ServerControl{3 * part_target, skip_until};

@@ -116,8 +116,7 @@ TEST_CASE("S-7 a segment's discontinuity number stays the same as the window mov
     INFO((ll ? "LL-HLS" : "HLS-TS"));
     auto render = [&](int complete) {
       auto w = Window("v1", true, complete, 0);
-      return ll ? LowLatencyMediaPlaylist(*w, {}, false)
-                : MediaPlaylist(*w, nullptr);
+      return ll ? LowLatencyMediaPlaylist(*w, {}, false) : MediaPlaylist(*w, nullptr);
     };
     std::string before = render(6), at = render(9), after = render(10);
     CHECK(DiscontinuitySequenceOf(before) == 0);
@@ -125,6 +124,31 @@ TEST_CASE("S-7 a segment's discontinuity number stays the same as the window mov
     CHECK(DiscontinuitySequenceOf(at) == 1);  // 103 first: its tag implied by the sequence
     CHECK(DiscontinuitySequenceOf(after) == 1);
   }
+}
+
+TEST_CASE("S-11 every rendition's LL-HLS playlist has the same PART-INF and SERVER-CONTROL") {
+  auto v1 = Window("v1", true, 8, 2);
+  auto a1 = Window("a1", false, 8, 2);
+  // a1's parts are cut at whole AAC frames: 0.512 s against the video's 0.5 s.
+  for (auto& segment : a1->segments) {
+    auto longer = std::make_shared<Segment>(*segment);
+    for (auto& part : longer->parts) {
+      auto p = std::make_shared<Part>(*part);
+      p->duration = 46'080;
+      part = p;
+    }
+    segment = longer;
+  }
+  auto line = [](const std::string& playlist, const std::string& tag) {
+    size_t at = playlist.find(tag);
+    REQUIRE(at != std::string::npos);
+    return playlist.substr(at, playlist.find('\n', at) - at);
+  };
+  const std::string video = LowLatencyMediaPlaylist(*v1, {v1, a1}, false);
+  const std::string audio = LowLatencyMediaPlaylist(*a1, {v1, a1}, false);
+  CHECK(line(video, "#EXT-X-PART-INF:") == line(audio, "#EXT-X-PART-INF:"));
+  CHECK(line(video, "#EXT-X-SERVER-CONTROL:") == line(audio, "#EXT-X-SERVER-CONTROL:"));
+  CHECK(line(video, "#EXT-X-PART-INF:") == "#EXT-X-PART-INF:PART-TARGET=0.512");
 }
 
 TEST_CASE("CS-1 one playlist writer: steered masters list each variant once per pathway") {
