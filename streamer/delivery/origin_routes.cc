@@ -423,13 +423,24 @@ void OriginDelivery::ServeObject(RequestContext& ctx, Responder r, const std::st
 
 void OriginDelivery::Answer(RequestContext* ctx, ResponderSlot r, const std::string& stream,
                             const std::string& rendition, ObjectKey key, int hops,
-                            std::shared_ptr<Shedder::Token> token) {
+                            std::shared_ptr<Shedder::Token> token, int64_t hold_until_ms) {
   auto view = origin_->View(stream);
   if (!view) return r->Send(NotFound("the stream was removed from this node", "*"));
   const OriginPolicy& policy = *view->policy;
   auto it = view->renditions.find(rendition);
   const OriginRendition* rend = it == view->renditions.end() ? nullptr : it->second.get();
   ReadDecision d = origin_->Decide(*view, rend, key);
+  if (d.verdict == ReadDecision::kHold) {
+    // L-7, L-9: a request is held until the first hold's end, not a fresh one per wake-up
+    // (the next object of a stream that stopped was held 8 × a segment and a retry).
+    if (hold_until_ms == 0) {
+      hold_until_ms = d.until_ms;
+    } else if (origin_->NowMs() >= hold_until_ms) {
+      d.verdict = d.candidate ? ReadDecision::kServe : ReadDecision::kMissing;
+    } else {
+      d.until_ms = std::min(d.until_ms, hold_until_ms);
+    }
+  }
   if (d.looked_up && metrics_->lookups) metrics_->lookups->Increment();
   bool costly = d.verdict == ReadDecision::kServe || d.verdict == ReadDecision::kHold;
   if (!token && costly) {
@@ -455,11 +466,12 @@ void OriginDelivery::Answer(RequestContext* ctx, ResponderSlot r, const std::str
       header.set(field::field::content_type, ContentType(key));
       http::AddCors(header, policy.cors);
       auto shared = r.Share();
-      return AnswerInFlight(std::move(object), shared, ctx->executor, std::move(header),
-                            [this, ctx, shared, stream, rendition, key, hops, token] {
-                              Answer(ctx, ResponderSlot(shared), stream, rendition, key, hops + 1,
-                                     token);
-                            });
+      return AnswerInFlight(
+          std::move(object), shared, ctx->executor, std::move(header),
+          [this, ctx, shared, stream, rendition, key, hops, token, hold_until_ms] {
+            Answer(ctx, ResponderSlot(shared), stream, rendition, key, hops + 1, token,
+                   hold_until_ms);
+          });
     }
   }
   if (d.verdict == ReadDecision::kHold && hops >= kMaxHoldHops) {
@@ -525,11 +537,12 @@ void OriginDelivery::Answer(RequestContext* ctx, ResponderSlot r, const std::str
   auto shared = r.Share();
   auto status = origin_->Wait(
       stream, rendition, key, d.generation, ctx->executor, deadline,
-      [this, ctx, shared, stream, rendition, key, hops, token](Waiters::Outcome outcome) {
+      [this, ctx, shared, stream, rendition, key, hops, token,
+       hold_until_ms](Waiters::Outcome outcome) {
         if (outcome == Waiters::Outcome::kRemoved) {
           return shared->Send(NotFound("the stream was removed from this node", "*"));
         }
-        Answer(ctx, ResponderSlot(shared), stream, rendition, key, hops + 1, token);
+        Answer(ctx, ResponderSlot(shared), stream, rendition, key, hops + 1, token, hold_until_ms);
       });
   if (!status.ok()) shared->Send(Unavailable(std::string(status.message()), policy.cors));
 }

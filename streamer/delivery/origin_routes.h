@@ -89,7 +89,9 @@ class OriginDelivery {
   };
   void Answer(http::RequestContext* ctx, ResponderSlot r, const std::string& stream,
               const std::string& rendition, ObjectKey key, int hops,
-              std::shared_ptr<Shedder::Token> token);
+              std::shared_ptr<Shedder::Token> token,
+              int64_t hold_until_ms =
+                  0);  // `hold_until_ms`: the first hold's end (the store's NowMs), 0 before any
   void ReceiveObject(http::RequestContext& ctx, std::shared_ptr<http::BodyReader> body,
                      http::Responder r, OriginStore::PublishRequest request);
   void ReceiveNotification(http::RequestContext& ctx, std::shared_ptr<http::BodyReader> body,

@@ -243,6 +243,17 @@ TEST_CASE("L-1 L-2 L-6 L-7 L-8 L-9 L-10 L-13 L-14 L-18 a published stream on a r
   CHECK(Http("GET", node.http, "/live/v1/" + ms + ".ts", "",
              {{"If-None-Match", after.headers["ETag"]}})
             .status == 304);
+  // L-7 L-9: the next object of a stream whose source stopped (never published): held until
+  // the first hold's end (a segment and the retry deadline), then 404 — not held afresh at
+  // each wake-up (it was held 8 times over, ~32 s).
+  {
+    auto asked_at = std::chrono::steady_clock::now();
+    auto stopped =
+        Http("GET", node.http, "/live/v1/" + std::to_string(next + 1) + ".ts", "", {}, 40s);
+    auto took = std::chrono::steady_clock::now() - asked_at;
+    CHECK(stopped.status == 404);
+    CHECK(took < 8s);
+  }
   // L-18: nothing here was slow.
   CHECK(MetricAt(node.http, "meshwork_slow_publish_total") == 0);
 }
