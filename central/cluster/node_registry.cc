@@ -229,7 +229,10 @@ void NodeRegistry::RemoteReport(const std::string& node_id,
   }
   absl::MutexLock lock(&mu_);
   Node& node = nodes_[node_id];
-  if (!node.channels.empty()) return;  // attached here: this central's own view wins
+  // Attached here and reporting: this central's own view wins. A session here whose reports
+  // stopped (its link died silently; gRPC notices only when it next writes) yields to what
+  // another central hears from the node.
+  if (!node.channels.empty() && OnlineLocked(node)) return;
   if (!value) {
     if (node.remote) {
       node.remote = false;

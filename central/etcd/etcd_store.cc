@@ -241,6 +241,13 @@ void EtcdStore::WatchLoop() {
       absl::MutexLock lock(&mu_);
       if (stop_) return;
     }
+    if (!reload && absl::IsResourceExhausted(ended)) {
+      // The catch-up from `from` is more than one answer may carry (a central cut off while
+      // the others wrote reports): resuming there would fail the same way for ever. Read it
+      // all again, from now.
+      log::Warn("etcd_watch_restart", {{"from", from}, {"reason", ended.ToString()}});
+      reload = true;
+    }
     if (!reload) {
       log::Warn("etcd_watch_failed", {{"error", ended.ToString()}});
       RepeatRemoteReports();

@@ -271,6 +271,13 @@ int64_t Segmenter::Extend(int64_t pts) {
 void Segmenter::OnSourceChanged() {
   expect_jump_ = true;
   first_audio_t_.reset();
+  if (!last_t_) return;
+  // S-2: another input's frames follow, even on a continuous timeline (redundant encoders
+  // locked to one timecode): its P-frames refer to pictures the old input sent, so the open
+  // segments end at their last frame and the next keyframe opens one after a discontinuity,
+  // as at a jump, without moving the timeline.
+  pending_discontinuity_ = true;
+  for (auto& [pid, r] : renditions_) r->jumped = true;
 }
 
 void Segmenter::CheckJump(int64_t t) {

@@ -107,6 +107,25 @@ TEST_CASE("O-6 views emptied before a session attaches reach it, empty") {
   CHECK(channel->groups == std::vector<int>{0});
 }
 
+TEST_CASE("C-4 C-10 a session here whose reports stopped yields to another central's view") {
+  FakeClock clock;
+  NodeRegistry registry(clock, kOfflineAfter, nullptr, nullptr);
+  registry.Attach("edge-1", std::make_shared<FakeChannel>());
+  registry.Report("edge-1", MakeReport(1));
+  v1::SharedNodeState shared;
+  *shared.mutable_report() = MakeReport(2);
+  // Reporting here: another central's copy is not taken.
+  registry.RemoteReport("edge-1", shared.SerializeAsString());
+  CHECK(registry.StatusJson("edge-1")["report"]["play_sessions"] == 1);
+  // The link died silently: the session stays attached, its reports stop; the node went on
+  // to another central, whose shared reports keep it online here.
+  clock.Advance(kOfflineAfter);
+  CHECK_FALSE(registry.IsOnline("edge-1"));
+  registry.RemoteReport("edge-1", shared.SerializeAsString());
+  CHECK(registry.IsOnline("edge-1"));
+  CHECK(registry.StatusJson("edge-1")["report"]["play_sessions"] == 2);
+}
+
 TEST_CASE("C-4 an unknown node is offline") {
   FakeClock clock;
   NodeRegistry registry(clock, kOfflineAfter, nullptr, nullptr);

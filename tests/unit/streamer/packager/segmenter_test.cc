@@ -494,6 +494,31 @@ TEST_CASE(
   for (size_t i = settled; i < out.size(); ++i) CHECK_FALSE(out[i].segment.discontinuity);
 }
 
+TEST_CASE("S-2 S-7 a switch to another input on a continuous timeline is a discontinuity") {
+  Harness h;
+  h.segmenter.OnTrack(Video(0x100));
+  int64_t t = h.Feed({0x100}, 900'000, 9);  // ends 1 s into a segment
+  const size_t before = h.out.size();
+  h.segmenter.OnSourceChanged();
+  // The other input's frames go on where the first's stopped; its first keyframe 0.4 s in.
+  for (int i = 0; i < 150; ++i, t += kFrame) {
+    h.segmenter.OnFrame(VideoFrame(0x100, t, i % 50 == 10));
+    h.clock.Advance(40ms);
+  }
+  REQUIRE(h.out.size() >= before + 3);
+  for (size_t i = 1; i < h.out.size(); ++i) {
+    CHECK(h.out[i].segment.msn == h.out[i - 1].segment.msn + 1);
+  }
+  const Segment& last_old = h.out[before].segment;
+  CHECK_FALSE(last_old.discontinuity);
+  CHECK(last_old.duration == 90'000);  // cut at the first input's last frame
+  const Segment& first_new = h.out[before + 1].segment;
+  CHECK(first_new.discontinuity);
+  // The timeline was not moved: the new segment starts at the new input's first keyframe.
+  CHECK(first_new.start - (last_old.start + last_old.duration) == 10 * kFrame);
+  CHECK_FALSE(h.out[before + 2].segment.discontinuity);
+}
+
 TEST_CASE("S-7 a jump right after a segment's first frame closes that segment one frame long") {
   // The step from the last frame before a jump to the first after it is the jump, not a
   // frame: a segment with one frame that another jump ends lasts a frame (it once lasted the
