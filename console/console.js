@@ -39,7 +39,8 @@ async function api(path, method = 'GET', request = undefined) {
   if (request !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(API + path,
     { method, headers, body: request === undefined ? undefined : JSON.stringify(request) });
-  if (res.status === 401 || res.status === 403) throw new AuthError('the token was refused');
+  if (res.status === 401) throw new AuthError('the token was refused');
+  // A 403 is not about the token (the cross-site check, for one): its message says why.
   const body = await res.json().catch(() => ({}));
   if (!res.ok) throw new Error((body.error && body.error.message) || `${res.status} ${res.statusText}`);
   return body;
@@ -64,7 +65,9 @@ function loginScreen(message) {
     sessionStorage.setItem(TOKEN_KEY, document.getElementById('token').value.trim());
     try {
       await api('/config');
-      location.hash = '#/streamers';
+      // Logging in from the screen already named (a bookmark, a token rotated out): no
+      // hashchange would come, so show it here.
+      if (location.hash === '#/streamers') show(); else location.hash = '#/streamers';
     } catch (err) {
       sessionStorage.removeItem(TOKEN_KEY);
       loginScreen(err instanceof AuthError ? 'That token was refused.' : err.message);

@@ -104,8 +104,10 @@ class OriginStore {
   absl::StatusOr<PublishResult> Publish(PublishRequest request);
 
   // Called after every successful publish, on the publisher's thread, outside the store's
-  // locks, in publish order per rendition. A hook must not block (queue and return). Add
-  // hooks before anything publishes; they are not removed.
+  // locks: in publish order for one publisher, but two publishers of one rendition (two
+  // pipelines on two publish-listener threads, L-11) may run theirs in either order. A hook
+  // must not block (queue and return). Add hooks before anything publishes; they are not
+  // removed.
   using PublishHook =
       std::function<void(const std::string& stream, const std::string& rendition, ObjectKey key,
                          const std::shared_ptr<const Candidate>& candidate)>;

@@ -110,8 +110,16 @@ async function run() {
     if (!refused.includes('refused')) fail('a wrong token was not refused on the login page');
     // The refused token's 401 shows in the console as a failed fetch: not an error of ours.
     result.console_errors = result.console_errors.filter((e) => !e.includes('401'));
+    // A bookmarked screen asks for the token, then shows itself (no hashchange comes: the
+    // hash is already that screen's).
+    await page.goto(`${opts.central}/console/#/streamers`);
+    await page.waitForSelector('#token', { timeout: 10000 });
     await page.fill('#token', opts.token);
     await page.click('button[type=submit]');
+    const landed = await waitView(page, (t) => t.startsWith('Streamers'));
+    if (!landed.startsWith('Streamers')) {
+      fail('logging in on a bookmarked screen left the login form up: ' + landed.slice(0, 100));
+    }
 
     const screens = {
       streamers: (t) => t.startsWith('Streamers') && Object.keys(pids).every((id) => t.includes(id)) &&
