@@ -117,9 +117,9 @@ void NodeRegistry::Attach(const std::string& node_id, std::shared_ptr<NodeChanne
     node.channels.push_back(channel);
     node.live->AddSession();
     if (sessions_gauge_) sessions_gauge_->Increment();
-    // Always, empty too: views emptied since the node's Register snapshot must reach it (a
-    // delta never carries them).
-    views = node.ott_views;
+    // Empty ones too once the node had some: views emptied since its Register snapshot must
+    // reach it (a delta never carries them).
+    if (node.ott_views.groups_size() > 0 || node.had_views) views = node.ott_views;
     sent = node.ott_views_bytes;
   }
   // Sent outside the lock, so a SetOttViews in between may already have sent a newer view on
@@ -163,6 +163,7 @@ void NodeRegistry::SetOttViews(std::map<std::string, v1::OttGroupViews> views) {
       v1::OttGroupViews next = it == views.end() ? v1::OttGroupViews() : std::move(it->second);
       std::string bytes = next.SerializeAsString();
       if (bytes == node.ott_views_bytes) continue;
+      node.had_views |= next.groups_size() > 0;
       node.ott_views = std::move(next);
       node.ott_views_bytes = std::move(bytes);
       if (!node.channels.empty()) sends.emplace_back(node.channels, node.ott_views);

@@ -125,6 +125,7 @@ class NodeRegistry {
     bool remote = false;  // known from another central's reports (holds one session)
     meshwork::v1::OttGroupViews ott_views;
     std::string ott_views_bytes;  // serialized, to tell a change
+    bool had_views = false;       // some views were ever set (a Register snapshot had them)
     std::shared_ptr<LiveNode> live = std::make_shared<LiveNode>();
   };
   void RefreshLiveStreamsLocked() ABSL_SHARED_LOCKS_REQUIRED(mu_);

@@ -97,6 +97,9 @@ TEST_CASE("O-6 views emptied before a session attaches reach it, empty") {
   };
   FakeClock clock;
   NodeRegistry registry(clock, kOfflineAfter, nullptr, nullptr);
+  v1::RegisterRequest request;
+  request.set_node_id("edge-1");
+  registry.Registered(request);
   v1::OttGroupViews views;
   views.add_groups();
   registry.SetOttViews({{"edge-1", views}});  // what the node's Register snapshot carried
