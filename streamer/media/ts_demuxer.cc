@@ -98,6 +98,11 @@ struct TsDemuxer::Impl {
   uint16_t program_number = 0;
   bool new_program = false;
   std::map<uint16_t, Stream> streams;
+  // The latest unwrapped DTS of any stream of the program: a stream's first timestamp is
+  // unwrapped against it, so that all streams share one 2^33 period (a node joining where
+  // audio has wrapped and video not yet, or a stream recreated by a PMT change after a wrap,
+  // would otherwise sit 26.5 h from the others).
+  std::optional<int64_t> program_dts;
 
   Stats& stats() { return owner->stats_; }
 
@@ -468,10 +473,11 @@ struct TsDemuxer::Impl {
     }
     if (!dts) dts = pts;
 
-    // Unwrap against the previous frame's DTS (the first frame keeps its raw value).
+    // Unwrap against the previous frame's DTS (a stream's first frame against the program's
+    // latest; the program's first frame keeps its raw value).
     int64_t upts, udts;
     if (pts) {
-      udts = s.have_ts ? Unwrap(*dts, s.last_dts) : *dts;
+      udts = s.have_ts ? Unwrap(*dts, s.last_dts) : program_dts ? Unwrap(*dts, *program_dts) : *dts;
       upts = Unwrap(*pts, udts);
     } else if (s.have_ts) {
       udts = s.last_dts + s.last_duration;
@@ -480,6 +486,7 @@ struct TsDemuxer::Impl {
       ++stats().pes_dropped;
       return;
     }
+    program_dts = udts;
     if (s.info.codec == Codec::kAac) {
       HandleAudio(pid, s, std::move(es), upts);
     } else {

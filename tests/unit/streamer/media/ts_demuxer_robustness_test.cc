@@ -164,6 +164,32 @@ TEST_CASE("S-3 33-bit PTS/DTS are unwrapped past 2^33") {
   CHECK(audio.back().pts > kWrap);
 }
 
+TEST_CASE("S-3 a wrap between the first audio and the first video frame keeps them together") {
+  Demuxed reference = Demux(ReadFile(H264File()));
+  std::vector<TrackInfo> tracks;
+  for (const auto& [pid, t] : reference.tracks) tracks.push_back(t);
+  // The first video frame one tick before 2^33: audio after it is written wrapped (small).
+  const int64_t video_first = reference.Of(Codec::kH264).front().dts;
+  const int64_t shift = (kWrap - 1) - video_first;
+  TsMuxer muxer(tracks);
+  std::string ts;
+  muxer.WriteTables(ts);
+  for (Frame f : reference.frames) {
+    f.pts += shift;
+    f.dts += shift;
+    muxer.WriteFrame(f, ts);
+  }
+  Demuxed d = Demux(ts);
+  auto video = d.Of(Codec::kH264);
+  auto audio = d.Of(Codec::kAac);
+  REQUIRE_FALSE(video.empty());
+  REQUIRE_FALSE(audio.empty());
+  const int64_t apart = audio.front().dts - video.front().dts;
+  const int64_t apart_before = reference.Of(Codec::kAac).front().dts - video_first;
+  CHECK(apart == apart_before);  // as far apart as in the source, not 2^33
+  CheckVideoTimeline(video, 3600);
+}
+
 TEST_CASE("S-3 a PMT version change or a new program replaces the tracks") {
   Demuxed reference = Demux(ReadFile(H264File()));
   std::vector<TrackInfo> tracks;
