@@ -26,6 +26,10 @@ void AddPut(etcdserverpb::TxnRequest& txn, std::string key, std::string value, i
   put->set_lease(lease);
 }
 
+// A report that changed less recently than this before etcd went quiet is a dead node's
+// (live nodes report every second, and each report differs: it carries the node's clock).
+constexpr auto kFreshReport = std::chrono::seconds(5);
+
 void AddDelete(etcdserverpb::TxnRequest& txn, std::string key) {
   txn.add_success()->mutable_request_delete_range()->set_key(std::move(key));
 }
@@ -91,8 +95,10 @@ void EtcdStore::ApplyKeyLocked(const std::string& key, const std::optional<std::
     if (same) return;
     if (value) {
       reports_[node] = *value;
+      report_changed_[node] = options_.clock->Monotonic();
     } else {
       reports_.erase(node);
+      report_changed_.erase(node);
     }
     changes.reports[node] = value;
   }
@@ -108,6 +114,8 @@ absl::StatusOr<EtcdStore::Changes> EtcdStore::Reload() {
   absl::MutexLock lock(&mu_);
   std::map<std::string, std::string> old_reports;
   old_reports.swap(reports_);
+  std::map<std::string, std::chrono::steady_clock::time_point> old_changed;
+  old_changed.swap(report_changed_);
   config_.clear();
   uint64_t old_revision = revision_;
   revision_ = 0;
@@ -115,7 +123,11 @@ absl::StatusOr<EtcdStore::Changes> EtcdStore::Reload() {
   changes.reports.clear();  // recomputed against what the listeners knew
   for (const auto& [node, value] : reports_) {
     auto it = old_reports.find(node);
-    if (it == old_reports.end() || it->second != value) changes.reports[node] = value;
+    if (it == old_reports.end() || it->second != value) {
+      changes.reports[node] = value;
+    } else if (auto was = old_changed.find(node); was != old_changed.end()) {
+      report_changed_[node] = was->second;  // unchanged: as old as it was
+    }
   }
   for (const auto& [node, value] : old_reports) {
     if (!reports_.contains(node)) changes.reports[node] = std::nullopt;
@@ -173,11 +185,20 @@ void EtcdStore::RepeatRemoteReports() {
   // Static stability: while etcd cannot tell us anything, the last reports of other
   // centrals' nodes are given again, so those nodes keep their last known state rather than
   // age out and stop being routed to.
+  // Only reports that were still changing when etcd went quiet: a node that had died before
+  // (its report left behind under a live central's lease) must not be brought back online
+  // for the whole outage (C-4).
+  const auto now = options_.clock->Monotonic();
+  if (!quiet_since_) quiet_since_ = now;
+  const auto fresh_after = *quiet_since_ - kFreshReport;
   Changes last;
   {
     absl::MutexLock lock(&mu_);
     for (const auto& [node, report] : reports_) {
-      if (!own_.contains(node)) last.reports[node] = report;
+      if (own_.contains(node)) continue;
+      auto changed = report_changed_.find(node);
+      if (changed == report_changed_.end() || changed->second < fresh_after) continue;
+      last.reports[node] = report;
     }
   }
   Notify(last);
@@ -214,6 +235,7 @@ void EtcdStore::WatchLoop() {
         continue;
       }
       log::Info("etcd_reloaded", {{"revision", changes->revision}});
+      quiet_since_.reset();
       Notify(*changes);
       reload = false;
     }
@@ -235,6 +257,7 @@ void EtcdStore::WatchLoop() {
           }
           Notify(Apply(response));
           backoff = std::chrono::milliseconds(200);
+          quiet_since_.reset();
           return true;
         });
     {

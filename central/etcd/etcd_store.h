@@ -95,6 +95,7 @@ class EtcdStore final : public Store {
   void ApplyKeyLocked(const std::string& key, const std::optional<std::string>& value,
                       Changes& changes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Notify(const Changes& changes);
+  // Static stability (see the .cc); marks the start of a quiet spell on its first call.
   void RepeatRemoteReports();
   void WatchLoop();
   void FlushLoop();
@@ -125,6 +126,11 @@ class EtcdStore final : public Store {
   std::map<std::string, AheadWrite> ahead_ ABSL_GUARDED_BY(mu_);
   uint64_t reloads_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, std::string> reports_ ABSL_GUARDED_BY(mu_);  // node → report
+  // When each report in reports_ last changed (a live node's changes every second: its
+  // clock is in it). RepeatRemoteReports gives again only those fresh when etcd went quiet.
+  std::map<std::string, std::chrono::steady_clock::time_point> report_changed_ ABSL_GUARDED_BY(mu_);
+  // The watch thread's own: when the current run of failures began (unset while it works).
+  std::optional<std::chrono::steady_clock::time_point> quiet_since_;
   // Reports to write (nullopt: to delete), newest per node.
   std::map<std::string, std::optional<std::string>> pending_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> own_ ABSL_GUARDED_BY(mu_);  // reports this store wrote

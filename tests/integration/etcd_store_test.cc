@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/synchronization/mutex.h"
 #include "central/etcd/leader_election.h"
@@ -190,6 +191,42 @@ TEST_CASE("C-10 reports are shared between centrals and expire with their writer
   REQUIRE(Eventually([&] { return seen_as("edge-1", std::nullopt); }, 10s, &took));
   WARN("a dead writer's report vanished after " << took.count() << " ms (lease TTL 2 s)");
   CHECK(b->ScanReports()->empty());
+}
+
+TEST_CASE("C-4 C-10 cut off from etcd, a central repeats live nodes' reports, not dead ones'") {
+  auto cluster = EtcdCluster::Start(1, MakeTempDir("etcd-stale"));
+  TcpProxy link(cluster->members()[0].endpoint());
+  auto a = OpenStore(cluster->Endpoints());
+  auto b = OpenStore(link.address());
+  absl::Mutex mu;
+  std::map<std::string, int> heard;
+  b->SetReportListener([&](const std::string& node, const std::optional<std::string>& value) {
+    absl::MutexLock lock(&mu);
+    if (value) ++heard[node];
+  });
+  auto count = [&](const std::string& node) {
+    absl::MutexLock lock(&mu);
+    return heard[node];
+  };
+  // "dead" reported once, then died (a's lease keeps its report); "live" reports on.
+  REQUIRE(a->PutReport("dead", "last words").ok());
+  int n = 0;
+  auto report_live = [&] { REQUIRE(a->PutReport("live", "load-" + std::to_string(++n)).ok()); };
+  report_live();
+  REQUIRE(Eventually([&] { return count("dead") == 1 && count("live") >= 1; }, 5s));
+  // Longer than the freshness window (5 s) of live reports, each a change, at a node's pace.
+  for (auto until = std::chrono::steady_clock::now() + 6s;
+       std::chrono::steady_clock::now() < until;) {
+    report_live();
+    std::this_thread::sleep_for(200ms);
+  }
+  REQUIRE(Eventually([&] { return count("live") >= 4; }, 5s));  // flushed once a second
+  const int dead_before = count("dead"), live_before = count("live");
+  link.Cut();
+  // b's watch fails: it repeats what it knew of other centrals' nodes, the live one only.
+  CHECK(Eventually([&] { return count("live") >= live_before + 2; }, 10s));
+  CHECK(count("dead") == dead_before);
+  link.Restore();
 }
 
 TEST_CASE("C-10 with etcd gone reads answer from the last state and writes fail Unavailable") {
