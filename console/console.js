@@ -9,6 +9,10 @@ const REFRESH_MS = 1000;
 const TOKEN_KEY = 'meshwork.token';
 
 let timer = null;
+// Counts show() calls: a screen still awaiting when the operator moved on sees a newer value
+// and stops (it would draw over the new screen, or start a player nobody sees).
+let generation = 0;
+const stale = (mine) => mine !== generation;
 let player = null; // the player page's hls.js or dash.js instance
 
 function esc(v) {
@@ -220,8 +224,9 @@ function nodeOf(url, streamers) {
   }) || null;
 }
 
-async function playerScreen(stream, format) {
+async function playerScreen(stream, format, mine) {
   const { streams } = await api('/streams');
+  if (stale(mine)) return null;
   const name = stream || (streams[0] && streams[0].name) || '';
   format = format || 'll';
   const options = streams.map((s) => `<option ${s.name === name ? 'selected' : ''}>${esc(s.name)}</option>`).join('');
@@ -252,6 +257,7 @@ async function playerScreen(stream, format) {
   const state = { url: null, error: null };
   if (format === 'dash') {
     await loadScript('vendor/dash.all.min.js');
+    if (stale(mine)) return null;
     player = dashjs.MediaPlayer().create();
     player.updateSettings({ streaming: { delay: { liveDelay: 4 } } });
     player.on(dashjs.MediaPlayer.events.MANIFEST_LOADED, (e) => { state.url = (e.data && e.data.url) || state.url; });
@@ -259,6 +265,7 @@ async function playerScreen(stream, format) {
     player.initialize(video, source, true);
   } else {
     await loadScript('vendor/hls.min.js');
+    if (stale(mine)) return null;
     player = new Hls({ lowLatencyMode: format === 'll' });
     player.on(Hls.Events.MANIFEST_LOADED, (_, data) => {
       const xhr = data.networkDetails;
@@ -311,32 +318,37 @@ async function refreshAlertCount() {
 async function show() {
   clearTimeout(timer);
   stopPlayer();
+  const mine = ++generation;
   const parts = location.hash.replace(/^#\/?/, '').split('/');
   const screen = parts[0] || 'streamers';
   for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.getAttribute('href') === '#/' + screen);
   if (screen === 'logout') { sessionStorage.removeItem(TOKEN_KEY); location.hash = '#/login'; return; }
   if (screen === 'login' || !sessionStorage.getItem(TOKEN_KEY)) { loginScreen(); return; }
-  const hash = location.hash;
   let redraw;
   try {
     if (screen === 'play') {
-      redraw = await playerScreen(decodeURIComponent(parts[1] || ''), parts[2]);
+      redraw = await playerScreen(decodeURIComponent(parts[1] || ''), parts[2], mine);
     } else {
       const draw = SCREENS[screen];
       if (!draw) { view().innerHTML = `<p class="error">No screen “${esc(screen)}”.</p>`; return; }
       redraw = draw;
       await draw();
     }
+    if (stale(mine)) return;
   } catch (err) {
+    if (stale(mine)) return;
     if (err instanceof AuthError) { sessionStorage.removeItem(TOKEN_KEY); loginScreen('Log in again: ' + err.message); return; }
     view().innerHTML = `<p class="error">${esc(err.message)}</p>`;
   }
   const tick = async () => {
-    if (location.hash !== hash) return;
+    if (stale(mine)) return;
     await refreshAlertCount();
+    if (stale(mine)) return;
     try { if (redraw) await redraw(); } catch (err) {
+      if (stale(mine)) return;
       if (err instanceof AuthError) { loginScreen('Log in again: ' + err.message); return; }
     }
+    if (stale(mine)) return;
     timer = setTimeout(tick, REFRESH_MS);
   };
   tick();

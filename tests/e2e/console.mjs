@@ -145,6 +145,23 @@ async function run() {
       await shot(page, name);
     }
 
+    // A screen left while it is still loading draws nothing over the next one and starts no
+    // player: the player page, left at once for Zones.
+    {
+      let media = 0;
+      const count = (r) => { if (/\.(m3u8|mpd|m4s|ts)(\?|$)/.test(r.url())) media++; };
+      await page.goto(`${opts.central}/console/#/play/${encodeURIComponent(opts.stream)}/ll`);
+      await page.evaluate(() => { location.hash = '#/zones'; });
+      await waitView(page, (t) => t.startsWith('Zones'));
+      await sleep(1000);
+      page.on('request', count);
+      await sleep(2000);
+      page.off('request', count);
+      const shown = await text(page);
+      if (!shown.startsWith('Zones')) fail('a player page left at once drew over Zones: ' + shown.slice(0, 100));
+      if (media > 0) fail(`a player page left at once went on loading media (${media} requests)`);
+    }
+
     // CS-4: drain the first streamer from its screen, see it draining, and undo it.
     {
       await page.goto(`${opts.central}/console/#/streamers`);
