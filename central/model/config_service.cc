@@ -237,11 +237,9 @@ absl::StatusOr<json> ConfigService::ValidateObject(ObjectKind kind, const json& 
       return stream;
     }
     case ObjectKind::kVod:
-      return ValidateVod(body, name);
     case ObjectKind::kAccessKey:
-      return ValidateAccessKey(body, name);
     case ObjectKind::kRevocation:
-      return ValidateRevocation(body, name);
+      return ValidateStored(kind, body, name);  // no checks across objects
   }
   return absl::InternalError("unknown kind");
 }

@@ -11,20 +11,15 @@
 #include "common/crypto/jwt.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/media_harness.h"
+#include "tests/integration/viewer_tokens.h"
 #include "tests/test_paths.h"
 
 // A namespace of its own: integration tests compile in batches.
 namespace meshwork::testing::access_test {
 
-// base64url of the HS256 secret below.
-constexpr char kSecretB64[] = "bWVzaHdvcmstYWNjZXNzLXRlc3Qtc2VjcmV0LTMyYnl0ZXM";
-constexpr char kSecret[] = "meshwork-access-test-secret-32bytes";
-
-int64_t NowS() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+constexpr const char* kSecretB64 = kTestTokenSecretB64;
+constexpr const char* kSecret = kTestTokenSecret;
+int64_t NowS() { return UnixNowS(); }
 
 // A token for `claims` (JSON members after exp), valid for ten minutes unless exp is given.
 std::string Token(const std::string& claims = "", int64_t exp = 0, const std::string& kid = "k1") {

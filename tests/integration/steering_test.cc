@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/crypto/jwt.h"
 #include "tests/integration/media_harness.h"
+#include "tests/integration/viewer_tokens.h"
 
 namespace meshwork::testing {
 namespace steering_test {
@@ -21,15 +22,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kTtlS = 5;
-// base64url of the HS256 secret below (a viewer token key, A-4).
-constexpr char kSecretB64[] = "bWVzaHdvcmstYWNjZXNzLXRlc3Qtc2VjcmV0LTMyYnl0ZXM";
-constexpr char kSecret[] = "meshwork-access-test-secret-32bytes";
-
-int64_t NowS() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // The node reports at least one play session.
 bool Watching(const Central& central, const std::string& node) {
@@ -165,13 +157,13 @@ TEST_CASE(
   // A-3 CS-1: a protected stream's pathways to the other node carry the viewer's token, not
   // this node's session id (which only this node knows), and the other node takes them.
   auto key = Http("PUT", k.central.http, "/central/api-v4/access-keys/k1",
-                  nlohmann::json{{"alg", "HS256"}, {"secret", kSecretB64}}.dump());
+                  nlohmann::json{{"alg", "HS256"}, {"secret", kTestTokenSecretB64}}.dump());
   REQUIRE(key.status == 201);
   REQUIRE(Http("PATCH", k.central.http, "/central/api-v4/streams/ch1",
                R"({"access": {"mode": "token"}})")
               .status == 200);
   const std::string token = crypto::SignJwtHs256(
-      absl::StrCat(R"({"exp":)", NowS() + 600, R"(,"sub":"alice"})"), "k1", kSecret);
+      absl::StrCat(R"({"exp":)", UnixNowS() + 600, R"(,"sub":"alice"})"), "k1", kTestTokenSecret);
   for (const Streamer* s : {&k.a, &k.b}) {
     REQUIRE(Eventually([&] { return Http("GET", s->http, "/ch1/index.m3u8").status == 401; }, 10s));
   }
