@@ -50,7 +50,11 @@ async function api(path, method = 'GET', request = undefined) {
   return body;
 }
 
-function view() { return document.getElementById('view'); }
+// The view to draw in: a detached element for a screen whose show() is no longer the
+// newest (`mine` given), so a late answer draws nothing over the screen now shown.
+function view(mine) {
+  return mine !== undefined && stale(mine) ? document.createElement('div') : document.getElementById('view');
+}
 
 // ---- screens ------------------------------------------------------------------------------
 
@@ -86,16 +90,16 @@ function loadCells(s) {
 
 // CS-4: a draining streamer takes no new viewers and comes last in every steering answer, so
 // its viewers leave within one steering TTL; the button toggles it.
-async function streamersScreen() {
+async function streamersScreen(mine) {
   const { streamers } = await api('/streamers');
-  view().innerHTML = '<h1>Streamers</h1>' + table(
+  view(mine).innerHTML = '<h1>Streamers</h1>' + table(
     ['Id', 'Role', 'Zone', 'State', 'CPU %', 'In kbit/s', 'Out kbit/s', 'Viewers', 'Streams', 'Host', 'Drain'],
     streamers.map((s) => [esc(s.id), esc(s.role), esc(s.zone),
       `<span data-node="${esc(s.id)}">${badge(s.status && s.status.online, 'online', 'offline')}</span>`,
       ...loadCells(s), esc(s.hostname),
       `${s.drain ? '<span class="badge bad">draining</span> ' : ''}` +
       `<button data-drain="${esc(s.id)}" data-to="${s.drain ? 'false' : 'true'}">${s.drain ? 'Undrain' : 'Drain'}</button>`]));
-  for (const b of view().querySelectorAll('button[data-drain]')) {
+  for (const b of view(mine).querySelectorAll('button[data-drain]')) {
     b.addEventListener('click', async () => {
       b.disabled = true;
       try {
@@ -108,7 +112,7 @@ async function streamersScreen() {
   }
 }
 
-async function zonesScreen() {
+async function zonesScreen(mine) {
   const [{ zones }, { streamers }] = await Promise.all([api('/zones'), api('/streamers')]);
   const byName = Object.fromEntries(zones.map((z) => [z.name, z]));
   const chain = (z) => {
@@ -116,12 +120,12 @@ async function zonesScreen() {
     for (let next = z.fallback_zone; next && !seen.includes(next); next = byName[next] && byName[next].fallback_zone) seen.push(next);
     return seen.join(' → ');
   };
-  view().innerHTML = '<h1>Zones</h1>' + table(['Zone', 'Networks', 'Fallback chain', 'Nodes'],
+  view(mine).innerHTML = '<h1>Zones</h1>' + table(['Zone', 'Networks', 'Fallback chain', 'Nodes'],
     zones.map((z) => [esc(z.name), cell(z.routes), esc(chain(z)),
       streamers.filter((s) => s.zone === z.name).map((s) => `${esc(s.id)} ${badge(s.status && s.status.online, 'online', 'offline')}`).join('<br>') || esc(null)]));
 }
 
-async function streamsScreen() {
+async function streamsScreen(mine) {
   const [{ streams }, { streamers }] = await Promise.all([api('/streams'), api('/streamers')]);
   const rows = streams.map((st) => {
     const where = [];
@@ -138,10 +142,10 @@ async function streamsScreen() {
       where.join('<br>') || esc(null),
       `<a href="#/play/${encodeURIComponent(st.name)}">play</a>`];
   });
-  view().innerHTML = '<h1>Streams</h1>' + table(['Stream', 'Inputs', 'Renditions', 'Placement', 'Served by', ''], rows);
+  view(mine).innerHTML = '<h1>Streams</h1>' + table(['Stream', 'Inputs', 'Renditions', 'Placement', 'Served by', ''], rows);
 }
 
-async function ottScreen() {
+async function ottScreen(mine) {
   const [{ groups }, key] = await Promise.all([api('/ott-groups'), api('/ott-key').catch(() => null)]);
   let html = '<h1>Reserves (OTT groups)</h1>';
   for (const g of groups) {
@@ -157,12 +161,12 @@ async function ottScreen() {
     html += '<h2>Viewing key</h2><dl class="facts">' +
       Object.entries(key).map(([k, v]) => `<dt>${esc(k)}</dt><dd>${cell(v)}</dd>`).join('') + '</dl>';
   }
-  view().innerHTML = html;
+  view(mine).innerHTML = html;
 }
 
 // A-9: active play sessions that carry a login, grouped by stream and login, and the logins
 // central has revoked.
-async function sessionsScreen() {
+async function sessionsScreen(mine) {
   const [{ sessions }, { revoked }] = await Promise.all([api('/sessions'), api('/sessions/revoked')]);
   const groups = new Map();
   for (const s of sessions) {
@@ -183,12 +187,12 @@ async function sessionsScreen() {
       esc(r.until_unix_s == null ? 'until cleared' : new Date(r.until_unix_s * 1000).toISOString()),
       badge(r.active, 'yes', 'ended')]))
     : '<p class="muted">None.</p>');
-  view().innerHTML = html;
+  view(mine).innerHTML = html;
 }
 
-async function alertsScreen() {
+async function alertsScreen(mine) {
   const { alerts } = await api('/alerts');
-  view().innerHTML = '<h1>Alerts</h1>' + table(['Code', 'Name', 'Subject', 'Since', 'Reason'],
+  view(mine).innerHTML = '<h1>Alerts</h1>' + table(['Code', 'Name', 'Subject', 'Since', 'Reason'],
     alerts.map((a) => [esc(a.code), esc(a.name), esc(a.subject), esc(a.since), esc(a.reason)]));
 }
 
@@ -232,7 +236,7 @@ async function playerScreen(stream, format, mine) {
   const options = streams.map((s) => `<option ${s.name === name ? 'selected' : ''}>${esc(s.name)}</option>`).join('');
   const formats = [['ll', 'LL-HLS'], ['hls', 'HLS'], ['dash', 'DASH']]
     .map(([f, label]) => `<option value="${f}" ${f === format ? 'selected' : ''}>${label}</option>`).join('');
-  view().innerHTML = `<h1>Player</h1>
+  view(mine).innerHTML = `<h1>Player</h1>
     <p><select id="stream">${options}</select> <select id="format">${formats}</select></p>
     <video id="video" muted controls playsinline></video>
     <dl class="facts">
@@ -331,8 +335,8 @@ async function show() {
     } else {
       const draw = SCREENS[screen];
       if (!draw) { view().innerHTML = `<p class="error">No screen “${esc(screen)}”.</p>`; return; }
-      redraw = draw;
-      await draw();
+      redraw = () => draw(mine);
+      await redraw();
     }
     if (stale(mine)) return;
   } catch (err) {

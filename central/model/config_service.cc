@@ -380,6 +380,25 @@ absl::Status ConfigService::DeleteObject(ObjectKind kind, const std::string& nam
   });
 }
 
+namespace {
+
+// Whether a stored stream or revocation that fails validation still has the shape its
+// readers rely on (an object; a stream's placement.streamers absent or strings).
+bool KeepAsStored(ObjectKind kind, const json& value) {
+  if (!value.is_object()) return false;
+  if (kind == ObjectKind::kRevocation) return true;
+  if (kind != ObjectKind::kStream) return false;
+  auto placement = value.find("placement");
+  if (placement == value.end()) return true;
+  if (!placement->is_object()) return false;
+  auto streamers = placement->find("streamers");
+  if (streamers == placement->end()) return true;
+  return streamers->is_array() && std::all_of(streamers->begin(), streamers->end(),
+                                              [](const json& id) { return id.is_string(); });
+}
+
+}  // namespace
+
 absl::StatusOr<json> ConfigService::ValidateStored(ObjectKind kind, const json& value,
                                                    const std::string& name) {
   switch (kind) {
@@ -446,9 +465,19 @@ absl::StatusOr<std::shared_ptr<ClusterConfig>> ConfigService::ReadAllUnchecked(S
       // can still overwrite or delete it.
       auto checked = ValidateStored(kind, env.second, name);
       if (!checked.ok()) {
-        log::Error("config_row_unreadable", {{"row", absl::StrCat(info.noun, " ", name)},
-                                             {"error", checked.status().ToString()}});
-        continue;
+        // A stream or a revocation that only fails today's checks (a member a newer central
+        // added, mid-upgrade) is kept as stored when it has the shape everything reading it
+        // relies on: left out, a stream would stop on every node and a revoked login would
+        // work again (fail open).
+        if (KeepAsStored(kind, env.second)) {
+          log::Warn("config_row_kept_as_stored", {{"row", absl::StrCat(info.noun, " ", name)},
+                                                  {"error", checked.status().ToString()}});
+          checked = std::move(env.second);
+        } else {
+          log::Error("config_row_unreadable", {{"row", absl::StrCat(info.noun, " ", name)},
+                                               {"error", checked.status().ToString()}});
+          continue;
+        }
       }
       ((*config).*info.records)[name] = ObjectRecord{*std::move(checked), env.first};
       if (kind == ObjectKind::kZone) {

@@ -10,8 +10,11 @@ namespace meshwork::central {
 namespace {
 
 // Unknown session counts sort after every known one.
-uint64_t SortKey(const Candidate& c) {
-  return c.play_sessions.value_or(std::numeric_limits<uint64_t>::max());
+// Nodes whose own copy works first (CS-2: a placed node whose input is dead is still a
+// candidate — a viewer may be held there until its publisher comes, Z-13 — but after every
+// node that can play the stream now), then the fewest Play sessions.
+std::pair<bool, uint64_t> SortKey(const Candidate& c) {
+  return {c.held, c.play_sessions.value_or(std::numeric_limits<uint64_t>::max())};
 }
 
 }  // namespace
@@ -53,11 +56,7 @@ bool Selector::Serves(const RoutingSnapshot& snapshot, const LiveStreams& live, 
   const RouteNode& node = snapshot.nodes()[index];
   if (!node.live || !node.live->Online(now, offline_after_)) return false;
   if (node.role == v1::ROLE_EDGE) return live.contains(AbslView(stream));
-  if (node.live->Serves(stream)) return true;
-  // Placement alone counts only while the stream works nowhere (Z-13: a viewer may arrive
-  // before the publisher and be held there); once it works somewhere, a placed node whose
-  // own copy does not work would get new and steered viewers it cannot serve (CS-2).
-  return snapshot.PlacedOn(stream, index) && !live.contains(AbslView(stream));
+  return snapshot.PlacedOn(stream, index) || node.live->Serves(stream);
 }
 
 void Selector::Collect(const RoutingSnapshot& snapshot, const LiveStreams& live,
@@ -67,7 +66,9 @@ void Selector::Collect(const RoutingSnapshot& snapshot, const LiveStreams& live,
   out.clear();
   for (int i : nodes) {
     if (Eligible(snapshot, live, i, stream, now)) {
-      out.push_back(Candidate{i, snapshot.nodes()[i].live->play_sessions()});
+      const RouteNode& node = snapshot.nodes()[i];
+      out.push_back(Candidate{i, node.live->play_sessions(),
+                              node.role != v1::ROLE_EDGE && !node.live->Serves(stream)});
     }
   }
   // A stable insertion sort: std::stable_sort allocates a buffer on every call, and a zone

@@ -21,6 +21,7 @@ using LiveStreams = absl::flat_hash_set<std::string>;
 struct Candidate {
   int node = -1;
   std::optional<uint64_t> play_sessions;
+  bool held = false;  // placed there, its own copy not working (yet): ordered last
 };
 
 struct ZoneCandidates {
@@ -62,7 +63,8 @@ class Selector {
 
   // Online and able to serve `stream`, whatever its limits and drain say (CS-2: such a node
   // is still a pathway, ordered last): an edge while the stream works somewhere; any other
-  // node while its own copy works, or while it is placed there and works nowhere yet.
+  // node placed there or whose own copy works. Route() orders a placed node whose copy does
+  // not work after every node whose copy does.
   bool Serves(const RoutingSnapshot& snapshot, const LiveStreams& live, int node,
               std::string_view stream) const;
 

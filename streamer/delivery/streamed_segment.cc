@@ -31,9 +31,15 @@ class SegmentPump : public std::enable_shared_from_this<SegmentPump> {
     if (parts) {
       int highest = -1;
       for (const auto& part : *parts) highest = std::max(highest, part->index);
-      // Part `next_` is written before any later one: a hole (a part not out yet, or one that
-      // will never be) is waited for within the hold bound, or ends the body (Write).
+      auto listed = [parts](int index) {
+        return std::any_of(parts->begin(), parts->end(),
+                           [index](const auto& part) { return part->index == index; });
+      };
+      // Parts go out in part-number order, each once. A number below a listed one that is not
+      // listed itself is one the packager never made ("a1" has no part where v1's had no
+      // audio): passed over. Then the next number past the highest is waited for.
       for (; next_ <= highest; ++next_) {
+        if (!listed(next_)) continue;
         if (!Write(ObjectKey{ObjectKey::kPart, msn_, next_})) return;
       }
       if (done && next_ == 0 && parts->empty()) {

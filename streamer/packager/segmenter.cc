@@ -253,7 +253,11 @@ void Segmenter::OnTrack(const media::TrackInfo& track) {
     // segment's writers. As at a jump, the segment ends at its last frame and the next
     // keyframe opens one marked a discontinuity, with writers and an init for the new tracks
     // (so no segment mixes codecs or configurations, and none is left out).
-    if (r->open && !OnlyAdded(r->muxed_tracks, TrackKeys(r->info))) r->jumped = true;
+    if (r->open && !OnlyAdded(r->muxed_tracks, TrackKeys(r->info))) {
+      r->jumped = true;
+      jump_floor_msn_ = last_msn_;
+      new_run_ = true;
+    }
   }
   if (audio_) SetTracks(tracks_, audio_pid_, 0, true, audio_->info);
 }
@@ -276,8 +280,16 @@ void Segmenter::OnSourceChanged() {
   // locked to one timecode): its P-frames refer to pictures the old input sent, so the open
   // segments end at their last frame and the next keyframe opens one after a discontinuity,
   // as at a jump, without moving the timeline.
+  MarkBreak();
+}
+
+void Segmenter::MarkBreak() {
   pending_discontinuity_ = true;
   for (auto& [pid, r] : renditions_) r->jumped = true;
+  // As after a jump: the msn of the multiple being cut is taken (numbered afresh), and the
+  // next cut begins a new run of the timeline (a DASH Period, S-16a).
+  jump_floor_msn_ = last_msn_;
+  new_run_ = true;
 }
 
 void Segmenter::CheckJump(int64_t t) {
@@ -372,7 +384,7 @@ void Segmenter::EndAudioOnly() {
     if (r.open) Close(r, r.last_t + std::max<int64_t>(r.last_step, 90));
     log::Info("audio_only_ended", {{"rendition", r.info.name}, {"reason", "video appeared"}});
     it = renditions_.erase(it);
-    pending_discontinuity_ = true;
+    MarkBreak();
   }
 }
 
@@ -569,7 +581,7 @@ void Segmenter::Cut(Rendition& r, int64_t start, bool discontinuity) {
   // Only the stream's first cut after the jump does: another rendition's keyframe may come
   // in another multiple, and the run must not begin twice.
   if (discontinuity && new_run_) {
-    if (known == msn_by_multiple_.end()) run_origin_ = start;
+    if (known == msn_by_multiple_.end() || reused) run_origin_ = start;
     new_run_ = false;
   }
   bool whole = r.started || discontinuity || start == multiple * segment_ticks_ ||

@@ -124,6 +124,9 @@ class Segmenter {
   // (its open segment closed at its last frame) and goes, so that the video takes its name
   // after a discontinuity and the audio goes to "a1" as for any video source.
   void EndAudioOnly();
+  // A break in what the segments hold without a jump in time (another input, the audio-only
+  // rendition gone): every rendition's next cut is a discontinuity that starts a new run.
+  void MarkBreak();
   void Cut(Rendition& r, int64_t start, bool keyframe_start);
   void Open(Rendition& r, int64_t msn, int64_t start, bool discontinuity, bool whole);
   void Close(Rendition& r, int64_t end);

@@ -55,12 +55,12 @@ std::string PositionKey(const std::string& stream, const std::string& rendition)
 constexpr int64_t kMaxAheadSegments = 3;
 constexpr int64_t kMaxAheadOfNewest = 1000;
 
-// The lowest and highest msn of a rendition's objects other than its init; (-1, -1) when
-// it has none.
-std::pair<int64_t, int64_t> MsnSpan(const OriginRendition& r) {
+// The lowest and highest msn of a rendition's objects above msn `above`, its init left
+// out; (-1, -1) when it has none.
+std::pair<int64_t, int64_t> MsnSpan(const OriginRendition& r, int64_t above) {
   int64_t low = -1, high = -1;
   for (const auto& [key, object] : r.objects) {
-    if (key.kind == ObjectKey::kInit) continue;
+    if (key.kind == ObjectKey::kInit || key.msn <= above) continue;
     if (low < 0 || key.msn < low) low = key.msn;
     high = std::max(high, key.msn);
   }
@@ -215,8 +215,13 @@ absl::StatusOr<OriginStore::PublishResult> OriginStore::Publish(PublishRequest r
     RETURN_IF_ERROR(
         CheckPublishable(*current, request.rendition, key, now, candidate->timing != nullptr));
     // a stream that trimming could not bring under its bytes (objects no segment
-    // accounts for: parts without their segments) takes nothing more but its init.
-    if (key.kind != ObjectKey::kInit && current->bytes > options_.max_stream_bytes) {
+    // accounts for: parts without their segments) takes nothing more but its init and a
+    // rendition's next segments (each makes older objects trimmable).
+    auto target = current->renditions.find(request.rendition);
+    const bool next_segment = key.is_segment() && (target == current->renditions.end() ||
+                                                   key.msn > target->second->meta.newest_msn);
+    if (key.kind != ObjectKey::kInit && !next_segment &&
+        current->bytes > options_.max_stream_bytes) {
       return absl::ResourceExhaustedError(
           absl::StrCat("the stream holds ", current->bytes, " bytes, more than ",
                        options_.max_stream_bytes, " (--max-stream-bytes), and none can go"));
@@ -329,6 +334,13 @@ void OriginStore::TrimLocked(OriginStreamView& view, OriginRendition& changed) {
     drop_below(changed, changed.meta.newest_msn - static_cast<int64_t>(retain) + 1);
   }
   // Per stream: bytes, oldest segments first, keeping each rendition's newest segment.
+  auto writable = [&](const OriginRendition* r) -> OriginRendition& {
+    if (r == &changed) return changed;
+    // Copy before changing: the shared rendition may be in readers' hands.
+    auto copy = std::make_shared<OriginRendition>(*r);
+    view.renditions[copy->name] = copy;
+    return *copy;
+  };
   while (view.bytes > options_.max_stream_bytes) {
     const OriginRendition* oldest = nullptr;
     for (const auto& [name, r] : view.renditions) {
@@ -336,28 +348,32 @@ void OriginStore::TrimLocked(OriginStreamView& view, OriginRendition& changed) {
       if (c->meta.first_msn < 0 || c->meta.first_msn >= c->meta.newest_msn) continue;
       if (!oldest || c->meta.first_msn < oldest->meta.first_msn) oldest = c;
     }
-    int64_t below = oldest ? oldest->meta.first_msn + 1 : -1;
-    if (!oldest) {
-      // No rendition has an older segment to give: objects of the lowest msn any rendition
-      // holds below its own highest (parts published without their segments).
-      for (const auto& [name, r] : view.renditions) {
-        const OriginRendition* c = name == changed.name ? &changed : r.get();
-        auto [low, high] = MsnSpan(*c);
-        if (low >= 0 && low < high && (!oldest || low + 1 < below)) {
-          oldest = c;
-          below = low + 1;
-        }
+    if (oldest) {
+      drop_below(writable(oldest), oldest->meta.first_msn + 1);
+      continue;
+    }
+    // No rendition has an older segment to give: parts published past a rendition's newest
+    // segment without their own, the lowest msn of them first, never its highest (and never
+    // a segment: each rendition's newest stays listed).
+    const OriginRendition* holder = nullptr;
+    int64_t lowest = -1;
+    for (const auto& [name, r] : view.renditions) {
+      const OriginRendition* c = name == changed.name ? &changed : r.get();
+      auto [low, high] = MsnSpan(*c, c->meta.newest_msn);
+      if (low >= 0 && low < high && (!holder || low < lowest)) {
+        holder = c;
+        lowest = low;
       }
     }
-    if (!oldest) break;
-    if (oldest == &changed) {
-      drop_below(changed, below);
-    } else {
-      // Copy before changing: the shared rendition may be in readers' hands.
-      auto copy = std::make_shared<OriginRendition>(*oldest);
-      drop_below(*copy, below);
-      view.renditions[copy->name] = copy;
-    }
+    if (!holder) break;
+    OriginRendition& r = writable(holder);
+    r.objects.EraseIf([&](const ObjectIndex::Entry& e) {
+      if (e.first.kind == ObjectKey::kInit || e.first.msn != lowest) return false;
+      uint64_t n = CandidateBytes(*e.second);
+      r.bytes -= n;
+      view.bytes -= n;
+      return true;
+    });
   }
 }
 

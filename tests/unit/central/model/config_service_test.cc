@@ -318,13 +318,18 @@ TEST_CASE("C-10 R-3 a stored row that fails its checks is left out, never the en
               ->Commit(
                   {{Kind::kZones, "bad", R"({"revision": 9, "value": {"routes": ["not a cidr"]}})"},
                    {Kind::kStreams, "odd",
-                    R"({"revision": 9, "value": {"placement": {"streamers": [7]}}})"}})
+                    R"({"revision": 9, "value": {"placement": {"streamers": [7]}}})"},
+                   // A member a newer central knows (mid-upgrade): kept as stored.
+                   {Kind::kStreams, "newer",
+                    R"({"revision": 9, "value": {"placement": {"streamers": ["e1"]},
+                        "from_the_future": 1}})"}})
               .ok());
   f.Reopen();
   auto config = f.service->Current();
   CHECK(config->zones.contains("good"));
   CHECK_FALSE(config->zones.contains("bad"));
   CHECK_FALSE(config->streams.contains("odd"));
+  CHECK(config->streams.contains("newer"));
   // The API can still replace it.
   CHECK(f.service->PutObject(ObjectKind::kZone, "bad", J(R"({"routes": ["10.2.0.0/16"]})")).ok());
   CHECK(f.service->Current()->zones.contains("bad"));

@@ -338,7 +338,8 @@ TEST_CASE("Z-13 eligibility: online, able to serve the stream") {
   CHECK(w.Route("ch3", "198.51.100.1") == "404");
 }
 
-TEST_CASE("Z-13 CS-2 a placed node whose own copy does not work serves no new viewer") {
+TEST_CASE(
+    "Z-13 CS-2 a placed node whose own copy does not work comes after those whose copy does") {
   World w;
   w.Node("ingest-a", "ingest")
       .Node("ingest-b", "ingest")

@@ -340,6 +340,14 @@ TEST_CASE("S-4 an audio-only start that then shows video: the video is v1, the a
   for (size_t i = audio_only; i < h.out.size(); ++i) {
     by[h.out[i].rendition].push_back(&h.out[i].segment);
   }
+  // Within each rendition msns strictly increase (the video does not reuse the last
+  // audio-only segment's msn).
+  std::map<std::string, int64_t> last_msn;
+  for (const auto& p : h.out) {
+    auto it = last_msn.find(p.rendition);
+    if (it != last_msn.end()) CHECK(p.segment.msn > it->second);
+    last_msn[p.rendition] = p.segment.msn;
+  }
   // v1 goes on with video (after a discontinuity), a1 carries the audio; no third rendition
   // and no segment left open without end.
   CHECK(by.size() == 2);

@@ -420,8 +420,10 @@ TEST_CASE("L-17 R-3 parts published without their segments stay within the byte 
   }
   CHECK(refused.code() == absl::StatusCode::kResourceExhausted);
   CHECK(single.View("live/ch1")->bytes <= 10'000 + 3000);
-  // Its init is still taken.
+  // Its init is still taken, and so is the rendition's next segment (which makes what is
+  // before it trimmable): the stream goes on.
   CHECK(single.Publish(Put("a", -1, "init", ObjectKey::kInit)).ok());
+  CHECK(single.Publish(Put("a", 49, "segment")).ok());
 }
 
 TEST_CASE("L-1 streams no longer placed are dropped and their waiters released") {
