@@ -360,7 +360,6 @@ Segmenter::Rendition* Segmenter::RenditionFor(uint16_t pid) {
   auto r = std::make_unique<Rendition>();
   const media::TrackInfo& track = tracks_[pid];
   r->video_pid = track.is_video() ? pid : 0;
-  if (!r->video_pid) audio_only_ = true;
   r->info.name = absl::StrCat("v", renditions_.size() + 1);
   r->info.target_duration_ms = options_.segment_ms;
   r->info.part_target_ms = options_.part_ms;
@@ -371,21 +370,6 @@ Segmenter::Rendition* Segmenter::RenditionFor(uint16_t pid) {
   renditions_.emplace(pid, std::move(r));
   if (raw->video_pid && !leader_) leader_ = raw;
   return raw;
-}
-
-void Segmenter::EndAudioOnly() {
-  audio_only_ = false;
-  for (auto it = renditions_.begin(); it != renditions_.end();) {
-    Rendition& r = *it->second;
-    if (r.video_pid != 0) {
-      ++it;
-      continue;
-    }
-    if (r.open) Close(r, r.last_t + std::max<int64_t>(r.last_step, 90));
-    log::Info("audio_only_ended", {{"rendition", r.info.name}, {"reason", "video appeared"}});
-    it = renditions_.erase(it);
-    MarkBreak();
-  }
 }
 
 Segmenter::Rendition* Segmenter::AudioRendition() {
@@ -633,7 +617,6 @@ void Segmenter::OnFrame(const media::Frame& frame) {
 
   bool has_video = false;
   for (const auto& [pid, track] : tracks_) has_video |= track.is_video();
-  if (has_video && audio_only_) EndAudioOnly();
   bool discontinuity = pending_discontinuity_;
 
   auto write = [&](Rendition& r) {

@@ -120,12 +120,8 @@ class Segmenter {
   void UpdateAnchor(int64_t t);
   Rendition* RenditionFor(uint16_t video_pid);
   Rendition* AudioRendition();  // "a1", made at the first audio frame of a video source
-  // S-4: a source taken as audio-only that then shows video: its audio-only rendition ends
-  // (its open segment closed at its last frame) and goes, so that the video takes its name
-  // after a discontinuity and the audio goes to "a1" as for any video source.
-  void EndAudioOnly();
-  // A break in what the segments hold without a jump in time (another input, the audio-only
-  // rendition gone): every rendition's next cut is a discontinuity that starts a new run.
+  // A break in what the segments hold without a jump in time (another input): every
+  // rendition's next cut is a discontinuity that starts a new run.
   void MarkBreak();
   void Cut(Rendition& r, int64_t start, bool keyframe_start);
   void Open(Rendition& r, int64_t msn, int64_t start, bool discontinuity, bool whole);
@@ -168,7 +164,6 @@ class Segmenter {
   std::chrono::steady_clock::time_point last_frame_at_;
   bool expect_jump_ = false;
   bool pending_discontinuity_ = false;
-  bool audio_only_ = false;      // an audio-only rendition exists (EndAudioOnly)
   int64_t last_msn_ = -1;        // highest msn opened by any rendition
   int64_t jump_floor_msn_ = -1;  // last_msn_ at the last jump: the msn taken before it
   bool new_run_ = false;         // a jump happened and no cut after it has begun the new run yet

@@ -318,49 +318,6 @@ TEST_CASE("S-4 each video track becomes a rendition carrying the audio") {
   }
 }
 
-TEST_CASE("S-4 an audio-only start that then shows video: the video is v1, the audio a1") {
-  Harness h;
-  h.segmenter.OnTrack(Audio(0x101));
-  // 5 s of audio alone (the source is taken as audio-only after two segments' worth).
-  int64_t t = 180'000 * 11;
-  for (int i = 0; i < 125; ++i, t += kFrame) {
-    for (int64_t a = t; a < t + kFrame; a += 1920) h.segmenter.OnFrame(AudioFrame(0x101, a));
-    h.clock.Advance(40ms);
-  }
-  REQUIRE_FALSE(h.out.empty());
-  CHECK(h.out.back().rendition == "v1");  // audio-only segments
-  const size_t audio_only = h.out.size();
-  h.segmenter.OnTrack(Video(0x100));
-  for (int i = 0; i < 250; ++i, t += kFrame) {
-    h.segmenter.OnFrame(VideoFrame(0x100, t, i % 50 == 0));
-    for (int64_t a = t; a < t + kFrame; a += 1920) h.segmenter.OnFrame(AudioFrame(0x101, a));
-    h.clock.Advance(40ms);
-  }
-  std::map<std::string, std::vector<const Segment*>> by;
-  for (size_t i = audio_only; i < h.out.size(); ++i) {
-    by[h.out[i].rendition].push_back(&h.out[i].segment);
-  }
-  // Within each rendition msns strictly increase (the video does not reuse the last
-  // audio-only segment's msn).
-  std::map<std::string, int64_t> last_msn;
-  for (const auto& p : h.out) {
-    auto it = last_msn.find(p.rendition);
-    if (it != last_msn.end()) CHECK(p.segment.msn > it->second);
-    last_msn[p.rendition] = p.segment.msn;
-  }
-  // v1 goes on with video (after a discontinuity), a1 carries the audio; no third rendition
-  // and no segment left open without end.
-  CHECK(by.size() == 2);
-  REQUIRE(by["v1"].size() >= 3);
-  REQUIRE(by["a1"].size() >= 2);
-  bool marked = false;
-  for (const Segment* s : by["v1"]) {
-    marked |= s->discontinuity;
-    CHECK(s->duration <= 2 * 180'000);
-  }
-  CHECK(marked);
-}
-
 TEST_CASE("S-7 a timeline jump closes the segment at its last frame and marks a discontinuity") {
   Harness h;
   h.segmenter.OnTrack(Video(0x100));
